@@ -1,0 +1,12 @@
+/**
+ * The registered command groups. Each entry adds its subcommands to the program.
+ * Add a new group by writing `cli/commands/<name>.ts` and listing its `register` here.
+ * @module
+ */
+import type { Command } from "commander";
+
+/** A function that adds one command group to the program. */
+export type Register = (program: Command) => void;
+
+/** Every command group, in the order `--help` lists them. */
+export const COMMANDS: Register[] = [];

@@ -1,0 +1,47 @@
+/**
+ * Rendering of command results: human text, or the `-o json` envelope
+ * `{ ok, command, data, errors }` printed as one JSON document on stdout.
+ * @module
+ */
+import { exitCodeFor, SluiceError } from "../lib/errors.ts";
+
+/** Output format chosen with `-o`. */
+export type OutputFormat = "text" | "json";
+
+/** The JSON envelope every command prints under `-o json`. */
+export interface Envelope {
+  ok: boolean;
+  command: string;
+  data: unknown;
+  errors: Array<Record<string, unknown>>;
+}
+
+/** Print a successful result. `text` renders the human form. */
+export function printResult(
+  format: OutputFormat,
+  command: string,
+  data: unknown,
+  text: (data: unknown) => string,
+): void {
+  if (format === "json") {
+    const env: Envelope = { ok: true, command, data, errors: [] };
+    console.log(JSON.stringify(env, null, 2));
+  } else {
+    const out = text(data);
+    if (out.length > 0) console.log(out);
+  }
+}
+
+/** Print a failure and return the documented exit status for it. */
+export function printFailure(format: OutputFormat, command: string, error: unknown): number {
+  const err = error instanceof SluiceError
+    ? error.toJSON()
+    : { code: "INTERNAL", message: error instanceof Error ? error.message : String(error) };
+  if (format === "json") {
+    const env: Envelope = { ok: false, command, data: null, errors: [err] };
+    console.log(JSON.stringify(env, null, 2));
+  } else {
+    console.error(`error[${err.code}]: ${err.message}`);
+  }
+  return exitCodeFor(error);
+}
