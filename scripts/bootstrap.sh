@@ -148,15 +148,15 @@ fi
 
 # ---------------------------------------------------------------------------------------------
 step_start kafka-image
-KAFKA_INPUTS=$(hash_inputs images/kafka/Dockerfile images/kafka/server.properties images/kafka/log4j2.properties \
-  images/kafka/kafka-start.sh images/kafka/pom.xml -- "$KAFKA_VERSION" "$BASE_INPUTS")
+KAFKA_FILES=(images/kafka/Dockerfile images/kafka/server.properties images/kafka/log4j2.properties images/kafka/tools-log4j2.properties images/kafka/kafka-start.sh images/kafka/kafka-run-class.sh)
+KAFKA_INPUTS=$(hash_inputs "${KAFKA_FILES[@]}" images/kafka/pom.xml -- "$KAFKA_VERSION" "$BASE_INPUTS")
 if [ "$(image_label "$KAFKA_IMAGE" sluice.inputs)" = "$KAFKA_INPUTS" ]; then
   step_end "$KAFKA_IMAGE up to date"
 elif [ $CHECK = 1 ]; then
   missing "$KAFKA_IMAGE (absent or built from other inputs)"
 else
   ctx=$(mktemp -d)
-  cp images/kafka/Dockerfile images/kafka/server.properties images/kafka/log4j2.properties images/kafka/kafka-start.sh "$ctx/"
+  cp "${KAFKA_FILES[@]}" "$ctx/"
   cp -r "$KAFKA_LIBS" "$ctx/libs"
   "$DOCKER" build -q --build-arg "BASE=$BASE_IMAGE" --label "sluice.inputs=$KAFKA_INPUTS" \
     --label "sluice.kafka.version=$KAFKA_VERSION" -t "$KAFKA_IMAGE" "$ctx" >/dev/null ||

@@ -1,0 +1,100 @@
+/**
+ * The harness's Docker client (dockerode on the default socket or `DOCKER_HOST`) and
+ * label-scoped clean-up. Only harness code uses this; product code reaches Docker through
+ * `lib/providers/docker`.
+ * @module
+ */
+import Docker from "dockerode";
+
+let client: Docker | undefined;
+
+/** A shared dockerode client for the daemon at `DOCKER_HOST` or the default socket. */
+export function docker(): Docker {
+  client ??= new Docker();
+  return client;
+}
+
+/**
+ * Remove every container (with its anonymous volumes), named volume and network that carries
+ * `label=value`. Never prunes anything else. Idempotent.
+ */
+export async function removeLabelled(
+  label: string,
+  value: string,
+): Promise<{ containers: number; volumes: number; networks: number }> {
+  const d = docker();
+  const filters = JSON.stringify({ label: [`${label}=${value}`] });
+  const containers = await d.listContainers({ all: true, filters });
+  for (const c of containers) {
+    await d.getContainer(c.Id).remove({ force: true, v: true }).catch(ignoreNotFound);
+  }
+  const { Volumes } = await d.listVolumes({ filters });
+  for (const v of Volumes ?? []) {
+    await d.getVolume(v.Name).remove({ force: true }).catch(ignoreNotFound);
+  }
+  const networks = await d.listNetworks({ filters });
+  for (const n of networks) {
+    await d.getNetwork(n.Id).remove().catch(ignoreNotFound);
+  }
+  return {
+    containers: containers.length,
+    volumes: (Volumes ?? []).length,
+    networks: networks.length,
+  };
+}
+
+/** Count what still carries `label=value` (used by tests of tear-down). */
+export async function countLabelled(
+  label: string,
+  value: string,
+): Promise<{ containers: number; volumes: number; networks: number }> {
+  const d = docker();
+  const filters = JSON.stringify({ label: [`${label}=${value}`] });
+  const [containers, volumes, networks] = await Promise.all([
+    d.listContainers({ all: true, filters }),
+    d.listVolumes({ filters }),
+    d.listNetworks({ filters }),
+  ]);
+  return {
+    containers: containers.length,
+    volumes: (volumes.Volumes ?? []).length,
+    networks: networks.length,
+  };
+}
+
+function ignoreNotFound(error: unknown): void {
+  const status = (error as { statusCode?: number }).statusCode;
+  if (status !== 404) throw error;
+}
+
+/** The Docker CLI matching the daemon (Debian's docker.io, API 1.41). */
+export function dockerCli(): string {
+  return Deno.env.get("SLUICE_DOCKER_CLI") ?? "/usr/bin/docker";
+}
+
+/** Result of {@link runOnce}. */
+export interface RunResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Run a one-off container to completion (`docker run --rm`) with labels, on a network, and
+ * return its exit code and output. For tests and the smoke journey.
+ */
+export async function runOnce(
+  image: string,
+  args: string[],
+  options: { network?: string; labels?: Record<string, string>; entrypoint?: string } = {},
+): Promise<RunResult> {
+  const cli: string[] = ["run", "--rm"];
+  if (options.network) cli.push("--network", options.network);
+  for (const [k, v] of Object.entries(options.labels ?? {})) cli.push("--label", `${k}=${v}`);
+  if (options.entrypoint) cli.push("--entrypoint", options.entrypoint);
+  cli.push(image, ...args);
+  const out = await new Deno.Command(dockerCli(), { args: cli, stdout: "piped", stderr: "piped" })
+    .output();
+  const dec = new TextDecoder();
+  return { exitCode: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}

@@ -1,0 +1,223 @@
+/**
+ * A real environment for tests, probes and the demo: a uniquely named user-defined Docker
+ * network and a single-node KRaft broker on it (reachable from containers by an alias and
+ * from the host by a published port), plus the PostgreSQL URL. Everything it creates carries
+ * the label `sluice.run=<runId>`, and tear-down removes exactly what has that label: never a
+ * broad prune.
+ *
+ * Many test files in one run share one environment: `tools/test.ts` starts it once and
+ * passes its descriptor in `SLUICE_ENV_FILE`; {@link sharedEnv} attaches to it.
+ *
+ * @example
+ * ```ts
+ * import { startEnv } from "./env.ts";
+ * await using env = await startEnv();
+ * console.log(env.bootstrapHost, env.clusterId);
+ * ```
+ * @module
+ */
+import process from "node:process";
+import { randomBytes } from "node:crypto";
+import { GenericContainer, Wait } from "testcontainers";
+import { docker, dockerCli, removeLabelled } from "./docker.ts";
+import { KAFKA_IMAGE } from "./images.ts";
+
+// No Ryuk: its image cannot be pulled here, and tear-down is by label anyway.
+// testcontainers reads this lazily, when the first container starts.
+process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
+
+/** What a test, probe or demo needs to reach the real services. */
+export interface EnvDescriptor {
+  /** Unique ID of this environment; the value of the `sluice.run` label on all it created. */
+  runId: string;
+  /** `host:port` of the broker's listener for clients on the host. */
+  bootstrapHost: string;
+  /** `alias:port` of the broker's listener for containers on {@link network}. */
+  bootstrapInternal: string;
+  /** Name of the user-defined Docker network. */
+  network: string;
+  /** The broker's Kafka cluster ID (22-character base64url UUID). */
+  clusterId: string;
+  /** PostgreSQL connection URL. */
+  pgUrl: string;
+  /** The broker container's exact ID. */
+  brokerContainerId: string;
+  /** Labels to put on anything created inside this environment, so tear-down finds it. */
+  labels: Record<string, string>;
+}
+
+/** A started environment. Disposing it tears down what it created (if it owns it). */
+export interface Env extends EnvDescriptor, AsyncDisposable {
+  /** Remove every container, volume and network labelled with this run. Idempotent. */
+  teardown(): Promise<TeardownReport>;
+}
+
+/** What tear-down removed. */
+export interface TeardownReport {
+  containers: number;
+  volumes: number;
+  networks: number;
+}
+
+/** Options for {@link startEnv}. */
+export interface StartEnvOptions {
+  /** Broker image (default: the image scripts/bootstrap.sh builds). */
+  image?: string;
+  /** Network alias of the broker (default `kafka`). */
+  alias?: string;
+  /** PostgreSQL URL (default `SLUICE_PG_URL` or postgres://postgres@127.0.0.1:5432/postgres). */
+  pgUrl?: string;
+  /** How long to wait for the broker to start (default 120 s). */
+  startupTimeoutMs?: number;
+}
+
+/** The label every harness resource carries; its value is the run ID. */
+export const RUN_LABEL = "sluice.run";
+
+/** The default PostgreSQL URL (trust auth on loopback, as on this machine kind). */
+export function defaultPgUrl(): string {
+  return Deno.env.get("SLUICE_PG_URL") ?? "postgres://postgres@127.0.0.1:5432/postgres";
+}
+
+/** A fresh 22-character base64url UUID, the form Kafka uses for cluster and topic IDs. */
+export function newKafkaUuid(): string {
+  const b = randomBytes(16);
+  b[6] = (b[6] & 0x0f) | 0x40; // version 4, as Kafka's Uuid.randomUuid
+  b[8] = (b[8] & 0x3f) | 0x80;
+  return b.toString("base64url");
+}
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/**
+ * Start a network and a broker. The caller owns the result: dispose it (or call
+ * `teardown()`) when done.
+ */
+export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
+  const runId = `sluice-${randomBytes(4).toString("hex")}`;
+  const labels = { [RUN_LABEL]: runId };
+  const alias = options.alias ?? "kafka";
+  const network = runId;
+  const clusterId = newKafkaUuid();
+  await docker().createNetwork({ Name: network, Driver: "bridge", Labels: labels });
+  try {
+    let lastError: unknown;
+    // One retry: the published port is chosen before the container binds it, so another
+    // process can take it in between; the error then names the cause from the broker's log.
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const hostPort = freePort();
+      const name = `${runId}-kafka-${attempt}`;
+      try {
+        const broker = await new GenericContainer(options.image ?? KAFKA_IMAGE)
+          .withName(name)
+          .withLabels(labels)
+          .withNetworkMode(network)
+          .withNetworkAliases(alias)
+          .withHostname(alias)
+          .withExposedPorts({ container: 9094, host: hostPort })
+          .withEnvironment({
+            CLUSTER_ID: clusterId,
+            ADVERTISED_LISTENERS: `INTERNAL://${alias}:9092,EXTERNAL://127.0.0.1:${hostPort}`,
+          })
+          .withWaitStrategy(Wait.forLogMessage("Kafka Server started"))
+          .withStartupTimeout(options.startupTimeoutMs ?? 120_000)
+          .start();
+        return withTeardown({
+          runId,
+          bootstrapHost: `127.0.0.1:${hostPort}`,
+          bootstrapInternal: `${alias}:9092`,
+          network,
+          clusterId,
+          pgUrl: options.pgUrl ?? defaultPgUrl(),
+          brokerContainerId: broker.getId(),
+          labels,
+        });
+      } catch (error) {
+        lastError = new Error(
+          `broker ${name} did not start (attempt ${attempt}): ${String(error)}\n` +
+            (await containerLogTail(name)),
+          { cause: error },
+        );
+        await docker().getContainer(name).remove({ force: true }).catch(() => {});
+      }
+    }
+    throw lastError;
+  } catch (error) {
+    await removeLabelled(RUN_LABEL, runId);
+    throw error;
+  }
+}
+
+async function containerLogTail(name: string): Promise<string> {
+  const out = await new Deno.Command(dockerCli(), {
+    args: ["logs", "--tail", "30", name],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return `last log lines of ${name}:\n${dec.decode(out.stdout)}${dec.decode(out.stderr)}`;
+}
+
+function withTeardown(descriptor: EnvDescriptor): Env {
+  const teardown = () => removeLabelled(RUN_LABEL, descriptor.runId);
+  return {
+    ...descriptor,
+    teardown,
+    async [Symbol.asyncDispose]() {
+      await teardown();
+    },
+  };
+}
+
+/** Write a descriptor so that other processes can attach to the environment. */
+export async function writeEnvFile(path: string, env: EnvDescriptor): Promise<void> {
+  const { teardown: _t, ...plain } = env as Partial<Env> & EnvDescriptor;
+  const tmp = `${path}.tmp`;
+  await Deno.writeTextFile(tmp, JSON.stringify(plain, null, 2));
+  await Deno.rename(tmp, path);
+}
+
+let shared: Promise<Env> | undefined;
+
+/**
+ * The environment shared by every test file of one run. Under `tools/test.ts` it attaches to
+ * the environment named by `SLUICE_ENV_FILE` (whose tear-down belongs to the runner, so
+ * disposing the result here does nothing). Without it, it starts one on first use and
+ * removes it when the process exits normally.
+ */
+export function sharedEnv(): Promise<Env> {
+  if (shared) return shared;
+  const file = Deno.env.get("SLUICE_ENV_FILE");
+  if (file) {
+    shared = Deno.readTextFile(file).then((text) => {
+      const d = JSON.parse(text) as EnvDescriptor;
+      return {
+        ...d,
+        teardown: () => removeLabelled(RUN_LABEL, d.runId),
+        [Symbol.asyncDispose]: async () => {},
+      };
+    });
+  } else {
+    shared = startEnv().then((env) => {
+      globalThis.addEventListener("unload", () => {
+        // unload cannot await: remove synchronously through the docker CLI
+        const d = dockerCli();
+        const f = `--filter label=${RUN_LABEL}=${env.runId}`;
+        const script = [
+          `${d} ps -aq ${f} | xargs -r ${d} rm -fv`,
+          `${d} volume ls -q ${f} | xargs -r ${d} volume rm -f`,
+          `${d} network ls -q ${f} | xargs -r ${d} network rm`,
+        ].join("; ");
+        new Deno.Command("bash", { args: ["-c", script], stdout: "null", stderr: "null" })
+          .outputSync();
+      });
+      return { ...env, [Symbol.asyncDispose]: async () => {} };
+    });
+  }
+  return shared;
+}

@@ -1,0 +1,189 @@
+/**
+ * Small Kafka helpers for tests, probes and the demo, on `@platformatic/kafka` (the client
+ * chosen in docs/decisions.md because it reads topic IDs and the cluster ID). Product code
+ * reaches Kafka through `lib/providers/kafka`; this module exists so that tests can produce,
+ * read back and inspect without that layer.
+ *
+ * @example
+ * ```ts
+ * import { createTopic, produce, readAll } from "./kafka.ts";
+ * const id = await createTopic("127.0.0.1:9094", "raw_orders", 1);
+ * await produce("127.0.0.1:9094", "raw_orders", [{ key: "k", value: "{}" }]);
+ * const records = await readAll("127.0.0.1:9094", "raw_orders");
+ * ```
+ * @module
+ */
+import {
+  Admin,
+  Consumer,
+  FetchIsolationLevels,
+  MessagesStreamModes,
+  Producer,
+  stringDeserializers,
+  stringSerializers,
+} from "@platformatic/kafka";
+import { toKafkaUuid } from "../lib/providers/kafka/uuid.ts";
+
+/** A key/value record as tests see it; `value: null` is a tombstone. */
+export interface TestRecord {
+  key: string | null;
+  value: string | null;
+  partition?: number;
+  offset?: bigint;
+}
+
+/** Run `fn` with an Admin client for `bootstrap`, closing it afterwards. */
+export async function withAdmin<T>(
+  bootstrap: string,
+  fn: (admin: Admin) => Promise<T>,
+): Promise<T> {
+  const admin = new Admin({ clientId: "sluice-harness", bootstrapBrokers: [bootstrap] });
+  try {
+    return await fn(admin);
+  } finally {
+    await admin.close();
+  }
+}
+
+/** Create a topic and return its topic ID (base64url UUID). */
+export function createTopic(bootstrap: string, topic: string, partitions = 1): Promise<string> {
+  return withAdmin(bootstrap, async (admin) => {
+    const [created] = await admin.createTopics({ topics: [topic], partitions, replicas: 1 });
+    return toKafkaUuid(created.id);
+  });
+}
+
+/** The cluster ID and the topic IDs of `topics`, read from the broker's metadata. */
+export function describeCluster(
+  bootstrap: string,
+  topics: string[],
+): Promise<{ clusterId: string; topicIds: Record<string, string> }> {
+  return withAdmin(bootstrap, async (admin) => {
+    const md = await admin.metadata({ topics, forceUpdate: true });
+    const topicIds: Record<string, string> = {};
+    for (const t of topics) {
+      const m = md.topics.get(t);
+      if (m) topicIds[t] = toKafkaUuid(m.id);
+    }
+    return { clusterId: md.id, topicIds };
+  });
+}
+
+/** Produce records (string key/value) and wait for the broker's acknowledgement. */
+export async function produce(bootstrap: string, topic: string, records: TestRecord[]) {
+  const producer = new Producer({
+    clientId: "sluice-harness-producer",
+    bootstrapBrokers: [bootstrap],
+    serializers: stringSerializers,
+  });
+  try {
+    await producer.send({
+      messages: records.map((r) => ({
+        topic,
+        key: r.key ?? undefined,
+        // a tombstone is a record with a null value
+        value: r.value ?? (null as unknown as string),
+        partition: r.partition,
+      })),
+    });
+  } finally {
+    await producer.close();
+  }
+}
+
+/** The earliest and latest offsets of each partition of `topic`. */
+export function offsetRange(
+  bootstrap: string,
+  topic: string,
+  partitions: number[] = [0],
+): Promise<Array<{ partition: number; earliest: bigint; latest: bigint }>> {
+  return withAdmin(bootstrap, async (admin) => {
+    const list = async (timestamp: bigint) => {
+      const [t] = await admin.listOffsets({
+        topics: [{
+          name: topic,
+          partitions: partitions.map((p) => ({ partitionIndex: p, timestamp })),
+        }],
+      });
+      return new Map(t.partitions.map((p) => [p.partitionIndex, p.offset]));
+    };
+    const earliest = await list(-2n);
+    const latest = await list(-1n);
+    return partitions.map((p) => ({
+      partition: p,
+      earliest: earliest.get(p) ?? -1n,
+      latest: latest.get(p) ?? -1n,
+    }));
+  });
+}
+
+/**
+ * Read every record currently in `topic` (up to the latest offsets at call time), committed
+ * transactions only, without joining any consumer group's offsets to the result.
+ */
+export async function readAll(
+  bootstrap: string,
+  topic: string,
+  options: { timeoutMs?: number; partitions?: number[] } = {},
+): Promise<TestRecord[]> {
+  const partitions = options.partitions ?? [0];
+  const ranges = await offsetRange(bootstrap, topic, partitions);
+  const remaining = new Map(
+    ranges.filter((r) => r.latest > r.earliest).map((r) => [r.partition, r.latest]),
+  );
+  if (remaining.size === 0) return [];
+  const consumer = new Consumer({
+    clientId: "sluice-harness-reader",
+    groupId: `sluice-harness-reader-${crypto.randomUUID()}`,
+    bootstrapBrokers: [bootstrap],
+    deserializers: stringDeserializers,
+  });
+  const out: TestRecord[] = [];
+  try {
+    const stream = await consumer.consume({
+      topics: [topic],
+      mode: MessagesStreamModes.EARLIEST,
+      autocommit: false,
+      isolationLevel: FetchIsolationLevels.READ_COMMITTED,
+    });
+    const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => stream.close(), Math.max(0, deadline - Date.now()));
+    try {
+      for await (const m of stream) {
+        out.push({
+          key: m.key ?? null,
+          value: m.value ?? null,
+          partition: m.partition,
+          offset: m.offset,
+        });
+        // transaction markers take offsets too, so stop at the last offset below `latest`
+        const end = remaining.get(m.partition);
+        if (end !== undefined && m.offset + 1n >= end) remaining.delete(m.partition);
+        if (remaining.size === 0) break;
+      }
+    } finally {
+      clearTimeout(timer);
+      await stream.close();
+    }
+  } finally {
+    await consumer.close(true);
+  }
+  return out;
+}
+
+/** Committed offsets of consumer group `group` for `topic` (-1 where none is committed). */
+export function committedOffsets(
+  bootstrap: string,
+  group: string,
+  topic: string,
+): Promise<Map<number, bigint>> {
+  return withAdmin(bootstrap, async (admin) => {
+    const [g] = await admin.listConsumerGroupOffsets({ groups: [group] });
+    const out = new Map<number, bigint>();
+    for (const t of g?.topics ?? []) {
+      if (t.name !== topic) continue;
+      for (const p of t.partitions) out.set(p.partitionIndex, p.committedOffset);
+    }
+    return out;
+  });
+}
