@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import { SLUICE_VERSION } from "../lib/version.ts";
+
+const launcher = new URL("../bin/sluice", import.meta.url).pathname;
+
+async function sluice(...args: string[]) {
+  const out = await new Deno.Command(launcher, { args, stdout: "piped", stderr: "piped" }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+Deno.test("the launcher prints the version and exits 0", async () => {
+  const r = await sluice("--version");
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout.trim(), SLUICE_VERSION);
+});
+
+Deno.test("--help lists the -o option and exits 0", async () => {
+  const r = await sluice("--help");
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /-o, --output <format>/);
+});
+
+Deno.test("an unknown command is a usage error with exit status 2", async () => {
+  const r = await sluice("no-such-command");
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /no-such-command|unknown command|too many arguments/);
+});
+
+Deno.test("-o accepts only text or json", async () => {
+  const r = await sluice("-o", "yaml", "--version");
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /Allowed choices are text, json/);
+});
