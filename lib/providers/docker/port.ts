@@ -1,0 +1,115 @@
+/**
+ * The Docker port: the only operations sluice performs on a Docker Engine. The driver and the
+ * observer take this interface, so unit tests can pass a fake and probes the real adapter
+ * ({@link "./dockerode.ts"}).
+ *
+ * Mutations are deliberately narrow: create a stopped container (labels are written
+ * atomically by create), start it, request TERM (never a forced kill), remove a stopped
+ * container without `force` and without its volumes, create a volume and write its instance
+ * file. There is no pull, no build, no prune.
+ * @module
+ */
+
+/** A container as `docker inspect` reports it, reduced to what the spec needs. */
+export interface ContainerInfo {
+  /** Exact 64-hex container ID. */
+  id: string;
+  /** Name without the leading slash. */
+  name: string;
+  /** Image ID (`sha256:...`) the container was created from. */
+  imageId: string;
+  labels: Record<string, string>;
+  /** Environment as `KEY=value` strings, in the container's order. */
+  env: string[];
+  /** Entrypoint and command as created. */
+  entrypoint: string[];
+  cmd: string[];
+  state: {
+    status: "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead";
+    running: boolean;
+    exitCode: number;
+    oomKilled: boolean;
+    /** RFC 3339; Docker's zero time (`0001-01-01T00:00:00Z`) when never started/finished. */
+    startedAt: string;
+    finishedAt: string;
+    error: string;
+  };
+  /** The network the container was created on (HostConfig.NetworkMode). */
+  networkMode: string;
+  /** Network name → network ID the container is attached to (IDs are empty until started). */
+  networks: Record<string, string>;
+  mounts: Array<{
+    type: string;
+    /** Volume name (volumes) or host path (binds). */
+    source: string;
+    destination: string;
+    readOnly: boolean;
+  }>;
+  /** Restart policy name ("no" or ""), which must stay off for sluice's runners. */
+  restartPolicy: string;
+  /** Memory limit in bytes (0 = none). */
+  memory: number;
+  createdAt: string;
+}
+
+/** A named volume. Docker volumes have no ID; the instance UUID is a label and a file. */
+export interface VolumeInfo {
+  name: string;
+  labels: Record<string, string>;
+  createdAt: string;
+}
+
+/** An image, by its immutable ID. */
+export interface ImageInfo {
+  id: string;
+  env: string[];
+  labels: Record<string, string>;
+  entrypoint: string[];
+}
+
+/** What `create` needs; the adapter adds nothing of its own. */
+export interface ContainerSpec {
+  name: string;
+  image: string;
+  labels: Record<string, string>;
+  env: string[];
+  network: string;
+  /** Host path of the plan file, bind-mounted read-only. */
+  planHostPath: string;
+  planContainerPath: string;
+  volume: string;
+  volumeContainerPath: string;
+  memoryBytes: number;
+}
+
+/** The operations sluice needs from a Docker Engine. */
+export interface DockerPort {
+  /** The daemon's own ID (`docker info` → ID): part of the immutable provider identity. */
+  daemonId(): Promise<string>;
+  /** Every container (running or not) carrying `label=value`. */
+  listContainers(label: string, value: string): Promise<ContainerInfo[]>;
+  /** Exact container by ID or name; `null` when absent. */
+  inspectContainer(idOrName: string): Promise<ContainerInfo | null>;
+  /** Bytes of a file inside a container (works on created and exited containers, and mounts). */
+  readContainerFile(id: string, path: string): Promise<Uint8Array | null>;
+  inspectVolume(name: string): Promise<VolumeInfo | null>;
+  inspectImage(id: string): Promise<ImageInfo | null>;
+  /** Network ID by name; `null` when absent. */
+  networkId(name: string): Promise<string | null>;
+
+  /** Create (never start) a container. Returns its exact ID. */
+  createContainer(spec: ContainerSpec): Promise<string>;
+  startContainer(id: string): Promise<void>;
+  /** Send SIGTERM. Never escalates to SIGKILL. */
+  signalTerm(id: string): Promise<void>;
+  /** Remove a stopped container; fails on a running one (no force) and keeps volumes. */
+  removeContainer(id: string): Promise<void>;
+  /** Create a volume (fails if one with this name exists) and write its instance file. */
+  createVolume(
+    name: string,
+    labels: Record<string, string>,
+    instance: { image: string; path: string; uuid: string },
+  ): Promise<void>;
+  /** Read the instance file of a volume through a short-lived read-only container. */
+  readVolumeFile(volume: string, image: string, path: string): Promise<string | null>;
+}
