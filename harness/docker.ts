@@ -21,7 +21,7 @@ export function docker(): Docker {
 export async function removeLabelled(
   label: string,
   value: string,
-): Promise<{ containers: number; volumes: number; networks: number }> {
+): Promise<{ containers: number; volumes: number; networks: number; strays: string[] }> {
   const d = docker();
   const filters = JSON.stringify({ label: [`${label}=${value}`] });
   const containers = await d.listContainers({ all: true, filters });
@@ -33,13 +33,24 @@ export async function removeLabelled(
     await d.getVolume(v.Name).remove({ force: true }).catch(ignoreNotFound);
   }
   const networks = await d.listNetworks({ filters });
+  const strays: string[] = [];
   for (const n of networks) {
+    // A container without the label still attached to our network is a leak of whoever
+    // created it: detach it (the network is ours), remove the network, and report the stray.
+    const info = await d.getNetwork(n.Id).inspect().catch(() => null) as
+      | { Containers?: Record<string, { Name: string }> }
+      | null;
+    for (const [id, c] of Object.entries(info?.Containers ?? {})) {
+      strays.push(c.Name);
+      await d.getNetwork(n.Id).disconnect({ Container: id, Force: true }).catch(() => {});
+    }
     await d.getNetwork(n.Id).remove().catch(ignoreNotFound);
   }
   return {
     containers: containers.length,
     volumes: (Volumes ?? []).length,
     networks: networks.length,
+    strays,
   };
 }
 

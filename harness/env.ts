@@ -57,6 +57,8 @@ export interface TeardownReport {
   containers: number;
   volumes: number;
   networks: number;
+  /** Containers without the run label found attached to the run's network (a leak). */
+  strays: string[];
 }
 
 /** Options for {@link startEnv}. */

@@ -173,10 +173,25 @@ async function main(): Promise<number> {
     }
   } finally {
     if (env) {
-      const removed = await env.teardown();
-      console.log(
-        `[test] tore down ${env.runId}: ${removed.containers} containers, ${removed.volumes} volumes, ${removed.networks} networks`,
-      );
+      const t: Tally = { suite: "teardown", passed: 0, failed: 0, skipped: 0, failures: [] };
+      try {
+        const removed = await env.teardown();
+        console.log(
+          `[test] tore down ${env.runId}: ${removed.containers} containers, ${removed.volumes} volumes, ${removed.networks} networks`,
+        );
+        if (removed.strays.length > 0) {
+          t.failed++;
+          t.failures.push(
+            `containers without the run label were left on the network: ${
+              removed.strays.join(", ")
+            }`,
+          );
+        }
+      } catch (error) {
+        t.failed++;
+        t.failures.push(`tear-down of ${env.runId} failed: ${error}`);
+      }
+      if (t.failed > 0) tallies.push(t);
     }
   }
 

@@ -1,0 +1,231 @@
+/**
+ * Deployment commands: `sluice plan`, `sluice apply`, `sluice observe`, `sluice status`.
+ * Thin: they call the SDK (lib/runtime/session.ts) and render the result as text (a progress
+ * line per step) or the `-o json` envelope.
+ * @module
+ */
+import type { Command } from "commander";
+import { SluiceError } from "../../lib/errors.ts";
+import { redactForDisplay } from "../../lib/artifact/redact.ts";
+import type { Plan } from "../../lib/plan/plan.ts";
+import { isNoop } from "../../lib/plan/plan.ts";
+import { readPlanFile, writePlanFile } from "../../lib/plan/plan_file.ts";
+import { apply, observe, plan } from "../../lib/runtime/session.ts";
+import type { ProjectObservation } from "../../lib/runtime/observer.ts";
+import { outputFormat } from "../main.ts";
+import { printResult } from "../output.ts";
+
+interface Common {
+  project: string;
+  env?: string;
+}
+
+function progressPrinter(format: "text" | "json") {
+  if (format === "json") return undefined;
+  const t0 = Date.now();
+  return (step: string, detail: string) => {
+    console.log(
+      `  ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${step.padEnd(10)} ${detail}`,
+    );
+  };
+}
+
+/** Add the deployment commands to the program. */
+export function register(program: Command): void {
+  program
+    .command("plan")
+    .description(
+      "compare the project with ownership state and the running system; print the actions",
+    )
+    .option("--project <dir>", "project directory", ".")
+    .option("--env <name>", "environment (required when the manifest declares environments)")
+    .option("--out <file>", "write the sealed plan file (apply it with 'apply --plan FILE')")
+    .option("--offline", "plan from state alone, without contacting Docker or Kafka")
+    .action(async (opts: Common & { out?: string; offline?: boolean }, cmd: Command) => {
+      const result = await plan({
+        dir: opts.project,
+        environment: opts.env ?? null,
+        offline: opts.offline,
+      });
+      let written: string | null = null;
+      if (opts.out) {
+        await writePlanFile(opts.out, result.plan);
+        written = opts.out;
+      }
+      const format = outputFormat(cmd);
+      const blockers = result.plan.blockers;
+      if (blockers.length > 0) {
+        // text: show the plan, then the error line; json: one failure envelope with the blockers
+        if (format === "text") console.log(renderPlan(result.plan, result.sha256, written));
+        throw new SluiceError(
+          blockers[0].code,
+          `the plan is blocked (${blockers.length} blocker${blockers.length === 1 ? "" : "s"}): ${
+            blockers[0].message
+          }`,
+          { evidence: { blockers, plan_sha256: result.sha256, file: written } },
+        );
+      }
+      const data = {
+        plan: redactForDisplay(result.plan),
+        sha256: result.sha256,
+        file: written,
+        noop: isNoop(result.plan),
+      };
+      printResult(format, "plan", data, () => renderPlan(result.plan, result.sha256, written));
+    });
+
+  program
+    .command("apply")
+    .description("apply a sealed plan file, or a fresh online plan when none is given")
+    .option("--project <dir>", "project directory", ".")
+    .option("--env <name>", "environment (required when the manifest declares environments)")
+    .option("--plan <file>", "a plan file written by 'plan --out'")
+    .action(async (opts: Common & { plan?: string }, cmd: Command) => {
+      const format = outputFormat(cmd);
+      const file = opts.plan ? await readPlanFile(opts.plan) : undefined;
+      const result = await apply({
+        dir: opts.project,
+        environment: opts.env ?? null,
+        plan: file?.plan,
+        planSha256: file?.sha256,
+        progress: progressPrinter(format),
+      });
+      printResult(
+        format,
+        "apply",
+        { ...result, plan: undefined, plan_sha256: file?.sha256 ?? null },
+        () =>
+          result.noop
+            ? "No changes: the running system matches the project. Nothing was written."
+            : `Applied operation ${result.operation_id}: ${result.actions.length} action(s); ownership serial ${result.serial}.`,
+      );
+    });
+
+  program
+    .command("observe")
+    .description(
+      "read-only observation of every runner model (containers, volume, Kafka identities, offsets)",
+    )
+    .option("--project <dir>", "project directory", ".")
+    .option("--env <name>", "environment (required when the manifest declares environments)")
+    .action(async (opts: Common, cmd: Command) => {
+      const obs = await observe({ dir: opts.project, environment: opts.env ?? null });
+      printResult(outputFormat(cmd), "observe", obs, () => renderObservation(obs));
+    });
+
+  program
+    .command("status")
+    .description("one line per model: running generation, group state, lag")
+    .option("--project <dir>", "project directory", ".")
+    .option("--env <name>", "environment (required when the manifest declares environments)")
+    .option("--health", "exit 4 unless every model has exactly one running, healthy generation")
+    .action(async (opts: Common & { health?: boolean }, cmd: Command) => {
+      const obs = await observe({ dir: opts.project, environment: opts.env ?? null });
+      const rows = obs.runners.map((r) => {
+        const c = r.containers;
+        const lag = r.kafka.ranges.reduce((sum, p) => {
+          const committed = r.kafka.committed[String(p.partition)];
+          return sum + (committed === undefined ? 0n : BigInt(p.latest) - BigInt(committed));
+        }, 0n);
+        const healthy = c.length === 1 && c[0].running && c[0].plan.matchesLabel &&
+          c[0].environment.ok &&
+          c[0].execution.ok && c[0].runnerStatus?.state === "RUNNING" &&
+          r.kafka.group.members.length === 1;
+        return {
+          model: r.target.applicationId,
+          containers: c.length,
+          state: c.length === 1 ? c[0].status : c.length === 0 ? "absent" : "several",
+          generation: c.length === 1 ? c[0].labels.generation : null,
+          group: r.kafka.group.state,
+          members: r.kafka.group.members.length,
+          lag: lag.toString(),
+          healthy,
+        };
+      });
+      printResult(
+        outputFormat(cmd),
+        "status",
+        { models: rows },
+        () =>
+          rows.map((r) =>
+            `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  generation=${
+              r.generation ?? "-"
+            }  group=${r.group}/${r.members}  lag=${r.lag}`
+          ).join("\n"),
+      );
+      if (opts.health && rows.some((r) => !r.healthy)) {
+        throw new SluiceError(
+          "BLOCKED_UNHEALTHY",
+          `${rows.filter((r) => !r.healthy).length} model(s) are not healthy`,
+        );
+      }
+    });
+}
+
+function renderPlan(plan: Plan, sha256: string, file: string | null): string {
+  const lines: string[] = [];
+  lines.push(
+    `Plan (format ${plan.format}, ${plan.mode}) for ${plan.project}${
+      plan.environment ? `/${plan.environment}` : ""
+    }:`,
+  );
+  if (plan.actions.length === 0 && plan.blockers.length === 0) {
+    lines.push("  No changes: the running system matches the project.");
+  }
+  for (const a of plan.actions) {
+    switch (a.type) {
+      case "create_topic":
+        lines.push(`  + create topic ${a.topic} (${a.partitions} partitions)`);
+        break;
+      case "create_runner":
+        lines.push(
+          `  + create runner ${a.application_id} (artifact ${a.artifact_sha256.slice(0, 12)})`,
+        );
+        break;
+      case "replace_runner_predicate":
+        lines.push(
+          `  ~ replace predicate of ${a.application_id}: ${
+            a.prior_artifact_sha256.slice(0, 12)
+          } → ${a.desired_artifact_sha256.slice(0, 12)}`,
+        );
+        break;
+    }
+  }
+  for (const b of plan.blockers) lines.push(`  ! [${b.code}] ${b.message}`);
+  lines.push(`sha256 ${sha256}${file ? `, written to ${file}` : ""}`);
+  return lines.join("\n");
+}
+
+function renderObservation(obs: ProjectObservation): string {
+  const lines = [`cluster ${obs.clusterId}  docker daemon ${obs.daemonId}`];
+  for (const r of obs.runners) {
+    lines.push(`${r.applicationId}:`);
+    for (const c of r.containers) {
+      lines.push(
+        `  container ${c.id.slice(0, 12)} ${c.name} ${c.status}${
+          c.status === "exited" ? ` (exit ${c.exitCode})` : ""
+        } generation=${c.labels.generation ?? "-"} plan=${
+          c.plan.matchesLabel ? "matches label" : "MISMATCH"
+        }`,
+      );
+    }
+    if (r.containers.length === 0) lines.push("  no container");
+    lines.push(
+      `  volume ${r.volume.name} ${
+        r.volume.exists ? `instance ${r.volume.instanceLabel}` : "absent"
+      }`,
+    );
+    const k = r.kafka;
+    lines.push(
+      `  input ${r.target.inputTopic} ${
+        k.input ? `id ${k.input.id}` : "absent"
+      }; output ${r.target.outputTopic} ${k.output ? `id ${k.output.id}` : "absent"}`,
+    );
+    lines.push(
+      `  group ${k.group.state} (${k.group.members.length} members), committed ${
+        JSON.stringify(k.committed)
+      }`,
+    );
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,164 @@
+/**
+ * Plan files: a {@link Plan} sealed and written as canonical JSON, read back strictly. The
+ * seal is the sha256 of the canonical plan without the seal, so any edit — even one byte,
+ * even whitespace — is rejected (`PLAN_TAMPERED`). A format-6 plan also carries the checksum
+ * of its typed action over the complete action, independent of display redaction.
+ *
+ * Staleness is separate from integrity: {@link verifyPlanCurrent} rejects a sealed plan whose
+ * project sources, protected state or state store are no longer the ones it was computed
+ * from (`PLAN_STALE_SOURCE`, `PLAN_STALE_STATE`, `PLAN_WRONG_STORE`, `PLAN_WRONG_PROJECT`).
+ *
+ * @example
+ * ```ts
+ * import { readPlanFile, writePlanFile } from "./plan_file.ts";
+ * // const { sha256 } = await writePlanFile("plan.json", plan);
+ * // const { plan: back } = await readPlanFile("plan.json");
+ * ```
+ * @module
+ */
+import { SluiceError } from "../errors.ts";
+import { canonicalJson, parseCanonicalJson, sha256Hex } from "../artifact/canonical.ts";
+import type { StoreIdentity } from "../state/journal.ts";
+import type { Plan } from "./plan.ts";
+import { typedActionSha256 } from "./plan.ts";
+
+/** The file form: the plan plus its seal. */
+export interface SealedPlan extends Plan {
+  seal: string;
+}
+
+/** The canonical bytes of a sealed plan and the file's sha256. */
+export function sealPlan(plan: Plan): { bytes: Uint8Array; sha256: string; sealed: SealedPlan } {
+  const seal = sha256Hex(canonicalJson(plan));
+  const sealed: SealedPlan = { ...plan, seal };
+  const bytes = new TextEncoder().encode(canonicalJson(sealed));
+  return { bytes, sha256: sha256Hex(bytes), sealed };
+}
+
+/** Write a plan file atomically (temp file, fsync, rename). Returns the file's sha256. */
+export async function writePlanFile(path: string, plan: Plan): Promise<{ sha256: string }> {
+  const { bytes, sha256 } = sealPlan(plan);
+  const tmp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o644 });
+  try {
+    let off = 0;
+    while (off < bytes.length) off += await f.write(bytes.subarray(off));
+    await f.sync();
+  } finally {
+    f.close();
+  }
+  await Deno.rename(tmp, path);
+  return { sha256 };
+}
+
+/** Parse and verify plan bytes: canonical form, seal, typed-action checksum, known format. */
+export function parsePlanBytes(
+  bytes: Uint8Array,
+  where = "plan file",
+): { plan: Plan; sha256: string } {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new SluiceError("PLAN_INVALID", `${where}: not UTF-8`);
+  }
+  let value: unknown;
+  try {
+    value = parseCanonicalJson(text);
+  } catch (error) {
+    throw new SluiceError(
+      "PLAN_TAMPERED",
+      `${where}: not the canonical bytes sluice wrote (${
+        (error as Error).message
+      }); the plan was edited`,
+    );
+  }
+  const sealed = value as SealedPlan;
+  if (sealed === null || typeof sealed !== "object" || Array.isArray(sealed)) {
+    throw new SluiceError("PLAN_INVALID", `${where}: not a plan object`);
+  }
+  if (sealed.format !== 5 && sealed.format !== 6) {
+    throw new SluiceError(
+      "PLAN_INVALID",
+      `${where}: unknown plan format ${JSON.stringify(sealed.format)}`,
+    );
+  }
+  const { seal, ...plan } = sealed;
+  if (typeof seal !== "string" || sha256Hex(canonicalJson(plan)) !== seal) {
+    throw new SluiceError(
+      "PLAN_TAMPERED",
+      `${where}: the seal does not match the content; the plan was edited`,
+    );
+  }
+  if (plan.format === 6) {
+    if (
+      !plan.typed_action || typedActionSha256(plan.typed_action.action) !== plan.typed_action.sha256
+    ) {
+      throw new SluiceError(
+        "PLAN_TAMPERED",
+        `${where}: the typed action does not match its checksum`,
+      );
+    }
+  } else if (plan.typed_action !== null) {
+    throw new SluiceError("PLAN_INVALID", `${where}: a format-5 plan carries no typed action`);
+  }
+  return { plan: plan as Plan, sha256: sha256Hex(bytes) };
+}
+
+/** Read and verify a plan file. */
+export async function readPlanFile(
+  path: string,
+): Promise<{ plan: Plan; sha256: string; bytes: Uint8Array }> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(path);
+  } catch (error) {
+    throw new SluiceError("PLAN_UNREADABLE", `${path}: ${(error as Error).message}`);
+  }
+  return { ...parsePlanBytes(bytes, path), bytes };
+}
+
+/** What the plan must still match when it is applied. */
+export interface CurrentContext {
+  project: string;
+  environment: string | null;
+  sourceSha256: string;
+  stateChecksum: string | null;
+  store: StoreIdentity;
+}
+
+/** Reject a plan computed from other sources, state or store than the current ones. */
+export function verifyPlanCurrent(plan: Plan, now: CurrentContext): void {
+  if (plan.project !== now.project || plan.environment !== now.environment) {
+    throw new SluiceError(
+      "PLAN_WRONG_PROJECT",
+      `the plan is for ${plan.project}${
+        plan.environment ? `/${plan.environment}` : ""
+      }, not ${now.project}${now.environment ? `/${now.environment}` : ""}`,
+    );
+  }
+  if (plan.store.store_id !== now.store.store_id) {
+    throw new SluiceError(
+      "PLAN_WRONG_STORE",
+      `the plan was made against state store ${plan.store.store_id} (${plan.store.address}), not ${now.store.store_id} (${now.store.address})`,
+    );
+  }
+  if (plan.source_sha256 !== now.sourceSha256) {
+    throw new SluiceError(
+      "PLAN_STALE_SOURCE",
+      `the project's manifest or SQL changed since the plan was made (${
+        plan.source_sha256.slice(0, 12)
+      } → ${now.sourceSha256.slice(0, 12)}); plan again`,
+      { evidence: { planned: plan.source_sha256, current: now.sourceSha256 } },
+    );
+  }
+  if (plan.protected_state.checksum !== now.stateChecksum) {
+    throw new SluiceError(
+      "PLAN_STALE_STATE",
+      `the deployment state changed since the plan was made (${
+        plan.protected_state.checksum ?? "empty"
+      } → ${now.stateChecksum ?? "empty"}); plan again`,
+      { evidence: { planned: plan.protected_state.checksum, current: now.stateChecksum } },
+    );
+  }
+}
