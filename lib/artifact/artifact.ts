@@ -1,0 +1,249 @@
+/**
+ * The RunnerArtifact (docs/artifact-format.md): what a model compiles to and what the runner
+ * container mounts inside its plan. {@link validateArtifact} reads one back strictly (every
+ * field present, no unknown field, well-formed predicate), e.g. from a plan file or state.
+ *
+ * @example
+ * ```ts
+ * import { artifactSha256, validateArtifact } from "./artifact.ts";
+ * const text = await Deno.readTextFile("eligible_orders.artifact.json");
+ * const artifact = validateArtifact(JSON.parse(text));
+ * console.log(artifact.application_id, artifactSha256(artifact));
+ * ```
+ * @module
+ */
+import { SluiceError } from "../errors.ts";
+import type { Expr, LiteralExpr } from "../expr/ast.ts";
+import { isColumnType } from "../expr/schema.ts";
+import type { SchemaField } from "../expr/schema.ts";
+import { canonicalJson, sha256Hex } from "./canonical.ts";
+
+/** The artifact format name. */
+export const ARTIFACT_FORMAT = "sluice.runner-artifact";
+/** The artifact format version. */
+export const ARTIFACT_VERSION = 1;
+
+/** A compiled model, exactly as serialised (snake_case field names per the document). */
+export interface RunnerArtifact {
+  format: typeof ARTIFACT_FORMAT;
+  version: typeof ARTIFACT_VERSION;
+  project: string;
+  environment: string | null;
+  model: string;
+  application_id: string;
+  input: { topic: string };
+  output: { topic: string };
+  schema: SchemaField[];
+  projection: Array<{ source: string; name: string }>;
+  predicate: Expr;
+  image: string;
+  network: string;
+  initial_offsets: "earliest" | "latest";
+  ownership: { managed_by: "sluice"; project: string; environment: string | null };
+}
+
+/** The canonical JSON text of an artifact (the bytes that are hashed and written). */
+export function artifactCanonicalJson(artifact: RunnerArtifact): string {
+  return canonicalJson(artifact);
+}
+
+/** The artifact checksum: sha256 hex of its canonical JSON. */
+export function artifactSha256(artifact: RunnerArtifact): string {
+  return sha256Hex(canonicalJson(artifact));
+}
+
+function fail(path: string, message: string): never {
+  throw new SluiceError("ARTIFACT_INVALID", `${path}: ${message}`, { evidence: { path } });
+}
+
+function obj(value: unknown, path: string, keys: readonly string[]): Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    fail(path, "must be an object");
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!keys.includes(key)) fail(`${path}.${key}`, "unknown field");
+  }
+  for (const key of keys) {
+    if (!(key in record)) fail(`${path}.${key}`, "missing field");
+  }
+  return record;
+}
+
+function str(value: unknown, path: string): string {
+  if (typeof value !== "string" || value.length === 0) fail(path, "must be a non-empty string");
+  return value;
+}
+
+function nullableStr(value: unknown, path: string): string | null {
+  return value === null ? null : str(value, path);
+}
+
+function bool(value: unknown, path: string): boolean {
+  if (typeof value !== "boolean") fail(path, "must be a boolean");
+  return value;
+}
+
+function arr(value: unknown, path: string, min: number): unknown[] {
+  if (!Array.isArray(value) || value.length < min) {
+    fail(path, `must be an array of at least ${min} item(s)`);
+  }
+  return value;
+}
+
+/**
+ * Check that a value is a well-formed RunnerArtifact and return it typed. Throws
+ * `ARTIFACT_INVALID` naming the first offending path.
+ * @example
+ * ```ts
+ * const artifact = validateArtifact(JSON.parse(text));
+ * ```
+ */
+export function validateArtifact(value: unknown): RunnerArtifact {
+  const a = obj(value, "$", [
+    "format",
+    "version",
+    "project",
+    "environment",
+    "model",
+    "application_id",
+    "input",
+    "output",
+    "schema",
+    "projection",
+    "predicate",
+    "image",
+    "network",
+    "initial_offsets",
+    "ownership",
+  ]);
+  if (a.format !== ARTIFACT_FORMAT) fail("$.format", `must be '${ARTIFACT_FORMAT}'`);
+  if (a.version !== ARTIFACT_VERSION) fail("$.version", `must be ${ARTIFACT_VERSION}`);
+  str(a.project, "$.project");
+  nullableStr(a.environment, "$.environment");
+  str(a.model, "$.model");
+  str(a.application_id, "$.application_id");
+  str(obj(a.input, "$.input", ["topic"]).topic, "$.input.topic");
+  str(obj(a.output, "$.output", ["topic"]).topic, "$.output.topic");
+  const fields = new Map<string, string>();
+  arr(a.schema, "$.schema", 1).forEach((f, i) => {
+    const p = `$.schema[${i}]`;
+    const field = obj(f, p, ["name", "type", "nullable"]);
+    const name = str(field.name, `${p}.name`);
+    if (fields.has(name)) fail(`${p}.name`, `duplicate field '${name}'`);
+    if (!isColumnType(field.type)) fail(`${p}.type`, "must be STRING, BOOLEAN, BIGINT or DOUBLE");
+    bool(field.nullable, `${p}.nullable`);
+    fields.set(name, field.type);
+  });
+  const outputs = new Set<string>();
+  arr(a.projection, "$.projection", 1).forEach((c, i) => {
+    const p = `$.projection[${i}]`;
+    const col = obj(c, p, ["source", "name"]);
+    if (!fields.has(str(col.source, `${p}.source`))) fail(`${p}.source`, "not a schema field");
+    const name = str(col.name, `${p}.name`);
+    if (outputs.has(name)) fail(`${p}.name`, `duplicate output '${name}'`);
+    outputs.add(name);
+  });
+  validateExpr(a.predicate, "$.predicate", fields);
+  str(a.image, "$.image");
+  str(a.network, "$.network");
+  if (a.initial_offsets !== "earliest" && a.initial_offsets !== "latest") {
+    fail("$.initial_offsets", "must be 'earliest' or 'latest'");
+  }
+  const own = obj(a.ownership, "$.ownership", ["managed_by", "project", "environment"]);
+  if (own.managed_by !== "sluice") fail("$.ownership.managed_by", "must be 'sluice'");
+  if (own.project !== a.project) fail("$.ownership.project", "must equal $.project");
+  if (own.environment !== a.environment) {
+    fail("$.ownership.environment", "must equal $.environment");
+  }
+  return value as RunnerArtifact;
+}
+
+function validateLiteral(value: unknown, path: string): LiteralExpr {
+  const kind = (value as { kind?: unknown })?.kind;
+  if (kind !== "literal") fail(path, "must be a literal");
+  const lit = obj(value, path, ["kind", "type", "value"]);
+  switch (lit.type) {
+    case "STRING":
+      if (typeof lit.value !== "string") fail(`${path}.value`, "must be a string");
+      break;
+    case "BIGINT":
+      if (typeof lit.value !== "string" || !/^-?(0|[1-9][0-9]*)$/.test(lit.value)) {
+        fail(`${path}.value`, "must be a decimal integer string");
+      }
+      break;
+    case "DOUBLE":
+      if (
+        typeof lit.value !== "string" || !Number.isFinite(Number(lit.value)) ||
+        String(Number(lit.value)) !== lit.value
+      ) fail(`${path}.value`, "must be a finite number string in shortest round-trip form");
+      break;
+    case "BOOLEAN":
+      bool(lit.value, `${path}.value`);
+      break;
+    case "NULL":
+      if (lit.value !== null) fail(`${path}.value`, "must be null");
+      break;
+    default:
+      fail(`${path}.type`, "must be STRING, BOOLEAN, BIGINT, DOUBLE or NULL");
+  }
+  return value as LiteralExpr;
+}
+
+function validateExpr(value: unknown, path: string, fields: Map<string, string>): void {
+  const kind = (value as { kind?: unknown })?.kind;
+  switch (kind) {
+    case "column": {
+      const c = obj(value, path, ["kind", "name", "type"]);
+      const name = str(c.name, `${path}.name`);
+      if (fields.get(name) !== c.type) fail(path, `column '${name}' does not match the schema`);
+      return;
+    }
+    case "literal":
+      validateLiteral(value, path);
+      return;
+    case "compare": {
+      const c = obj(value, path, ["kind", "op", "left", "right"]);
+      if (!["=", "<>", "<", "<=", ">", ">="].includes(c.op as string)) {
+        fail(`${path}.op`, "unknown operator");
+      }
+      validateExpr(c.left, `${path}.left`, fields);
+      validateExpr(c.right, `${path}.right`, fields);
+      return;
+    }
+    case "and":
+    case "or": {
+      const c = obj(value, path, ["kind", "args"]);
+      arr(c.args, `${path}.args`, 2).forEach((x, i) =>
+        validateExpr(x, `${path}.args[${i}]`, fields)
+      );
+      return;
+    }
+    case "not":
+      validateExpr(obj(value, path, ["kind", "arg"]).arg, `${path}.arg`, fields);
+      return;
+    case "is_null": {
+      const c = obj(value, path, ["kind", "arg", "negated"]);
+      bool(c.negated, `${path}.negated`);
+      validateExpr(c.arg, `${path}.arg`, fields);
+      return;
+    }
+    case "in": {
+      const c = obj(value, path, ["kind", "arg", "list", "negated"]);
+      bool(c.negated, `${path}.negated`);
+      validateExpr(c.arg, `${path}.arg`, fields);
+      arr(c.list, `${path}.list`, 1).forEach((x, i) => validateLiteral(x, `${path}.list[${i}]`));
+      return;
+    }
+    case "between": {
+      const c = obj(value, path, ["kind", "arg", "low", "high", "negated"]);
+      bool(c.negated, `${path}.negated`);
+      validateExpr(c.arg, `${path}.arg`, fields);
+      validateExpr(c.low, `${path}.low`, fields);
+      validateExpr(c.high, `${path}.high`, fields);
+      return;
+    }
+    default:
+      fail(`${path}.kind`, "unknown predicate node kind");
+  }
+}

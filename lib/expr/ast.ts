@@ -1,0 +1,99 @@
+/**
+ * The typed predicate AST of docs/artifact-format.md ("Predicate AST"). These objects are
+ * serialised into the runner artifact as they are, so field names follow the document.
+ *
+ * @example
+ * ```ts
+ * import type { Expr } from "./ast.ts";
+ * const paid: Expr = {
+ *   kind: "compare",
+ *   op: "=",
+ *   left: { kind: "column", name: "paid", type: "BOOLEAN" },
+ *   right: { kind: "literal", type: "BOOLEAN", value: true },
+ * };
+ * console.log(paid.kind);
+ * ```
+ * @module
+ */
+import type { ColumnType } from "./schema.ts";
+
+/** A reference to an input field. */
+export interface ColumnExpr {
+  kind: "column";
+  name: string;
+  type: ColumnType;
+}
+
+/** A literal. STRING/BIGINT/DOUBLE values are strings so 64-bit integers stay exact. */
+export type LiteralExpr =
+  | { kind: "literal"; type: "STRING" | "BIGINT" | "DOUBLE"; value: string }
+  | { kind: "literal"; type: "BOOLEAN"; value: boolean }
+  | { kind: "literal"; type: "NULL"; value: null };
+
+/** Comparison operators (`!=` in SQL is written `<>` here). */
+export type CompareOp = "=" | "<>" | "<" | "<=" | ">" | ">=";
+
+/** `left op right`. */
+export interface CompareExpr {
+  kind: "compare";
+  op: CompareOp;
+  left: Expr;
+  right: Expr;
+}
+
+/** `a AND b AND ...` (two or more arguments). */
+export interface AndExpr {
+  kind: "and";
+  args: Expr[];
+}
+
+/** `a OR b OR ...` (two or more arguments). */
+export interface OrExpr {
+  kind: "or";
+  args: Expr[];
+}
+
+/** `NOT a`. */
+export interface NotExpr {
+  kind: "not";
+  arg: Expr;
+}
+
+/** `a IS [NOT] NULL`. */
+export interface IsNullExpr {
+  kind: "is_null";
+  arg: Expr;
+  negated: boolean;
+}
+
+/** `a [NOT] IN (l1, ...)`: the list holds literals only. */
+export interface InExpr {
+  kind: "in";
+  arg: Expr;
+  list: LiteralExpr[];
+  negated: boolean;
+}
+
+/** `a [NOT] BETWEEN low AND high` (inclusive). */
+export interface BetweenExpr {
+  kind: "between";
+  arg: Expr;
+  low: Expr;
+  high: Expr;
+  negated: boolean;
+}
+
+/** Any node of the predicate AST. */
+export type Expr =
+  | ColumnExpr
+  | LiteralExpr
+  | CompareExpr
+  | AndExpr
+  | OrExpr
+  | NotExpr
+  | IsNullExpr
+  | InExpr
+  | BetweenExpr;
+
+/** The predicate of a model without a WHERE clause. */
+export const TRUE_PREDICATE: Expr = { kind: "literal", type: "BOOLEAN", value: true };

@@ -1,0 +1,773 @@
+/**
+ * The project manifest `sluice.yaml` (format: docs/project-format.md). Parsing is strict:
+ * unknown keys, wrong types and malformed values are errors with `file:line:col`, a caret
+ * excerpt and a stable `MANIFEST_*` code. Environments are overlays over the top-level
+ * settings; a project without `environments` has the environment `null`.
+ *
+ * @example
+ * ```ts
+ * import { parseManifest } from "./manifest.ts";
+ * const manifest = parseManifest(await Deno.readTextFile("sluice.yaml"), "sluice.yaml");
+ * console.log(manifest.project, manifest.environment);
+ * ```
+ * @module
+ */
+import { parseDocument } from "yaml";
+import { SluiceError } from "../errors.ts";
+import { SourceFile } from "../expr/diagnostic.ts";
+import type { Span } from "../expr/diagnostic.ts";
+import { COLUMN_TYPES, isColumnType } from "../expr/schema.ts";
+import type { ColumnType, SchemaField } from "../expr/schema.ts";
+import { YamlReader } from "./_yaml_reader.ts";
+import type { MapEntry, YNode } from "./_yaml_reader.ts";
+import {
+  isBootstrap,
+  isColumnName,
+  isEnvVarName,
+  isImmutableImage,
+  isName,
+  isNetworkName,
+  isTopicName,
+} from "./names.ts";
+
+/** Kafka addresses: one for the CLI on the host, one for containers on the network. */
+export interface KafkaAddresses {
+  bootstrapHost: string;
+  bootstrapInternal: string;
+}
+
+/** Where deployment state lives. A PostgreSQL DSN is read from the named env variable. */
+export type StateBackendConfig =
+  | { backend: "local"; dir: string }
+  | { backend: "postgres"; dsnEnv: string };
+
+/** Initial-offset policy for a new consumer group. */
+export type InitialOffsets = "earliest" | "latest";
+
+/** A declared input topic with its record schema. */
+export interface SourceDecl {
+  name: string;
+  /** `managed`: sluice creates and owns the topic; `external`: it must already exist. */
+  kind: "managed" | "external";
+  topic: string;
+  /** Partitions of a managed topic; null for an external one. */
+  partitions: number | null;
+  schema: SchemaField[];
+  span: Span;
+}
+
+/** A SQL model and its output topic. */
+export interface ModelDecl {
+  name: string;
+  /** The SQL file, relative to the project directory. */
+  sql: string;
+  outputTopic: string;
+  /**
+   * Partitions of the output topic, or null when not written: then the model's source must
+   * be managed and its partition count is used (settled by `loadProject`).
+   */
+  outputPartitions: number | null;
+  span: Span;
+  sqlSpan: Span;
+  outputSpan: Span;
+}
+
+/** A column a downstream application reads. */
+export interface ExternalColumn {
+  name: string;
+  type: ColumnType;
+  span: Span;
+}
+
+/** A downstream application declaration: metadata only, never mutated. */
+export interface ExternalDecl {
+  name: string;
+  consumes: string;
+  columns: ExternalColumn[];
+  span: Span;
+  consumesSpan: Span;
+}
+
+/** A parsed manifest with the chosen environment's overlay applied. */
+export interface Manifest {
+  /** The manifest as a located text (for diagnostics that point into it). */
+  source: SourceFile;
+  project: string;
+  /** The chosen environment, or null for a project that declares none. */
+  environment: string | null;
+  /** Every declared environment name, in declaration order. */
+  environments: string[];
+  kafka: KafkaAddresses;
+  network: string;
+  image: string;
+  initialOffsets: InitialOffsets;
+  state: StateBackendConfig;
+  sources: SourceDecl[];
+  models: ModelDecl[];
+  externals: ExternalDecl[];
+}
+
+/** Options of {@link parseManifest}. */
+export interface ManifestOptions {
+  /**
+   * The environment to apply. Required (non-null) when the manifest declares
+   * environments; must be null/absent when it declares none.
+   */
+  environment?: string | null;
+}
+
+const TOP_KEYS = [
+  "project",
+  "kafka",
+  "network",
+  "image",
+  "initial_offsets",
+  "state",
+  "sources",
+  "models",
+  "externals",
+  "environments",
+];
+/** The settings an environment overlay may change. */
+const OVERLAY_KEYS = ["kafka", "network", "image", "initial_offsets", "state"];
+
+interface Settings {
+  /** The kafka map or one of its keys was present but invalid (already reported). */
+  kafkaInvalid?: boolean;
+  kafka: Partial<KafkaAddresses>;
+  network?: string;
+  image?: string;
+  initialOffsets?: InitialOffsets;
+  state?: StateBackendConfig;
+}
+
+/**
+ * Parse and validate a manifest. Throws the only error, or `MANIFEST_INVALID` whose
+ * `evidence.diagnostics` lists every error when there are several.
+ * @example
+ * ```ts
+ * const m = parseManifest(await Deno.readTextFile("sluice.yaml"), "sluice.yaml", { environment: "prod" });
+ * console.log(m.kafka.bootstrapInternal);
+ * ```
+ */
+export function parseManifest(
+  text: string,
+  file: string,
+  options: ManifestOptions = {},
+): Manifest {
+  const errors = readManifest(text, file, options);
+  if (errors.manifest) return errors.manifest;
+  throw combineErrors(errors.errors, "MANIFEST_INVALID");
+}
+
+/** Several errors as one: the error itself when there is one, else a combined error. */
+export function combineErrors(errors: SluiceError[], code: string): SluiceError {
+  if (errors.length === 1) return errors[0];
+  return new SluiceError(
+    code,
+    `${errors.length} problems:\n${errors.map((e) => `error[${e.code}]: ${e.message}`).join("\n")}`,
+    { evidence: { diagnostics: errors.map((e) => e.toJSON()) } },
+  );
+}
+
+/**
+ * Parse and validate a manifest, returning every error instead of throwing (used by
+ * `sluice validate` to report all problems at once).
+ */
+export function readManifest(
+  text: string,
+  file: string,
+  options: ManifestOptions = {},
+): { manifest: Manifest | null; errors: SluiceError[] } {
+  const source = new SourceFile(file, text);
+  const r = new YamlReader(source);
+  const whole: Span = { start: 0, end: Math.max(1, Math.min(text.length, 1)) };
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, version: "1.2" });
+  for (const e of doc.errors) {
+    const code = e.code === "DUPLICATE_KEY" ? "MANIFEST_DUPLICATE_KEY" : "MANIFEST_YAML_SYNTAX";
+    const message = e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
+    r.error(code, `invalid YAML: ${message}`, { start: e.pos[0], end: e.pos[1] });
+  }
+  if (r.errors.length > 0) return { manifest: null, errors: sortErrors(r.errors) };
+  const top = r.map(doc.contents, "sluice.yaml", TOP_KEYS, whole);
+  if (!top) return { manifest: null, errors: r.errors };
+
+  const projectEntry = r.required(top, "project", "sluice.yaml", whole);
+  const project = projectEntry ? nameValue(r, projectEntry, "project") : null;
+
+  const base = readSettings(r, top, "sluice.yaml");
+  const environments: string[] = [];
+  let environment: string | null = null;
+  let overlay: Settings = { kafka: {} };
+  const envEntry = top.get("environments");
+  const requested = options.environment ?? null;
+  if (envEntry) {
+    const envMap = r.map(envEntry.value, "environments", ["*"], envEntry.keySpan);
+    if (envMap) {
+      if (envMap.size === 0) {
+        r.error(
+          "MANIFEST_INVALID_VALUE",
+          "environments is empty; omit it for a single-environment project",
+          r.valueSpan(envEntry),
+        );
+      }
+      for (const entry of envMap.values()) {
+        if (!isName(entry.key)) {
+          r.error(
+            "MANIFEST_INVALID_NAME",
+            `environment name '${entry.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
+            entry.keySpan,
+          );
+        }
+        environments.push(entry.key);
+        const where = `environments.${entry.key}`;
+        if (entry.value === null || entry.value === undefined) continue; // no overrides
+        const map = r.map(entry.value, where, OVERLAY_KEYS, entry.keySpan);
+        const settings = map ? readSettings(r, map, where) : { kafka: {} };
+        if (entry.key === requested) overlay = settings;
+      }
+      if (requested === null && environments.length > 0) {
+        r.error(
+          "MANIFEST_ENVIRONMENT_REQUIRED",
+          `the project declares environments (${environments.join(", ")}); choose one with --env`,
+          envEntry.keySpan,
+          { environments },
+        );
+      } else if (requested !== null && !environments.includes(requested)) {
+        r.error(
+          "MANIFEST_UNKNOWN_ENVIRONMENT",
+          `unknown environment '${requested}'; declared: ${environments.join(", ")}`,
+          envEntry.keySpan,
+          { environment: requested, environments },
+        );
+      } else environment = requested;
+    }
+  } else if (requested !== null) {
+    r.error(
+      "MANIFEST_UNKNOWN_ENVIRONMENT",
+      `unknown environment '${requested}': the project declares no environments`,
+      projectEntry?.keySpan ?? whole,
+      { environment: requested, environments: [] },
+    );
+  }
+
+  const kafka: Partial<KafkaAddresses> = { ...base.kafka, ...overlay.kafka };
+  const at = (key: string) => top.get(key.split(".")[0])?.keySpan ?? whole;
+  const where = environment === null ? "sluice.yaml" : `sluice.yaml (environment ${environment})`;
+  const missing = (key: string) =>
+    r.error("MANIFEST_MISSING_KEY", `${where} is missing required key '${key}'`, at(key), {
+      key,
+    });
+  if (!top.has("kafka") && !overlay.kafka.bootstrapHost && !overlay.kafka.bootstrapInternal) {
+    missing("kafka");
+  } else {
+    const invalid = base.kafkaInvalid || overlay.kafkaInvalid;
+    if (kafka.bootstrapHost === undefined && !invalid) missing("kafka.bootstrap_host");
+    if (kafka.bootstrapInternal === undefined && !invalid) {
+      missing("kafka.bootstrap_internal");
+    }
+  }
+  const network = overlay.network ?? base.network;
+  const image = overlay.image ?? base.image;
+  const initialOffsets = overlay.initialOffsets ?? base.initialOffsets;
+  const state = overlay.state ?? base.state;
+  for (
+    const [key, value] of [["network", network], ["image", image], [
+      "initial_offsets",
+      initialOffsets,
+    ], ["state", state]] as const
+  ) {
+    if (value === undefined && !top.has(key)) missing(key);
+  }
+
+  const sources = readSources(r, top.get("sources"), whole);
+  if (!top.has("sources")) missing("sources");
+  const models = readModels(r, top.get("models"));
+  if (!top.has("models")) missing("models");
+  const externals = readExternals(r, top.get("externals"), models);
+  checkTopics(r, sources, models);
+
+  if (
+    r.errors.length > 0 || project === null || kafka.bootstrapHost === undefined ||
+    kafka.bootstrapInternal === undefined || network === undefined || image === undefined ||
+    initialOffsets === undefined || state === undefined
+  ) {
+    if (r.errors.length === 0) {
+      r.error("MANIFEST_INVALID", "sluice.yaml is incomplete", whole);
+    }
+    return { manifest: null, errors: sortErrors(r.errors) };
+  }
+  return {
+    manifest: {
+      source,
+      project,
+      environment,
+      environments,
+      kafka: { bootstrapHost: kafka.bootstrapHost, bootstrapInternal: kafka.bootstrapInternal },
+      network,
+      image,
+      initialOffsets,
+      state,
+      sources,
+      models,
+      externals,
+    },
+    errors: [],
+  };
+}
+
+/** Errors in document order. */
+function sortErrors(errors: SluiceError[]): SluiceError[] {
+  const at = (e: SluiceError) => (e.location?.line ?? 0) * 1e6 + (e.location?.column ?? 0);
+  return [...errors].sort((a, b) => at(a) - at(b));
+}
+
+function nameValue(r: YamlReader, entry: MapEntry, what: string): string | null {
+  const value = r.string(entry, what);
+  if (value === null) return null;
+  if (!isName(value)) {
+    r.error(
+      "MANIFEST_INVALID_NAME",
+      `${what} '${value}' must match [a-z][a-z0-9_]* (lower-case letters, digits, '_'; at most 64 characters)`,
+      r.valueSpan(entry),
+    );
+    return null;
+  }
+  return value;
+}
+
+function readSettings(r: YamlReader, map: Map<string, MapEntry>, where: string): Settings {
+  const settings: Settings = { kafka: {} };
+  const kafka = map.get("kafka");
+  if (kafka) {
+    const before = r.errors.length;
+    const km = r.map(
+      kafka.value,
+      `${where}: kafka`,
+      ["bootstrap_host", "bootstrap_internal"],
+      kafka.keySpan,
+    );
+    if (km) {
+      for (
+        const [key, field] of [["bootstrap_host", "bootstrapHost"], [
+          "bootstrap_internal",
+          "bootstrapInternal",
+        ]] as const
+      ) {
+        const entry = km.get(key);
+        if (!entry) continue;
+        const value = r.string(entry, `kafka.${key}`);
+        if (value === null) continue;
+        if (!isBootstrap(value)) {
+          r.error(
+            "MANIFEST_INVALID_VALUE",
+            `kafka.${key} '${value}' must be host:port[,host:port...]`,
+            r.valueSpan(entry),
+          );
+          continue;
+        }
+        settings.kafka[field] = value;
+      }
+    }
+    settings.kafkaInvalid = r.errors.length > before;
+  }
+  const network = map.get("network");
+  if (network) {
+    const value = r.string(network, "network");
+    if (value !== null) {
+      if (isNetworkName(value)) settings.network = value;
+      else {
+        r.error(
+          "MANIFEST_INVALID_VALUE",
+          `network '${value}' is not a valid Docker network name`,
+          r.valueSpan(network),
+        );
+      }
+    }
+  }
+  const image = map.get("image");
+  if (image) {
+    const value = r.string(image, "image");
+    if (value !== null) {
+      if (isImmutableImage(value)) settings.image = value;
+      else {
+        r.error(
+          "MANIFEST_INVALID_IMAGE",
+          `image '${value}' must be an immutable image ID 'sha256:<64 hex>' or a digest reference 'name@sha256:<64 hex>' (tags are mutable; 'sluice runtime build' prints the ID)`,
+          r.valueSpan(image),
+          { image: value },
+        );
+      }
+    }
+  }
+  const offsets = map.get("initial_offsets");
+  if (offsets) {
+    const value = r.string(offsets, "initial_offsets");
+    if (value !== null) {
+      if (value === "earliest" || value === "latest") settings.initialOffsets = value;
+      else {
+        r.error(
+          "MANIFEST_INVALID_VALUE",
+          `initial_offsets must be 'earliest' or 'latest', found '${value}'`,
+          r.valueSpan(offsets),
+        );
+      }
+    }
+  }
+  const state = map.get("state");
+  if (state) settings.state = readState(r, state) ?? undefined;
+  return settings;
+}
+
+function readState(r: YamlReader, entry: MapEntry): StateBackendConfig | null {
+  const map = r.map(entry.value, "state", ["backend", "dir", "dsn_env"], entry.keySpan);
+  if (!map) return null;
+  const backendEntry = r.required(map, "backend", "state", entry.keySpan);
+  if (!backendEntry) return null;
+  const backend = r.string(backendEntry, "state.backend");
+  if (backend === "local") {
+    if (map.has("dsn_env")) {
+      r.error(
+        "MANIFEST_UNKNOWN_KEY",
+        "state.dsn_env applies to the postgres backend only",
+        map.get("dsn_env")!.keySpan,
+      );
+    }
+    const dirEntry = map.get("dir");
+    if (!dirEntry) return { backend: "local", dir: ".sluice/state" };
+    const dir = r.string(dirEntry, "state.dir");
+    if (dir === null) return null;
+    if (dir.length === 0 || dir.includes("\0")) {
+      r.error(
+        "MANIFEST_INVALID_VALUE",
+        "state.dir must be a non-empty path",
+        r.valueSpan(dirEntry),
+      );
+      return null;
+    }
+    return { backend: "local", dir };
+  }
+  if (backend === "postgres") {
+    if (map.has("dir")) {
+      r.error(
+        "MANIFEST_UNKNOWN_KEY",
+        "state.dir applies to the local backend only",
+        map.get("dir")!.keySpan,
+      );
+    }
+    const envEntry = r.required(map, "dsn_env", "state (backend postgres)", backendEntry.keySpan);
+    if (!envEntry) return null;
+    const dsnEnv = r.string(envEntry, "state.dsn_env");
+    if (dsnEnv === null) return null;
+    if (!isEnvVarName(dsnEnv)) {
+      r.error(
+        "MANIFEST_INVALID_VALUE",
+        `state.dsn_env must name an environment variable (the DSN itself never goes in sluice.yaml), found '${dsnEnv}'`,
+        r.valueSpan(envEntry),
+      );
+      return null;
+    }
+    return { backend: "postgres", dsnEnv };
+  }
+  if (backend !== null) {
+    r.error(
+      "MANIFEST_INVALID_VALUE",
+      `state.backend must be 'local' or 'postgres', found '${backend}'`,
+      r.valueSpan(backendEntry),
+    );
+  }
+  return null;
+}
+
+function readSchema(r: YamlReader, entry: MapEntry, where: string): SchemaField[] {
+  const items = r.seq(entry.value, `${where}.schema`, entry.keySpan);
+  if (!items) return [];
+  if (items.length === 0) {
+    r.error(
+      "MANIFEST_INVALID_VALUE",
+      `${where}.schema must list at least one field`,
+      r.valueSpan(entry),
+    );
+  }
+  const fields: SchemaField[] = [];
+  const seen = new Set<string>();
+  items.forEach((item: YNode, i: number) => {
+    const at = r.span(item, entry.keySpan);
+    const map = r.map(item, `${where}.schema[${i}]`, ["name", "type", "nullable"], at);
+    if (!map) return;
+    const nameEntry = r.required(map, "name", `${where}.schema[${i}]`, at);
+    const typeEntry = r.required(map, "type", `${where}.schema[${i}]`, at);
+    const name = nameEntry ? r.string(nameEntry, "a field name") : null;
+    if (name !== null && nameEntry) {
+      if (!isColumnName(name)) {
+        r.error(
+          "MANIFEST_INVALID_NAME",
+          `field name '${name}' must match [A-Za-z_][A-Za-z0-9_]*`,
+          r.valueSpan(nameEntry),
+        );
+      } else if (seen.has(name)) {
+        r.error(
+          "MANIFEST_DUPLICATE_NAME",
+          `field '${name}' is declared twice in ${where}.schema`,
+          r.valueSpan(nameEntry),
+        );
+      }
+      seen.add(name);
+    }
+    const type = typeEntry ? columnType(r, typeEntry) : null;
+    const nullableEntry = map.get("nullable");
+    const nullable = nullableEntry ? r.boolean(nullableEntry, "nullable") : false;
+    if (name !== null && type !== null && nullable !== null) fields.push({ name, type, nullable });
+  });
+  return fields;
+}
+
+function columnType(r: YamlReader, entry: MapEntry): ColumnType | null {
+  const value = r.string(entry, "type");
+  if (value === null) return null;
+  if (isColumnType(value)) return value;
+  const upper = value.toUpperCase();
+  const hint = isColumnType(upper) ? ` (write it upper-case: ${upper})` : "";
+  r.error(
+    "MANIFEST_INVALID_TYPE",
+    `type '${value}' must be one of ${COLUMN_TYPES.join(", ")}${hint}`,
+    r.valueSpan(entry),
+  );
+  return null;
+}
+
+function readSources(r: YamlReader, entry: MapEntry | undefined, whole: Span): SourceDecl[] {
+  if (!entry) return [];
+  const map = r.map(entry.value, "sources", ["*"], entry.keySpan);
+  if (!map) return [];
+  if (map.size === 0) {
+    r.error(
+      "MANIFEST_INVALID_VALUE",
+      "sources must declare at least one source",
+      r.valueSpan(entry),
+    );
+  }
+  const out: SourceDecl[] = [];
+  for (const src of map.values()) {
+    const where = `sources.${src.key}`;
+    if (!isName(src.key)) {
+      r.error(
+        "MANIFEST_INVALID_NAME",
+        `source name '${src.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
+        src.keySpan,
+      );
+    }
+    const m = r.map(
+      src.value,
+      where,
+      ["kind", "topic", "partitions", "schema"],
+      src.keySpan ?? whole,
+    );
+    if (!m) continue;
+    const kindEntry = r.required(m, "kind", where, src.keySpan);
+    const kindValue = kindEntry ? r.string(kindEntry, `${where}.kind`) : null;
+    let kind: "managed" | "external" | null = null;
+    if (kindValue === "managed" || kindValue === "external") kind = kindValue;
+    else if (kindValue !== null && kindEntry) {
+      r.error(
+        "MANIFEST_INVALID_VALUE",
+        `${where}.kind must be 'managed' or 'external', found '${kindValue}'`,
+        r.valueSpan(kindEntry),
+      );
+    }
+    const topicEntry = m.get("topic");
+    let topic: string | null = src.key;
+    if (topicEntry) {
+      topic = r.string(topicEntry, `${where}.topic`);
+      if (topic !== null && !isTopicName(topic)) {
+        r.error(
+          "MANIFEST_INVALID_TOPIC",
+          `topic '${topic}' is not a valid Kafka topic name ([a-zA-Z0-9._-], at most 249 characters)`,
+          r.valueSpan(topicEntry),
+        );
+        topic = null;
+      }
+    }
+    const partEntry = m.get("partitions");
+    let partitions: number | null = null;
+    if (kind === "managed") {
+      const pe = r.required(m, "partitions", `${where} (kind managed)`, src.keySpan);
+      if (pe) partitions = r.integer(pe, `${where}.partitions`, 1, 10000);
+    } else if (kind === "external" && partEntry) {
+      r.error(
+        "MANIFEST_UNKNOWN_KEY",
+        `${where}.partitions applies to managed sources only (an external topic keeps its own)`,
+        partEntry.keySpan,
+      );
+    }
+    const schemaEntry = r.required(m, "schema", where, src.keySpan);
+    const schema = schemaEntry ? readSchema(r, schemaEntry, where) : [];
+    if (kind !== null && topic !== null) {
+      out.push({ name: src.key, kind, topic, partitions, schema, span: src.keySpan });
+    }
+  }
+  return out;
+}
+
+function readModels(r: YamlReader, entry: MapEntry | undefined): ModelDecl[] {
+  if (!entry) return [];
+  const map = r.map(entry.value, "models", ["*"], entry.keySpan);
+  if (!map) return [];
+  if (map.size === 0) {
+    r.error("MANIFEST_INVALID_VALUE", "models must declare at least one model", r.valueSpan(entry));
+  }
+  const out: ModelDecl[] = [];
+  for (const model of map.values()) {
+    const where = `models.${model.key}`;
+    if (!isName(model.key)) {
+      r.error(
+        "MANIFEST_INVALID_NAME",
+        `model name '${model.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
+        model.keySpan,
+      );
+    }
+    const m = r.map(model.value, where, ["sql", "output"], model.keySpan);
+    if (!m) continue;
+    const sqlEntry = r.required(m, "sql", where, model.keySpan);
+    const sql = sqlEntry ? r.string(sqlEntry, `${where}.sql`) : null;
+    if (
+      sql !== null && sqlEntry && (sql.length === 0 || sql.startsWith("/") || !sql.endsWith(".sql"))
+    ) {
+      r.error(
+        "MANIFEST_INVALID_VALUE",
+        `${where}.sql must be a relative path to a .sql file, found '${sql}'`,
+        r.valueSpan(sqlEntry),
+      );
+    }
+    const outEntry = r.required(m, "output", where, model.keySpan);
+    let topic: string | null = null;
+    let partitions: number | null = null;
+    if (outEntry) {
+      const om = r.map(
+        outEntry.value,
+        `${where}.output`,
+        ["topic", "partitions"],
+        outEntry.keySpan,
+      );
+      if (om) {
+        const te = r.required(om, "topic", `${where}.output`, outEntry.keySpan);
+        topic = te ? r.string(te, `${where}.output.topic`) : null;
+        if (topic !== null && te && !isTopicName(topic)) {
+          r.error(
+            "MANIFEST_INVALID_TOPIC",
+            `topic '${topic}' is not a valid Kafka topic name ([a-zA-Z0-9._-], at most 249 characters)`,
+            r.valueSpan(te),
+          );
+          topic = null;
+        }
+        const pe = om.get("partitions");
+        if (pe) partitions = r.integer(pe, `${where}.output.partitions`, 1, 10000);
+      }
+    }
+    if (sql !== null && topic !== null && sqlEntry && outEntry) {
+      out.push({
+        name: model.key,
+        sql,
+        outputTopic: topic,
+        outputPartitions: partitions,
+        span: model.keySpan,
+        sqlSpan: r.valueSpan(sqlEntry),
+        outputSpan: outEntry.keySpan,
+      });
+    }
+  }
+  return out;
+}
+
+function readExternals(
+  r: YamlReader,
+  entry: MapEntry | undefined,
+  models: ModelDecl[],
+): ExternalDecl[] {
+  if (!entry) return [];
+  const map = r.map(entry.value, "externals", ["*"], entry.keySpan);
+  if (!map) return [];
+  const out: ExternalDecl[] = [];
+  for (const ext of map.values()) {
+    const where = `externals.${ext.key}`;
+    if (!isName(ext.key)) {
+      r.error(
+        "MANIFEST_INVALID_NAME",
+        `external name '${ext.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
+        ext.keySpan,
+      );
+    }
+    const m = r.map(ext.value, where, ["consumes", "columns"], ext.keySpan);
+    if (!m) continue;
+    const ce = r.required(m, "consumes", where, ext.keySpan);
+    const consumes = ce ? r.string(ce, `${where}.consumes`) : null;
+    if (consumes !== null && ce && !models.some((model) => model.name === consumes)) {
+      r.error(
+        "MANIFEST_UNKNOWN_MODEL",
+        `${where}.consumes names unknown model '${consumes}'; models: ${
+          models.map((x) => x.name).join(", ")
+        }`,
+        r.valueSpan(ce),
+        { model: consumes },
+      );
+    }
+    const cols = r.required(m, "columns", where, ext.keySpan);
+    const columns: ExternalColumn[] = [];
+    const items = cols ? r.seq(cols.value, `${where}.columns`, cols.keySpan) : null;
+    const seen = new Set<string>();
+    items?.forEach((item: YNode, i: number) => {
+      const at = r.span(item, cols!.keySpan);
+      const cm = r.map(item, `${where}.columns[${i}]`, ["name", "type"], at);
+      if (!cm) return;
+      const ne = r.required(cm, "name", `${where}.columns[${i}]`, at);
+      const te = r.required(cm, "type", `${where}.columns[${i}]`, at);
+      const name = ne ? r.string(ne, "a column name") : null;
+      const type = te ? columnType(r, te) : null;
+      if (name !== null && ne && seen.has(name)) {
+        r.error(
+          "MANIFEST_DUPLICATE_NAME",
+          `column '${name}' is listed twice in ${where}.columns`,
+          r.valueSpan(ne),
+        );
+      }
+      if (name !== null) seen.add(name);
+      if (name !== null && type !== null && ne) columns.push({ name, type, span: r.valueSpan(ne) });
+    });
+    if (consumes !== null && ce) {
+      out.push({
+        name: ext.key,
+        consumes,
+        columns,
+        span: ext.keySpan,
+        consumesSpan: r.valueSpan(ce),
+      });
+    }
+  }
+  return out;
+}
+
+function checkTopics(r: YamlReader, sources: SourceDecl[], models: ModelDecl[]): void {
+  const owners = new Map<string, string>();
+  for (const s of sources) {
+    const prior = owners.get(s.topic);
+    if (prior) {
+      r.error(
+        "MANIFEST_TOPIC_CONFLICT",
+        `topic '${s.topic}' of source '${s.name}' is also used by ${prior}`,
+        s.span,
+        { topic: s.topic },
+      );
+    } else owners.set(s.topic, `source '${s.name}'`);
+  }
+  for (const m of models) {
+    const prior = owners.get(m.outputTopic);
+    if (prior) {
+      r.error(
+        "MANIFEST_TOPIC_CONFLICT",
+        `output topic '${m.outputTopic}' of model '${m.name}' is also used by ${prior}`,
+        m.span,
+        { topic: m.outputTopic },
+      );
+    } else owners.set(m.outputTopic, `model '${m.name}'`);
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Fuzzing the manifest reader with mutations of the starter manifest: every input must load
+ * or fail with located SluiceErrors; nothing else may escape.
+ */
+import { ok } from "node:assert/strict";
+import { SluiceError } from "../errors.ts";
+import { readManifest } from "./manifest.ts";
+import { starterFiles } from "./starter.ts";
+
+const SEED = 7;
+const STARTER = starterFiles()[0].content;
+const PIECES = [
+  ":",
+  "-",
+  " ",
+  "\n",
+  "  ",
+  "{",
+  "}",
+  "[",
+  "]",
+  ",",
+  "'",
+  '"',
+  "#",
+  "&a",
+  "*a",
+  "!!str ",
+  "null",
+  "~",
+  "3",
+  "-1",
+  "1.5",
+  "true",
+  "x",
+  "kind: external",
+  "partitions: 0",
+  "\t",
+];
+
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+Deno.test("fuzz: mutated manifests fail only with located SluiceErrors", () => {
+  const rand = prng(SEED);
+  const deadline = Date.now() + 20_000;
+  let n = 0;
+  let accepted = 0;
+  for (; n < 2000 && Date.now() < deadline; n++) {
+    let text = STARTER;
+    const edits = 1 + Math.floor(rand() * 3);
+    for (let e = 0; e < edits; e++) {
+      const at = Math.floor(rand() * text.length);
+      const op = rand();
+      if (op < 0.35) text = text.slice(0, at) + text.slice(at + 1 + Math.floor(rand() * 8));
+      else if (op < 0.7) {
+        text = text.slice(0, at) + PIECES[Math.floor(rand() * PIECES.length)] + text.slice(at);
+      } else {
+        const lines = text.split("\n");
+        const i = Math.floor(rand() * lines.length);
+        lines.splice(i, 1);
+        text = lines.join("\n");
+      }
+    }
+    try {
+      const { manifest, errors } = readManifest(text, "sluice.yaml");
+      if (manifest) accepted++;
+      for (const err of errors) {
+        ok(err instanceof SluiceError && err.location, `${err.code} unlocated`);
+      }
+      ok((manifest === null) === (errors.length > 0));
+    } catch (e) {
+      throw new Error(`non-SluiceError for ${JSON.stringify(text)}: ${e}`, { cause: e });
+    }
+  }
+  console.log(`manifest fuzz: ${n} inputs (seed ${SEED}), ${accepted} accepted`);
+  ok(n >= 500);
+});
