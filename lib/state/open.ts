@@ -1,0 +1,53 @@
+/**
+ * `openStateStore(config)`: the one factory for both backends.
+ *
+ * @example
+ * ```ts
+ * import { openStateStore } from "./open.ts";
+ * const store = openStateStore({
+ *   backend: "local", dir: await Deno.makeTempDir(), project: "orders", environment: null,
+ * });
+ * await store.init();
+ * await store.acquireLock({ actor: "me" });
+ * const snap = await store.load();
+ * console.log(snap.revision);
+ * await store.close();
+ * ```
+ * @module
+ */
+import { type EngineOptions, StateEngine } from "./engine.ts";
+import { LocalPrimitive } from "./local/local_primitive.ts";
+import { PgPrimitive } from "./postgres/pg_primitive.ts";
+import type { StateStore } from "./store.ts";
+
+/** Where the state lives. `environment: null` is a single-environment project. */
+export type StateStoreConfig =
+  | { backend: "local"; dir: string; project: string; environment: string | null }
+  | {
+    backend: "postgres";
+    url: string;
+    /** Schema holding sluice's tables (default `sluice`). */
+    schema?: string;
+    project: string;
+    environment: string | null;
+  };
+
+/**
+ * Open a state store (PostgreSQL connects lazily, on first use).
+ *
+ * @example
+ * ```ts
+ * import { openStateStore } from "./open.ts";
+ * const store = openStateStore({
+ *   backend: "postgres", url: "postgres://postgres@127.0.0.1:5432/postgres",
+ *   project: "orders", environment: "prod",
+ * });
+ * await store.close();
+ * ```
+ */
+export function openStateStore(config: StateStoreConfig, options: EngineOptions = {}): StateStore {
+  const primitive = config.backend === "local"
+    ? new LocalPrimitive(config.dir, config.project, config.environment)
+    : new PgPrimitive(config);
+  return new StateEngine(primitive, config.project, config.environment, options);
+}

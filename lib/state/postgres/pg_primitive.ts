@@ -1,0 +1,444 @@
+/**
+ * The PostgreSQL backend's storage primitive. Documents are rows of
+ * `<schema>.sluice_documents` keyed by scope (canonical JSON `[project, environment]`) and
+ * name; a write group commits in one transaction (`atomicWrites: true`). The deployment
+ * lock is a session advisory lock whose key is derived from schema, project and
+ * environment (so different projects and schemas never collide), plus a metadata row in
+ * `sluice_locks` saying who holds it.
+ *
+ * @example
+ * ```ts
+ * import { PgPrimitive } from "./pg_primitive.ts";
+ * const p = new PgPrimitive({ url: "postgres://postgres@127.0.0.1:5432/postgres",
+ *   schema: "sluice", project: "orders", environment: null });
+ * await p.init();
+ * await p.close();
+ * ```
+ * @module
+ */
+import pg from "pg";
+import { SluiceError } from "../../errors.ts";
+import { canonicalJson, sha256Hex } from "../_canonical.ts";
+import { conflictError, revisionOfBody } from "../_stored.ts";
+import type { StoreIdentity } from "../journal.ts";
+import type {
+  DocName,
+  DocWrite,
+  LockOwner,
+  LockStatus,
+  StatePrimitive,
+  StoredBodies,
+} from "../primitive.ts";
+import { MIGRATIONS } from "./migrations.ts";
+
+/** Connection settings of the PostgreSQL backend. */
+export interface PgStoreConfig {
+  url: string;
+  /** Schema holding sluice's tables (default `sluice`). */
+  schema?: string;
+  project: string;
+  environment: string | null;
+}
+
+const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * The advisory lock key pair for a scope (first 8 bytes of a sha256, as two int4).
+ *
+ * @example
+ * ```ts
+ * import { advisoryKey } from "./pg_primitive.ts";
+ * const [classid, objid] = advisoryKey("sluice", "orders", null);
+ * ```
+ */
+export function advisoryKey(
+  schema: string,
+  project: string,
+  environment: string | null,
+): [number, number] {
+  const hex = sha256Hex(canonicalJson(["sluice.lock", schema, project, environment]));
+  const a = parseInt(hex.slice(0, 8), 16) | 0;
+  const b = parseInt(hex.slice(8, 16), 16) | 0;
+  return [a, b];
+}
+
+/**
+ * The redacted address: no user or password.
+ *
+ * @example
+ * ```ts
+ * import { redactPgUrl } from "./pg_primitive.ts";
+ * redactPgUrl("postgres://u:p@db:5432/x", "sluice"); // "postgres://db:5432/x?schema=sluice"
+ * ```
+ */
+export function redactPgUrl(url: string, schema: string): string {
+  try {
+    const u = new URL(url);
+    return `postgres://${u.hostname}${u.port ? `:${u.port}` : ""}${u.pathname}?schema=${schema}`;
+  } catch {
+    return `postgres://(unparseable)?schema=${schema}`;
+  }
+}
+
+function isMissingSchema(e: unknown): boolean {
+  const code = (e as { code?: string })?.code;
+  return code === "42P01" || code === "3F000";
+}
+
+/**
+ * PostgreSQL storage primitive.
+ *
+ * @example
+ * ```ts
+ * import { PgPrimitive } from "./pg_primitive.ts";
+ * const p = new PgPrimitive({ url: "postgres://db/x", project: "orders", environment: null });
+ * p.atomicWrites; // true
+ * ```
+ */
+export class PgPrimitive implements StatePrimitive {
+  readonly backend = "postgres" as const;
+  readonly atomicWrites = true;
+  readonly schema: string;
+  readonly scope: string;
+  readonly #config: PgStoreConfig;
+  readonly #key: [number, number];
+  #client: pg.Client | null = null;
+  #dead: unknown = null;
+
+  constructor(config: PgStoreConfig) {
+    this.schema = config.schema ?? "sluice";
+    if (!SCHEMA.test(this.schema)) {
+      throw new SluiceError("USAGE_SCHEMA", `invalid PostgreSQL schema name ${this.schema}`);
+    }
+    this.#config = config;
+    this.scope = canonicalJson([config.project, config.environment]);
+    this.#key = advisoryKey(this.schema, config.project, config.environment);
+  }
+
+  get #q(): string {
+    return `"${this.schema}"`;
+  }
+
+  async #conn(): Promise<pg.Client> {
+    if (this.#client && !this.#dead) return this.#client;
+    if (this.#client && this.#dead) {
+      throw new SluiceError("STATE_LOCK_LOST", "the PostgreSQL session holding the lock ended", {
+        cause: this.#dead,
+      });
+    }
+    const c = new pg.Client({ connectionString: this.#config.url });
+    c.on("error", (e: unknown) => {
+      this.#dead = e ?? new Error("connection error");
+    });
+    try {
+      await c.connect();
+    } catch (e) {
+      throw new SluiceError(
+        "ENV_POSTGRES",
+        `cannot connect to PostgreSQL at ${redactPgUrl(this.#config.url, this.schema)}: ${
+          (e as Error).message
+        }`,
+        { cause: e },
+      );
+    }
+    this.#client = c;
+    return c;
+  }
+
+  async init(): Promise<StoreIdentity> {
+    const c = await this.#conn();
+    await c.query("BEGIN");
+    try {
+      // serialize concurrent inits of the same schema
+      const [a] = advisoryKey(this.schema, "sluice.init", null);
+      await c.query("SELECT pg_advisory_xact_lock($1)", [a]);
+      await c.query(`CREATE SCHEMA IF NOT EXISTS ${this.#q}`);
+      await c.query(
+        `CREATE TABLE IF NOT EXISTS ${this.#q}.sluice_migrations (
+           version integer PRIMARY KEY, name text NOT NULL,
+           applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const done = new Set(
+        (await c.query(`SELECT version FROM ${this.#q}.sluice_migrations`)).rows.map((r) =>
+          Number(r.version)
+        ),
+      );
+      for (const m of MIGRATIONS) {
+        if (done.has(m.version)) continue;
+        await c.query(m.sql.replaceAll("$schema", this.#q));
+        await c.query(`INSERT INTO ${this.#q}.sluice_migrations (version, name) VALUES ($1, $2)`, [
+          m.version,
+          m.name,
+        ]);
+      }
+      await c.query("COMMIT");
+    } catch (e) {
+      await c.query("ROLLBACK").catch(() => {});
+      throw e;
+    }
+    return (await this.identity())!;
+  }
+
+  /** Applied migration versions (empty before init). */
+  async migrations(): Promise<number[]> {
+    const c = await this.#conn();
+    try {
+      const r = await c.query(`SELECT version FROM ${this.#q}.sluice_migrations ORDER BY version`);
+      return r.rows.map((x) => Number(x.version));
+    } catch (e) {
+      if (isMissingSchema(e)) return [];
+      throw e;
+    }
+  }
+
+  async identity(): Promise<StoreIdentity | null> {
+    const c = await this.#conn();
+    try {
+      const r = await c.query(`SELECT store_id FROM ${this.#q}.sluice_store`);
+      if (r.rows.length !== 1) {
+        throw new SluiceError("STATE_CORRUPT_STORE", "sluice_store must hold exactly one row");
+      }
+      return {
+        store_id: String(r.rows[0].store_id),
+        backend: "postgres",
+        address: `${redactPgUrl(this.#config.url, this.schema)}#${this.scope}`,
+      };
+    } catch (e) {
+      if (isMissingSchema(e)) return null;
+      throw e;
+    }
+  }
+
+  async acquireLock(owner: LockOwner): Promise<void> {
+    const c = await this.#conn();
+    const r = await c.query("SELECT pg_try_advisory_lock($1, $2) AS ok", this.#key);
+    if (!r.rows[0].ok) {
+      let status = await this.inspectLock();
+      // the winner writes its metadata row just after taking the advisory lock
+      for (let i = 0; i < 40 && status.held && !status.holder; i++) {
+        await new Promise((done) => setTimeout(done, 25));
+        status = await this.inspectLock();
+      }
+      throw new SluiceError(
+        "STATE_LOCK_HELD",
+        `deployment lock for ${owner.project}${
+          owner.environment === null ? "" : `/${owner.environment}`
+        } is ${status.diagnosis}`,
+        { evidence: { holder: status.holder, stale: false } },
+      );
+    }
+    const pid = (await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
+    const full: LockOwner = { ...owner, session_pid: pid };
+    await c.query(
+      `INSERT INTO ${this.#q}.sluice_locks (scope, lock_id, owner, session_pid, acquired_at)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (scope) DO UPDATE SET lock_id = EXCLUDED.lock_id, owner = EXCLUDED.owner,
+         session_pid = EXCLUDED.session_pid, acquired_at = EXCLUDED.acquired_at`,
+      [this.scope, owner.lock_id, canonicalJson(full), pid, owner.acquired_at],
+    );
+  }
+
+  async releaseLock(lockId: string): Promise<void> {
+    await this.verifyLock(lockId);
+    const c = await this.#conn();
+    await c.query(`DELETE FROM ${this.#q}.sluice_locks WHERE scope = $1 AND lock_id = $2`, [
+      this.scope,
+      lockId,
+    ]);
+    await c.query("SELECT pg_advisory_unlock($1, $2)", this.#key);
+  }
+
+  async #verifyOn(c: pg.Client, lockId: string): Promise<void> {
+    let ok = false;
+    try {
+      const r = await c.query(
+        `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::int::oid
+           AND objid = $2::int::oid AND objsubid = 2 AND pid = pg_backend_pid() AND granted) AS held,
+         (SELECT lock_id::text FROM ${this.#q}.sluice_locks WHERE scope = $3) AS lock_id`,
+        [this.#key[0], this.#key[1], this.scope],
+      );
+      ok = r.rows[0].held === true && r.rows[0].lock_id === lockId;
+    } catch (e) {
+      throw new SluiceError(
+        "STATE_LOCK_LOST",
+        `deployment lock ${lockId} was lost: the PostgreSQL session failed (${
+          (e as Error).message
+        })`,
+        { cause: e },
+      );
+    }
+    if (!ok) {
+      throw new SluiceError(
+        "STATE_LOCK_LOST",
+        `deployment lock ${lockId} is no longer held by this session; no further mutation is allowed`,
+      );
+    }
+  }
+
+  async verifyLock(lockId: string): Promise<void> {
+    let c: pg.Client;
+    try {
+      c = await this.#conn();
+    } catch (e) {
+      if (e instanceof SluiceError && e.code === "STATE_LOCK_LOST") throw e;
+      throw new SluiceError("STATE_LOCK_LOST", `deployment lock ${lockId} was lost`, { cause: e });
+    }
+    await this.#verifyOn(c, lockId);
+  }
+
+  async inspectLock(): Promise<LockStatus> {
+    const c = await this.#conn();
+    const r = await c.query(
+      `SELECT (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::int::oid
+           AND objid = $2::int::oid AND objsubid = 2 AND granted LIMIT 1) AS pid,
+         (SELECT owner FROM ${this.#q}.sluice_locks WHERE scope = $3) AS owner`,
+      [this.#key[0], this.#key[1], this.scope],
+    );
+    const pid = r.rows[0].pid as number | null;
+    const owner = r.rows[0].owner ? JSON.parse(r.rows[0].owner) as LockOwner : null;
+    if (pid === null) {
+      return {
+        held: false,
+        holder: null,
+        stale: false,
+        diagnosis: owner
+          ? `not held (metadata of an ended session of ${owner.actor} since ${owner.acquired_at} remains)`
+          : "not held",
+      };
+    }
+    if (!owner || owner.session_pid !== pid) {
+      return {
+        held: true,
+        holder: null,
+        stale: false,
+        diagnosis: `held by PostgreSQL session ${pid} (metadata not yet written)`,
+      };
+    }
+    return {
+      held: true,
+      holder: owner,
+      stale: false,
+      diagnosis:
+        `held by ${owner.actor} (pid ${owner.pid} on ${owner.host}, session ${pid}) since ${owner.acquired_at}`,
+    };
+  }
+
+  async breakStaleLock(lockId: string): Promise<void> {
+    // the server releases a session's advisory lock when the session ends; only the
+    // metadata row of an ended session can be left behind
+    const status = await this.inspectLock();
+    if (status.held) {
+      throw new SluiceError("STATE_LOCK_NOT_STALE", `lock is ${status.diagnosis}`);
+    }
+    const c = await this.#conn();
+    await c.query(`DELETE FROM ${this.#q}.sluice_locks WHERE scope = $1 AND lock_id = $2`, [
+      this.scope,
+      lockId,
+    ]);
+  }
+
+  async #rows(c: pg.Client, forUpdate: boolean): Promise<Map<DocName, string>> {
+    const r = await c.query(
+      `SELECT name, body, body_sha256, revision FROM ${this.#q}.sluice_documents
+       WHERE scope = $1 ORDER BY name${forUpdate ? " FOR UPDATE" : ""}`,
+      [this.scope],
+    );
+    const out = new Map<DocName, string>();
+    for (const row of r.rows) {
+      const name = row.name as DocName;
+      const body = row.body as string;
+      const code = name === "ownership"
+        ? "STATE_CORRUPT_OWNERSHIP"
+        : name === "control"
+        ? "STATE_CORRUPT_JOURNAL"
+        : "STATE_CORRUPT_HISTORY";
+      if (sha256Hex(body) !== row.body_sha256) {
+        throw new SluiceError(
+          code,
+          `${this.schema}.sluice_documents ${name}: body does not hash to body_sha256 (altered row)`,
+        );
+      }
+      const bodyRevision = revisionOfBody(body);
+      // an unreadable body is reported precisely by the decoder above this primitive
+      if (bodyRevision >= 0 && bodyRevision !== Number(row.revision)) {
+        throw new SluiceError(
+          code,
+          `${this.schema}.sluice_documents ${name}: revision column ${row.revision} differs from the body`,
+        );
+      }
+      out.set(name, body);
+    }
+    return out;
+  }
+
+  async read(): Promise<StoredBodies> {
+    const c = await this.#conn();
+    await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    try {
+      const rows = await this.#rows(c, false);
+      await c.query("COMMIT");
+      return {
+        ownership: rows.get("ownership") ?? null,
+        control: rows.get("control") ?? null,
+        history: rows.get("history") ?? null,
+      };
+    } catch (e) {
+      await c.query("ROLLBACK").catch(() => {});
+      throw e;
+    }
+  }
+
+  async commit(writes: DocWrite[], lockId: string): Promise<void> {
+    const c = await this.#conn().catch((e) => {
+      throw new SluiceError("STATE_LOCK_LOST", `deployment lock ${lockId} was lost`, { cause: e });
+    });
+    try {
+      await c.query("BEGIN");
+    } catch (e) {
+      throw new SluiceError("STATE_LOCK_LOST", `deployment lock ${lockId} was lost`, { cause: e });
+    }
+    try {
+      await this.#verifyOn(c, lockId);
+      const rows = await this.#rows(c, true);
+      for (const w of writes) {
+        const current = rows.get(w.name) ?? null;
+        const actual = current === null ? null : sha256Hex(current);
+        if (actual !== w.expectedSha256) throw conflictError(w.name, w.expectedRevision, current);
+        if (w.body === null) {
+          await c.query(`DELETE FROM ${this.#q}.sluice_documents WHERE scope = $1 AND name = $2`, [
+            this.scope,
+            w.name,
+          ]);
+          rows.delete(w.name);
+        } else {
+          await c.query(
+            `INSERT INTO ${this.#q}.sluice_documents (scope, name, body, body_sha256, revision)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (scope, name) DO UPDATE SET body = EXCLUDED.body,
+               body_sha256 = EXCLUDED.body_sha256, revision = EXCLUDED.revision, updated_at = now()`,
+            [this.scope, w.name, w.body, sha256Hex(w.body), revisionOfBody(w.body)],
+          );
+          rows.set(w.name, w.body);
+        }
+      }
+    } catch (e) {
+      await c.query("ROLLBACK").catch(() => {});
+      throw e;
+    }
+    try {
+      await c.query("COMMIT");
+    } catch (e) {
+      throw new SluiceError(
+        "UNKNOWN_OUTCOME_STATE_WRITE",
+        `the state commit was sent but not acknowledged: ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    const c = this.#client;
+    this.#client = null;
+    if (c) await c.end().catch(() => {});
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The narrow storage primitive each backend implements. All envelope, version, receipt and
+ * checksum logic lives once above it (see `engine.ts`); backends differ only where their
+ * atomicity differs: the local backend applies a write group one atomic file replacement
+ * at a time (`atomicWrites: false`), PostgreSQL in one transaction (`atomicWrites: true`).
+ *
+ * @example
+ * ```ts
+ * import type { StatePrimitive } from "./primitive.ts";
+ * function describe(p: StatePrimitive): string {
+ *   return `${p.backend} ${p.atomicWrites ? "transactional" : "sequential"}`;
+ * }
+ * ```
+ * @module
+ */
+import type { StoreIdentity } from "./journal.ts";
+
+/** The three documents of one project/environment scope. */
+export type DocName = "ownership" | "control" | "history";
+
+/** The stored body of every document (canonical JSON of `{document, revision, sha256}`). */
+export type StoredBodies = Record<DocName, string | null>;
+
+/** One write of a group: replace (body) or delete (null), if the current body hashes as expected. */
+export interface DocWrite {
+  name: DocName;
+  body: string | null;
+  /** sha256 of the body this write replaces; null when the document must be absent. */
+  expectedSha256: string | null;
+  /** Revision of the body it replaces (0 when absent), for a precise conflict message. */
+  expectedRevision: number;
+}
+
+/** Who holds a deployment lock. */
+export interface LockOwner {
+  lock_id: string;
+  project: string;
+  environment: string | null;
+  actor: string;
+  host: string;
+  pid: number;
+  acquired_at: string;
+  /** PostgreSQL only: the backend PID of the session holding the advisory lock. */
+  session_pid?: number | null;
+}
+
+/** A lock inspection (read-only). */
+export interface LockStatus {
+  held: boolean;
+  holder: LockOwner | null;
+  /** True when the holder is a dead process on this host (reported, never broken silently). */
+  stale: boolean;
+  diagnosis: string;
+}
+
+/** The storage primitive a backend implements. */
+export interface StatePrimitive {
+  readonly backend: "local" | "postgres";
+  /** True when `commit` applies the whole group atomically. */
+  readonly atomicWrites: boolean;
+  /** Create the store (idempotent) and return its identity. */
+  init(): Promise<StoreIdentity>;
+  /** The identity, or null before init. */
+  identity(): Promise<StoreIdentity | null>;
+  /** Take the exclusive lock or throw STATE_LOCK_HELD with the holder. */
+  acquireLock(owner: LockOwner): Promise<void>;
+  /** Release a lock this process holds. */
+  releaseLock(lockId: string): Promise<void>;
+  /** Throw STATE_LOCK_LOST unless the lock is still held by `lockId`. */
+  verifyLock(lockId: string): Promise<void>;
+  /** Report who holds the lock (read-only). */
+  inspectLock(): Promise<LockStatus>;
+  /** Remove a stale lock, only if it is still `lockId` and still stale. */
+  breakStaleLock(lockId: string): Promise<void>;
+  /** Read the three document bodies (one consistent read). */
+  read(): Promise<StoredBodies>;
+  /** Apply a write group under the lock, checking each expected body (STATE_CONFLICT). */
+  commit(writes: DocWrite[], lockId: string): Promise<void>;
+  /** Release connections/handles. */
+  close(): Promise<void>;
+}

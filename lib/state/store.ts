@@ -1,0 +1,139 @@
+/**
+ * The `StateStore` port: ownership, the pending operation journal, history, and the
+ * deployment lock of one project and environment, behind one contract that the local and
+ * PostgreSQL backends both pass (see `contract_suite.ts`).
+ *
+ * @example
+ * ```ts
+ * import type { StateStore } from "./store.ts";
+ * async function show(store: StateStore) {
+ *   await store.acquireLock({ actor: "ci" });
+ *   try {
+ *     const snap = await store.load();
+ *     console.log(snap.revision, snap.ownership?.checksum);
+ *   } finally {
+ *     await store.releaseLock();
+ *   }
+ * }
+ * ```
+ * @module
+ */
+import type { CompletionReceipt, HistoryDocument, HistoryEvent } from "./history.ts";
+import type {
+  Checkpoint,
+  Incident,
+  OpenedControl,
+  OperationIntent,
+  ResumeAuthorization,
+  ResumeRecord,
+  RunnerAction,
+  StoreIdentity,
+} from "./journal.ts";
+import type { OwnershipDocument } from "./ownership.ts";
+import type { LockOwner, LockStatus } from "./primitive.ts";
+
+/** A verified, immutable read of one scope's state, taken under the lock. */
+export interface StateSnapshot {
+  identity: StoreIdentity;
+  project: string;
+  environment: string | null;
+  /** The lock UUID held when this snapshot was read (null: read without the lock). */
+  lock_id: string | null;
+  /** `ownership:<r>/control:<r>/history:<r>`; 0 means absent. */
+  revision: string;
+  ownership: { document: OwnershipDocument; checksum: string; revision: number } | null;
+  control: { opened: OpenedControl; checksum: string; revision: number } | null;
+  history: { document: HistoryDocument; events: HistoryEvent[]; revision: number };
+  /** sha256 of each stored body, what compare-and-set compares. */
+  bodies: { ownership: string | null; control: string | null; history: string | null };
+}
+
+/** The interruption the caller records (the store adds progress). */
+export interface InterruptionInput {
+  incident_id: string;
+  actor: string;
+  recorded_at: string;
+  reason: string;
+}
+
+/** Result of finalizing a completed runner update. */
+export interface FinalizeResult {
+  snapshot: StateSnapshot;
+  receipt: CompletionReceipt;
+  /** True when this call only cleared control after an interrupted clear. */
+  retried_clear: boolean;
+}
+
+/** Result of the read-only completed-receipt lookup. */
+export interface CompletedReceiptLookup {
+  receipt: CompletionReceipt;
+  completed_at: string;
+  /** False while the terminal control is still pending (an interrupted clear). */
+  control_cleared: boolean;
+}
+
+/** Result of the terminal pending-snapshot validation gate. */
+export interface TerminalPending {
+  operation_id: string;
+  outcome: "success" | "failure";
+  receipt_archived: boolean;
+}
+
+/** Options for acquiring the deployment lock. */
+export interface AcquireLockOptions {
+  actor: string;
+  /** Retry STATE_LOCK_HELD (only that error) with backoff until this deadline; 0 = once. */
+  timeoutMs?: number;
+}
+
+/** The deployment state contract. Every write names the snapshot (revisions) it read. */
+export interface StateStore {
+  readonly project: string;
+  readonly environment: string | null;
+  /** Create the store (schema/dirs and store ID); idempotent. */
+  init(): Promise<StoreIdentity>;
+  /** The store identity (STATE_NOT_INITIALIZED before init). */
+  identity(): Promise<StoreIdentity>;
+  /** Take the exclusive deployment lock (STATE_LOCK_HELD says who and since when). */
+  acquireLock(options: AcquireLockOptions): Promise<LockOwner>;
+  /** Release the lock this store holds (no-op when none). */
+  releaseLock(): Promise<void>;
+  /** Who holds the lock; stale locks are diagnosed, never broken. */
+  inspectLock(): Promise<LockStatus>;
+  /** Explicitly remove a stale lock identified by its UUID. */
+  breakStaleLock(lockId: string): Promise<void>;
+  /** Read and verify ownership, control and history. */
+  load(): Promise<StateSnapshot>;
+  /** Commit ownership for a non-runner operation (e.g. create), clearing its v3 control. */
+  commitOwnership(
+    snapshot: StateSnapshot,
+    ownership: OwnershipDocument,
+    options?: { operationId?: string; recordedAt?: string },
+  ): Promise<StateSnapshot>;
+  /** Record an intent (v4 for runner_update with its typed action, v3 otherwise). */
+  beginOperation(
+    snapshot: StateSnapshot,
+    intent: OperationIntent,
+    actions?: RunnerAction[],
+  ): Promise<StateSnapshot>;
+  /** Record the next boundary checkpoint of the active runner update. */
+  recordCheckpoint(snapshot: StateSnapshot, checkpoint: Checkpoint): Promise<StateSnapshot>;
+  /** Record an interruption (an incident) of the pending operation. */
+  recordInterruption(snapshot: StateSnapshot, input: InterruptionInput): Promise<StateSnapshot>;
+  /** Authorize resuming a recorded interruption (first resume upgrades control to v5). */
+  resumeOperation(snapshot: StateSnapshot, record: ResumeRecord): Promise<StateSnapshot>;
+  /** The sole archived authorization left before its control update, or null. Read-only. */
+  pendingResumeAuthorization(snapshot: StateSnapshot): Promise<ResumeAuthorization | null>;
+  /** Commit the desired runner checksum (serial + 1), archive the receipt and clear control. */
+  finalizeCompletedRunner(snapshot: StateSnapshot, options?: { recordedAt?: string }): Promise<
+    FinalizeResult
+  >;
+  /** Verify an archived runner_completed receipt against the current state. Read-only. */
+  completedReceipt(operationId: string): Promise<CompletedReceiptLookup | null>;
+  /** Verify the snapshot is current and its pending control is terminal. Read-only. */
+  validateTerminalPending(snapshot: StateSnapshot): Promise<TerminalPending>;
+  /** Release the lock and connections. */
+  close(): Promise<void>;
+}
+
+export type { Incident };
