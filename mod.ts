@@ -12,3 +12,89 @@
 export { SLUICE_VERSION } from "./lib/version.ts";
 export { EXIT, exitCodeFor, SluiceError } from "./lib/errors.ts";
 export type { SourceLocation } from "./lib/errors.ts";
+
+// Project model and compiler (lib/project, lib/expr, lib/artifact). Example:
+//   const project = await loadProject(".", { environment: null });
+//   const { artifacts, warnings } = compile(project);
+//   for (const a of artifacts) console.log(a.model, a.sha256);
+export { loadProject, readProject } from "./lib/project/load.ts";
+export type { LoadOptions, Project, ProjectModel } from "./lib/project/load.ts";
+export { compile, compileModel } from "./lib/project/compile.ts";
+export type { CompiledArtifact, CompileResult } from "./lib/project/compile.ts";
+export { parseManifest } from "./lib/project/manifest.ts";
+export type {
+  ExternalDecl,
+  KafkaAddresses,
+  Manifest,
+  ModelDecl,
+  SourceDecl,
+  StateBackendConfig,
+} from "./lib/project/manifest.ts";
+export { checkModelSql, checkPredicateSql } from "./lib/project/model.ts";
+export type { CheckedModel, ProjectionColumn } from "./lib/project/model.ts";
+export { checkExternals } from "./lib/project/externals.ts";
+export { initProject, starterFiles } from "./lib/project/starter.ts";
+export type { InitOptions, InitResult } from "./lib/project/starter.ts";
+export type { Expr, LiteralExpr } from "./lib/expr/ast.ts";
+export type { ColumnType, SchemaField, Value } from "./lib/expr/schema.ts";
+export { evaluate } from "./lib/expr/evaluate.ts";
+export type { Truth } from "./lib/expr/evaluate.ts";
+export { decodeRecord } from "./lib/expr/decode.ts";
+export type { DecodeErrorCode, DecodeResult } from "./lib/expr/decode.ts";
+export {
+  artifactCanonicalJson,
+  artifactSha256,
+  validateArtifact,
+} from "./lib/artifact/artifact.ts";
+export type { RunnerArtifact } from "./lib/artifact/artifact.ts";
+export {
+  canonicalJson,
+  canonicalSha256,
+  parseCanonicalJson,
+  sha256Hex,
+} from "./lib/artifact/canonical.ts";
+export { redactForDisplay } from "./lib/artifact/redact.ts";
+export { applicationId } from "./lib/artifact/application_id.ts";
+
+// Deployment state (lib/state): ownership, the pending operation journal, history and the
+// deployment lock, behind one StateStore contract with local-files and PostgreSQL backends.
+// Example:
+//   const store = openStateStore({ backend: "local", dir: ".sluice/state", project: "orders",
+//     environment: null });
+//   await store.init();
+//   await store.acquireLock({ actor: "ci" });
+//   const snap = await store.load();
+//   console.log(snap.revision, snap.ownership?.checksum, snap.control?.opened.status);
+//   await store.close();
+export { openStateStore } from "./lib/state/open.ts";
+export type { StateStoreConfig } from "./lib/state/open.ts";
+export type {
+  AcquireLockOptions,
+  CompletedReceiptLookup,
+  FinalizeResult,
+  InterruptionInput,
+  StateSnapshot,
+  StateStore,
+  TerminalPending,
+} from "./lib/state/store.ts";
+export { CHECKPOINT_ORDER, RESUME_LIMIT } from "./lib/state/journal.ts";
+export type {
+  Checkpoint,
+  CheckpointName,
+  Incident,
+  OperationIntent,
+  PartitionOffset,
+  ResumeAuthorization,
+  ResumeRecord,
+  RunnerAction,
+  StoreIdentity,
+} from "./lib/state/journal.ts";
+export { emptyOwnership, stateChecksum } from "./lib/state/ownership.ts";
+export type {
+  OwnedRunner,
+  OwnedTopic,
+  OwnedVolume,
+  OwnershipDocument,
+} from "./lib/state/ownership.ts";
+export type { CompletionReceipt, HistoryEvent } from "./lib/state/history.ts";
+export type { LockOwner, LockStatus, StatePrimitive } from "./lib/state/primitive.ts";

@@ -48,12 +48,38 @@ export async function main(args: string[]): Promise<number> {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return EXIT.OK;
       return EXIT.USAGE;
     }
-    const format: OutputFormat = args.includes("json") &&
-        (args.includes("-o") || args.includes("--output"))
-      ? "json"
-      : "text";
-    return printFailure(format, args.filter((a) => !a.startsWith("-"))[0] ?? "sluice", error);
+    const format = formatFromArgs(args);
+    return printFailure(format, commandName(program, args), error);
   }
+}
+
+/** `-o json` / `--output json` / `--output=json` anywhere on the command line. */
+function formatFromArgs(args: string[]): OutputFormat {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if ((a === "-o" || a === "--output") && args[i + 1] === "json") return "json";
+    if (a === "--output=json" || a === "-ojson") return "json";
+  }
+  return "text";
+}
+
+/** The command path named on the command line (e.g. "state resume"), skipping option values. */
+function commandName(program: Command, args: string[]): string {
+  const names: string[] = [];
+  let cmd: Command = program;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "-o" || a === "--output") {
+      i++;
+      continue;
+    }
+    if (a.startsWith("-")) continue;
+    const sub = cmd.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (!sub) break;
+    names.push(sub.name());
+    cmd = sub;
+  }
+  return names.join(" ") || "sluice";
 }
 
 if (import.meta.main) {

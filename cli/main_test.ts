@@ -32,3 +32,13 @@ Deno.test("-o accepts only text or json", async () => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /Allowed choices are text, json/);
 });
+
+Deno.test("a failure under -o json is one envelope naming the command, with a stable code", async () => {
+  const r = await sluice("-o", "json", "validate", "--project", "/nonexistent-sluice-project");
+  assert.equal(r.code, 3);
+  const env = JSON.parse(r.stdout);
+  assert.equal(env.ok, false);
+  assert.equal(env.command, "validate");
+  assert.equal(env.data, null);
+  assert.equal(env.errors[0].code, "PROJECT_NOT_FOUND");
+});
