@@ -1,0 +1,101 @@
+package dev.sluice.runner;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+
+/**
+ * The container-side identity gate: before any consumer or producer exists, one Admin client
+ * checks that the cluster and both topics are the ones the plan was reviewed against (exit 12),
+ * and that the group has a committed offset for every input partition (exit 14; the runner runs
+ * with {@code auto.offset.reset=none} and never resets on its own).
+ */
+public final class IdentityGate {
+  private IdentityGate() {}
+
+  static final long TIMEOUT_SECONDS = 30;
+
+  /** Runs every check; returns the input partitions on success. */
+  public static List<TopicPartition> check(Admin admin, Plan plan) throws RunnerExit {
+    List<TopicPartition> partitions = checkIdentity(admin, plan);
+    checkOffsets(admin, plan, partitions);
+    return partitions;
+  }
+
+  /** Cluster ID and both topic IDs; returns the input partitions. */
+  public static List<TopicPartition> checkIdentity(Admin admin, Plan plan) throws RunnerExit {
+    String clusterId = get(admin.describeCluster().clusterId(), "describeCluster");
+    if (!plan.clusterId().equals(clusterId)) {
+      throw new RunnerExit(RunnerExit.IDENTITY, "IDENTITY_CLUSTER_MISMATCH",
+          "cluster ID is " + clusterId + ", the plan expects " + plan.clusterId());
+    }
+    TopicDescription in = describe(admin, plan.inputTopic());
+    TopicDescription out = describe(admin, plan.outputTopic());
+    checkTopic(in, plan.inputTopicId(), "input");
+    checkTopic(out, plan.outputTopicId(), "output");
+
+    List<TopicPartition> partitions = new ArrayList<>();
+    in.partitions().forEach(p -> partitions.add(new TopicPartition(plan.inputTopic(), p.partition())));
+    return partitions;
+  }
+
+  /** Every input partition has a committed offset in the group (exit 14 otherwise). */
+  public static void checkOffsets(Admin admin, Plan plan, List<TopicPartition> partitions) throws RunnerExit {
+    Map<TopicPartition, OffsetAndMetadata> committed =
+        get(admin.listConsumerGroupOffsets(plan.applicationId()).partitionsToOffsetAndMetadata(), "listConsumerGroupOffsets");
+    List<String> missing = new ArrayList<>();
+    for (TopicPartition tp : partitions) {
+      if (committed.get(tp) == null) missing.add(tp.toString());
+    }
+    if (!missing.isEmpty()) {
+      throw new RunnerExit(RunnerExit.OFFSETS_MISSING, "OFFSETS_MISSING",
+          "group " + plan.applicationId() + " has no committed offset for " + String.join(", ", missing)
+              + "; sluice initializes them before the first start (init-offsets)");
+    }
+  }
+
+  private static void checkTopic(TopicDescription d, String expectedId, String role) throws RunnerExit {
+    String actual = d.topicId().toString(); // base64url, as Kafka prints it
+    if (!actual.equals(expectedId)) {
+      throw new RunnerExit(RunnerExit.IDENTITY, "IDENTITY_TOPIC_MISMATCH",
+          role + " topic " + d.name() + " has ID " + actual + ", the plan expects " + expectedId);
+    }
+  }
+
+  private static TopicDescription describe(Admin admin, String topic) throws RunnerExit {
+    try {
+      return admin.describeTopics(List.of(topic)).allTopicNames().get(TIMEOUT_SECONDS, TimeUnit.SECONDS).get(topic);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+        throw new RunnerExit(RunnerExit.IDENTITY, "IDENTITY_TOPIC_MISSING", "topic " + topic + " does not exist");
+      }
+      throw new RunnerExit(RunnerExit.FATAL, "KAFKA_ADMIN_FAILED", "describeTopics " + topic + ": " + e.getCause());
+    } catch (TimeoutException e) {
+      throw new RunnerExit(RunnerExit.FATAL, "KAFKA_UNREACHABLE", "describeTopics " + topic + " timed out after " + TIMEOUT_SECONDS + " s");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RunnerExit(RunnerExit.FATAL, "INTERRUPTED", "interrupted");
+    }
+  }
+
+  static <T> T get(org.apache.kafka.common.KafkaFuture<T> f, String what) throws RunnerExit {
+    try {
+      return f.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      throw new RunnerExit(RunnerExit.FATAL, "KAFKA_ADMIN_FAILED", what + ": " + e.getCause());
+    } catch (TimeoutException e) {
+      throw new RunnerExit(RunnerExit.FATAL, "KAFKA_UNREACHABLE", what + " timed out after " + TIMEOUT_SECONDS + " s");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RunnerExit(RunnerExit.FATAL, "INTERRUPTED", what + " interrupted");
+    }
+  }
+}

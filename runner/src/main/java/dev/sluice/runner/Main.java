@@ -1,0 +1,270 @@
+package dev.sluice.runner;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+
+/**
+ * The runner's entry point (ENTRYPOINT of the image). Modes:
+ *
+ * <ul>
+ *   <li>{@code run} (default): load and check the plan, run the identity gate, run the topology
+ *       until SIGTERM (exit 143) or a fatal error (exit 10–15 with a one-line JSON reason);
+ *   <li>{@code init-offsets}: load the plan, run the identity gate and set the group's committed
+ *       offset to the artifact's {@code initial_offsets} for every input partition that has
+ *       none (never moves an existing offset). Exit 0 on success.
+ * </ul>
+ *
+ * <p>Environment: SLUICE_PLAN_PATH (default /etc/sluice/plan.json), SLUICE_PLAN_SHA256,
+ * SLUICE_GENERATION, SLUICE_DATA_DIR (default /var/lib/sluice), SLUICE_CLOSE_TIMEOUT_MS (default
+ * 20000), SLUICE_LEAVE_MODE (internal | static | none; default internal, see docs/runner.md).
+ */
+public final class Main {
+  private Main() {}
+
+  public static void main(String[] args) {
+    Map<String, String> env = System.getenv();
+    String mode = args.length == 0 ? "run" : args[0];
+    Path planPath = Path.of(env.getOrDefault("SLUICE_PLAN_PATH", "/etc/sluice/plan.json"));
+    Path dataDir = Path.of(env.getOrDefault("SLUICE_DATA_DIR", "/var/lib/sluice"));
+    if (mode.equals("init-offsets")) {
+      try {
+        Plan plan = Plan.load(planPath, env.get("SLUICE_PLAN_SHA256"));
+        System.out.println(initOffsets(plan));
+        System.out.flush();
+        Runtime.getRuntime().halt(0);
+      } catch (RunnerExit e) {
+        exitWith(e);
+      }
+      return;
+    }
+    if (!mode.equals("run")) {
+      exitWith(new RunnerExit(RunnerExit.PLAN_INVALID, "USAGE", "unknown mode '" + mode + "' (run | init-offsets)"));
+    }
+    StatusFile status = new StatusFile(dataDir.resolve("status.json"), env.get("SLUICE_GENERATION"));
+    try {
+      Plan plan = Plan.load(planPath, env.get("SLUICE_PLAN_SHA256"));
+      status.setPlan(plan.sha256(), plan.applicationId());
+      status.write("STARTING", null, null, null);
+      try (Admin admin = Admin.create(adminProps(plan))) {
+        IdentityGate.check(admin, plan);
+      }
+      long closeMs = Long.parseLong(env.getOrDefault("SLUICE_CLOSE_TIMEOUT_MS", "20000"));
+      String leaveMode = env.getOrDefault("SLUICE_LEAVE_MODE", "internal");
+      new Main.Run(plan, status, dataDir.resolve("streams"), Duration.ofMillis(closeMs), leaveMode).run();
+    } catch (RunnerExit e) {
+      status.write("FAILED", e.exitCode, e.reason, e.detail);
+      exitWith(e);
+    } catch (RuntimeException e) {
+      RunnerExit x = new RunnerExit(RunnerExit.FATAL, "RUNNER_FAILED", e.toString());
+      status.write("FAILED", x.exitCode, x.reason, x.detail);
+      exitWith(x);
+    }
+  }
+
+  /** Prints the one-line JSON reason as the last stdout line and halts with its code. */
+  static void exitWith(RunnerExit e) {
+    System.out.println(e.toJsonLine());
+    System.out.flush();
+    System.err.flush();
+    Runtime.getRuntime().halt(e.exitCode);
+  }
+
+  static Properties adminProps(Plan plan) {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, plan.bootstrapServers());
+    p.put(AdminClientConfig.CLIENT_ID_CONFIG, plan.applicationId() + "-gate");
+    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30000);
+    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10000);
+    return p;
+  }
+
+  /** The Streams configuration for a plan (exported for tests and docs/runner.md). */
+  public static Properties streamsProps(Plan plan, Path stateDir, String leaveMode) {
+    Properties p = new Properties();
+    p.put(StreamsConfig.APPLICATION_ID_CONFIG, plan.applicationId());
+    p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, plan.bootstrapServers());
+    p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+    p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class);
+    p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class);
+    // never a silent reset: a missing committed offset is exit 14
+    p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "none");
+    switch (leaveMode) {
+      case "internal":
+        // Streams 4.1 forces internal.leave.group.on.close=false on its consumers; a client value
+        // wins over that default, so the member sends LeaveGroup on close and the group is Empty
+        // at once instead of after session.timeout.ms (docs/runner.md has the measurements).
+        p.put(StreamsConfig.mainConsumerPrefix("internal.leave.group.on.close"), true);
+        break;
+      case "static":
+        p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), plan.applicationId() + "-0");
+        break;
+      case "none":
+        break;
+      default:
+        throw new IllegalArgumentException("SLUICE_LEAVE_MODE must be internal, static or none");
+    }
+    return p;
+  }
+
+  /** Sets missing committed offsets to the artifact's initial_offsets; returns a JSON line. */
+  static String initOffsets(Plan plan) throws RunnerExit {
+    try (Admin admin = Admin.create(adminProps(plan))) {
+      List<TopicPartition> partitions = IdentityGate.checkIdentity(admin, plan);
+      Map<TopicPartition, OffsetAndMetadata> committed = IdentityGate.get(
+          admin.listConsumerGroupOffsets(plan.applicationId()).partitionsToOffsetAndMetadata(), "listConsumerGroupOffsets");
+      Map<TopicPartition, OffsetSpec> want = new HashMap<>();
+      for (TopicPartition tp : partitions) {
+        if (committed.get(tp) == null) {
+          want.put(tp, plan.initialOffsets().equals("earliest") ? OffsetSpec.earliest() : OffsetSpec.latest());
+        }
+      }
+      Map<TopicPartition, OffsetAndMetadata> set = new HashMap<>();
+      if (!want.isEmpty()) {
+        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> offsets =
+            IdentityGate.get(admin.listOffsets(want).all(), "listOffsets");
+        offsets.forEach((tp, info) -> set.put(tp, new OffsetAndMetadata(info.offset())));
+        IdentityGate.get(admin.alterConsumerGroupOffsets(plan.applicationId(), set).all(), "alterConsumerGroupOffsets");
+      }
+      List<Object> rows = new java.util.ArrayList<>();
+      for (TopicPartition tp : partitions) {
+        long off = set.containsKey(tp) ? set.get(tp).offset() : committed.get(tp).offset();
+        Map<String, Object> row = new java.util.LinkedHashMap<>();
+        row.put("partition", new Json.Num(Integer.toString(tp.partition())));
+        row.put("offset", new Json.Num(Long.toString(off)));
+        row.put("initialized", set.containsKey(tp));
+        rows.add(row);
+      }
+      Map<String, Object> result = new java.util.LinkedHashMap<>();
+      result.put("group", plan.applicationId());
+      result.put("partitions", rows);
+      try {
+        return Json.canonical(result);
+      } catch (Json.NotCanonical e) {
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+
+  /** One run of the topology, from start to exit. */
+  static final class Run {
+    private final Plan plan;
+    private final StatusFile status;
+    private final Path stateDir;
+    private final Duration closeTimeout;
+    private final String leaveMode;
+    private final AtomicReference<RunnerExit> fatal = new AtomicReference<>();
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    Run(Plan plan, StatusFile status, Path stateDir, Duration closeTimeout, String leaveMode) {
+      this.plan = plan;
+      this.status = status;
+      this.stateDir = stateDir;
+      this.closeTimeout = closeTimeout;
+      this.leaveMode = leaveMode;
+    }
+
+    void run() throws RunnerExit {
+      KafkaStreams streams = new KafkaStreams(SluiceTopology.build(plan), streamsProps(plan, stateDir, leaveMode));
+      streams.setUncaughtExceptionHandler(e -> {
+        fatal.compareAndSet(null, classify(e));
+        return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+      });
+      streams.setStateListener((next, previous) -> {
+        if (next == KafkaStreams.State.RUNNING && !closing.get()) status.write("RUNNING", null, null, null);
+        if (next == KafkaStreams.State.ERROR || next == KafkaStreams.State.NOT_RUNNING) stopped.countDown();
+        if (next == KafkaStreams.State.PENDING_ERROR || next == KafkaStreams.State.PENDING_SHUTDOWN) {
+          if (!closing.get() && fatal.get() != null) stopped.countDown();
+        }
+      });
+      Thread hook = new Thread(() -> onSigterm(streams), "sluice-sigterm");
+      Runtime.getRuntime().addShutdownHook(hook);
+      streams.start();
+      try {
+        stopped.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (closing.get()) {
+        // SIGTERM: the shutdown hook owns the close and the exit (143)
+        parkForever();
+      }
+      // a fatal error (or the stream thread finished on its own): close here, never in a callback
+      closing.set(true);
+      boolean closed = streams.close(closeTimeout);
+      RunnerExit e = fatal.get();
+      if (e == null) {
+        if (streams.state() == KafkaStreams.State.ERROR) {
+          e = new RunnerExit(RunnerExit.FATAL, "STREAMS_ERROR", "Kafka Streams entered ERROR");
+        } else {
+          status.write("CLOSED", 0, "STREAMS_FINISHED", "the stream thread finished without a signal");
+          System.out.flush();
+          Runtime.getRuntime().halt(0);
+        }
+      }
+      if (!closed) {
+        System.err.println("sluice-runner: close did not finish within " + closeTimeout);
+      }
+      throw e;
+    }
+
+    private void onSigterm(KafkaStreams streams) {
+      if (!closing.compareAndSet(false, true)) return; // a fatal exit is already in progress
+      status.write("CLOSING", null, "SIGTERM", null);
+      boolean closed = leaveMode.equals("static")
+          ? streams.close(new KafkaStreams.CloseOptions().leaveGroup(true).timeout(closeTimeout))
+          : streams.close(closeTimeout);
+      if (!closed || streams.state() != KafkaStreams.State.NOT_RUNNING) {
+        RunnerExit e = new RunnerExit(RunnerExit.FATAL, "CLOSE_TIMEOUT",
+            "KafkaStreams.close did not finish cleanly within " + closeTimeout.toMillis() + " ms (state " + streams.state() + ")");
+        status.write("FAILED", e.exitCode, e.reason, e.detail);
+        exitWith(e);
+      }
+      status.write("CLOSED", 143, "SIGTERM", "closed and committed");
+      System.out.flush();
+      stopped.countDown();
+      // returning lets the JVM finish the signal exit: status 143
+    }
+
+    static RunnerExit classify(Throwable e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof DecodeException d) return new RunnerExit(RunnerExit.DECODE, d.code, d.detail());
+        if (t instanceof NoOffsetForPartitionException n) {
+          return new RunnerExit(RunnerExit.OFFSETS_MISSING, "OFFSETS_MISSING", String.valueOf(n.getMessage()));
+        }
+      }
+      return new RunnerExit(RunnerExit.FATAL, "STREAMS_FATAL", e.toString() + (e.getCause() == null ? "" : " caused by " + e.getCause()));
+    }
+
+    private static void parkForever() {
+      while (true) {
+        try {
+          Thread.sleep(Long.MAX_VALUE);
+        } catch (InterruptedException ignored) {
+          // keep waiting for the hook to finish the exit
+        }
+      }
+    }
+  }
+}
