@@ -118,13 +118,15 @@ export function offsetRange(
 }
 
 /**
- * Read every record currently in `topic` (up to the latest offsets at call time), committed
- * transactions only, without joining any consumer group's offsets to the result.
+ * Read every committed record currently in `topic` (up to the latest offsets at call time),
+ * without committing any group offsets. On a transactional topic the last offsets are commit
+ * markers that a reader never sees, so the read also ends once nothing has arrived for
+ * `idleMs` (default 1.5 s) after the first record, or when `expect` records have arrived.
  */
 export async function readAll(
   bootstrap: string,
   topic: string,
-  options: { timeoutMs?: number; partitions?: number[] } = {},
+  options: { timeoutMs?: number; partitions?: number[]; idleMs?: number; expect?: number } = {},
 ): Promise<TestRecord[]> {
   const partitions = options.partitions ?? [0];
   const ranges = await offsetRange(bootstrap, topic, partitions);
@@ -146,8 +148,8 @@ export async function readAll(
       autocommit: false,
       isolationLevel: FetchIsolationLevels.READ_COMMITTED,
     });
-    const deadline = Date.now() + (options.timeoutMs ?? 20_000);
-    const timer = setTimeout(() => stream.close(), Math.max(0, deadline - Date.now()));
+    const deadline = setTimeout(() => stream.close(), options.timeoutMs ?? 20_000);
+    let idle: ReturnType<typeof setTimeout> | undefined;
     try {
       for await (const m of stream) {
         out.push({
@@ -156,13 +158,17 @@ export async function readAll(
           partition: m.partition,
           offset: m.offset,
         });
-        // transaction markers take offsets too, so stop at the last offset below `latest`
         const end = remaining.get(m.partition);
         if (end !== undefined && m.offset + 1n >= end) remaining.delete(m.partition);
-        if (remaining.size === 0) break;
+        if (
+          remaining.size === 0 || (options.expect !== undefined && out.length >= options.expect)
+        ) break;
+        clearTimeout(idle);
+        idle = setTimeout(() => stream.close(), options.idleMs ?? 1500);
       }
     } finally {
-      clearTimeout(timer);
+      clearTimeout(deadline);
+      clearTimeout(idle);
       await stream.close();
     }
   } finally {

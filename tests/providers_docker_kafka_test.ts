@@ -74,6 +74,7 @@ Deno.test(
       volume,
       volumeContainerPath: "/var/lib/sluice",
       memoryBytes: 768 * 1024 * 1024,
+      stopTimeoutSeconds: 30,
     });
     const created = await docker.inspectContainer(id);
     assert.ok(created);

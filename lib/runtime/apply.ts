@@ -335,6 +335,7 @@ async function createRunner(
     volume,
     volumeContainerPath: RUNNER_PATHS.volume,
     memoryBytes: RUNNER_EXECUTION.memoryBytes,
+    stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
   });
   progress("container", `${initialContainerName(appId)} created (${containerId.slice(0, 12)})`);
   await ctx.docker.startContainer(containerId);

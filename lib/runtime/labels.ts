@@ -44,6 +44,8 @@ export const RUNNER_ENV = {
 export const RUNNER_EXECUTION = {
   memoryBytes: 768 * 1024 * 1024,
   restartPolicy: "no",
+  /** Above the runner's 20 s close bound (docs/runner.md). */
+  stopTimeoutSeconds: 30,
 } as const;
 
 /** The state volume of an application. */

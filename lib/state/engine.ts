@@ -161,6 +161,13 @@ export class StateEngine implements StateStore {
     }
   }
 
+  async verifyLock(): Promise<void> {
+    if (!this.#lock) {
+      throw new SluiceError("STATE_LOCK_LOST", "the deployment lock is not held by this process");
+    }
+    await this.#p.verifyLock(this.#lock.lock_id);
+  }
+
   async releaseLock(): Promise<void> {
     if (!this.#lock) return;
     const id = this.#lock.lock_id;

@@ -100,6 +100,11 @@ export interface StateStore {
   releaseLock(): Promise<void>;
   /** Who holds the lock; stale locks are diagnosed, never broken. */
   inspectLock(): Promise<LockStatus>;
+  /**
+   * Throw `STATE_LOCK_LOST` unless this store still holds its lock (checked by the runtime
+   * before every provider mutation; journal writes check it themselves).
+   */
+  verifyLock(): Promise<void>;
   /** Explicitly remove a stale lock identified by its UUID. */
   breakStaleLock(lockId: string): Promise<void>;
   /** Read and verify ownership, control and history. */

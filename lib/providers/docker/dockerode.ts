@@ -178,6 +178,7 @@ export function dockerodePort(client: Docker = new Docker()): DockerPort {
         Image: spec.image,
         Labels: spec.labels,
         Env: spec.env,
+        StopTimeout: spec.stopTimeoutSeconds,
         HostConfig: {
           Binds: [
             `${spec.planHostPath}:${spec.planContainerPath}:ro`,

@@ -80,6 +80,12 @@ export interface ContainerSpec {
   volume: string;
   volumeContainerPath: string;
   memoryBytes: number;
+  /**
+   * Seconds Docker waits after SIGTERM before SIGKILL when *it* stops the container (daemon
+   * shutdown, `docker stop`). sluice itself never escalates; this must exceed the runner's
+   * own close bound so a daemon restart still gets a clean close.
+   */
+  stopTimeoutSeconds: number;
 }
 
 /** The operations sluice needs from a Docker Engine. */
