@@ -12,6 +12,8 @@ import { isNoop } from "../../lib/plan/plan.ts";
 import { readPlanFile, writePlanFile } from "../../lib/plan/plan_file.ts";
 import { apply, observe, plan } from "../../lib/runtime/session.ts";
 import type { ProjectObservation } from "../../lib/runtime/observer.ts";
+import { executeReviewed } from "../../lib/runtime/coordinator.ts";
+import { reportReplacement } from "./replacement.ts";
 import { outputFormat } from "../main.ts";
 import { printResult } from "../output.ts";
 
@@ -83,6 +85,17 @@ export function register(program: Command): void {
     .action(async (opts: Common & { plan?: string }, cmd: Command) => {
       const format = outputFormat(cmd);
       const file = opts.plan ? await readPlanFile(opts.plan) : undefined;
+      if (file && file.plan.format === 6) {
+        // a reviewed replacement enters the coordinator before any generic mutation path
+        const r = await executeReviewed({
+          dir: opts.project,
+          environment: opts.env ?? null,
+          planPath: opts.plan!,
+          progress: progressPrinter(format),
+        });
+        reportReplacement(format, "apply", r);
+        return;
+      }
       const result = await apply({
         dir: opts.project,
         environment: opts.env ?? null,

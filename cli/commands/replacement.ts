@@ -1,0 +1,124 @@
+/**
+ * Replacement commands: `sluice state runner-status` and `sluice state resume` (the reviewed
+ * `apply --plan FILE` path is in deploy.ts and calls the same coordinator). Exit statuses:
+ * 0 when the operation is verified completed (or the report was produced), 4 when blocked,
+ * 6 when the outcome is unknown (`committed: null`).
+ * @module
+ */
+import type { Command } from "commander";
+import { SluiceError } from "../../lib/errors.ts";
+import { resumeReviewed, runnerStatus } from "../../lib/runtime/coordinator.ts";
+import type { ReplacementResult, RunnerStatusReport } from "../../lib/runtime/coordinator.ts";
+import { outputFormat } from "../main.ts";
+import { printResult } from "../output.ts";
+
+interface OperationFlags {
+  project: string;
+  env?: string;
+  plan: string;
+  operationId: string;
+  confirmEnv?: string;
+  breakStaleLock?: string;
+}
+
+function progressPrinter(format: "text" | "json") {
+  if (format === "json") return undefined;
+  const t0 = Date.now();
+  return (step: string, detail: string) => {
+    console.log(
+      `  ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${step.padEnd(20)} ${detail}`,
+    );
+  };
+}
+
+/** Render a replacement result and throw for the non-success outcomes (mapped to exit codes). */
+export function reportReplacement(
+  format: "text" | "json",
+  command: string,
+  r: ReplacementResult,
+): void {
+  if (r.committed === true) {
+    printResult(
+      format,
+      command,
+      r,
+      () =>
+        `Replacement ${r.operation_id} completed and committed (ownership serial ${r.serial}).` +
+        (r.reason ? `\n${r.reason}` : ""),
+    );
+    return;
+  }
+  const lines = [
+    `operation ${r.operation_id}: ${r.outcome}; last acknowledged boundary: ${r.last_boundary}; committed: ${r.committed}`,
+    ...r.blockers.map((b) => `  [${b.code}] ${b.message}`),
+    ...(r.reason ? [`  ${r.reason}`] : []),
+    `inspect: ${r.commands.status}`,
+    `resume:  ${r.commands.resume}`,
+  ];
+  const code = r.outcome === "blocked" && r.blockers.length > 0
+    ? r.blockers[0].code
+    : r.committed === null
+    ? "UNKNOWN_OUTCOME"
+    : "UNKNOWN_OUTCOME_TIMEOUT";
+  throw new SluiceError(code, lines.join("\n"), { evidence: { result: r } });
+}
+
+/** Add `state runner-status` and `state resume`. */
+export function register(program: Command): void {
+  const state = program.commands.find((c) => c.name() === "state") ??
+    program.command("state").description("inspect and initialize deployment state");
+
+  const common = (c: Command) =>
+    c.option("--project <dir>", "project directory", ".")
+      .option("--env <name>", "environment (required when the manifest declares environments)")
+      .requiredOption("--plan <file>", "the original reviewed (format 6) plan file")
+      .requiredOption("--operation-id <uuid>", "the operation to inspect or continue")
+      .option(
+        "--break-stale-lock <lock-id>",
+        "first remove a stale lock left by a dead process (see 'state show')",
+      );
+
+  common(state.command("runner-status"))
+    .description("read-only: validate storage and audit, observe, report the next proven boundary")
+    .action(async (opts: OperationFlags, cmd: Command) => {
+      const report = await runnerStatus({
+        dir: opts.project,
+        environment: opts.env ?? null,
+        planPath: opts.plan,
+        operationId: opts.operationId,
+        breakStaleLock: opts.breakStaleLock,
+      });
+      printResult(outputFormat(cmd), "state runner-status", report, () => renderStatus(report));
+    });
+
+  common(state.command("resume"))
+    .description("continue the same operation from its last durable boundary")
+    .option(
+      "--confirm-env <name>",
+      "repeat the environment name where the environment policy demands it",
+    )
+    .action(async (opts: OperationFlags, cmd: Command) => {
+      const format = outputFormat(cmd);
+      const r = await resumeReviewed({
+        dir: opts.project,
+        environment: opts.env ?? null,
+        planPath: opts.plan,
+        operationId: opts.operationId,
+        confirmEnv: opts.confirmEnv,
+        breakStaleLock: opts.breakStaleLock,
+        progress: progressPrinter(format),
+      });
+      reportReplacement(format, "state resume", r);
+    });
+}
+
+function renderStatus(r: RunnerStatusReport): string {
+  return [
+    `operation ${r.operation_id}: ${r.state}; last durable boundary: ${r.last_boundary ?? "-"}`,
+    `checkpoints: ${r.checkpoints.map((c) => c.name).join(" → ") || "(intent only)"}`,
+    `incidents: ${r.incidents}, resume authorizations: ${r.resumes}`,
+    `next proven step: ${r.next.step} — ${r.next.detail}`,
+    ...(r.next.table_row ? [`boundary table: ${r.next.table_row}`] : []),
+    `this report grants nothing; to continue: ${r.commands.resume}`,
+  ].join("\n");
+}
