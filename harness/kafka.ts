@@ -193,3 +193,22 @@ export function committedOffsets(
     return out;
   });
 }
+
+/**
+ * Poll `readAll` until at least `count` committed records are in `topic` or `timeoutMs`
+ * passes; returns what was read last (the caller asserts on it, so a shortfall shows).
+ */
+export async function waitForRecords(
+  bootstrap: string,
+  topic: string,
+  count: number,
+  options: { partitions?: number[]; timeoutMs?: number } = {},
+): Promise<TestRecord[]> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  let got: TestRecord[] = [];
+  while (true) {
+    got = await readAll(bootstrap, topic, { partitions: options.partitions, expect: count });
+    if (got.length >= count || Date.now() > deadline) return got;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
