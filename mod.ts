@@ -98,3 +98,67 @@ export type {
 } from "./lib/state/ownership.ts";
 export type { CompletionReceipt, HistoryEvent } from "./lib/state/history.ts";
 export type { LockOwner, LockStatus, StatePrimitive } from "./lib/state/primitive.ts";
+
+// OpenLineage for a predicate replacement (lib/lineage): one run per operation (run ID = the
+// operation UUID). Delivery never throws and never decides the commit. Example:
+//   const sink = lineageSink("lineage.jsonl"); // or an http(s):// endpoint (POST, 5 s timeout)
+//   const r = await emitRunEvent(sink, "START", { operationId, project: "orders",
+//     environment: null, applicationId, bootstrap: "kafka:9092", inputTopic: "orders",
+//     outputTopic: "big_orders" });
+//   if (r.warning) console.error(`warning: ${r.warning}`);
+export {
+  buildRunEvent,
+  jobNamespace,
+  kafkaNamespace,
+  OPENLINEAGE_SPEC_VERSION,
+  RUN_EVENT_SCHEMA_URL,
+  SLUICE_PRODUCER,
+} from "./lib/lineage/events.ts";
+export type {
+  LineageContext,
+  LineageEventType,
+  LineageFacet,
+  RunEvent,
+  RunEventOptions,
+} from "./lib/lineage/events.ts";
+export { emit, emitRunEvent, lineageSink } from "./lib/lineage/emit.ts";
+export type { EmitResult, LineageSink, SinkOptions } from "./lib/lineage/emit.ts";
+export { LineageSchemaMissing, loadRunEventValidator } from "./lib/lineage/validate.ts";
+export type { RunEventValidator, ValidationResult } from "./lib/lineage/validate.ts";
+
+// The user journeys (lib/runtime): observe, plan and apply a project; execute, inspect and
+// resume a reviewed predicate replacement. Each returns a typed result and prints nothing.
+// Example:
+//   const p = await plan({ dir: "./orders" });
+//   await writePlanFile("replace.plan.json", p.plan);       // review it, then:
+//   const r = await executeReviewed({ dir: "./orders", planPath: "replace.plan.json" });
+//   if (r.committed !== true) console.log(r.commands.status, r.commands.resume);
+export { apply, observe, openProject, plan } from "./lib/runtime/session.ts";
+export type {
+  ApplyOptions,
+  OpenedProject,
+  PlanOptions,
+  PlanResult,
+  ProjectOptions,
+} from "./lib/runtime/session.ts";
+export type { ApplyResult } from "./lib/runtime/apply.ts";
+export {
+  executeReviewed,
+  executeReviewed as applyReviewed,
+  resumeReviewed as resume,
+  runnerStatus,
+} from "./lib/runtime/coordinator.ts";
+export type {
+  OperationOptions,
+  ReplacementResult,
+  ReviewedOptions,
+  RunnerStatusReport,
+} from "./lib/runtime/coordinator.ts";
+export { observeRunner, observeRunners } from "./lib/runtime/observer.ts";
+export type { ProjectObservation, RunnerObservation } from "./lib/runtime/observer.ts";
+export { BOUNDARY_TABLE, decide } from "./lib/runtime/driver.ts";
+export { boundaryInventory } from "./lib/runtime/boundary.ts";
+export type { Blocker } from "./lib/runtime/checks.ts";
+export { isNoop, planProject } from "./lib/plan/plan.ts";
+export type { Plan, PlannedAction } from "./lib/plan/plan.ts";
+export { readPlanFile, verifyPlanCurrent, writePlanFile } from "./lib/plan/plan_file.ts";

@@ -73,15 +73,24 @@ Deno.test(
     await writePlanFile(planPath, reviewed.plan);
 
     const steps: string[] = [];
+    const lineageFile = `${p.dir}/lineage.jsonl`;
     const r = await executeReviewed({
       dir: p.dir,
       planPath,
       extraLabels: env.labels,
       progress: (s) => steps.push(s),
+      openlineage: lineageFile,
     });
     assert.equal(r.committed, true, JSON.stringify(r));
     assert.equal(r.outcome, "completed");
     assert.equal(r.serial, 2);
+    // OpenLineage: START after the intent, COMPLETE after verified finalization, run ID = operation
+    const events = (await Deno.readTextFile(lineageFile)).trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    assert.deepEqual(events.map((e) => e.eventType), ["START", "COMPLETE"]);
+    assert.deepEqual(events.map((e) => e.run.runId), [r.operation_id, r.operation_id]);
+    assert.deepEqual(r.lineage_warnings, []);
     assert.deepEqual(steps, [
       "intent",
       "action_started",

@@ -82,7 +82,11 @@ export function register(program: Command): void {
     .option("--project <dir>", "project directory", ".")
     .option("--env <name>", "environment (required when the manifest declares environments)")
     .option("--plan <file>", "a plan file written by 'plan --out'")
-    .action(async (opts: Common & { plan?: string }, cmd: Command) => {
+    .option(
+      "--openlineage <url|file>",
+      "send OpenLineage START/COMPLETE/FAIL events of a replacement",
+    )
+    .action(async (opts: Common & { plan?: string; openlineage?: string }, cmd: Command) => {
       const format = outputFormat(cmd);
       const file = opts.plan ? await readPlanFile(opts.plan) : undefined;
       if (file && file.plan.format === 6) {
@@ -92,6 +96,7 @@ export function register(program: Command): void {
           environment: opts.env ?? null,
           planPath: opts.plan!,
           progress: progressPrinter(format),
+          openlineage: opts.openlineage,
         });
         reportReplacement(format, "apply", r);
         return;

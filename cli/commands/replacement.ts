@@ -19,6 +19,7 @@ interface OperationFlags {
   operationId: string;
   confirmEnv?: string;
   breakStaleLock?: string;
+  openlineage?: string;
 }
 
 function progressPrinter(format: "text" | "json") {
@@ -44,7 +45,8 @@ export function reportReplacement(
       r,
       () =>
         `Replacement ${r.operation_id} completed and committed (ownership serial ${r.serial}).` +
-        (r.reason ? `\n${r.reason}` : ""),
+        (r.reason ? `\n${r.reason}` : "") +
+        r.lineage_warnings.map((w) => `\nwarning: ${w}`).join(""),
     );
     return;
   }
@@ -107,6 +109,7 @@ export function register(program: Command): void {
         confirmEnv: opts.confirmEnv,
         breakStaleLock: opts.breakStaleLock,
         progress: progressPrinter(format),
+        openlineage: opts.openlineage,
       });
       reportReplacement(format, "state resume", r);
     });

@@ -38,6 +38,8 @@ import { BOUNDARY_TABLE, decide, drive, expectCandidate, stageOf } from "./drive
 import { observeRunner } from "./observer.ts";
 import type { RunnerObservation } from "./observer.ts";
 import { openProject } from "./session.ts";
+import { emitRunEvent, lineageSink } from "../lineage/emit.ts";
+import type { LineageContext } from "../lineage/events.ts";
 import type { OpenedProject, ProjectOptions } from "./session.ts";
 
 const INTENT = defineBoundary(
@@ -65,6 +67,8 @@ export interface ReviewedOptions extends ProjectOptions {
   readyTimeoutMs?: number;
   /** Labels added to the candidate (a test run's label). */
   extraLabels?: Record<string, string>;
+  /** OpenLineage target: an http(s) URL (POST) or a file (JSON lines). Delivery never decides commit. */
+  openlineage?: string;
 }
 
 /** The result of executing or resuming a reviewed replacement. */
@@ -81,6 +85,8 @@ export interface ReplacementResult {
   receipt: CompletionReceipt | null;
   /** Exact commands to inspect and resume this operation. */
   commands: { status: string; resume: string };
+  /** OpenLineage delivery warnings (never a reason to change `committed`). */
+  lineage_warnings: string[];
 }
 
 /** A read-only status report. */
@@ -238,7 +244,11 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
           details: { model: r.action.model, application_id: r.action.application_id },
         }, [r.action]));
       options.progress?.("intent", `operation ${operationId} recorded`);
-      return await driveAndFinalize(p, options, r, operationId, candidate, snap, false);
+      const lineage = lineageFor(p, options, r, operationId);
+      // START only after the intent is acknowledged
+      await lineage.emit("START");
+      const result = await driveAndFinalize(p, options, r, operationId, candidate, snap, false);
+      return await lineage.finish(result);
     } finally {
       await releaseQuietly(p);
     }
@@ -254,6 +264,54 @@ async function releaseQuietly(p: OpenedProject): Promise<void> {
     // a lock-release error after a verified result keeps committed: true (spec); the lock
     // itself is diagnosed by the next command
   }
+}
+
+/** OpenLineage for one invocation: START/COMPLETE/FAIL with run ID = operation UUID. */
+function lineageFor(p: OpenedProject, options: ReviewedOptions, r: Reviewed, operationId: string) {
+  const warnings: string[] = [];
+  const sink = options.openlineage ? lineageSink(options.openlineage) : null;
+  const desired = (r.action.evidence as Record<string, unknown>).desired_artifact as {
+    input: { topic: string };
+    output: { topic: string };
+  };
+  const ctx: LineageContext = {
+    operationId,
+    project: p.store.project,
+    environment: p.store.environment,
+    applicationId: r.action.application_id,
+    bootstrap: p.project.manifest.kafka.bootstrapHost,
+    inputTopic: desired.input.topic,
+    outputTopic: desired.output.topic,
+    model: r.action.model,
+    priorArtifactSha256: r.action.prior_artifact_sha256,
+    desiredArtifactSha256: r.action.desired_artifact_sha256,
+    planSha256: r.sha256,
+  };
+  const emit = async (
+    type: "START" | "COMPLETE" | "FAIL",
+    failure?: { message: string; outcome: string },
+  ) => {
+    if (!sink) return;
+    const res = await emitRunEvent(sink, type, ctx, failure ? { failure } : {});
+    if (res.warning) warnings.push(res.warning);
+  };
+  return {
+    emit,
+    async finish(result: ReplacementResult): Promise<ReplacementResult> {
+      // COMPLETE only after verified finalization; FAIL for a runtime failure or unknown commit
+      if (result.committed === true) await emit("COMPLETE");
+      else {
+        await emit("FAIL", {
+          message: result.reason ??
+            (result.blockers.length > 0
+              ? result.blockers.map((b) => `[${b.code}] ${b.message}`).join("; ")
+              : result.outcome),
+          outcome: result.outcome,
+        });
+      }
+      return { ...result, lineage_warnings: [...result.lineage_warnings, ...warnings] };
+    },
+  };
 }
 
 /** Drive, then finalize after re-observing the exact ready candidate. */
@@ -298,6 +356,7 @@ async function driveAndFinalize(
       reason: error instanceof Error ? error.message : String(error),
       serial: null,
       receipt: null,
+      lineage_warnings: [],
     };
   }
   if (outcome.kind !== "completed") {
@@ -310,6 +369,7 @@ async function driveAndFinalize(
       reason: outcome.kind === "timeout" ? `timed out waiting: ${outcome.reason}` : null,
       serial: null,
       receipt: null,
+      lineage_warnings: [],
     };
   }
   return await finalize(p, base, r, candidate, outcome.snapshot, resuming);
@@ -350,6 +410,7 @@ async function finalize(
       reason: null,
       serial: null,
       receipt: null,
+      lineage_warnings: [],
     };
   }
   try {
@@ -363,6 +424,7 @@ async function finalize(
       reason: null,
       serial: f.snapshot.ownership?.document.serial ?? null,
       receipt: f.receipt,
+      lineage_warnings: [],
     };
   } catch (error) {
     if (error instanceof SluiceError && error.code.startsWith("BLOCKED_")) throw error;
@@ -377,6 +439,7 @@ async function finalize(
       }`,
       serial: null,
       receipt: null,
+      lineage_warnings: [],
     };
   }
 }
@@ -582,6 +645,7 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
           reason: "already completed (verified from the receipt and the running candidate)",
           serial: snap.ownership?.document.serial ?? null,
           receipt: receipt.receipt,
+          lineage_warnings: [],
         };
       }
       verifyOperationMatches(c, r, options.operationId);
@@ -631,7 +695,18 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
         };
       snap = await crossBoundary(RESUME, () => p.store.resumeOperation(snap, record));
       options.progress?.("resume", `authorization ${record.authorization_id} recorded at ${stage}`);
-      return await driveAndFinalize(p, options, r, options.operationId, candidate, snap, true);
+      // the original invocation sent START; a resume reports only the final outcome
+      const lineage = lineageFor(p, options, r, options.operationId);
+      const result = await driveAndFinalize(
+        p,
+        options,
+        r,
+        options.operationId,
+        candidate,
+        snap,
+        true,
+      );
+      return await lineage.finish(result);
     } finally {
       await releaseQuietly(p);
     }
