@@ -4,7 +4,7 @@
  * on the network, print the cluster ID and topic ID, tear down. Exits non-zero if any step
  * does not give the exact expected result.
  *
- *   deno task demo        (or ./run demo, which bootstraps first)
+ *   deno task smoke
  * @module
  */
 import pg from "pg";

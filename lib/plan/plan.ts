@@ -266,7 +266,8 @@ function blocker(
   message: string,
   evidence?: Record<string, unknown>,
 ): Blocker {
-  return { code, model, message, evidence };
+  // always present: a plan is canonical JSON, which has no undefined
+  return { code, model, message, evidence: evidence ?? {} };
 }
 
 /** The running artifact reconstructed from the mounted plan's bytes. */

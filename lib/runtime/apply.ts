@@ -110,10 +110,28 @@ export async function applyPlan(
         `operation ${snap.control.opened.operation_id} (${snap.control.opened.kind}) is pending; inspect it with 'sluice state show'`,
       );
     }
-    // fresh re-verification of every runner to create: nothing may carry its identity yet
+    // fresh re-verification before the intent, so that a foreseeable failure leaves no
+    // pending operation behind: no topic to create exists yet (sluice never adopts one) ...
+    const topics = plan.actions.flatMap((a) => a.type === "create_topic" ? [a.topic] : []);
+    if (topics.length > 0) {
+      const seen = await ctx.kafka.describe(topics);
+      const existing = topics.filter((t) => seen.topics.has(t));
+      if (existing.length > 0) {
+        throw new SluiceError(
+          "BLOCKED_UNOWNED_TOPIC",
+          `topic ${
+            existing.join(", ")
+          } appeared since the plan was made; sluice never adopts a topic it did not create`,
+          { evidence: { topics: existing } },
+        );
+      }
+    }
+    // ... the image and network of every runner to create are present, and nothing carries
+    // its identity yet
     for (const a of plan.actions) {
       if (a.type !== "create_runner") continue;
       const artifact = artifactOf(plan, a.model);
+      await requireImageAndNetwork(ctx, artifact);
       const obs = await observeRunner(ctx, targetOf(artifact));
       if (
         obs.containers.length > 0 || obs.volume.exists ||
@@ -241,14 +259,8 @@ export async function writeMountedPlanFile(
   return path;
 }
 
-async function createRunner(
-  ctx: RuntimeContext,
-  artifact: RunnerArtifact,
-  artifactSha: string,
-  operationId: string,
-  progress: (step: string, detail: string) => void,
-): Promise<{ container_id: string; volume_instance: string }> {
-  const appId = artifact.application_id;
+/** The pinned image (never pulled or built here) and the network must exist. */
+async function requireImageAndNetwork(ctx: RuntimeContext, artifact: RunnerArtifact) {
   const image = await ctx.docker.inspectImage(artifact.image);
   if (!image) {
     throw new SluiceError(
@@ -262,6 +274,18 @@ async function createRunner(
       `Docker network ${artifact.network} does not exist`,
     );
   }
+  return image;
+}
+
+async function createRunner(
+  ctx: RuntimeContext,
+  artifact: RunnerArtifact,
+  artifactSha: string,
+  operationId: string,
+  progress: (step: string, detail: string) => void,
+): Promise<{ container_id: string; volume_instance: string }> {
+  const appId = artifact.application_id;
+  const image = await requireImageAndNetwork(ctx, artifact);
   const baseLabels = {
     ...ctx.extraLabels,
     [LABEL.managedBy]: "sluice",

@@ -39,7 +39,8 @@ function b(
   message: string,
   evidence?: Record<string, unknown>,
 ): Blocker {
-  return { code, model, message, evidence };
+  // always present: blockers are sealed into plan files (canonical JSON has no undefined)
+  return { code, model, message, evidence: evidence ?? {} };
 }
 
 /** Which runtime state the caller expects the owned runner to be in. */

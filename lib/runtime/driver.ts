@@ -191,7 +191,7 @@ export function actionEvidence(action: RunnerAction): Evidence {
 }
 
 function blk(code: string, message: string, evidence?: Record<string, unknown>): Blocker {
-  return { code, model: null, message, evidence };
+  return { code, model: null, message, evidence: evidence ?? {} };
 }
 
 /** Build the candidate expectation from the reviewed action. */

@@ -1,0 +1,158 @@
+/**
+ * The quickstart: what a new user runs first (`./run demo`, or `deno task demo`).
+ *
+ *  1. bring up a real environment: a Docker network and a single-node KRaft broker;
+ *  2. `sluice init` the orders starter in a temporary directory;
+ *  3. build (or find) the runner image with `runner/build.sh` and point sluice.yaml at it
+ *     and at the environment;
+ *  4. `sluice plan --out plan.json`, then `sluice apply --plan plan.json`;
+ *  5. produce the starter's sample records and print the exact output records, checked
+ *     against the model's own predicate and projection;
+ *  6. show that a repeated `sluice plan` is a no-op.
+ *
+ * It exits non-zero if any step does not give exactly the expected result, and removes
+ * everything it created (the runner container and volume, the broker, the network).
+ * @module
+ */
+import { removeLabelled } from "../harness/docker.ts";
+import { startEnv } from "../harness/env.ts";
+import { produce, readAll } from "../harness/kafka.ts";
+import { decodeRecord } from "../lib/expr/decode.ts";
+import { evaluate } from "../lib/expr/evaluate.ts";
+import { compile } from "../lib/project/compile.ts";
+import { loadProject } from "../lib/project/load.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const SLUICE = `${ROOT}bin/sluice`;
+
+function say(text: string): void {
+  console.log(`\n[quickstart] ${text}`);
+}
+
+function fail(text: string): never {
+  throw new Error(text);
+}
+
+/** Run a command, printing its output as it comes; fail unless it exits 0. */
+async function run(cmd: string, args: string[]): Promise<void> {
+  console.log(`$ ${[cmd.replace(ROOT, ""), ...args].join(" ")}`);
+  const { code } = await new Deno.Command(cmd, { args, stdout: "inherit", stderr: "inherit" })
+    .output();
+  if (code !== 0) fail(`${cmd.replace(ROOT, "")} ${args[0]} exited with ${code}`);
+}
+
+/** Run a command and return its stdout (stderr is shown); fail unless it exits 0. */
+async function capture(cmd: string, args: string[]): Promise<string> {
+  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "inherit" }).output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  if (out.code !== 0) fail(`${cmd.replace(ROOT, "")} exited with ${out.code}:\n${stdout}`);
+  return stdout;
+}
+
+say("starting a Docker network and a Kafka broker (KRaft) for this demo");
+const env = await startEnv();
+console.log(
+  `broker ${env.bootstrapHost} (from this machine), ${env.bootstrapInternal} (network ${env.network})`,
+);
+const dir = await Deno.makeTempDir({ prefix: "sluice-quickstart-" });
+// Docker names containers and volumes after the application ID, daemon-wide: a per-run
+// project name keeps this demo clear of anything else on the machine.
+const project = `orders_${env.runId.replace(/^sluice-/, "")}`;
+const applicationId = `sluice-${project}-eligible_orders`;
+let ok = false;
+try {
+  say("sluice init: the orders starter");
+  await run(SLUICE, ["init", dir]);
+
+  say("runner image: runner/build.sh builds it unless it is up to date, and prints its ID");
+  const image = (await capture("bash", [`${ROOT}runner/build.sh`])).trim().split("\n").at(-1)!;
+  if (!/^sha256:[0-9a-f]{64}$/.test(image)) fail(`runner/build.sh printed ${image}`);
+  console.log(image);
+
+  say("pointing sluice.yaml at this environment and at the image");
+  const manifestPath = `${dir}/sluice.yaml`;
+  const manifest = (await Deno.readTextFile(manifestPath))
+    .replace(/^project: .*$/m, `project: ${project}`)
+    .replace(/bootstrap_host: .*$/m, `bootstrap_host: ${env.bootstrapHost}`)
+    .replace(/bootstrap_internal: .*$/m, `bootstrap_internal: ${env.bootstrapInternal}`)
+    .replace(/^network: .*$/m, `network: ${env.network}`)
+    .replace(/^image: .*$/m, `image: ${image}`);
+  await Deno.writeTextFile(manifestPath, manifest);
+  for (const key of ["project", "  bootstrap_host", "  bootstrap_internal", "network", "image"]) {
+    console.log(manifest.split("\n").find((l) => l.startsWith(`${key}:`)));
+  }
+
+  const sql = await Deno.readTextFile(`${dir}/models/eligible_orders.sql`);
+  say("the model it deploys (models/eligible_orders.sql):");
+  console.log(sql.trim());
+
+  say("sluice plan --out plan.json: what would change, sealed in a file");
+  const planFile = `${dir}/plan.json`;
+  await run(SLUICE, ["plan", "--project", dir, "--out", planFile]);
+
+  say("sluice apply --plan plan.json: create the topics, the state volume and the runner");
+  await run(SLUICE, ["apply", "--project", dir, "--plan", planFile]);
+
+  say("producing the sample records (samples/raw_orders.jsonl) to raw_orders");
+  const samples = (await Deno.readTextFile(`${dir}/samples/raw_orders.jsonl`)).trim().split("\n")
+    .map((l) => JSON.parse(l) as { key: string; value: unknown });
+  await produce(
+    env.bootstrapHost,
+    "raw_orders",
+    samples.map((s) => ({ key: s.key, value: JSON.stringify(s.value) })),
+  );
+  for (const s of samples) console.log(`${s.key}  ${JSON.stringify(s.value)}`);
+
+  // What the model must give: each sample decoded against the schema, kept when the
+  // predicate is TRUE, projected to the SELECT columns (the runner's exact output form).
+  const { artifact } = compile(await loadProject(dir)).artifacts[0];
+  const expected = samples.flatMap((s) => {
+    const decoded = decodeRecord(JSON.stringify(s.value), artifact.schema);
+    if (!decoded.ok) fail(`sample ${s.key} does not decode: ${decoded.message}`);
+    if (artifact.predicate !== null && evaluate(artifact.predicate, decoded.values) !== true) {
+      return [];
+    }
+    const value = "{" + artifact.projection.map((c) => {
+      const v = decoded.values[c.source];
+      return `${JSON.stringify(c.name)}:${typeof v === "bigint" ? v : JSON.stringify(v)}`;
+    }).join(",") + "}";
+    return [{ key: s.key, value }];
+  });
+
+  say("the runner's output on eligible_orders, exactly:");
+  let got: Array<{ key: string | null; value: string | null }> = [];
+  for (let i = 0; i < 200 && got.length < expected.length; i++) {
+    got = await readAll(env.bootstrapHost, "eligible_orders", { partitions: [0, 1, 2] });
+    if (got.length < expected.length) await new Promise((r) => setTimeout(r, 300));
+  }
+  const byKey = (a: { key: string | null }, b: { key: string | null }) =>
+    (a.key ?? "").localeCompare(b.key ?? "");
+  got = got.map((r) => ({ key: r.key, value: r.value })).sort(byKey);
+  for (const r of got) console.log(`${r.key}  ${r.value}`);
+  if (JSON.stringify(got) !== JSON.stringify(expected.sort(byKey))) {
+    fail(`the output differs from the expected records:\n${JSON.stringify(expected, null, 2)}`);
+  }
+  console.log(
+    `${got.length} of ${samples.length} records passed: exactly those the model's WHERE keeps`,
+  );
+
+  say("sluice plan again: the running system matches the project");
+  const again = JSON.parse(await capture(SLUICE, ["-o", "json", "plan", "--project", dir]));
+  await run(SLUICE, ["plan", "--project", dir]);
+  if (again.data?.noop !== true) {
+    fail(`the repeated plan is not a no-op:\n${JSON.stringify(again)}`);
+  }
+  await run(SLUICE, ["status", "--project", dir, "--health"]);
+  ok = true;
+} finally {
+  say("cleaning up: the runner container and volume, the broker and the network");
+  await removeLabelled("sluice.application-id", applicationId);
+  const report = await env.teardown();
+  await Deno.remove(dir, { recursive: true });
+  if (report.strays.length > 0) {
+    console.error(`stray containers were attached to the network: ${report.strays.join(", ")}`);
+    ok = false;
+  }
+  console.log(ok ? "[quickstart] ok" : "[quickstart] FAILED");
+}
+if (!ok) Deno.exit(1);

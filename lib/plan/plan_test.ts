@@ -1,0 +1,511 @@
+// Unit tests of the pure planner: hand-built ownership and observations, no services. The
+// desired side is the orders starter written to a temporary directory and compiled.
+import assert from "node:assert/strict";
+import type { RunnerArtifact } from "../artifact/artifact.ts";
+import { artifactSha256 } from "../artifact/artifact.ts";
+import { canonicalSha256 } from "../artifact/canonical.ts";
+import { compile } from "../project/compile.ts";
+import { loadProject } from "../project/load.ts";
+import { tempStarter } from "../project/_test_project.ts";
+import type { OwnershipDocument } from "../state/ownership.ts";
+import type { StoreIdentity } from "../state/journal.ts";
+import type {
+  ContainerEvidence,
+  ProjectObservation,
+  RunnerObservation,
+} from "../runtime/observer.ts";
+import { buildMountedPlan, mountedPlanBytes } from "../runtime/mounted_plan.ts";
+import { isNoop, planProject, typedActionSha256 } from "./plan.ts";
+import type { Plan, PlanInput } from "./plan.ts";
+
+const CLUSTER = "Zk7Jw2vLQmC8y1m0a6Fh3A";
+const IN_ID = "bW9yZS1pbnB1dC10b3BpYw";
+const OUT_ID = "b3V0cHV0LXRvcGljLWlkAA";
+const VOLUME_INSTANCE = "0b6c7a0e-5c0e-4f0e-9c43-6f1f0c9d1e01";
+const STORE: StoreIdentity = {
+  store_id: "11111111-2222-4333-8444-555555555555",
+  backend: "local",
+  address: "/tmp/state",
+};
+const NOW = "2026-11-29T12:00:00.000Z";
+const SOURCE = "a".repeat(64);
+
+/** Load and compile a starter edited by `edit` (manifest text) and `where` (new WHERE). */
+async function desired(
+  options: { manifest?: (t: string) => string; sql?: (t: string) => string } = {},
+) {
+  const dir = await tempStarter();
+  const manifestPath = `${dir}/sluice.yaml`;
+  const sqlPath = `${dir}/models/eligible_orders.sql`;
+  if (options.manifest) {
+    await Deno.writeTextFile(manifestPath, options.manifest(await Deno.readTextFile(manifestPath)));
+  }
+  if (options.sql) {
+    await Deno.writeTextFile(sqlPath, options.sql(await Deno.readTextFile(sqlPath)));
+  }
+  const project = await loadProject(dir);
+  await Deno.remove(dir, { recursive: true });
+  return { project, compiled: compile(project) };
+}
+
+/** Ownership of the starter as `apply` records it for the artifact `owned`. */
+function ownershipOf(owned: RunnerArtifact, serial = 1): OwnershipDocument {
+  return {
+    format: "sluice.ownership",
+    version: 1,
+    project: owned.project,
+    environment: owned.environment,
+    serial,
+    topics: [
+      { name: owned.output.topic, topic_id: OUT_ID },
+      { name: owned.input.topic, topic_id: IN_ID },
+    ],
+    runners: [{
+      model: owned.model,
+      application_id: owned.application_id,
+      artifact_sha256: artifactSha256(owned),
+      volume: { name: `${owned.application_id}-state`, instance_id: VOLUME_INSTANCE },
+      container_name: owned.application_id,
+    }],
+  };
+}
+
+/** A healthy, running generation of `running` as the observer would report it. */
+function runningContainer(running: RunnerArtifact): ContainerEvidence {
+  const mounted = buildMountedPlan(running, "kafka:9092", {
+    cluster_id: CLUSTER,
+    input_topic_id: IN_ID,
+    output_topic_id: OUT_ID,
+  });
+  const { bytes, sha256 } = mountedPlanBytes(mounted);
+  const generation = "6a1f0f4e-8d8e-4a55-9b0e-2a1b3c4d5e6f/0";
+  return {
+    id: "c".repeat(64),
+    name: running.application_id,
+    status: "running",
+    running: true,
+    exitCode: 0,
+    oomKilled: false,
+    startedAt: "2026-11-29T11:00:00Z",
+    finishedAt: "0001-01-01T00:00:00Z",
+    everStarted: true,
+    imageId: running.image,
+    networkMode: running.network,
+    networks: { [running.network]: "n".repeat(64) },
+    mounts: [],
+    labels: {
+      applicationId: running.application_id,
+      artifactSha256: artifactSha256(running),
+      planSha256: sha256,
+      generation,
+      operationId: "6a1f0f4e-8d8e-4a55-9b0e-2a1b3c4d5e6f",
+      actionIndex: "0",
+      evidenceFingerprint: null,
+    },
+    plan: {
+      sha256,
+      matchesLabel: true,
+      artifactSha256: artifactSha256(running),
+      identity: mounted.identity,
+      error: null,
+      text: new TextDecoder().decode(bytes),
+    },
+    environment: { ok: true, unexpected: [], missing: [] },
+    execution: { ok: true, problems: [] },
+    volumeInstance: VOLUME_INSTANCE,
+    runnerStatus: { state: "RUNNING" },
+  };
+}
+
+/** The observation of `running` deployed and healthy (or nothing deployed, when null). */
+function observationOf(
+  target: RunnerArtifact,
+  running: RunnerArtifact | null,
+): ProjectObservation {
+  const deployed = running !== null;
+  const r: RunnerObservation = {
+    applicationId: target.application_id,
+    target: {
+      applicationId: target.application_id,
+      inputTopic: target.input.topic,
+      outputTopic: target.output.topic,
+      image: target.image,
+      network: target.network,
+    },
+    observedAt: NOW,
+    daemonId: "DAEMON:ID",
+    image: { id: target.image, env: ["PATH=/usr/bin"] },
+    networkId: "n".repeat(64),
+    containers: deployed ? [runningContainer(running)] : [],
+    volume: deployed
+      ? {
+        name: `${target.application_id}-state`,
+        exists: true,
+        labels: {},
+        instanceLabel: VOLUME_INSTANCE,
+        instanceFile: VOLUME_INSTANCE,
+      }
+      : {
+        name: `${target.application_id}-state`,
+        exists: false,
+        labels: {},
+        instanceLabel: null,
+        instanceFile: null,
+      },
+    kafka: {
+      clusterId: CLUSTER,
+      input: deployed ? { name: target.input.topic, id: IN_ID, partitions: 3 } : null,
+      output: deployed ? { name: target.output.topic, id: OUT_ID, partitions: 3 } : null,
+      group: deployed
+        ? {
+          state: "Stable",
+          members: [{
+            memberId: "m-1",
+            clientId: "c-1",
+            clientHost: "/10.0.0.2",
+            groupInstanceId: null,
+          }],
+        }
+        : { state: "Dead", members: [] },
+      committed: deployed ? { "0": "4", "1": "0", "2": "2" } : {},
+      ranges: deployed
+        ? [
+          { partition: 0, earliest: "0", latest: "4" },
+          { partition: 1, earliest: "0", latest: "0" },
+          { partition: 2, earliest: "0", latest: "3" },
+        ]
+        : [],
+    },
+  };
+  return { observedAt: NOW, daemonId: "DAEMON:ID", clusterId: CLUSTER, runners: [r] };
+}
+
+function topicsOf(a: RunnerArtifact) {
+  return new Map([
+    [a.input.topic, { id: IN_ID, partitions: 3 }],
+    [a.output.topic, { id: OUT_ID, partitions: 3 }],
+  ]);
+}
+
+/** The starter as deployed (the baseline every change is compared with). */
+async function deployed(): Promise<RunnerArtifact> {
+  return (await desired()).compiled.artifacts[0].artifact;
+}
+
+/** Plan `want` against `running` deployed and owned, online unless `offline`. */
+function planAgainst(
+  want: Awaited<ReturnType<typeof desired>>,
+  running: RunnerArtifact,
+  options: { offline?: boolean; ownership?: OwnershipDocument; observation?: ProjectObservation } =
+    {},
+): Plan {
+  const ownership = options.ownership ?? ownershipOf(running);
+  const input: PlanInput = {
+    project: want.project,
+    compiled: want.compiled,
+    state: { ownership, checksum: "b".repeat(64), identity: STORE },
+    observation: options.offline
+      ? null
+      : options.observation ?? observationOf(want.compiled.artifacts[0].artifact, running),
+    topics: options.offline ? null : topicsOf(running),
+    now: NOW,
+    sourceSha256: SOURCE,
+  };
+  return planProject(input);
+}
+
+const codes = (p: Plan) => p.blockers.map((b) => b.code);
+
+Deno.test("planner: nothing deployed → create both managed topics, then the runner", async () => {
+  const want = await desired();
+  const a = want.compiled.artifacts[0];
+  const plan = planProject({
+    project: want.project,
+    compiled: want.compiled,
+    state: { ownership: null, checksum: null, identity: STORE },
+    observation: observationOf(a.artifact, null),
+    topics: new Map(),
+    now: NOW,
+    sourceSha256: SOURCE,
+  });
+  assert.deepEqual(plan.blockers, []);
+  assert.equal(plan.format, 5);
+  assert.equal(plan.mode, "online");
+  assert.equal(plan.typed_action, null);
+  assert.deepEqual(plan.protected_state, { checksum: null, serial: 0 });
+  assert.deepEqual(plan.actions, [
+    { type: "create_topic", topic: "raw_orders", partitions: 3, role: "source" },
+    { type: "create_topic", topic: "eligible_orders", partitions: 3, role: "output" },
+    {
+      type: "create_runner",
+      model: "eligible_orders",
+      application_id: a.artifact.application_id,
+      artifact_sha256: a.sha256,
+    },
+  ]);
+  assert.equal(plan.artifacts[0].sha256, a.sha256);
+  assert.equal(isNoop(plan), false);
+});
+
+Deno.test("planner: the owned artifact running healthy → no-op", async () => {
+  const running = await deployed();
+  const plan = planAgainst(await desired(), running);
+  assert.deepEqual(plan.actions, []);
+  assert.deepEqual(plan.blockers, []);
+  assert.equal(plan.format, 5);
+  assert.equal(plan.protected_state.serial, 1);
+  assert.equal(isNoop(plan), true);
+  // and offline, from state alone
+  const offline = planAgainst(await desired(), running, { offline: true });
+  assert.equal(isNoop(offline), true);
+  assert.equal(offline.mode, "offline");
+});
+
+Deno.test("planner: a predicate-only change → one typed replacement, format 6", async () => {
+  const running = await deployed();
+  const want = await desired({ sql: (t) => t.replace("amount >= 100", "amount >= 200") });
+  const plan = planAgainst(want, running);
+  assert.deepEqual(plan.blockers, []);
+  assert.equal(plan.format, 6);
+  assert.equal(plan.actions.length, 1);
+  const action = plan.actions[0];
+  assert.equal(action.type, "replace_runner_predicate");
+  if (action.type !== "replace_runner_predicate") return;
+  assert.equal(action.application_id, running.application_id);
+  assert.equal(action.prior_artifact_sha256, artifactSha256(running));
+  assert.equal(action.desired_artifact_sha256, want.compiled.artifacts[0].sha256);
+  const ev = action.evidence as Record<string, unknown>;
+  assert.equal(ev.old_container_id, "c".repeat(64));
+  assert.deepEqual(ev.volume, {
+    name: `${running.application_id}-state`,
+    instance_id: VOLUME_INSTANCE,
+  });
+  assert.deepEqual(ev.offsets_lower_bounds, [
+    { topic: "raw_orders", partition: 0, offset: "4" },
+    { topic: "raw_orders", partition: 1, offset: "0" },
+    { topic: "raw_orders", partition: 2, offset: "2" },
+  ]);
+  assert.deepEqual((ev.identities as Record<string, string>).cluster_id, CLUSTER);
+  assert.deepEqual(ev.prior_artifact, running);
+  assert.deepEqual(ev.desired_artifact, want.compiled.artifacts[0].artifact);
+  // the typed action's checksum covers the complete action, not a redacted view
+  assert.ok(plan.typed_action);
+  assert.deepEqual(plan.typed_action.action, action);
+  assert.equal(plan.typed_action.sha256, canonicalSha256(action));
+  assert.equal(plan.typed_action.sha256, typedActionSha256(action));
+  const other = structuredClone(action);
+  (other.evidence as Record<string, unknown>).old_container_id = "d".repeat(64);
+  assert.notEqual(typedActionSha256(other), plan.typed_action.sha256);
+});
+
+/** Each forbidden change of a running model, and the precise blocker it must give. */
+const BLOCKED_CHANGES: Array<
+  { name: string; code: string; field: string; edit: Parameters<typeof desired>[0] }
+> = [
+  {
+    name: "projection",
+    code: "BLOCKED_PROJECTION_CHANGE",
+    field: "projection",
+    edit: { sql: (t) => t.replace("SELECT order_id, amount, paid", "SELECT order_id, amount") },
+  },
+  {
+    name: "schema",
+    code: "BLOCKED_SCHEMA_CHANGE",
+    field: "schema",
+    edit: {
+      manifest: (t) =>
+        t.replace(
+          "      - { name: customer, type: STRING, nullable: true }\n",
+          "      - { name: customer, type: STRING, nullable: true }\n      - { name: region, type: STRING, nullable: true }\n",
+        ),
+    },
+  },
+  {
+    name: "output topic",
+    code: "BLOCKED_TOPIC_CHANGE",
+    field: "output",
+    edit: { manifest: (t) => t.replace("topic: eligible_orders", "topic: eligible_orders_v2") },
+  },
+  {
+    name: "image",
+    code: "BLOCKED_IMAGE_CHANGE",
+    field: "image",
+    edit: { manifest: (t) => t.replace(/^image: .*$/m, `image: sha256:${"1".repeat(64)}`) },
+  },
+  {
+    name: "network",
+    code: "BLOCKED_NETWORK_CHANGE",
+    field: "network",
+    edit: { manifest: (t) => t.replace(/^network: .*$/m, "network: other-net") },
+  },
+  {
+    name: "initial offsets",
+    code: "BLOCKED_OFFSET_POLICY_CHANGE",
+    field: "initial_offsets",
+    edit: { manifest: (t) => t.replace(/^initial_offsets: .*$/m, "initial_offsets: latest") },
+  },
+];
+
+for (const c of BLOCKED_CHANGES) {
+  Deno.test(`planner: a ${c.name} change of a running model → ${c.code}`, async () => {
+    const running = await deployed();
+    const want = await desired(c.edit);
+    const plan = planAgainst(want, running);
+    const found = plan.blockers.filter((b) => b.model === "eligible_orders");
+    assert.deepEqual(found.map((b) => b.code), [c.code]);
+    assert.equal(found[0].evidence?.field, c.field);
+    assert.deepEqual(found[0].evidence?.prior, running[c.field as keyof RunnerArtifact]);
+    assert.equal(plan.actions.some((a) => a.type === "replace_runner_predicate"), false);
+    assert.equal(plan.format, 5);
+    assert.equal(plan.typed_action, null);
+  });
+}
+
+Deno.test("planner: an identity change (application ID of the running plan) → BLOCKED_IDENTITY_CHANGE", async () => {
+  const want = await desired();
+  const target = want.compiled.artifacts[0].artifact;
+  // the container carrying this application ID runs an artifact bound to another identity
+  const running: RunnerArtifact = { ...target, application_id: `${target.application_id}_old` };
+  const ownership = ownershipOf(running);
+  ownership.runners[0].application_id = target.application_id;
+  const plan = planAgainst(want, running, {
+    ownership,
+    observation: observationOf(target, running),
+  });
+  assert.deepEqual(codes(plan), ["BLOCKED_IDENTITY_CHANGE"]);
+  assert.equal(plan.blockers[0].evidence?.field, "application_id");
+  assert.deepEqual(plan.actions, []);
+});
+
+Deno.test("planner: a replacement mixed with another mutation → BLOCKED_MIXED_REPLACEMENT, format 5", async () => {
+  const running = await deployed();
+  // a predicate change plus a second model, whose topic and runner would be created
+  const want = await desired({
+    sql: (t) => t.replace("amount >= 100", "amount >= 200"),
+    manifest: (t) =>
+      t.replace(
+        "\n# downstream applications",
+        "  big_orders:\n    sql: models/eligible_orders.sql\n    output:\n      topic: big_orders\n\n# downstream applications",
+      ),
+  });
+  const obs = observationOf(want.compiled.artifacts[0].artifact, running);
+  const second = observationOf(want.compiled.artifacts[1].artifact, null).runners[0];
+  obs.runners.push(second);
+  const plan = planAgainst(want, running, { observation: obs });
+  assert.deepEqual(codes(plan), ["BLOCKED_MIXED_REPLACEMENT"]);
+  assert.deepEqual(plan.actions.map((a) => a.type).sort(), [
+    "create_runner",
+    "create_topic",
+    "replace_runner_predicate",
+  ]);
+  assert.equal(plan.format, 5);
+  assert.equal(plan.typed_action, null);
+});
+
+Deno.test("planner: a replacement planned offline → BLOCKED_OFFLINE_REPLACEMENT", async () => {
+  const running = await deployed();
+  const want = await desired({ sql: (t) => t.replace("amount >= 100", "amount >= 200") });
+  const plan = planAgainst(want, running, { offline: true });
+  assert.deepEqual(codes(plan), ["BLOCKED_OFFLINE_REPLACEMENT"]);
+  assert.equal(plan.mode, "offline");
+  assert.equal(plan.format, 5);
+  assert.deepEqual(plan.actions, []);
+  assert.equal(plan.typed_action, null);
+});
+
+Deno.test("planner: a missing external source topic → BLOCKED_EXTERNAL_TOPIC_MISSING, never created", async () => {
+  const want = await desired({
+    manifest: (t) =>
+      t.replace("    kind: managed\n    partitions: 3\n", "    kind: external\n")
+        .replace(
+          "      topic: eligible_orders\n",
+          "      topic: eligible_orders\n      partitions: 3\n",
+        ),
+  });
+  const a = want.compiled.artifacts[0];
+  const plan = planProject({
+    project: want.project,
+    compiled: want.compiled,
+    state: { ownership: null, checksum: null, identity: STORE },
+    observation: observationOf(a.artifact, null),
+    topics: new Map(),
+    now: NOW,
+    sourceSha256: SOURCE,
+  });
+  assert.deepEqual(codes(plan), ["BLOCKED_EXTERNAL_TOPIC_MISSING"]);
+  assert.equal(
+    plan.actions.some((x) => x.type === "create_topic" && x.topic === "raw_orders"),
+    false,
+  );
+  // the external topic existing unblocks it, still without any action on it
+  const present = planProject({
+    project: want.project,
+    compiled: want.compiled,
+    state: { ownership: null, checksum: null, identity: STORE },
+    observation: observationOf(a.artifact, null),
+    topics: new Map([["raw_orders", { id: IN_ID, partitions: 3 }]]),
+    now: NOW,
+    sourceSha256: SOURCE,
+  });
+  assert.deepEqual(present.blockers, []);
+  assert.deepEqual(present.actions.map((x) => x.type === "create_topic" ? x.topic : x.type), [
+    "eligible_orders",
+    "create_runner",
+  ]);
+});
+
+Deno.test("planner: drift of an owned runner gives precise blockers", async () => {
+  const running = await deployed();
+  const want = await desired();
+  const base = () => observationOf(running, running);
+
+  // a second container with the same application-ID label
+  let obs = base();
+  const foreign = structuredClone(obs.runners[0].containers[0]);
+  foreign.id = "f".repeat(64);
+  foreign.name = "intruder";
+  obs.runners[0].containers.push(foreign);
+  assert.ok(
+    codes(planAgainst(want, running, { observation: obs })).includes(
+      "BLOCKED_FOREIGN_GENERATION",
+    ),
+  );
+
+  // the volume replaced under the same name
+  obs = base();
+  obs.runners[0].containers = [];
+  obs.runners[0].volume.instanceLabel = "99999999-0000-4000-8000-000000000000";
+  obs.runners[0].volume.instanceFile = "99999999-0000-4000-8000-000000000000";
+  assert.deepEqual(codes(planAgainst(want, running, { observation: obs })), [
+    "BLOCKED_RUNNER_MISSING",
+    "BLOCKED_VOLUME_INSTANCE_CHANGED",
+  ]);
+
+  // the input topic deleted and recreated (a new topic ID)
+  obs = base();
+  obs.runners[0].kafka.input!.id = "bmV3LXRvcGljLWlkLWhlcmU";
+  const topics = topicsOf(running);
+  topics.set(running.input.topic, { id: "bmV3LXRvcGljLWlkLWhlcmU", partitions: 3 });
+  const plan = planProject({
+    project: want.project,
+    compiled: want.compiled,
+    state: { ownership: ownershipOf(running), checksum: "b".repeat(64), identity: STORE },
+    observation: obs,
+    topics,
+    now: NOW,
+    sourceSha256: SOURCE,
+  });
+  assert.ok(codes(plan).length > 0);
+  assert.ok(codes(plan).every((c) => c === "BLOCKED_TOPIC_REPLACED"), codes(plan).join(","));
+  assert.deepEqual(plan.actions, []);
+});
+
+Deno.test("planner: blockers without evidence still seal (canonical JSON has no undefined)", async () => {
+  const running = await deployed();
+  const obs = observationOf(running, running);
+  obs.runners[0].containers = [];
+  const plan = planAgainst(await desired(), running, { observation: obs });
+  assert.deepEqual(codes(plan), ["BLOCKED_RUNNER_MISSING"]);
+  // canonicalSha256 throws on an undefined field
+  assert.equal(typeof canonicalSha256(plan), "string");
+});
