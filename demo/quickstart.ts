@@ -8,7 +8,11 @@
  *  4. `sluice plan --out plan.json`, then `sluice apply --plan plan.json`;
  *  5. produce the starter's sample records and print the exact output records, checked
  *     against the model's own predicate and projection;
- *  6. show that a repeated `sluice plan` is a no-op.
+ *  6. show that a repeated `sluice plan` is a no-op;
+ *  7. change the filter (amount >= 100 → amount >= 200) through a reviewed format-6 plan:
+ *     `sluice plan --out`, then `sluice apply --plan`; the same application ID, state volume
+ *     instance and committed offsets carry over, records before the change keep the old
+ *     predicate, records after it get the new one, and a repeated plan is a no-op again.
  *
  * It exits non-zero if any step does not give exactly the expected result, and removes
  * everything it created (the runner container and volume, the broker, the network).
@@ -16,7 +20,7 @@
  */
 import { removeLabelled } from "../harness/docker.ts";
 import { startEnv } from "../harness/env.ts";
-import { produce, readAll } from "../harness/kafka.ts";
+import { produce, waitForRecords } from "../harness/kafka.ts";
 import { decodeRecord } from "../lib/expr/decode.ts";
 import { evaluate } from "../lib/expr/evaluate.ts";
 import { compile } from "../lib/project/compile.ts";
@@ -47,6 +51,59 @@ async function capture(cmd: string, args: string[]): Promise<string> {
   const stdout = new TextDecoder().decode(out.stdout);
   if (out.code !== 0) fail(`${cmd.replace(ROOT, "")} exited with ${out.code}:\n${stdout}`);
   return stdout;
+}
+
+type Sample = { key: string; value: unknown };
+type Out = { key: string | null; value: string | null };
+
+async function compiledArtifact(dir: string) {
+  return compile(await loadProject(dir)).artifacts[0].artifact;
+}
+
+/**
+ * What the model must give: each record decoded against the schema, kept when the predicate
+ * is TRUE, projected to the SELECT columns (the runner's exact output form).
+ */
+function expectedOutput(
+  samples: Sample[],
+  artifact: Awaited<ReturnType<typeof compiledArtifact>>,
+): Out[] {
+  return samples.flatMap((s) => {
+    const decoded = decodeRecord(JSON.stringify(s.value), artifact.schema);
+    if (!decoded.ok) fail(`sample ${s.key} does not decode: ${decoded.message}`);
+    if (artifact.predicate !== null && evaluate(artifact.predicate, decoded.values) !== true) {
+      return [];
+    }
+    const value = "{" + artifact.projection.map((c) => {
+      const v = decoded.values[c.source];
+      return `${JSON.stringify(c.name)}:${typeof v === "bigint" ? v : JSON.stringify(v)}`;
+    }).join(",") + "}";
+    return [{ key: s.key, value }];
+  });
+}
+
+/** Wait for the output topic to hold exactly `expected` (by key), print it, fail otherwise. */
+async function checkOutput(bootstrap: string, expected: Out[]): Promise<void> {
+  const got = (await waitForRecords(bootstrap, "eligible_orders", expected.length, {
+    partitions: [0, 1, 2],
+  })).map((r) => ({ key: r.key, value: r.value }));
+  const byKey = (a: Out, b: Out) => (a.key ?? "").localeCompare(b.key ?? "");
+  got.sort(byKey);
+  for (const r of got) console.log(`${r.key}  ${r.value}`);
+  if (JSON.stringify(got) !== JSON.stringify([...expected].sort(byKey))) {
+    fail(`the output differs from the expected records:\n${JSON.stringify(expected, null, 2)}`);
+  }
+}
+
+/** Identity and progress as `sluice observe` reports them. */
+async function observed(dir: string) {
+  const o = JSON.parse(await capture(SLUICE, ["-o", "json", "observe", "--project", dir])).data;
+  const r = o.runners[0];
+  return {
+    applicationId: r.applicationId as string,
+    volumeInstance: r.volume.instanceLabel as string,
+    committed: r.kafka.committed as Record<string, string>,
+  };
 }
 
 say("starting a Docker network and a Kafka broker (KRaft) for this demo");
@@ -103,37 +160,11 @@ try {
   );
   for (const s of samples) console.log(`${s.key}  ${JSON.stringify(s.value)}`);
 
-  // What the model must give: each sample decoded against the schema, kept when the
-  // predicate is TRUE, projected to the SELECT columns (the runner's exact output form).
-  const { artifact } = compile(await loadProject(dir)).artifacts[0];
-  const expected = samples.flatMap((s) => {
-    const decoded = decodeRecord(JSON.stringify(s.value), artifact.schema);
-    if (!decoded.ok) fail(`sample ${s.key} does not decode: ${decoded.message}`);
-    if (artifact.predicate !== null && evaluate(artifact.predicate, decoded.values) !== true) {
-      return [];
-    }
-    const value = "{" + artifact.projection.map((c) => {
-      const v = decoded.values[c.source];
-      return `${JSON.stringify(c.name)}:${typeof v === "bigint" ? v : JSON.stringify(v)}`;
-    }).join(",") + "}";
-    return [{ key: s.key, value }];
-  });
-
+  const first = expectedOutput(samples, await compiledArtifact(dir));
   say("the runner's output on eligible_orders, exactly:");
-  let got: Array<{ key: string | null; value: string | null }> = [];
-  for (let i = 0; i < 200 && got.length < expected.length; i++) {
-    got = await readAll(env.bootstrapHost, "eligible_orders", { partitions: [0, 1, 2] });
-    if (got.length < expected.length) await new Promise((r) => setTimeout(r, 300));
-  }
-  const byKey = (a: { key: string | null }, b: { key: string | null }) =>
-    (a.key ?? "").localeCompare(b.key ?? "");
-  got = got.map((r) => ({ key: r.key, value: r.value })).sort(byKey);
-  for (const r of got) console.log(`${r.key}  ${r.value}`);
-  if (JSON.stringify(got) !== JSON.stringify(expected.sort(byKey))) {
-    fail(`the output differs from the expected records:\n${JSON.stringify(expected, null, 2)}`);
-  }
+  await checkOutput(env.bootstrapHost, first);
   console.log(
-    `${got.length} of ${samples.length} records passed: exactly those the model's WHERE keeps`,
+    `${first.length} of ${samples.length} records passed: exactly those the model's WHERE keeps`,
   );
 
   say("sluice plan again: the running system matches the project");
@@ -142,6 +173,57 @@ try {
   if (again.data?.noop !== true) {
     fail(`the repeated plan is not a no-op:\n${JSON.stringify(again)}`);
   }
+  await run(SLUICE, ["status", "--project", dir, "--health"]);
+  const before = await observed(dir);
+
+  say("changing the filter: amount >= 100 becomes amount >= 200");
+  const sqlPath = `${dir}/models/eligible_orders.sql`;
+  await Deno.writeTextFile(sqlPath, sql.replace("amount >= 100", "amount >= 200"));
+  console.log((await Deno.readTextFile(sqlPath)).trim());
+
+  say("sluice plan --out replace.plan.json: a reviewed (format 6) predicate replacement");
+  const replacePlan = `${dir}/replace.plan.json`;
+  await run(SLUICE, ["plan", "--project", dir, "--out", replacePlan]);
+  const reviewed = JSON.parse(await Deno.readTextFile(replacePlan));
+  if (reviewed.format !== 6) fail(`expected a format-6 plan, got format ${reviewed.format}`);
+
+  say("sluice apply --plan replace.plan.json: the boundary-by-boundary replacement");
+  await run(SLUICE, ["apply", "--project", dir, "--plan", replacePlan]);
+
+  say("producing more orders: from now on only amount >= 200 passes");
+  const more = [
+    { key: "o-2001", value: { order_id: "o-2001", amount: 150, paid: true, customer: "c-41" } },
+    { key: "o-2002", value: { order_id: "o-2002", amount: 200, paid: true, customer: "c-42" } },
+    { key: "o-2003", value: { order_id: "o-2003", amount: 900, paid: false, customer: null } },
+    { key: "o-2004", value: { order_id: "o-2004", amount: 640, paid: true, customer: "c-07" } },
+  ];
+  await produce(
+    env.bootstrapHost,
+    "raw_orders",
+    more.map((s) => ({ key: s.key, value: JSON.stringify(s.value) })),
+  );
+  for (const s of more) console.log(`${s.key}  ${JSON.stringify(s.value)}`);
+  say("the output now: the first records under the old filter, the new ones under the new");
+  const second = expectedOutput(more, await compiledArtifact(dir));
+  await checkOutput(env.bootstrapHost, [...first, ...second]);
+
+  const after = await observed(dir);
+  if (after.applicationId !== before.applicationId) fail("the application ID changed");
+  if (after.volumeInstance !== before.volumeInstance) fail("the state volume instance changed");
+  for (const [partition, offset] of Object.entries(before.committed)) {
+    if (BigInt(after.committed[partition] ?? "-1") < BigInt(offset)) {
+      fail(`partition ${partition}: committed offset went backwards`);
+    }
+  }
+  console.log(
+    `same application ID ${after.applicationId}, same volume instance ${after.volumeInstance}, ` +
+      `offsets ${JSON.stringify(before.committed)} → ${JSON.stringify(after.committed)}`,
+  );
+
+  say("sluice plan again: nothing left to do");
+  const final = JSON.parse(await capture(SLUICE, ["-o", "json", "plan", "--project", dir]));
+  await run(SLUICE, ["plan", "--project", dir]);
+  if (final.data?.noop !== true) fail(`the plan after the replacement is not a no-op`);
   await run(SLUICE, ["status", "--project", dir, "--health"]);
   ok = true;
 } finally {

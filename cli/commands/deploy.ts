@@ -27,7 +27,7 @@ function progressPrinter(format: "text" | "json") {
   const t0 = Date.now();
   return (step: string, detail: string) => {
     console.log(
-      `  ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${step.padEnd(10)} ${detail}`,
+      `  ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${step.padEnd(20)} ${detail}`,
     );
   };
 }
