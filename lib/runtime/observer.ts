@@ -180,18 +180,23 @@ export async function observeRunners(
       networks.set(target.network, docker.networkId(target.network));
     }
     const image = await images.get(target.image)!;
-    const containers = await docker.listContainers(LABEL.applicationId, target.applicationId);
-    const evidence: ContainerEvidence[] = [];
-    for (const c of containers) evidence.push(await containerEvidence(docker, c, target, image));
-    const volume = await volumeEvidence(docker, target, evidence, image !== null);
     const input = cluster.topics.get(target.inputTopic) ?? null;
     const output = cluster.topics.get(target.outputTopic) ?? null;
-    const group = await kafka.describeGroup(target.applicationId);
-    const committed = input
-      ? await kafka.committedOffsets(target.applicationId, input.name)
-      : new Map();
     const partitions = input ? [...Array(input.partitions).keys()] : [];
-    const ranges = input ? await kafka.offsetRanges(input.name, partitions) : [];
+    // Kafka and Docker reads are independent: run them concurrently (each is a round trip)
+    const kafkaReads = Promise.all([
+      kafka.describeGroup(target.applicationId),
+      input ? kafka.committedOffsets(target.applicationId, input.name) : new Map<number, bigint>(),
+      input ? kafka.offsetRanges(input.name, partitions) : [],
+    ]);
+    // if a Docker read fails first, the Kafka error must not surface as an unhandled rejection
+    kafkaReads.catch(() => {});
+    const containers = await docker.listContainers(LABEL.applicationId, target.applicationId);
+    const evidence = await Promise.all(
+      containers.map((c) => containerEvidence(docker, c, target, image)),
+    );
+    const volume = await volumeEvidence(docker, target, evidence, image !== null);
+    const [group, committed, ranges] = await kafkaReads;
     runners.push({
       applicationId: target.applicationId,
       target,
@@ -226,7 +231,11 @@ async function containerEvidence(
 ): Promise<ContainerEvidence> {
   const label = (k: string) => c.labels[k] ?? null;
   const planLabel = label(LABEL.planSha256);
-  const bytes = await docker.readContainerFile(c.id, RUNNER_PATHS.plan);
+  const [bytes, instanceBytes, statusBytes] = await Promise.all([
+    docker.readContainerFile(c.id, RUNNER_PATHS.plan),
+    docker.readContainerFile(c.id, RUNNER_PATHS.instanceFile),
+    docker.readContainerFile(c.id, RUNNER_PATHS.statusFile),
+  ]);
   const plan: ContainerEvidence["plan"] = {
     sha256: null,
     matchesLabel: false,
@@ -286,8 +295,6 @@ async function containerEvidence(
     problems.push("image absent: entrypoint unverifiable");
   }
 
-  const instanceBytes = await docker.readContainerFile(c.id, RUNNER_PATHS.instanceFile);
-  const statusBytes = await docker.readContainerFile(c.id, RUNNER_PATHS.statusFile);
   let runnerStatus: Record<string, unknown> | null = null;
   if (statusBytes) {
     try {
