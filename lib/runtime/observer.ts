@@ -274,6 +274,12 @@ async function containerEvidence(
   if (c.networkMode !== target.network) {
     problems.push(`network ${c.networkMode} is not ${target.network}`);
   }
+  // attached networks must be exactly the target one: a runner connected to another network
+  // afterwards (docker network connect) is not the reviewed execution
+  const extra = Object.keys(c.networks).filter((n) => n !== target.network);
+  if (extra.length > 0) {
+    problems.push(`network attachments ${extra.join(", ")} besides ${target.network}`);
+  }
   if (c.restartPolicy !== RUNNER_EXECUTION.restartPolicy && c.restartPolicy !== "") {
     problems.push(`restart policy ${c.restartPolicy}`);
   }
