@@ -28,6 +28,7 @@ import type { Plan } from "../plan/plan.ts";
 import { typedActionSha256 } from "../plan/plan.ts";
 import { readPlanFile, verifyPlanCurrent } from "../plan/plan_file.ts";
 import type { Checkpoint, OpenedControl, RunnerAction } from "../state/journal.ts";
+import { CHECKPOINT_ORDER } from "../state/journal.ts";
 import type { StateSnapshot } from "../state/store.ts";
 import type { CompletionReceipt } from "../state/history.ts";
 import { crossBoundary, defineBoundary } from "./boundary.ts";
@@ -325,6 +326,10 @@ async function driveAndFinalize(
   resuming: boolean,
 ): Promise<ReplacementResult> {
   const base = { operation_id: operationId, commands: commandsFor(options, operationId) };
+  // the last checkpoint whose write was acknowledged in this invocation (the driver reports a
+  // checkpoint only after its write returned): the answer when the store itself is lost
+  let acknowledged: Stage = stageOf(checkpointsOf(start), candidate.actionIndex);
+  const checkpointNames: ReadonlySet<string> = new Set(CHECKPOINT_ORDER);
   let outcome: DriveOutcome;
   try {
     outcome = await drive(
@@ -337,7 +342,10 @@ async function driveAndFinalize(
         extraLabels: options.extraLabels,
         closeTimeoutMs: options.closeTimeoutMs,
         readyTimeoutMs: options.readyTimeoutMs,
-        progress: options.progress,
+        progress: (step, detail) => {
+          if (checkpointNames.has(step)) acknowledged = step as Stage;
+          options.progress?.(step, detail);
+        },
       },
       start,
       checkpointsOf,
@@ -351,7 +359,7 @@ async function driveAndFinalize(
       ...base,
       committed: null,
       outcome: "unknown",
-      last_boundary: await lastAcknowledged(p, operationId),
+      last_boundary: await lastAcknowledged(p, operationId, acknowledged),
       blockers: [],
       reason: error instanceof Error ? error.message : String(error),
       serial: null,
@@ -447,6 +455,7 @@ async function finalize(
 async function lastAcknowledged(
   p: OpenedProject,
   operationId: string,
+  acknowledged: Stage,
 ): Promise<Stage | "finalized"> {
   try {
     const s = await p.store.load();
@@ -454,7 +463,8 @@ async function lastAcknowledged(
     if (!c) return "finalized";
     return stageOf(checkpointsOf(s), 0);
   } catch {
-    return "intent";
+    // the store cannot be read (e.g. its session was lost): what this invocation saw acknowledged
+    return acknowledged;
   }
 }
 
@@ -666,6 +676,11 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
           }));
       }
       const stage = stageOf(checkpointsOf(snap), 0);
+      if (stage === "action_completed") {
+        // the action is terminal (its outcome is recorded): resume authorizes no further
+        // boundary, and only finalization remains — after re-observing the exact ready candidate
+        return await finalize(p, base, r, candidate, snap, true);
+      }
       const obs = await observeRunner(p, targetOfAction(candidate, r.action));
       const pending = await p.store.pendingResumeAuthorization(snap);
       const record = pending

@@ -1,0 +1,329 @@
+/**
+ * Fault injection through real process death. {@link runFaultJourney} runs the installed CLI
+ * (`bin/sluice apply --plan FILE`) in a separate OS process with one fault point armed, checks
+ * that the process died by SIGKILL at that point, and then — each step a fresh process —
+ * learns the operation ID and any stale lock from `state show`, diagnoses with
+ * `state runner-status` and continues with `state resume` (breaking a stale local lock
+ * explicitly, by its lock ID) until the operation completes or a precise blocker is reported.
+ *
+ * Faults that only fire during a resume (`journal.interruption`, `journal.resume`) need an
+ * interrupted operation first: the apply dies at {@link PRE_RESUME_FAULT}, the first resume
+ * worker carries the fault, and the next resume continues. A fault at `journal.intent:before`
+ * leaves no operation: the plan is still current, so the same plan file is applied again.
+ *
+ * Every command is recorded in a Jepsen-style history: an `invoke` entry when it starts and
+ * one `ok` / `fail` / `info` entry when it ends (`info` for a process death or an unknown
+ * outcome, whose effect is indeterminate).
+ *
+ * @example
+ * ```ts
+ * import { runFaultJourney } from "./faults.ts";
+ * // const j = await runFaultJourney({ projectDir, planPath, boundary: "docker.remove_old", side: "after" });
+ * // j.outcome === "completed"
+ * ```
+ * @module
+ */
+import { docker } from "./docker.ts";
+import { runWorker } from "./worker.ts";
+import type { WorkerResult } from "./worker.ts";
+
+/** One entry of a Jepsen-style history. */
+export interface HistoryEntry {
+  process: string;
+  type: "invoke" | "ok" | "fail" | "info";
+  f: string;
+  value: unknown;
+  time: string;
+}
+
+/** Boundaries that are crossed only by `state resume`. */
+export const RESUME_ONLY = new Set(["journal.interruption", "journal.resume"]);
+
+/** Where the apply dies when the case's own fault fires only during a resume. */
+export const PRE_RESUME_FAULT = "journal.action_started:after";
+
+/** What one journey did. */
+export interface FaultJourney {
+  fault: string | null;
+  /** The armed fault point fired and the worker died by SIGKILL there. */
+  faultFired: boolean;
+  operationId: string | null;
+  outcome: "completed" | "blocked" | "failed";
+  blockers: Array<{ code: string; message: string }>;
+  /** Lock IDs of stale locks broken explicitly with --break-stale-lock. */
+  brokenLocks: string[];
+  /** Every worker process, in order. */
+  workers: WorkerResult[];
+  /** `state show` views taken while no worker was running. */
+  shows: unknown[];
+  /** `state runner-status` reports. */
+  statuses: unknown[];
+  history: HistoryEntry[];
+}
+
+/** Options of {@link runFaultJourney}. */
+export interface FaultJourneyOptions {
+  projectDir: string;
+  planPath: string;
+  /** The fault point; null for a disruption run (no fault armed, see `duringFirst`). */
+  boundary: string | null;
+  side: "before" | "after" | null;
+  /** Runs while the first apply worker runs (a disruption: restart a broker, drop a session). */
+  duringFirst?: (journey: FaultJourney) => Promise<void>;
+  /** Environment for every worker (the PostgreSQL DSN variable). */
+  env?: Record<string, string>;
+  /** Called once while the killed worker is dead, before anything is resumed. */
+  whileDead?: (journey: FaultJourney) => Promise<void>;
+  /** Called after every worker death (e.g. to sample committed offsets). */
+  afterDeath?: (journey: FaultJourney, view: StateShowView | null) => Promise<void>;
+  /** Upper bound on resume attempts (default 6). */
+  maxResumes?: number;
+}
+
+/** The parts of `state show` the journey reads. */
+export interface StateShowView {
+  lock: {
+    held: boolean;
+    stale: boolean;
+    diagnosis: string;
+    holder: { lock_id: string; pid: number } | null;
+  };
+  ownership: { serial: number } | null;
+  pending_operation: {
+    operation_id: string;
+    status: string;
+    last_checkpoint: string | null;
+    incidents: number;
+    resume_authorizations: number;
+  } | null;
+  history: { events: number; last_event: string | null };
+}
+
+/** Run the whole journey for one fault point. */
+export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJourney> {
+  const fault = o.boundary !== null ? `${o.boundary}:${o.side}` : null;
+  const j: FaultJourney = {
+    fault,
+    faultFired: false,
+    operationId: null,
+    outcome: "failed",
+    blockers: [],
+    brokenLocks: [],
+    workers: [],
+    shows: [],
+    statuses: [],
+    history: [],
+  };
+  let n = 0;
+  const call = async (f: string, args: string[], armed: string | null) => {
+    const proc = `worker-${++n}`;
+    j.history.push({
+      process: proc,
+      type: "invoke",
+      f,
+      value: { args, fault: armed },
+      time: new Date().toISOString(),
+    });
+    const r = await runWorker(["-o", "json", ...args], { fault: armed, env: o.env });
+    j.workers.push(r);
+    const died = r.signal !== null;
+    const unknown = r.code === 6;
+    j.history.push({
+      process: proc,
+      type: r.code === 0 ? "ok" : died || unknown ? "info" : "fail",
+      f,
+      value: {
+        exit: r.code,
+        signal: r.signal,
+        fired: r.fired,
+        data: summarize(r.json?.data),
+        errors: r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [],
+        stderr_tail: r.json ? undefined : r.stderr.slice(-600),
+      },
+      time: r.endedAt,
+    });
+    return r;
+  };
+  const show = async (): Promise<StateShowView | null> => {
+    const r = await call("state-show", ["state", "show", "--project", o.projectDir], null);
+    const v = r.code === 0 ? (r.json?.data as StateShowView) : null;
+    j.shows.push(v);
+    if (v?.pending_operation) j.operationId = v.pending_operation.operation_id;
+    return v;
+  };
+  /** The stale lock to break, if the last view reports one. */
+  const staleLock = (v: StateShowView | null): string[] =>
+    v?.lock.held && v.lock.stale && v.lock.holder ? [v.lock.holder.lock_id] : [];
+  const opArgs = (
+    cmd: "runner-status" | "resume",
+    breakLock: string[],
+  ) => [
+    "state",
+    cmd,
+    "--project",
+    o.projectDir,
+    "--plan",
+    o.planPath,
+    "--operation-id",
+    j.operationId!,
+    ...(breakLock.length ? ["--break-stale-lock", breakLock[0]] : []),
+  ];
+  const afterDeath = async () => {
+    const v = await show();
+    await o.afterDeath?.(j, v);
+    return v;
+  };
+
+  const applyArgs = ["apply", "--project", o.projectDir, "--plan", o.planPath];
+  const resumeOnly = o.boundary !== null && RESUME_ONLY.has(o.boundary);
+  const firstCall = call("apply", applyArgs, resumeOnly ? PRE_RESUME_FAULT : fault);
+  if (o.duringFirst) await o.duringFirst(j);
+  const first = await firstCall;
+  if (first.code === 0) {
+    // completed in one go: with a fault armed, the point was never reached
+    j.outcome = "completed";
+    j.operationId = operationIdOf(first);
+    return j;
+  }
+  if (fault !== null && first.signal !== "SIGKILL") {
+    // the armed point was never reached and the worker ended another way
+    j.outcome = first.code === 4 ? "blocked" : "failed";
+    j.blockers = first.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [];
+    return j;
+  }
+  if (!resumeOnly && fault !== null) j.faultFired = first.killedAtFault;
+  j.operationId = operationIdOf(first);
+  let view = await afterDeath();
+  await o.whileDead?.(j);
+
+  if (!view?.pending_operation && o.boundary === "journal.intent" && o.side === "before") {
+    // no operation was recorded: the plan is still current, apply it again (no fault)
+    const lock = staleLock(view);
+    if (lock.length) {
+      // `apply` takes no --break-stale-lock: break the dead worker's lock explicitly through
+      // `state runner-status`, naming a fresh operation ID (it reports that one as absent)
+      const b = await call("runner-status", [
+        "state",
+        "runner-status",
+        "--project",
+        o.projectDir,
+        "--plan",
+        o.planPath,
+        "--operation-id",
+        crypto.randomUUID(),
+        "--break-stale-lock",
+        lock[0],
+      ], null);
+      if (b.code === 0) j.brokenLocks.push(lock[0]);
+    }
+    const again = await call("apply", applyArgs, null);
+    view = await show();
+    j.operationId ??= operationIdOf(again);
+    j.outcome = again.code === 0 ? "completed" : again.code === 4 ? "blocked" : "failed";
+    j.blockers = again.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [];
+    return j;
+  }
+  if (!view?.pending_operation) {
+    // finalized before the death: no pending control names the operation any more. Its ID is
+    // the generation label Docker wrote atomically on the candidate; completion is then
+    // verified from the receipt through the public commands
+    j.operationId ??= operationIdOf(first) ?? await candidateOperation(o.projectDir);
+  }
+  if (!j.operationId) {
+    j.outcome = "failed";
+    j.blockers = [{ code: "HARNESS_NO_OPERATION", message: "no operation ID could be learned" }];
+    return j;
+  }
+
+  let lock = staleLock(view);
+  const status = await call("runner-status", opArgs("runner-status", lock), null);
+  if (status.code === 0) {
+    j.statuses.push(status.json?.data);
+    if (lock.length) j.brokenLocks.push(lock[0]);
+    lock = [];
+  }
+
+  let armed: string | null = resumeOnly ? fault : null;
+  // an unknown outcome (6) may be a worker that is still finishing its last call: retry
+  for (let attempt = 0; attempt < (o.maxResumes ?? 6); attempt++) {
+    const r = await call("resume", opArgs("resume", lock), armed);
+    if (lock.length && r.code !== 5) j.brokenLocks.push(lock[0]);
+    lock = [];
+    if (armed) {
+      if (r.signal === "SIGKILL") j.faultFired = r.killedAtFault;
+      armed = null;
+    }
+    if (r.code === 0) {
+      j.outcome = "completed";
+      const s = await call("runner-status", opArgs("runner-status", []), null);
+      if (s.code === 0) j.statuses.push(s.json?.data);
+      return j;
+    }
+    if (r.code === 4) {
+      j.outcome = "blocked";
+      j.blockers = r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [];
+      return j;
+    }
+    // a death, an unknown outcome (6), a timeout (4 without blockers is not possible: 4 is
+    // returned above) or a held lock (5): look again, then retry
+    const v = r.signal ? await afterDeath() : await show();
+    lock = staleLock(v);
+    if (r.code !== 137 && r.code !== 6 && r.code !== 5 && r.code !== 1) {
+      j.outcome = "failed";
+      j.blockers = r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [];
+      return j;
+    }
+  }
+  j.outcome = "failed";
+  j.blockers = [{ code: "HARNESS_RESUME_LIMIT", message: "the operation did not complete" }];
+  return j;
+}
+
+/** The operation ID label of the project's running candidate (`sluice.operation-id`). */
+async function candidateOperation(projectDir: string): Promise<string | null> {
+  const manifest = await Deno.readTextFile(`${projectDir}/sluice.yaml`);
+  const project = /^project: (\S+)$/m.exec(manifest)?.[1];
+  if (!project) return null;
+  const filters = JSON.stringify({ label: [`sluice.project=${project}`], status: ["running"] });
+  const list = await docker().listContainers({ filters });
+  const ids = [...new Set(list.map((c) => c.Labels["sluice.operation-id"]).filter(Boolean))];
+  return ids.length === 1 ? ids[0] : null;
+}
+
+function operationIdOf(r: WorkerResult): string | null {
+  const d = r.json?.data as { operation_id?: string } | null | undefined;
+  if (d?.operation_id) return d.operation_id;
+  const e = r.json?.errors?.[0]?.evidence as { result?: { operation_id?: string } } | undefined;
+  return e?.result?.operation_id ?? null;
+}
+
+/** Keep a history entry small: drop observations and receipts, keep outcomes. */
+function summarize(data: unknown): unknown {
+  if (!data || typeof data !== "object") return data ?? null;
+  const d = data as Record<string, unknown>;
+  const keep = [
+    "operation_id",
+    "committed",
+    "outcome",
+    "last_boundary",
+    "blockers",
+    "serial",
+    "state",
+    "next",
+    "incidents",
+    "resumes",
+    "lock",
+    "pending_operation",
+    "noop",
+    "sha256",
+  ];
+  const out: Record<string, unknown> = {};
+  for (const k of keep) if (k in d) out[k] = d[k];
+  if (Array.isArray(d.checkpoints)) {
+    out.checkpoints = (d.checkpoints as Array<{ name: string }>).map((c) => c.name);
+  }
+  if (d.ownership && typeof d.ownership === "object") {
+    out.serial = (d.ownership as { serial: number }).serial;
+  }
+  return out;
+}

@@ -1,0 +1,69 @@
+/**
+ * `deno task probes`: regenerate every evidence file from real runs. Each probe runs as its own
+ * OS process against one shared environment (the one named by `SLUICE_ENV_FILE`, or one this
+ * script starts and removes), then `tools/verify.ts` checks the results.
+ *
+ *   deno task probes                    # every probe
+ *   deno task probes fault_matrix       # selected probes (file names without .ts)
+ *
+ * Extra arguments after `--` go to every probe (e.g. `-- --jobs 2`).
+ * @module
+ */
+import { startEnv, writeEnvFile } from "../harness/env.ts";
+import type { Env } from "../harness/env.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+/** The probes, in the order they run. */
+export const PROBES = ["fault_matrix", "disruption", "rejections"];
+
+/** Run the selected probes; returns the number that exited non-zero. */
+export async function runProbes(names: string[], extra: string[]): Promise<number> {
+  let env: Env | undefined;
+  let envFile = Deno.env.get("SLUICE_ENV_FILE");
+  if (!envFile) {
+    env = await startEnv();
+    envFile = await Deno.makeTempFile({ prefix: "sluice-probe-env-", suffix: ".json" });
+    await writeEnvFile(envFile, env);
+  }
+  let failed = 0;
+  try {
+    for (const name of names) {
+      const file = `${ROOT}probes/${name}.ts`;
+      try {
+        await Deno.stat(file);
+      } catch {
+        console.log(`[probes] ${name}: not present, skipped`);
+        continue;
+      }
+      const t0 = Date.now();
+      const code = (await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", file, ...extra],
+        cwd: ROOT,
+        env: { SLUICE_ENV_FILE: envFile },
+        stdout: "inherit",
+        stderr: "inherit",
+      }).output()).code;
+      console.log(`[probes] ${name}: exit ${code} in ${((Date.now() - t0) / 1000).toFixed(0)}s`);
+      if (code !== 0) failed++;
+    }
+  } finally {
+    if (env) await env.teardown();
+  }
+  return failed;
+}
+
+if (import.meta.main) {
+  const dash = Deno.args.indexOf("--");
+  const own = dash >= 0 ? Deno.args.slice(0, dash) : Deno.args;
+  const extra = dash >= 0 ? Deno.args.slice(dash + 1) : [];
+  const names = own.length > 0 ? own : PROBES;
+  const failed = await runProbes(names, extra);
+  const verify = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}tools/verify.ts`],
+    cwd: ROOT,
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  Deno.exit(failed === 0 && verify.code === 0 ? 0 : 1);
+}
