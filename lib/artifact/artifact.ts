@@ -42,6 +42,25 @@ export interface RunnerArtifact {
   ownership: { managed_by: "sluice"; project: string; environment: string | null };
 }
 
+/** Every top-level field of an artifact, in document order. */
+export const ARTIFACT_FIELDS: ReadonlyArray<keyof RunnerArtifact> = [
+  "format",
+  "version",
+  "project",
+  "environment",
+  "model",
+  "application_id",
+  "input",
+  "output",
+  "schema",
+  "projection",
+  "predicate",
+  "image",
+  "network",
+  "initial_offsets",
+  "ownership",
+];
+
 /** The canonical JSON text of an artifact (the bytes that are hashed and written). */
 export function artifactCanonicalJson(artifact: RunnerArtifact): string {
   return canonicalJson(artifact);
@@ -100,23 +119,7 @@ function arr(value: unknown, path: string, min: number): unknown[] {
  * ```
  */
 export function validateArtifact(value: unknown): RunnerArtifact {
-  const a = obj(value, "$", [
-    "format",
-    "version",
-    "project",
-    "environment",
-    "model",
-    "application_id",
-    "input",
-    "output",
-    "schema",
-    "projection",
-    "predicate",
-    "image",
-    "network",
-    "initial_offsets",
-    "ownership",
-  ]);
+  const a = obj(value, "$", ARTIFACT_FIELDS);
   if (a.format !== ARTIFACT_FORMAT) fail("$.format", `must be '${ARTIFACT_FORMAT}'`);
   if (a.version !== ARTIFACT_VERSION) fail("$.version", `must be ${ARTIFACT_VERSION}`);
   str(a.project, "$.project");

@@ -16,7 +16,7 @@
  * @module
  */
 import type { RunnerArtifact } from "../artifact/artifact.ts";
-import { artifactSha256, validateArtifact } from "../artifact/artifact.ts";
+import { ARTIFACT_FIELDS, artifactSha256, validateArtifact } from "../artifact/artifact.ts";
 import { canonicalSha256 } from "../artifact/canonical.ts";
 import type { CompileResult } from "../project/compile.ts";
 import type { Project } from "../project/load.ts";
@@ -281,26 +281,8 @@ function priorArtifact(obs: RunnerObservation): RunnerArtifact | null {
   }
 }
 
-const FIELDS: Array<keyof RunnerArtifact> = [
-  "format",
-  "version",
-  "project",
-  "environment",
-  "model",
-  "application_id",
-  "input",
-  "output",
-  "schema",
-  "projection",
-  "predicate",
-  "image",
-  "network",
-  "initial_offsets",
-  "ownership",
-];
-
 function changedFields(prior: RunnerArtifact, desired: RunnerArtifact): string[] {
-  return FIELDS.filter((f) => canonicalSha256(prior[f]) !== canonicalSha256(desired[f]));
+  return ARTIFACT_FIELDS.filter((f) => canonicalSha256(prior[f]) !== canonicalSha256(desired[f]));
 }
 
 const FIELD_BLOCKERS: Record<string, [string, string]> = {

@@ -17,6 +17,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
+import { writeFileAtomic } from "../atomic_file.ts";
 import { canonicalJson, parseCanonicalJson, sha256Hex } from "../artifact/canonical.ts";
 import type { StoreIdentity } from "../state/journal.ts";
 import type { Plan } from "./plan.ts";
@@ -38,16 +39,7 @@ export function sealPlan(plan: Plan): { bytes: Uint8Array; sha256: string; seale
 /** Write a plan file atomically (temp file, fsync, rename). Returns the file's sha256. */
 export async function writePlanFile(path: string, plan: Plan): Promise<{ sha256: string }> {
   const { bytes, sha256 } = sealPlan(plan);
-  const tmp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-  const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o644 });
-  try {
-    let off = 0;
-    while (off < bytes.length) off += await f.write(bytes.subarray(off));
-    await f.sync();
-  } finally {
-    f.close();
-  }
-  await Deno.rename(tmp, path);
+  await writeFileAtomic(path, bytes);
   return { sha256 };
 }
 

@@ -15,6 +15,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
+import { writeFileAtomic } from "../atomic_file.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { sha256Hex } from "../artifact/canonical.ts";
 import type { Plan, PlannedAction } from "../plan/plan.ts";
@@ -246,16 +247,7 @@ export async function writeMountedPlanFile(
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  const tmp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-  const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o444 });
-  try {
-    let off = 0;
-    while (off < bytes.length) off += await f.write(bytes.subarray(off));
-    await f.sync();
-  } finally {
-    f.close();
-  }
-  await Deno.rename(tmp, path);
+  await writeFileAtomic(path, bytes, 0o444);
   return path;
 }
 
