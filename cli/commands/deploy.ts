@@ -22,6 +22,12 @@ interface Common {
   env?: string;
 }
 
+interface ApplyFlags extends Common {
+  plan?: string;
+  openlineage?: string;
+  breakStaleLock?: string;
+}
+
 function progressPrinter(format: "text" | "json") {
   if (format === "json") return undefined;
   const t0 = Date.now();
@@ -86,7 +92,11 @@ export function register(program: Command): void {
       "--openlineage <url|file>",
       "send OpenLineage START/COMPLETE/FAIL events of a replacement",
     )
-    .action(async (opts: Common & { plan?: string; openlineage?: string }, cmd: Command) => {
+    .option(
+      "--break-stale-lock <lock-id>",
+      "first remove a stale lock left by a dead process (its ID is in 'state show')",
+    )
+    .action(async (opts: ApplyFlags, cmd: Command) => {
       const format = outputFormat(cmd);
       const file = opts.plan ? await readPlanFile(opts.plan) : undefined;
       if (file && file.plan.format === 6) {
@@ -97,6 +107,7 @@ export function register(program: Command): void {
           planPath: opts.plan!,
           progress: progressPrinter(format),
           openlineage: opts.openlineage,
+          breakStaleLock: opts.breakStaleLock,
         });
         reportReplacement(format, "apply", r);
         return;
@@ -107,6 +118,7 @@ export function register(program: Command): void {
         plan: file?.plan,
         planSha256: file?.sha256,
         progress: progressPrinter(format),
+        breakStaleLock: opts.breakStaleLock,
       });
       printResult(
         format,

@@ -58,6 +58,8 @@ export interface RuntimeContext {
   readyTimeoutMs?: number;
   /** Labels added to every container and volume sluice creates (e.g. a test run's label). */
   extraLabels?: Record<string, string>;
+  /** Remove a stale local lock left by a dead process first (explicit; never silent). */
+  breakStaleLock?: string;
 }
 
 /** The result of an apply. */
@@ -86,6 +88,7 @@ export async function applyPlan(
   if (plan.blockers.length > 0) throw blockerError(plan.blockers);
   const now = () => (ctx.now?.() ?? new Date()).toISOString();
   const progress = ctx.progress ?? (() => {});
+  if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
   await ctx.store.acquireLock({ actor: ctx.actor });
   try {
     let snap = await ctx.store.load();

@@ -70,6 +70,8 @@ export interface ReviewedOptions extends ProjectOptions {
   extraLabels?: Record<string, string>;
   /** OpenLineage target: an http(s) URL (POST) or a file (JSON lines). Delivery never decides commit. */
   openlineage?: string;
+  /** Remove a stale local lock left by a dead process first (explicit; never silent). */
+  breakStaleLock?: string;
 }
 
 /** The result of executing or resuming a reviewed replacement. */
@@ -186,7 +188,7 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
   const p = await openProject(options);
   try {
     const r = await loadReviewed(p, options.planPath);
-    await p.store.acquireLock({ actor: p.actor });
+    await lockForOperation(p, options);
     try {
       let snap = await p.store.load();
       verifyPlanCurrent(r.plan, {
@@ -471,13 +473,11 @@ async function lastAcknowledged(
 /** Options of {@link runnerStatus} and {@link resumeReviewed}. */
 export interface OperationOptions extends ReviewedOptions {
   operationId: string;
-  /** Remove a stale local lock left by a dead process (explicit; never silent). */
-  breakStaleLock?: string;
   /** The environment name, repeated, where the environment policy demands it. */
   confirmEnv?: string;
 }
 
-async function lockForOperation(p: OpenedProject, o: OperationOptions): Promise<void> {
+async function lockForOperation(p: OpenedProject, o: ReviewedOptions): Promise<void> {
   if (o.breakStaleLock) await p.store.breakStaleLock(o.breakStaleLock);
   await p.store.acquireLock({ actor: p.actor });
 }

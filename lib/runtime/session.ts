@@ -189,6 +189,8 @@ export interface ApplyOptions extends ProjectOptions {
   planSha256?: string;
   /** How long a runner may take to report RUNNING. */
   readyTimeoutMs?: number;
+  /** Remove a stale local lock left by a dead process first (explicit; never silent). */
+  breakStaleLock?: string;
 }
 
 /** Apply a plan (or a fresh online plan) to a project. */
@@ -214,6 +216,7 @@ export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & {
         progress: options.progress,
         readyTimeoutMs: options.readyTimeoutMs,
         extraLabels: options.extraLabels,
+        breakStaleLock: options.breakStaleLock,
       },
       planned,
       sha ?? sealPlan(planned).sha256,
