@@ -45,3 +45,19 @@ export function printFailure(format: OutputFormat, command: string, error: unkno
   }
   return exitCodeFor(error);
 }
+
+/**
+ * A progress callback that prints one timed line per step on a terminal (text output), or
+ * nothing under `-o json` (the envelope is the only output there).
+ */
+export function progressPrinter(
+  format: OutputFormat,
+): ((step: string, detail: string) => void) | undefined {
+  if (format === "json") return undefined;
+  const t0 = Date.now();
+  return (step: string, detail: string) => {
+    console.log(
+      `  ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${step.padEnd(20)} ${detail}`,
+    );
+  };
+}

@@ -398,3 +398,9 @@ export async function cli(
 export async function observeRunner(fx: CaseFixture) {
   return (await observe({ dir: fx.project.dir })).runners[0];
 }
+
+/** The value after `name` on the probe's command line (`--only a,b`), if given. */
+export function flag(name: string): string | undefined {
+  const i = Deno.args.indexOf(name);
+  return i >= 0 ? Deno.args[i + 1] : undefined;
+}

@@ -29,6 +29,7 @@ import {
   type CaseEvidence,
   environmentVersions,
   type Evidence,
+  flag,
   inventory,
   now,
   orders,
@@ -262,11 +263,6 @@ function pgDropCase(env: EnvDescriptor, image: string) {
       return [...history, ...j.history];
     },
   );
-}
-
-function flag(name: string): string | undefined {
-  const i = Deno.args.indexOf(name);
-  return i >= 0 ? Deno.args[i + 1] : undefined;
 }
 
 if (import.meta.main) {

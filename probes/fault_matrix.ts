@@ -30,6 +30,7 @@ import {
   cli,
   environmentVersions,
   type Evidence,
+  flag,
   inventory,
   NEW_PREDICATE,
   NEW_PREDICATE_SQL,
@@ -440,11 +441,6 @@ export function runCase(env: EnvDescriptor, image: string, c: MatrixCase): Promi
       return j.history;
     },
   );
-}
-
-function flag(name: string): string | undefined {
-  const i = Deno.args.indexOf(name);
-  return i >= 0 ? Deno.args[i + 1] : undefined;
 }
 
 /** Run the matrix and write its evidence. */

@@ -22,6 +22,7 @@ import {
   cli,
   environmentVersions,
   type Evidence,
+  flag,
   inventory,
   now,
   orders,
@@ -365,11 +366,6 @@ function runRejection(env: EnvDescriptor, image: string, c: Rejection): Promise<
       return h;
     },
   );
-}
-
-function flag(name: string): string | undefined {
-  const i = Deno.args.indexOf(name);
-  return i >= 0 ? Deno.args[i + 1] : undefined;
 }
 
 if (import.meta.main) {

@@ -15,7 +15,7 @@ import type { ProjectObservation } from "../../lib/runtime/observer.ts";
 import { executeReviewed } from "../../lib/runtime/coordinator.ts";
 import { reportReplacement } from "./replacement.ts";
 import { outputFormat } from "../main.ts";
-import { printResult } from "../output.ts";
+import { printResult, progressPrinter } from "../output.ts";
 
 interface Common {
   project: string;
@@ -26,16 +26,6 @@ interface ApplyFlags extends Common {
   plan?: string;
   openlineage?: string;
   breakStaleLock?: string;
-}
-
-function progressPrinter(format: "text" | "json") {
-  if (format === "json") return undefined;
-  const t0 = Date.now();
-  return (step: string, detail: string) => {
-    console.log(
-      `  ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${step.padEnd(20)} ${detail}`,
-    );
-  };
 }
 
 /** Add the deployment commands to the program. */

@@ -10,7 +10,7 @@ import { SluiceError } from "../../lib/errors.ts";
 import { resumeReviewed, runnerStatus } from "../../lib/runtime/coordinator.ts";
 import type { ReplacementResult, RunnerStatusReport } from "../../lib/runtime/coordinator.ts";
 import { outputFormat } from "../main.ts";
-import { printResult } from "../output.ts";
+import { printResult, progressPrinter } from "../output.ts";
 
 interface OperationFlags {
   project: string;
@@ -20,16 +20,6 @@ interface OperationFlags {
   confirmEnv?: string;
   breakStaleLock?: string;
   openlineage?: string;
-}
-
-function progressPrinter(format: "text" | "json") {
-  if (format === "json") return undefined;
-  const t0 = Date.now();
-  return (step: string, detail: string) => {
-    console.log(
-      `  ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${step.padEnd(20)} ${detail}`,
-    );
-  };
 }
 
 /** Render a replacement result and throw for the non-success outcomes (mapped to exit codes). */
