@@ -20,6 +20,7 @@ import { SluiceError } from "../../errors.ts";
 import { sha256Hex } from "../../artifact/canonical.ts";
 import { isSensitiveKey, REDACTED } from "../../artifact/redact.ts";
 import { atSite, faultSite } from "../../fault/site.ts";
+import { normalizeRestEndpoint, restEndpointProblem } from "../../project/names.ts";
 import type {
   ConfigSubmission,
   ConnectClusterInfo,
@@ -80,22 +81,17 @@ export interface RestConnectOptions {
  * ```
  */
 export function normalizeEndpoint(endpoint: string): string {
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    throw endpointError(endpoint, "is not a URL");
+  const problem = restEndpointProblem(endpoint);
+  if (problem !== null) {
+    // an endpoint with credentials is never echoed
+    const shown = /^[a-z]+:\/\/[^/]*@/i.test(endpoint) ? "(credentials withheld)" : endpoint;
+    throw new SluiceError(
+      "CONNECT_ENDPOINT_INVALID",
+      `Connect REST endpoint ${shown} ${problem}`,
+      { evidence: { why: problem } },
+    );
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw endpointError(endpoint, "must use http or https");
-  }
-  if (url.username || url.password) {
-    throw endpointError("(credentials withheld)", "must not carry credentials");
-  }
-  if (url.search || url.hash) throw endpointError(endpoint, "must have no query or fragment");
-  const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  const path = url.pathname.replace(/\/+$/, "");
-  return `${url.protocol}//${url.hostname}:${port}${path}`;
+  return normalizeRestEndpoint(endpoint);
 }
 
 /**
@@ -109,12 +105,6 @@ export function normalizeEndpoint(endpoint: string): string {
  */
 export function endpointDigest(endpoint: string): string {
   return sha256Hex(normalizeEndpoint(endpoint));
-}
-
-function endpointError(endpoint: string, why: string): SluiceError {
-  return new SluiceError("CONNECT_ENDPOINT_INVALID", `Connect REST endpoint ${endpoint} ${why}`, {
-    evidence: { why },
-  });
 }
 
 /** A "not now" 409: the request may succeed once the group settles. */
