@@ -86,7 +86,11 @@ export const CONNECTOR_ARTIFACT_FIELDS: ReadonlyArray<keyof ConnectorArtifact> =
  * connectorName("orders", "prod", "orders_in"); // "sluice-orders-prod-orders_in"
  * ```
  */
-export function connectorName(project: string, environment: string | null, connector: string) {
+export function connectorName(
+  project: string,
+  environment: string | null,
+  connector: string,
+): string {
   return environment === null
     ? `sluice-${project}-${connector}`
     : `sluice-${project}-${environment}-${connector}`;

@@ -20,6 +20,7 @@ import { SluiceError } from "../../errors.ts";
 import { sha256Hex } from "../../artifact/canonical.ts";
 import { isSensitiveKey, REDACTED } from "../../artifact/redact.ts";
 import { atSite, faultSite } from "../../fault/site.ts";
+import type { FaultSite } from "../../fault/site.ts";
 import { normalizeRestEndpoint, restEndpointProblem } from "../../project/names.ts";
 import type {
   ConfigSubmission,
@@ -33,7 +34,11 @@ import type {
 } from "./port.ts";
 
 /** The Connect mutations, each a fault site (kind `provider`, crossed on both backends). */
-export const CONNECT_SITES = {
+export const CONNECT_SITES: {
+  readonly create: FaultSite;
+  readonly update: FaultSite;
+  readonly delete: FaultSite;
+} = {
   create: faultSite({
     name: "connect.create_connector",
     kind: "provider",
