@@ -162,3 +162,34 @@ export type { Blocker } from "./lib/runtime/checks.ts";
 export { isNoop, planProject } from "./lib/plan/plan.ts";
 export type { Plan, PlannedAction } from "./lib/plan/plan.ts";
 export { readPlanFile, verifyPlanCurrent, writePlanFile } from "./lib/plan/plan_file.ts";
+
+// Kafka Connect connectors (lib/project/connectors.ts, lib/artifact/connector.ts,
+// lib/providers/connect). Example:
+//   const manifest = parseManifest(await Deno.readTextFile("sluice.yaml"), "sluice.yaml");
+//   for (const c of compileConnectors(manifest)) console.log(c.artifact.name, c.sha256);
+//   const connect = restConnect(manifest.connect[0].restHost);
+//   console.log((await connect.clusterInfo()).kafkaClusterId, await connect.listConnectors());
+export type {
+  ConnectClusterDecl,
+  ConnectorDecl,
+  ConnectorRemovalDecl,
+} from "./lib/project/connectors.ts";
+export { compileConnectors } from "./lib/project/compile_connectors.ts";
+export type { CompiledConnector } from "./lib/project/compile_connectors.ts";
+export {
+  connectorArtifactSha256,
+  connectorName,
+  redactObservedConfig,
+  resolveConnectorConfig,
+  SECRET_HASH_KEY_ENV,
+  validateConnectorArtifact,
+} from "./lib/artifact/connector.ts";
+export type { ConnectorArtifact } from "./lib/artifact/connector.ts";
+export { CONNECT_SITES, restConnect } from "./lib/providers/connect/rest.ts";
+export type {
+  ConfigSubmission,
+  ConnectClusterInfo,
+  ConnectorInfo,
+  ConnectorStatus,
+  ConnectPort,
+} from "./lib/providers/connect/port.ts";

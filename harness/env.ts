@@ -1,7 +1,8 @@
 /**
  * A real environment for tests, probes and the demo: a uniquely named user-defined Docker
  * network and a single-node KRaft broker on it (reachable from containers by an alias and
- * from the host by a published port), plus the PostgreSQL URL. Everything it creates carries
+ * from the host by a published port), a Kafka Connect worker beside it (`harness/connect.ts`;
+ * `connect: false` leaves it out), plus the PostgreSQL URL. Everything it creates carries
  * the label `sluice.run=<runId>`, and tear-down removes exactly what has that label: never a
  * broad prune.
  *
@@ -21,6 +22,10 @@ import { randomBytes } from "node:crypto";
 import { GenericContainer, Wait } from "testcontainers";
 import { docker, dockerCli, removeLabelled } from "./docker.ts";
 import { KAFKA_IMAGE } from "./images.ts";
+import { removeConnectData, startConnectWorker } from "./connect.ts";
+import type { ConnectDescriptor } from "./connect.ts";
+
+export type { ConnectDescriptor } from "./connect.ts";
 
 // No Ryuk: its image cannot be pulled here, and tear-down is by label anyway.
 // testcontainers reads this lazily, when the first container starts.
@@ -44,6 +49,8 @@ export interface EnvDescriptor {
   brokerContainerId: string;
   /** Labels to put on anything created inside this environment, so tear-down finds it. */
   labels: Record<string, string>;
+  /** The Kafka Connect worker, or null when the environment was started without one. */
+  connect: ConnectDescriptor | null;
 }
 
 /** A started environment. Disposing it tears down what it created (if it owns it). */
@@ -71,6 +78,8 @@ export interface StartEnvOptions {
   pgUrl?: string;
   /** How long to wait for the broker to start (default 120 s). */
   startupTimeoutMs?: number;
+  /** Start a Kafka Connect worker beside the broker (default true). */
+  connect?: boolean;
 }
 
 /** The label every harness resource carries; its value is the run ID. */
@@ -109,13 +118,14 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
   await docker().createNetwork({ Name: network, Driver: "bridge", Labels: labels });
   try {
     let lastError: unknown;
+    let broker: EnvDescriptor | undefined;
     // One retry: the published port is chosen before the container binds it, so another
     // process can take it in between; the error then names the cause from the broker's log.
     for (let attempt = 1; attempt <= 2; attempt++) {
       const hostPort = freePort();
       const name = `${runId}-kafka-${attempt}`;
       try {
-        const broker = await new GenericContainer(options.image ?? KAFKA_IMAGE)
+        const started = await new GenericContainer(options.image ?? KAFKA_IMAGE)
           .withName(name)
           .withLabels(labels)
           .withNetworkMode(network)
@@ -129,16 +139,18 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
           .withWaitStrategy(Wait.forLogMessage("Kafka Server started"))
           .withStartupTimeout(options.startupTimeoutMs ?? 120_000)
           .start();
-        return withTeardown({
+        broker = {
           runId,
           bootstrapHost: `127.0.0.1:${hostPort}`,
           bootstrapInternal: `${alias}:9092`,
           network,
           clusterId,
           pgUrl: options.pgUrl ?? defaultPgUrl(),
-          brokerContainerId: broker.getId(),
+          brokerContainerId: started.getId(),
           labels,
-        });
+          connect: null,
+        };
+        break;
       } catch (error) {
         lastError = new Error(
           `broker ${name} did not start (attempt ${attempt}): ${String(error)}\n` +
@@ -148,7 +160,11 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
         await docker().getContainer(name).remove({ force: true }).catch(() => {});
       }
     }
-    throw lastError;
+    if (!broker) throw lastError;
+    if (options.connect !== false) {
+      broker.connect = await startConnectWorker({ ...broker, network, labels });
+    }
+    return withTeardown(broker);
   } catch (error) {
     await removeLabelled(RUN_LABEL, runId);
     throw error;
@@ -165,8 +181,15 @@ async function containerLogTail(name: string): Promise<string> {
   return `last log lines of ${name}:\n${dec.decode(out.stdout)}${dec.decode(out.stderr)}`;
 }
 
+/** Remove what carries the run label, then the files of the run (the Connect data directory). */
+async function teardownRun(descriptor: EnvDescriptor): Promise<TeardownReport> {
+  const report = await removeLabelled(RUN_LABEL, descriptor.runId);
+  if (descriptor.connect) await removeConnectData(descriptor.connect);
+  return report;
+}
+
 function withTeardown(descriptor: EnvDescriptor): Env {
-  const teardown = () => removeLabelled(RUN_LABEL, descriptor.runId);
+  const teardown = () => teardownRun(descriptor);
   return {
     ...descriptor,
     teardown,
@@ -200,7 +223,7 @@ export function sharedEnv(): Promise<Env> {
       const d = JSON.parse(text) as EnvDescriptor;
       return {
         ...d,
-        teardown: () => removeLabelled(RUN_LABEL, d.runId),
+        teardown: () => teardownRun(d),
         [Symbol.asyncDispose]: async () => {},
       };
     });
@@ -214,6 +237,7 @@ export function sharedEnv(): Promise<Env> {
           `${d} ps -aq ${f} | xargs -r ${d} rm -fv`,
           `${d} volume ls -q ${f} | xargs -r ${d} volume rm -f`,
           `${d} network ls -q ${f} | xargs -r ${d} network rm`,
+          ...(env.connect ? [`rm -rf '${env.connect.dataDirHost}'`] : []),
         ].join("; ");
         new Deno.Command("bash", { args: ["-c", script], stdout: "null", stderr: "null" })
           .outputSync();

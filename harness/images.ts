@@ -22,3 +22,5 @@ export const KAFKA_IMAGE: string = versions.KAFKA_IMAGE;
 export const BASE_IMAGE: string = versions.BASE_IMAGE;
 /** The Apache Kafka version of the broker and of the runner's kafka-streams. */
 export const KAFKA_VERSION: string = versions.KAFKA_VERSION;
+/** The Kafka Connect worker image built by scripts/bootstrap.sh (same Kafka version). */
+export const CONNECT_IMAGE: string = versions.CONNECT_IMAGE;

@@ -6,8 +6,8 @@
 #   scripts/bootstrap.sh --check   # only report what is missing; exit 1 if anything is
 #
 # Steps: Deno (pinned, inside the repository) · Docker Engine · base image (Debian + Java 17,
-# debootstrap + docker import) · Kafka jars (Maven Central) and broker image · runner image ·
-# PostgreSQL · Deno dependency cache.
+# debootstrap + docker import) · Kafka jars (Maven Central) and broker image · Kafka Connect
+# jars (Maven Central) and worker image · runner image · PostgreSQL · Deno dependency cache.
 #
 # Environment: DOCKER_HOST (a daemon to use instead of the default socket), SLUICE_PG_URL
 # (default postgres://postgres@127.0.0.1:5432/postgres), SLUICE_DEBIAN_MIRROR.
@@ -163,6 +163,48 @@ else
     { rm -rf "$ctx"; die "docker build of $KAFKA_IMAGE failed"; }
   rm -rf "$ctx"
   step_end "built $KAFKA_IMAGE"
+fi
+
+# ---------------------------------------------------------------------------------------------
+step_start connect-jars
+CONNECT_LIBS="$ROOT/.cache/connect-libs/$KAFKA_VERSION"
+CONNECT_POM_HASH=$(hash_inputs images/connect/pom.xml -- "$KAFKA_VERSION")
+connect_jar_count() { find "$CONNECT_LIBS" -name '*.jar' | wc -l; }
+if [ -f "$CONNECT_LIBS/.complete" ] && [ "$(cat "$CONNECT_LIBS/.complete")" = "$CONNECT_POM_HASH" ]; then
+  step_end "$(connect_jar_count) jars cached for Connect $KAFKA_VERSION"
+elif [ $CHECK = 1 ]; then
+  missing "Kafka Connect $KAFKA_VERSION jars in .cache/connect-libs"
+else
+  command -v mvn >/dev/null || apt_install maven
+  rm -rf "$CONNECT_LIBS.tmp" && mkdir -p "$CONNECT_LIBS.tmp/libs" "$CONNECT_LIBS.tmp/plugins/file"
+  mvn -B -q -f images/connect/pom.xml -Dkafka.version="$KAFKA_VERSION" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$CONNECT_LIBS.tmp/libs" >"$ROOT/.cache/connect-mvn.log" 2>&1 ||
+    { tail -n 20 "$ROOT/.cache/connect-mvn.log" >&2; die "mvn could not resolve Kafka Connect $KAFKA_VERSION"; }
+  # the FileStream connectors go on the plugin path, not the worker's classpath
+  mv "$CONNECT_LIBS.tmp/libs/connect-file-$KAFKA_VERSION.jar" "$CONNECT_LIBS.tmp/plugins/file/" ||
+    die "connect-file-$KAFKA_VERSION.jar was not resolved"
+  echo "$CONNECT_POM_HASH" >"$CONNECT_LIBS.tmp/.complete"
+  rm -rf "$CONNECT_LIBS" && mv "$CONNECT_LIBS.tmp" "$CONNECT_LIBS"
+  step_end "$(connect_jar_count) jars for Connect $KAFKA_VERSION"
+fi
+
+# ---------------------------------------------------------------------------------------------
+step_start connect-image
+CONNECT_FILES=(images/connect/Dockerfile images/connect/connect-distributed.properties images/connect/log4j2.properties images/connect/connect-start.sh)
+CONNECT_INPUTS=$(hash_inputs "${CONNECT_FILES[@]}" images/connect/pom.xml -- "$KAFKA_VERSION" "$BASE_INPUTS")
+if [ "$(image_label "$CONNECT_IMAGE" sluice.inputs)" = "$CONNECT_INPUTS" ]; then
+  step_end "$CONNECT_IMAGE up to date"
+elif [ $CHECK = 1 ]; then
+  missing "$CONNECT_IMAGE (absent or built from other inputs)"
+else
+  ctx=$(mktemp -d)
+  cp "${CONNECT_FILES[@]}" "$ctx/"
+  cp -r "$CONNECT_LIBS/libs" "$CONNECT_LIBS/plugins" "$ctx/"
+  "$DOCKER" build -q --build-arg "BASE=$BASE_IMAGE" --label "sluice.inputs=$CONNECT_INPUTS" \
+    --label "sluice.kafka.version=$KAFKA_VERSION" -t "$CONNECT_IMAGE" "$ctx" >/dev/null ||
+    { rm -rf "$ctx"; die "docker build of $CONNECT_IMAGE failed"; }
+  rm -rf "$ctx"
+  step_end "built $CONNECT_IMAGE"
 fi
 
 # ---------------------------------------------------------------------------------------------

@@ -7,3 +7,5 @@ DEBIAN_MIRROR=${SLUICE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 BASE_PACKAGES=openjdk-17-jre-headless
 BASE_IMAGE=sluice/base:jre17-bookworm
 KAFKA_IMAGE=sluice/kafka:4.1.2
+# Kafka Connect worker: the same Kafka version as the broker (images/connect/)
+CONNECT_IMAGE=sluice/connect:4.1.2

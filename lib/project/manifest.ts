@@ -19,6 +19,19 @@ import type { Span } from "../expr/diagnostic.ts";
 import { COLUMN_TYPES, isColumnType } from "../expr/schema.ts";
 import type { ColumnType, SchemaField } from "../expr/schema.ts";
 import { YamlReader } from "./_yaml_reader.ts";
+import {
+  checkOverlayClusters,
+  mergeConnectClusters,
+  readConnectors,
+  readConnectSettings,
+  readLifecycle,
+} from "./connectors.ts";
+import type {
+  ConnectClusterDecl,
+  ConnectorDecl,
+  ConnectorRemovalDecl,
+  ConnectSettings,
+} from "./connectors.ts";
 import type { MapEntry, YNode } from "./_yaml_reader.ts";
 import {
   isBootstrap,
@@ -29,6 +42,8 @@ import {
   isNetworkName,
   isTopicName,
 } from "./names.ts";
+
+export type { ConnectClusterDecl, ConnectorDecl, ConnectorRemovalDecl } from "./connectors.ts";
 
 /** Kafka addresses: one for the CLI on the host, one for containers on the network. */
 export interface KafkaAddresses {
@@ -105,6 +120,15 @@ export interface Manifest {
   sources: SourceDecl[];
   models: ModelDecl[];
   externals: ExternalDecl[];
+  /** Declared Kafka Connect clusters, with the chosen environment's addresses. */
+  connect: ConnectClusterDecl[];
+  /** Desired connectors (the same in every environment). */
+  connectors: ConnectorDecl[];
+  /**
+   * Explicit connector removals (`lifecycle.connector_removals`), every environment's; each
+   * applies only where `environment` equals the manifest's.
+   */
+  connectorRemovals: ConnectorRemovalDecl[];
 }
 
 /** Options of {@link parseManifest}. */
@@ -126,10 +150,13 @@ const TOP_KEYS = [
   "sources",
   "models",
   "externals",
+  "connect",
+  "connectors",
+  "lifecycle",
   "environments",
 ];
 /** The settings an environment overlay may change. */
-const OVERLAY_KEYS = ["kafka", "network", "image", "initial_offsets", "state"];
+const OVERLAY_KEYS = ["kafka", "network", "image", "initial_offsets", "state", "connect"];
 
 interface Settings {
   /** The kafka map or one of its keys was present but invalid (already reported). */
@@ -139,6 +166,7 @@ interface Settings {
   image?: string;
   initialOffsets?: InitialOffsets;
   state?: StateBackendConfig;
+  connect?: ConnectSettings;
 }
 
 /**
@@ -224,6 +252,7 @@ export function readManifest(
         if (entry.value === null || entry.value === undefined) continue; // no overrides
         const map = r.map(entry.value, where, OVERLAY_KEYS, entry.keySpan);
         const settings = map ? readSettings(r, map, where) : { kafka: {} };
+        checkOverlayClusters(r, base.connect, settings.connect, entry.key);
         if (entry.key === requested) overlay = settings;
       }
       if (requested === null && environments.length > 0) {
@@ -286,6 +315,19 @@ export function readManifest(
   if (!top.has("models")) missing("models");
   const externals = readExternals(r, top.get("externals"), models);
   checkTopics(r, sources, models);
+  const connect = mergeConnectClusters(r, base.connect, overlay.connect, where);
+  const connectors = readConnectors(r, top.get("connectors"), {
+    clusters: connect,
+    sourceTopics: new Set(sources.map((s) => s.topic)),
+    modelTopics: new Set(models.map((m) => m.outputTopic)),
+  });
+  const connectorRemovals = readLifecycle(r, top.get("lifecycle"), {
+    project,
+    environments,
+    clusters: connect,
+    connectors,
+    declaredConnectors: new Set(declaredKeys(top.get("connectors"))),
+  });
 
   if (
     r.errors.length > 0 || project === null || kafka.bootstrapHost === undefined ||
@@ -311,9 +353,18 @@ export function readManifest(
       sources,
       models,
       externals,
+      connect,
+      connectors,
+      connectorRemovals,
     },
     errors: [],
   };
+}
+
+/** The keys of a mapping entry's value (none when it is not a mapping); reports nothing. */
+function declaredKeys(entry: MapEntry | undefined): string[] {
+  const items = (entry?.value as { items?: Array<{ key?: { value?: unknown } }> } | null)?.items;
+  return (items ?? []).map((p) => p.key?.value).filter((k): k is string => typeof k === "string");
 }
 
 /** Errors in document order. */
@@ -416,6 +467,8 @@ function readSettings(r: YamlReader, map: Map<string, MapEntry>, where: string):
   }
   const state = map.get("state");
   if (state) settings.state = readState(r, state) ?? undefined;
+  const connect = map.get("connect");
+  if (connect) settings.connect = readConnectSettings(r, connect, where);
   return settings;
 }
 

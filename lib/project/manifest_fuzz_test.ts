@@ -9,6 +9,29 @@ import { starterFiles } from "./starter.ts";
 
 const SEED = 7;
 const STARTER = starterFiles()[0].content;
+/** The starter with a Connect cluster, a source and a sink connector and a removal. */
+const WITH_CONNECTORS = `${STARTER}
+connect:
+  main: { rest_host: "http://127.0.0.1:8083", rest_internal: "http://connect:8083" }
+connectors:
+  orders_in:
+    cluster: main
+    kind: source
+    class: org.apache.kafka.connect.file.FileStreamSourceConnector
+    topics: [raw_orders]
+    config: { file: /data/orders.jsonl, topic: raw_orders, tasks.max: 1 }
+  orders_out:
+    cluster: main
+    kind: sink
+    class: org.apache.kafka.connect.file.FileStreamSinkConnector
+    topics: [eligible_orders]
+    config:
+      file: /data/eligible.jsonl
+      sftp.password: "\${env:SINK_PW}"
+lifecycle:
+  connector_removals:
+    - { logical_name: old_sink, connector: sluice-orders-old_sink, cluster: main }
+`;
 const PIECES = [
   ":",
   "-",
@@ -36,6 +59,12 @@ const PIECES = [
   "kind: external",
   "partitions: 0",
   "\t",
+  "${env:",
+  "${env:X}",
+  "${",
+  "kind: sink",
+  "cluster: main",
+  "http://u:p@h:1",
 ];
 
 function prng(seed: number): () => number {
@@ -49,13 +78,13 @@ function prng(seed: number): () => number {
   };
 }
 
-Deno.test("fuzz: mutated manifests fail only with located SluiceErrors", () => {
+function fuzz(base: string, label: string): void {
   const rand = prng(SEED);
   const deadline = Date.now() + 20_000;
   let n = 0;
   let accepted = 0;
   for (; n < 2000 && Date.now() < deadline; n++) {
-    let text = STARTER;
+    let text = base;
     const edits = 1 + Math.floor(rand() * 3);
     for (let e = 0; e < edits; e++) {
       const at = Math.floor(rand() * text.length);
@@ -81,6 +110,16 @@ Deno.test("fuzz: mutated manifests fail only with located SluiceErrors", () => {
       throw new Error(`non-SluiceError for ${JSON.stringify(text)}: ${e}`, { cause: e });
     }
   }
-  console.log(`manifest fuzz: ${n} inputs (seed ${SEED}), ${accepted} accepted`);
+  console.log(`manifest fuzz (${label}): ${n} inputs (seed ${SEED}), ${accepted} accepted`);
   ok(n >= 500);
+  ok(accepted > 0, "some mutations must still be valid, or the base itself is broken");
+}
+
+Deno.test("fuzz: mutated manifests fail only with located SluiceErrors", () => {
+  fuzz(STARTER, "starter");
+});
+
+Deno.test("fuzz: mutated connector and lifecycle sections fail only with located errors", () => {
+  ok(readManifest(WITH_CONNECTORS, "sluice.yaml").manifest, "the unmutated base is valid");
+  fuzz(WITH_CONNECTORS, "connectors");
 });

@@ -61,3 +61,57 @@ export function isImmutableImage(value: string): boolean {
   return /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?@sha256:[0-9a-f]{64}$/
     .test(value);
 }
+
+/**
+ * Why `value` is not a usable Kafka Connect REST endpoint (`http(s)://host[:port][/path]`, no
+ * credentials, no query or fragment), or null when it is.
+ *
+ * @example
+ * ```ts
+ * import { restEndpointProblem } from "./names.ts";
+ * console.log(restEndpointProblem("http://connect:8083")); // null
+ * console.log(restEndpointProblem("http://u:p@connect:8083")); // "must not carry credentials"
+ * ```
+ */
+export function restEndpointProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "is not a URL (write http://host:port)";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "must use http or https";
+  if (url.username || url.password) {
+    return "must not carry credentials (the manifest never holds a secret)";
+  }
+  if (url.search || url.hash) return "must have no query or fragment";
+  if (!url.hostname) return "must name a host";
+  return null;
+}
+
+/**
+ * The canonical form of a valid REST endpoint: lower-case scheme and host, explicit port, no
+ * trailing slash (the same endpoint written two ways gives the same string and digest).
+ *
+ * @example
+ * ```ts
+ * import { normalizeRestEndpoint } from "./names.ts";
+ * console.log(normalizeRestEndpoint("HTTP://Connect:8083/")); // http://connect:8083
+ * ```
+ */
+export function normalizeRestEndpoint(value: string): string {
+  const url = new URL(value);
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  return `${url.protocol}//${url.hostname}:${port}${url.pathname.replace(/\/+$/, "")}`;
+}
+
+/** Kafka Connect configuration keys sluice accepts: `[A-Za-z0-9_.-]`, 1 to 255 characters. */
+export function isConfigKey(value: string): boolean {
+  return /^[A-Za-z0-9_.-]{1,255}$/.test(value);
+}
+
+/** Java class names (`org.apache.kafka.connect.file.FileStreamSourceConnector`). */
+export function isJavaClassName(value: string): boolean {
+  return /^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$/.test(value) &&
+    value.length <= 512;
+}
