@@ -4,7 +4,11 @@
  */
 import { join } from "node:path";
 import { canonicalJson } from "../_canonical.ts";
-import { type ContractBackend, PROJECT, stateStoreContract } from "../contract_suite.ts";
+import {
+  type ContractBackend,
+  PROJECT,
+  stateStoreContract,
+} from "../../../testing/state/contract_suite.ts";
 import { openStateStore } from "../open.ts";
 import type { DocName } from "../primitive.ts";
 import type { StateStore } from "../store.ts";

@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { openStateStore } from "../open.ts";
-import { ownedRunner } from "../_fixtures.ts";
+import { ownedRunner } from "../../../testing/state/fixtures.ts";
 import { PgPrimitive, redactPgUrl } from "./pg_primitive.ts";
 import { MIGRATIONS } from "./migrations.ts";
-import { PG_URL, testSchema } from "./_test_env.ts";
+import { PG_URL, testSchema } from "../../../testing/state/pg_env.ts";
 
 async function withSchema(fn: (schema: string, admin: pg.Client) => Promise<void>) {
   const schema = testSchema();

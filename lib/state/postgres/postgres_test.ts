@@ -5,9 +5,13 @@
  */
 import pg from "pg";
 import { canonicalJson, sha256Hex } from "../_canonical.ts";
-import { PG_URL, testSchema } from "./_test_env.ts";
+import { PG_URL, testSchema } from "../../../testing/state/pg_env.ts";
 import { revisionOfBody } from "../_stored.ts";
-import { type ContractBackend, PROJECT, stateStoreContract } from "../contract_suite.ts";
+import {
+  type ContractBackend,
+  PROJECT,
+  stateStoreContract,
+} from "../../../testing/state/contract_suite.ts";
 import { openStateStore } from "../open.ts";
 import type { DocName } from "../primitive.ts";
 import type { StateStore } from "../store.ts";

@@ -9,8 +9,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { SluiceError } from "../errors.ts";
-import { canonicalJson } from "./_canonical.ts";
+import { SluiceError } from "../../lib/errors.ts";
+import { canonicalJson } from "../../lib/state/_canonical.ts";
 import {
   checkpointChain,
   hex,
@@ -18,18 +18,22 @@ import {
   replaceAction,
   resumeRecord,
   runnerIntent,
-} from "./_fixtures.ts";
-import { encodeBody } from "./_stored.ts";
-import type { HistoryDocument } from "./history.ts";
+} from "./fixtures.ts";
+import { encodeBody } from "../../lib/state/_stored.ts";
+import { appendEvents, type HistoryDocument } from "../../lib/state/history.ts";
 import {
   type ControlV45,
   type OperationIntent,
   RESUME_LIMIT,
   type SealedEntry,
-} from "./journal.ts";
-import { emptyOwnership, type OwnershipDocument, stateChecksum } from "./ownership.ts";
-import type { DocName } from "./primitive.ts";
-import type { StateSnapshot, StateStore } from "./store.ts";
+} from "../../lib/state/journal.ts";
+import {
+  emptyOwnership,
+  type OwnershipDocument,
+  stateChecksum,
+} from "../../lib/state/ownership.ts";
+import type { DocName } from "../../lib/state/primitive.ts";
+import type { StateSnapshot, StateStore } from "../../lib/state/store.ts";
 
 /** What a backend provides to the suite. */
 export interface ContractBackend {
@@ -222,7 +226,10 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
     );
     // nothing of the group was written, not even the history that still matched
     assert.equal(await b.rawRead("history"), historyBefore);
-    assert.equal((await store.load()).ownership?.document.serial, 7);
+    // and the out-of-band ownership is not a new truth: the history never recorded it
+    const err = await rejects(store.load(), "STATE_CORRUPT_OWNERSHIP", /not the state the history/);
+    assert.equal(err.evidence?.field, "document");
+    assert.equal(err.evidence?.recorded_by, "history.events[0]");
   });
 
   test("ownership serial must advance by exactly one", async (b) => {
@@ -530,7 +537,17 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
       recorded_at: "2026-11-29T10:04:00.000Z",
       reason: "x",
     });
-    await b.rawWrite("ownership", encodeBody({ ...own, serial: 9 }, i.ownership!.revision + 1));
+    // a consistent out-of-band change (ownership and an audit event recording it)
+    const changed = { ...own, serial: 2 };
+    const h = appendEvents(i.history.document, [{
+      kind: "ownership_committed",
+      operation_id: null,
+      recorded_at: "2026-11-29T10:05:00.000Z",
+      serial: 2,
+      state_checksum: stateChecksum(changed),
+    }]);
+    await b.rawWrite("history", encodeBody(h, i.history.revision + 1));
+    await b.rawWrite("ownership", encodeBody(changed, i.ownership!.revision + 1));
     const fresh = await store.load();
     await rejects(store.resumeOperation(fresh, resumeRecord()), "BLOCKED_STATE_CHANGED");
     await rejects(store.finalizeCompletedRunner(fresh), "BLOCKED_INCOMPLETE_OPERATION");
@@ -575,7 +592,6 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
       interrupted_control_sha256: i.control!.checksum,
       recovery: record.recovery,
     };
-    const { appendEvents } = await import("./history.ts");
     const h = appendEvents(i.history.document as HistoryDocument, [entry as never]);
     await b.rawWrite("history", encodeBody(h, i.history.revision + 1));
     const fresh = await store.load();

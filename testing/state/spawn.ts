@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from "node:url";
 
-const WORKER = fileURLToPath(new URL("./_state_worker.ts", import.meta.url));
+const WORKER = fileURLToPath(new URL("./state_worker.ts", import.meta.url));
 
 /** The outcome of a worker process. */
 export interface WorkerResult {
