@@ -202,9 +202,16 @@ export class StateEngine implements StateStore {
 
   async verifyIntegrity(): Promise<IntegrityReport> {
     try {
+      if ((await this.#p.identity()) === null) {
+        return { ok: true, identity: null, revision: null, problem: null }; // nothing stored
+      }
       const snap = await this.load();
       return { ok: true, identity: snap.identity, revision: snap.revision, problem: null };
     } catch (e) {
+      if (e instanceof SluiceError && e.code === "STATE_NOT_INITIALIZED") {
+        // a schema awaiting its migrations: the next init migrates and seals it
+        return { ok: true, identity: null, revision: null, problem: null };
+      }
       if (e instanceof SluiceError && e.code.startsWith("STATE_CORRUPT")) {
         return {
           ok: false,

@@ -82,7 +82,7 @@ export interface TerminalPending {
 /** The result of {@link StateStore.verifyIntegrity}: ok, or the first corruption found. */
 export interface IntegrityReport {
   ok: boolean;
-  /** The verified identity (null when corrupt). */
+  /** The verified identity (null when corrupt, or when nothing is stored yet). */
   identity: StoreIdentity | null;
   /** The verified revision (null when corrupt). */
   revision: string | null;
