@@ -1,7 +1,7 @@
 /**
  * The `StateStore` port: ownership, the pending operation journal, history, and the
  * deployment lock of one project and environment, behind one contract that the local and
- * PostgreSQL backends both pass (see `contract_suite.ts`).
+ * PostgreSQL backends both pass (see `testing/state/contract_suite.ts`).
  *
  * @example
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * Private: run `_state_worker.ts` as a separate OS process.
+ * Run `state_worker.ts` as a separate OS process (test support).
  * @module
  */
 import { fileURLToPath } from "node:url";

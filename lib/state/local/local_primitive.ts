@@ -3,7 +3,8 @@
  * `store.json` (store identity), and for the scope (`<project>/` for a single-environment
  * project, `<project>/environments/<env>/` otherwise) `ownership.json`,
  * `control.json`, `history.json` and `lock.json`. A write group is applied one atomic file
- * replacement at a time, in the order given (`atomicWrites: false`).
+ * replacement at a time, in the transition's declared order (`atomicWrites: false`); each
+ * durable step of each file and each lock operation crosses its fault site (`../sites.ts`).
  *
  * @example
  * ```ts
