@@ -63,9 +63,11 @@ async function transition(): Promise<void> {
       await store.finalizeCompletedRunner(snap);
       break;
     case "commit_ownership":
-      await store.commitOwnership(snap, arg.ownership, {
-        operationId: snap.control!.opened.operation_id,
-      });
+      await store.commitOwnership(
+        snap,
+        arg.ownership,
+        snap.control ? { operationId: snap.control.opened.operation_id } : {},
+      );
       break;
     default:
       throw new Error(`unknown scenario ${arg.scenario}`);

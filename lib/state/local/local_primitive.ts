@@ -132,8 +132,8 @@ export class LocalPrimitive implements StatePrimitive {
   }
 
   async init(): Promise<StoreIdentity> {
+    const existing = await this.identity(); // a corrupt identity stops here: nothing written
     await ensureDir(this.dir);
-    const existing = await this.identity();
     if (existing) return existing;
     // a missing identity beside existing documents is corruption, never a new store
     const docs = await this.read();
