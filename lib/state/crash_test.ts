@@ -20,23 +20,20 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import pg from "pg";
 import {
-  checkpointChain,
-  ownedRunner,
-  replaceAction,
-  resumeRecord,
-  runnerIntent,
-} from "../../testing/state/fixtures.ts";
+  PROJECT,
+  type Scenario,
+  scenarioName,
+  SCENARIOS,
+  WORKER_LOCK,
+} from "../../testing/state/crash_scenarios.ts";
 import { PG_URL, testSchema } from "../../testing/state/pg_env.ts";
 import { runWorker } from "../../testing/state/spawn.ts";
 import { sha256Hex } from "./_canonical.ts";
 import { revisionOfBody } from "./_stored.ts";
 import { TEMP_FILE } from "./local/atomic_write.ts";
-import { openStateStore, type StateStoreConfig } from "./open.ts";
-import { emptyOwnership, type OwnershipDocument, stateChecksum } from "./ownership.ts";
+import type { StateStoreConfig } from "./open.ts";
 import { LOCAL_WRITE_ORDER, type LocalFile, STATE_SITES, type StateTransition } from "./sites.ts";
-import type { StateSnapshot, StateStore } from "./store.ts";
 
-const PROJECT = "orders";
 const DOCS = ["store", "ownership", "control", "history"] as const;
 type Doc = typeof DOCS[number];
 type Captured = Record<Doc | "lock", string | null> & { temps: string[] };
@@ -172,259 +169,6 @@ async function pgLocation(): Promise<Location> {
   };
 }
 
-const incident = () => ({
-  incident_id: crypto.randomUUID(),
-  actor: "t",
-  recorded_at: "2026-11-29T10:04:00.000Z",
-  reason: "worker died",
-});
-
-/** The worker's lock UUID (deterministic, so reference and crash runs write the same bytes). */
-const WORKER_LOCK = "0badc0de-0000-4000-8000-000000000001";
-
-/** Prepare state in-process, under a lock released before the worker runs. */
-async function prepared(
-  loc: Location,
-  fn: (store: StateStore, snap: StateSnapshot) => Promise<Record<string, unknown>>,
-  options: { lockId?: string } = {},
-): Promise<Record<string, unknown>> {
-  const store = openStateStore(loc.config, options.lockId ? { uuid: () => options.lockId! } : {});
-  try {
-    await store.init();
-    await store.acquireLock({ actor: "setup" });
-    const arg = await fn(store, await store.load());
-    await store.releaseLock();
-    return arg;
-  } finally {
-    await store.close();
-  }
-}
-
-async function seedRunner(store: StateStore, snap: StateSnapshot) {
-  const own = ownedRunner(PROJECT, null);
-  return { own, snap: await store.commitOwnership(snap, own) };
-}
-
-/** One transition run by the worker, with its preparation and its continuation. */
-interface Scenario {
-  transition: StateTransition | "lock" | "break";
-  /** What distinguishes it from another scenario of the same transition. */
-  variant?: string;
-  prepare(loc: Location): Promise<Record<string, unknown>>;
-  /**
-   * From whatever a crash left (read under a fresh lock, integrity verified), continue with
-   * public store operations to the transition's completed state and check it.
-   */
-  finish(store: StateStore, snap: StateSnapshot, arg: Record<string, unknown>): Promise<void>;
-}
-
-const count = (snap: StateSnapshot, kind: string) =>
-  snap.history.events.filter((e) => e.kind === kind).length;
-
-const SCENARIOS: Scenario[] = [
-  {
-    transition: "init",
-    prepare: () => Promise.resolve({}),
-    async finish(store) {
-      const a = await store.identity();
-      assert.equal((await store.init()).store_id, a.store_id);
-    },
-  },
-  {
-    transition: "begin",
-    prepare: (loc) =>
-      prepared(loc, async (store, snap) => {
-        const { own } = await seedRunner(store, snap);
-        return { intent: runnerIntent(own), action: replaceAction(own) };
-      }),
-    async finish(store, snap, arg) {
-      if (!snap.control) {
-        snap = await store.beginOperation(snap, arg.intent as never, [arg.action as never]);
-      }
-      assert.equal(snap.control!.opened.version, 4);
-      assert.equal(
-        snap.control!.opened.operation_id,
-        (arg.intent as { operation_id: string })
-          .operation_id,
-      );
-      assert.equal(snap.control!.opened.checkpoints.length, 0);
-    },
-  },
-  {
-    transition: "checkpoint",
-    prepare: (loc) =>
-      prepared(loc, async (store, snap) => {
-        const { own, snap: s1 } = await seedRunner(store, snap);
-        const s = await store.beginOperation(s1, runnerIntent(own), [replaceAction(own)]);
-        await store.recordCheckpoint(s, checkpointChain()[0]);
-        return { checkpoint: checkpointChain()[1] };
-      }, { lockId: WORKER_LOCK }),
-    async finish(store, snap) {
-      let c = snap.control!.opened;
-      if (c.checkpoints.length === 1) {
-        // the worker died before its checkpoint: interrupt, resume, record it again
-        snap = await store.recordInterruption(snap, incident());
-        snap = await store.resumeOperation(snap, resumeRecord());
-        snap = await store.recordCheckpoint(snap, checkpointChain()[1]);
-        c = snap.control!.opened;
-      }
-      assert.deepEqual(c.checkpoints.map((x) => x.name), ["action_started", "old_closed"]);
-    },
-  },
-  {
-    transition: "interrupt",
-    prepare: (loc) =>
-      prepared(loc, async (store, snap) => {
-        const { own, snap: s1 } = await seedRunner(store, snap);
-        const s = await store.beginOperation(s1, runnerIntent(own), [replaceAction(own)]);
-        await store.recordCheckpoint(s, checkpointChain()[0]);
-        return { incident: incident() };
-      }),
-    async finish(store, snap, arg) {
-      const id = (arg.incident as { incident_id: string }).incident_id;
-      if (snap.control!.opened.status === "in_progress") {
-        snap = await store.recordInterruption(snap, arg.incident as never);
-      }
-      assert.equal(snap.control!.opened.incidents[0].incident_id, id);
-      // the next history write archives an incident that only control holds (local)
-      snap = await store.resumeOperation(snap, resumeRecord());
-      assert.deepEqual(snap.history.events.map((e) => e.kind).slice(-2), [
-        "incident",
-        "resume_authorized",
-      ]);
-      assert.equal(count(snap, "incident"), 1);
-    },
-  },
-  {
-    transition: "resume",
-    prepare: (loc) =>
-      prepared(loc, async (store, snap) => {
-        const { own, snap: s1 } = await seedRunner(store, snap);
-        let s = await store.beginOperation(s1, runnerIntent(own), [replaceAction(own)]);
-        s = await store.recordCheckpoint(s, checkpointChain()[0]);
-        await store.recordInterruption(s, incident());
-        return { record: resumeRecord() };
-      }),
-    async finish(store, snap, arg) {
-      const record = arg.record as ReturnType<typeof resumeRecord>;
-      if (snap.control!.opened.version === 4) {
-        const pending = await store.pendingResumeAuthorization(snap);
-        if (pending) {
-          // the archived authorization permits only its exact retry
-          assert.equal(pending.authorization_id, record.authorization_id);
-          await assert.rejects(store.resumeOperation(snap, resumeRecord()), /exact retry/);
-        }
-        snap = await store.resumeOperation(snap, record);
-      }
-      assert.equal(snap.control!.opened.version, 5);
-      assert.equal(
-        snap.control!.opened.resume_history[0].authorization_id,
-        record.authorization_id,
-      );
-      assert.equal(count(snap, "resume_authorized"), 1);
-      assert.equal(await store.pendingResumeAuthorization(snap), null);
-    },
-  },
-  {
-    transition: "finalize",
-    prepare: (loc) =>
-      prepared(loc, async (store, snap) => {
-        const { own, snap: s1 } = await seedRunner(store, snap);
-        let s = await store.beginOperation(s1, runnerIntent(own), [replaceAction(own)]);
-        for (const cp of checkpointChain()) s = await store.recordCheckpoint(s, cp);
-        await store.recordInterruption(s, incident());
-        return { own };
-      }),
-    async finish(store, snap, arg) {
-      const own = arg.own as OwnershipDocument;
-      const opId = snap.control?.opened.operation_id;
-      if (snap.control) snap = (await store.finalizeCompletedRunner(snap)).snapshot;
-      // exactly one serial increment and one receipt, whatever the crash point
-      assert.equal(snap.control, null);
-      assert.equal(snap.ownership!.document.serial, own.serial + 1);
-      assert.equal(count(snap, "runner_completed"), 1);
-      const receipt = snap.history.events.find((e) => e.kind === "runner_completed")!;
-      assert.ok(opId === undefined || receipt.operation_id === opId);
-      assert.equal((await store.completedReceipt(receipt.operation_id!))?.control_cleared, true);
-    },
-  },
-  {
-    transition: "commit_ownership",
-    prepare: (loc) =>
-      prepared(loc, async (store, snap) => {
-        await store.beginOperation(snap, {
-          operation_id: crypto.randomUUID(),
-          kind: "create",
-          project: PROJECT,
-          environment: null,
-          actor: "t",
-          created_at: "2026-11-29T09:00:00.000Z",
-          original_state_checksum: stateChecksum(emptyOwnership(PROJECT, null)),
-          reviewed_plan_sha256: null,
-          details: {},
-        });
-        return { ownership: ownedRunner(PROJECT, null) };
-      }),
-    async finish(store, snap, arg) {
-      const desired = arg.ownership as OwnershipDocument;
-      if (snap.control) {
-        snap = await store.commitOwnership(snap, desired, {
-          operationId: snap.control.opened.operation_id,
-        });
-      }
-      assert.equal(snap.control, null);
-      assert.equal(snap.ownership!.checksum, stateChecksum(desired));
-      assert.equal(count(snap, "ownership_committed"), 1);
-    },
-  },
-  {
-    transition: "commit_ownership",
-    variant: "without an operation",
-    prepare: (loc) =>
-      prepared(loc, () => Promise.resolve({ ownership: ownedRunner(PROJECT, null) })),
-    async finish(store, snap, arg) {
-      const desired = arg.ownership as OwnershipDocument;
-      if (snap.ownership === null) {
-        // local: the commit was archived, never applied; its exact retry supersedes it
-        snap = await store.commitOwnership(snap, desired);
-      }
-      assert.equal(snap.ownership!.checksum, stateChecksum(desired));
-      assert.ok(count(snap, "ownership_committed") >= 1);
-      const last = snap.history.events.at(-1)!;
-      assert.ok(last.kind === "ownership_committed" && last.serial === 1);
-    },
-  },
-  {
-    transition: "lock",
-    prepare: (loc) => prepared(loc, (store, snap) => seedRunner(store, snap).then(() => ({}))),
-    finish: () => Promise.resolve(), // the fresh process holds the lock: that is the check
-  },
-  {
-    transition: "break",
-    async prepare(loc) {
-      await prepared(loc, (store, snap) => seedRunner(store, snap).then(() => ({})));
-      const died = await runWorker("die", loc.config, { actor: "doomed" });
-      assert.equal(died.signal, "SIGKILL");
-      const staleLockId = died.lines[0].lock_id as string;
-      const probe = openStateStore(loc.config);
-      try {
-        // PostgreSQL: wait until the server has ended the dead session
-        for (let i = 0; i < 200 && loc.backend === "postgres"; i++) {
-          if (!(await probe.inspectLock()).held) break;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        const status = await probe.inspectLock();
-        assert.equal(status.held, loc.backend === "local", status.diagnosis);
-        assert.equal(status.stale, loc.backend === "local", status.diagnosis);
-      } finally {
-        await probe.close();
-      }
-      return { staleLockId };
-    },
-    finish: () => Promise.resolve(),
-  },
-];
-
 /**
  * The sites a scenario kills at on a backend: the declared sites of its transition that its
  * reference run crossed (the coverage test checks every declared site is killed somewhere).
@@ -467,41 +211,27 @@ function expectedAfter(
   return new Set(order.slice(0, done ? at + 1 : at));
 }
 
-const crossedBy = new Map<Backend, Set<string>>([["local", new Set()], ["postgres", new Set()]]);
-const killedAt = new Map<Backend, Set<string>>([["local", new Set()], ["postgres", new Set()]]);
-
+/** A fresh process continues from what the crash left (the worker's `recover` mode). */
 async function recoverAndFinish(loc: Location, sc: Scenario, arg: Record<string, unknown>) {
-  const store = openStateStore(loc.config);
-  try {
-    await store.init();
-    const status = await store.inspectLock();
-    if (loc.backend === "local" && status.held) {
-      // the dead writer's lock is reported stale and broken explicitly, never silently
-      assert.equal(status.stale, true, status.diagnosis);
-      await store.breakStaleLock(status.holder!.lock_id);
-    }
-    // PostgreSQL: the server releases the dead session's lock once it sees the socket close
-    await store.acquireLock({ actor: "recovery", timeoutMs: 30_000 });
-    const snap = await store.load(); // every integrity check: throws on a torn or edited byte
-    await sc.finish(store, snap, arg);
-    const final = await store.load();
-    assert.ok(final.identity.store_id);
-  } finally {
-    await store.close();
-  }
+  const res = await runWorker("recover", loc.config, { scenario: scenarioName(sc), ...arg });
+  assert.equal(res.code, 0, `recovery failed: ${res.stderr}`);
+  assert.equal(res.lines.at(-1)?.recovered, true, res.stderr);
   // the temp file of a write killed before its rename is removed by the next lock holder
   const left = await loc.capture();
   assert.deepEqual(left.temps.filter((t) => !t.startsWith("store.json")), []);
 }
 
+const crossedBy = new Map<Backend, Set<string>>([["local", new Set()], ["postgres", new Set()]]);
+const killedAt = new Map<Backend, Set<string>>([["local", new Set()], ["postgres", new Set()]]);
+
 for (const backend of ["local", "postgres"] as const) {
   for (const sc of SCENARIOS) {
-    const title = `${sc.transition}${sc.variant ? ` ${sc.variant}` : ""}`;
+    const title = scenarioName(sc);
     Deno.test(`${backend} crash: ${title}, killed before and after each of its sites, is never torn`, async () => {
       const loc = backend === "local" ? await localLocation() : await pgLocation();
       try {
-        const arg = await sc.prepare(loc);
-        const workerArg = { scenario: sc.transition, lockId: WORKER_LOCK, ...arg };
+        const arg = await sc.prepare(loc.config);
+        const workerArg = { transition: sc.transition, lockId: WORKER_LOCK, ...arg };
         const before = await loc.capture();
         // reference: the same deterministic transition, unfaulted
         const ref = await runWorker("transition", loc.config, workerArg);

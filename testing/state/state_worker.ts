@@ -4,16 +4,19 @@
  * `deno run -A testing/state/state_worker.ts <mode> <config-json> [arg-json]`
  * - `race <config> {"actor","startAt","holdMs"}`: acquire at startAt, hold, release; prints JSON.
  * - `die <config> {"actor"}`: acquire, print, then SIGKILL itself while holding the lock.
- * - `transition <config> {"scenario", "lockId", ...}`: one state transition, deterministic
+ * - `transition <config> {"transition", "lockId", ...}`: one state transition, deterministic
  *   (fixed clock, the lock UUID from `lockId`), for crash injection: the test arms one fault
  *   site with `SLUICE_FAULT_POINT` + `SLUICE_TEST_ONLY_ALLOW_FAULTS=1` (lib/fault/site.ts).
  *   Prints `{"done":true,"crossed":[...]}` with every site crossing, in order.
+ * - `recover <config> {"scenario", ...}`: a fresh process continues a crash scenario
+ *   (`crash_scenarios.ts`) from what the crash left; prints `{"recovered":true}`.
  * @module
  */
 import { SluiceError } from "../../lib/errors.ts";
 import { guardFaultSwitch, onCrossing } from "../../lib/fault/site.ts";
 import { openStateStore, type StateStoreConfig } from "../../lib/state/open.ts";
 import { STATE_SITES } from "../../lib/state/sites.ts";
+import { recover, scenarioName, SCENARIOS } from "./crash_scenarios.ts";
 
 /** The fixed clock of a transition worker. */
 export const WORKER_TIME = "2026-11-29T10:30:00.000Z";
@@ -34,17 +37,17 @@ function emit(value: unknown): void {
 }
 
 async function transition(): Promise<void> {
-  if (arg.scenario === "init") {
+  if (arg.transition === "init") {
     await store.init();
     return;
   }
-  if (arg.scenario === "break") {
+  if (arg.transition === "break") {
     await store.breakStaleLock(arg.staleLockId);
     return;
   }
   await store.acquireLock({ actor: "worker" });
   const snap = await store.load();
-  switch (arg.scenario) {
+  switch (arg.transition) {
     case "lock":
       break;
     case "begin":
@@ -70,7 +73,7 @@ async function transition(): Promise<void> {
       );
       break;
     default:
-      throw new Error(`unknown scenario ${arg.scenario}`);
+      throw new Error(`unknown transition ${arg.transition}`);
   }
   await store.releaseLock();
 }
@@ -94,6 +97,11 @@ try {
   } else if (mode === "transition") {
     await transition();
     emit({ done: true, crossed });
+  } else if (mode === "recover") {
+    const sc = SCENARIOS.find((x) => scenarioName(x) === arg.scenario);
+    if (!sc) throw new Error(`unknown scenario ${arg.scenario}`);
+    await recover(config, sc, arg);
+    emit({ recovered: true });
   } else {
     throw new Error(`unknown mode ${mode}`);
   }
