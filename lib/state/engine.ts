@@ -228,16 +228,17 @@ export class StateEngine implements StateStore {
     const identity = await this.identity();
     const bodies = await this.#p.read();
     const where = identity.address;
+    const at = (name: DocName) => this.#p.locate(name);
     let ownership: StateSnapshot["ownership"] = null;
     if (bodies.ownership !== null) {
-      const d = decodeBody<OwnershipDocument>("ownership", bodies.ownership, where);
+      const d = decodeBody<OwnershipDocument>("ownership", bodies.ownership, at("ownership"));
       validateOwnership(d.document);
       this.#checkScope("ownership", d.document.project, d.document.environment);
       ownership = { document: d.document, checksum: d.checksum, revision: d.revision };
     }
     let control: StateSnapshot["control"] = null;
     if (bodies.control !== null) {
-      const d = decodeBody<ControlDocument>("control", bodies.control, where);
+      const d = decodeBody<ControlDocument>("control", bodies.control, at("control"));
       const opened = openControl(d.document);
       this.#checkScope("control", opened.intent.project, opened.intent.environment);
       control = { opened, checksum: d.checksum, revision: d.revision };
@@ -248,13 +249,13 @@ export class StateEngine implements StateStore {
       revision: 0,
     };
     if (bodies.history !== null) {
-      const d = decodeBody<HistoryDocument>("history", bodies.history, where);
+      const d = decodeBody<HistoryDocument>("history", bodies.history, at("history"));
       const events = openHistory(d.document);
       this.#checkScope("history", d.document.project, d.document.environment);
       history = { document: d.document, events, revision: d.revision };
     }
     const sha = (name: DocName) =>
-      bodies[name] === null ? null : decodeBody(name, bodies[name]!, where).bodySha256;
+      bodies[name] === null ? null : decodeBody(name, bodies[name]!, at(name)).bodySha256;
     const snap: StateSnapshot = {
       identity,
       project: this.project,

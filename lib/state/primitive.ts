@@ -73,6 +73,8 @@ export interface StatePrimitive {
   inspectLock(): Promise<LockStatus>;
   /** Remove a stale lock, only if it is still `lockId` and still stale. */
   breakStaleLock(lockId: string): Promise<void>;
+  /** Where a document is stored, for messages: a file path, or a table row. */
+  locate(name: DocName): string;
   /** Read the three document bodies (one consistent read). */
   read(): Promise<StoredBodies>;
   /**

@@ -220,6 +220,10 @@ export class LocalPrimitive implements StatePrimitive {
     );
   }
 
+  locate(name: DocName): string {
+    return this.#path(name);
+  }
+
   async read(): Promise<StoredBodies> {
     return {
       ownership: await readOrNull(this.#path("ownership")),

@@ -422,9 +422,9 @@ export class PgPrimitive implements StatePrimitive {
       [this.scope],
     );
     const out = new Map<DocName, string>();
-    const where = `${this.schema}.sluice_documents`;
     for (const row of r.rows) {
       const name = row.name as DocName;
+      const where = this.locate(name);
       const body = row.body as string;
       if (sha256Hex(body) !== row.body_sha256) {
         throw corruptDoc(
@@ -447,6 +447,10 @@ export class PgPrimitive implements StatePrimitive {
       out.set(name, body);
     }
     return out;
+  }
+
+  locate(name: DocName): string {
+    return `${this.schema}.sluice_documents ${this.scope} ${name}`;
   }
 
   async read(): Promise<StoredBodies> {
