@@ -14,6 +14,7 @@ import { apply, observe, plan } from "../../lib/runtime/session.ts";
 import type { ProjectObservation } from "../../lib/runtime/observer.ts";
 import { executeReviewed } from "../../lib/runtime/coordinator.ts";
 import { reportReplacement } from "./replacement.ts";
+import { storeIntegrity } from "./state.ts";
 import { outputFormat } from "../main.ts";
 import { printResult, progressPrinter } from "../output.ts";
 
@@ -140,6 +141,15 @@ export function register(program: Command): void {
     .option("--env <name>", "environment (required when the manifest declares environments)")
     .option("--health", "exit 4 unless every model has exactly one running, healthy generation")
     .action(async (opts: Common & { health?: boolean }, cmd: Command) => {
+      // a corrupt state store is reported (exit 3), never hidden behind healthy runners
+      const state = await storeIntegrity(opts);
+      if (!state.ok) {
+        throw new SluiceError(
+          state.problem!.code,
+          `the state store is corrupt: ${state.problem!.message}`,
+          { evidence: state.problem!.evidence },
+        );
+      }
       const obs = await observe({ dir: opts.project, environment: opts.env ?? null });
       const rows = obs.runners.map((r) => {
         const c = r.containers;
@@ -165,13 +175,19 @@ export function register(program: Command): void {
       printResult(
         outputFormat(cmd),
         "status",
-        { models: rows },
+        { state: { ok: true, store: state.identity, revision: state.revision }, models: rows },
         () =>
-          rows.map((r) =>
+          [
+            `ok   state ${
+              state.identity
+                ? `${state.identity.backend} store ${state.identity.store_id}`
+                : "store"
+            } (${state.revision ?? "new"}): every stored byte verified`,
+          ].concat(rows.map((r) =>
             `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  generation=${
               r.generation ?? "-"
             }  group=${r.group}/${r.members}  lag=${r.lag}`
-          ).join("\n"),
+          )).join("\n"),
       );
       if (opts.health && rows.some((r) => !r.healthy)) {
         throw new SluiceError(

@@ -17,7 +17,7 @@ import { resolve } from "node:path";
 import { SluiceError } from "../../lib/errors.ts";
 import { loadProject } from "../../lib/project/load.ts";
 import { openStateStore, type StateStoreConfig } from "../../lib/state/open.ts";
-import type { StateSnapshot, StateStore } from "../../lib/state/store.ts";
+import type { IntegrityReport, StateSnapshot, StateStore } from "../../lib/state/store.ts";
 import type { LockStatus } from "../../lib/state/primitive.ts";
 import { outputFormat } from "../main.ts";
 import { printResult } from "../output.ts";
@@ -224,6 +224,19 @@ async function withStore<T>(flags: StoreFlags, fn: (s: StateStore) => Promise<T>
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Verify every stored byte of the project's state store (read-only, no lock): the report
+ * `sluice status` renders before it observes anything.
+ */
+export async function storeIntegrity(
+  flags: { project: string; env?: string },
+): Promise<IntegrityReport> {
+  return await withStore(
+    { project: flags.project, env: flags.env },
+    (store) => store.verifyIntegrity(),
+  );
 }
 
 /** Register `sluice state show|init`. */

@@ -17,6 +17,7 @@ import { hostname } from "node:os";
 import { SluiceError } from "../errors.ts";
 import { canonicalJson } from "./_canonical.ts";
 import { decodeBody, encodeBody } from "./_stored.ts";
+import { verifyScopeIntegrity } from "./integrity.ts";
 import {
   appendEvents,
   type CompletionReceipt,
@@ -50,10 +51,12 @@ import {
   validateOwnership,
 } from "./ownership.ts";
 import type { DocName, DocWrite, LockOwner, LockStatus, StatePrimitive } from "./primitive.ts";
+import type { StateTransition } from "./sites.ts";
 import type {
   AcquireLockOptions,
   CompletedReceiptLookup,
   FinalizeResult,
+  IntegrityReport,
   InterruptionInput,
   StateSnapshot,
   StateStore,
@@ -68,9 +71,11 @@ function blocked(code: string, message: string, evidence?: Record<string, unknow
 
 type Change = [DocName, unknown | null];
 
-/** Options of the engine (an injected clock for tests). */
+/** Options of the engine (an injected clock and UUID source for tests and sweeps). */
 export interface EngineOptions {
   clock?: () => Date;
+  /** The source of lock UUIDs (default `crypto.randomUUID`). */
+  uuid?: () => string;
 }
 
 /**
@@ -92,6 +97,7 @@ export class StateEngine implements StateStore {
   #p: StatePrimitive;
   #lock: LockOwner | null = null;
   #clock: () => Date;
+  #uuid: () => string;
 
   constructor(
     primitive: StatePrimitive,
@@ -106,6 +112,7 @@ export class StateEngine implements StateStore {
     this.project = project;
     this.environment = environment;
     this.#clock = options.clock ?? (() => new Date());
+    this.#uuid = options.uuid ?? (() => crypto.randomUUID());
   }
 
   #now(): string {
@@ -135,7 +142,7 @@ export class StateEngine implements StateStore {
     }
     await this.identity();
     const owner: LockOwner = {
-      lock_id: crypto.randomUUID(),
+      lock_id: this.#uuid(),
       project: this.project,
       environment: this.environment,
       actor: options.actor,
@@ -193,20 +200,45 @@ export class StateEngine implements StateStore {
 
   // ---- reading -------------------------------------------------------------------------
 
+  async verifyIntegrity(): Promise<IntegrityReport> {
+    try {
+      if ((await this.#p.identity()) === null) {
+        return { ok: true, identity: null, revision: null, problem: null }; // nothing stored
+      }
+      const snap = await this.load();
+      return { ok: true, identity: snap.identity, revision: snap.revision, problem: null };
+    } catch (e) {
+      if (e instanceof SluiceError && e.code === "STATE_NOT_INITIALIZED") {
+        // a schema awaiting its migrations: the next init migrates and seals it
+        return { ok: true, identity: null, revision: null, problem: null };
+      }
+      if (e instanceof SluiceError && e.code.startsWith("STATE_CORRUPT")) {
+        return {
+          ok: false,
+          identity: null,
+          revision: null,
+          problem: { code: e.code, message: e.message, evidence: e.evidence ?? {} },
+        };
+      }
+      throw e;
+    }
+  }
+
   async load(): Promise<StateSnapshot> {
     const identity = await this.identity();
     const bodies = await this.#p.read();
     const where = identity.address;
+    const at = (name: DocName) => this.#p.locate(name);
     let ownership: StateSnapshot["ownership"] = null;
     if (bodies.ownership !== null) {
-      const d = decodeBody<OwnershipDocument>("ownership", bodies.ownership, where);
+      const d = decodeBody<OwnershipDocument>("ownership", bodies.ownership, at("ownership"));
       validateOwnership(d.document);
       this.#checkScope("ownership", d.document.project, d.document.environment);
       ownership = { document: d.document, checksum: d.checksum, revision: d.revision };
     }
     let control: StateSnapshot["control"] = null;
     if (bodies.control !== null) {
-      const d = decodeBody<ControlDocument>("control", bodies.control, where);
+      const d = decodeBody<ControlDocument>("control", bodies.control, at("control"));
       const opened = openControl(d.document);
       this.#checkScope("control", opened.intent.project, opened.intent.environment);
       control = { opened, checksum: d.checksum, revision: d.revision };
@@ -217,13 +249,13 @@ export class StateEngine implements StateStore {
       revision: 0,
     };
     if (bodies.history !== null) {
-      const d = decodeBody<HistoryDocument>("history", bodies.history, where);
+      const d = decodeBody<HistoryDocument>("history", bodies.history, at("history"));
       const events = openHistory(d.document);
       this.#checkScope("history", d.document.project, d.document.environment);
       history = { document: d.document, events, revision: d.revision };
     }
     const sha = (name: DocName) =>
-      bodies[name] === null ? null : decodeBody(name, bodies[name]!, where).bodySha256;
+      bodies[name] === null ? null : decodeBody(name, bodies[name]!, at(name)).bodySha256;
     const snap: StateSnapshot = {
       identity,
       project: this.project,
@@ -237,6 +269,16 @@ export class StateEngine implements StateStore {
       history,
       bodies: { ownership: sha("ownership"), control: sha("control"), history: sha("history") },
     };
+    verifyScopeIntegrity({
+      identity,
+      project: this.project,
+      environment: this.environment,
+      ownership,
+      control: control?.opened ?? null,
+      events: history.events,
+      atomic: this.#p.atomicWrites,
+      where,
+    });
     if (
       this.#p.atomicWrites && control && findReceipt(history.events, control.opened.operation_id)
     ) {
@@ -272,7 +314,11 @@ export class StateEngine implements StateStore {
     return this.#lock;
   }
 
-  async #write(snapshot: StateSnapshot, changes: Change[]): Promise<StateSnapshot> {
+  async #write(
+    transition: StateTransition,
+    snapshot: StateSnapshot,
+    changes: Change[],
+  ): Promise<StateSnapshot> {
     const lock = this.#requireLock(snapshot);
     const writes: DocWrite[] = changes.map(([name, doc]) => {
       const rev = name === "ownership"
@@ -287,7 +333,7 @@ export class StateEngine implements StateStore {
         expectedRevision: rev,
       };
     });
-    await this.#p.commit(writes, lock.lock_id);
+    await this.#p.commit(writes, lock.lock_id, transition);
     return await this.load();
   }
 
@@ -374,7 +420,7 @@ export class StateEngine implements StateStore {
         );
       }
       if (snapshot.ownership?.checksum === desired) {
-        return await this.#write(snapshot, [["control", null]]);
+        return await this.#write("commit_ownership", snapshot, [["control", null]]);
       }
     }
     const prior = snapshot.ownership?.document.serial ?? 0;
@@ -398,7 +444,7 @@ export class StateEngine implements StateStore {
     }
     changes.push(["ownership", ownership]);
     if (control) changes.push(["control", null]);
-    return await this.#write(snapshot, changes);
+    return await this.#write("commit_ownership", snapshot, changes);
   }
 
   async beginOperation(
@@ -479,7 +525,7 @@ export class StateEngine implements StateStore {
       };
       control = v3;
     }
-    return await this.#write(snapshot, [["control", control]]);
+    return await this.#write("begin", snapshot, [["control", control]]);
   }
 
   async recordCheckpoint(snapshot: StateSnapshot, checkpoint: Checkpoint): Promise<StateSnapshot> {
@@ -504,7 +550,7 @@ export class StateEngine implements StateStore {
     }
     validateCheckpointSequence([...c.checkpoints, checkpoint], "BLOCKED_CHECKPOINT_ORDER");
     const next: ControlV45 = { ...doc, checkpoints: [...doc.checkpoints, seal(checkpoint)] };
-    return await this.#write(snapshot, [["control", next]]);
+    return await this.#write("checkpoint", snapshot, [["control", next]]);
   }
 
   async recordInterruption(
@@ -543,7 +589,7 @@ export class StateEngine implements StateStore {
     }
     // control first: a lost history write is caught up by the next history write
     const events = [...this.#unarchivedIncidents(snapshot, c), { kind: "incident", ...incident }];
-    return await this.#write(snapshot, [
+    return await this.#write("interrupt", snapshot, [
       ["control", next],
       ["history", appendEvents(snapshot.history.document, events as HistoryEvent[])],
     ]);
@@ -678,7 +724,7 @@ export class StateEngine implements StateStore {
       changes.push(["history", appendEvents(snapshot.history.document, events)]);
     }
     changes.push(["control", next]);
-    return await this.#write(snapshot, changes);
+    return await this.#write("resume", snapshot, changes);
   }
 
   async pendingResumeAuthorization(snapshot: StateSnapshot): Promise<ResumeAuthorization | null> {
@@ -768,7 +814,7 @@ export class StateEngine implements StateStore {
       };
       const events = [...this.#unarchivedIncidents(snapshot, c), newReceipt];
       // local order: receipt, then ownership, then clear (PostgreSQL: one transaction)
-      const snap = await this.#write(snapshot, [
+      const snap = await this.#write("finalize", snapshot, [
         ["history", appendEvents(snapshot.history.document, events)],
         ["ownership", result],
         ["control", null],
@@ -787,12 +833,15 @@ export class StateEngine implements StateStore {
       if (stateChecksum(result) !== receipt.result_state_checksum) {
         blocked("BLOCKED_RECEIPT_MISMATCH", "recomputed result differs from the receipt");
       }
-      const snap = await this.#write(snapshot, [["ownership", result], ["control", null]]);
+      const snap = await this.#write("finalize", snapshot, [["ownership", result], [
+        "control",
+        null,
+      ]]);
       return { snapshot: snap, receipt, retried_clear: false };
     }
     if (current.checksum === receipt.result_state_checksum) {
       verifyReconstruction(current.document, action, receipt);
-      const snap = await this.#write(snapshot, [["control", null]]);
+      const snap = await this.#write("finalize", snapshot, [["control", null]]);
       return { snapshot: snap, receipt, retried_clear: true };
     }
     blocked(

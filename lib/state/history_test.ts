@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { hex } from "./_fixtures.ts";
+import { hex } from "../../testing/state/fixtures.ts";
 import { appendEvents, emptyHistory, type HistoryEvent, openHistory } from "./history.ts";
 
 const commit: HistoryEvent = {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { SluiceError } from "../errors.ts";
 import { sha256Hex } from "./_canonical.ts";
-import { checkpointChain } from "./_fixtures.ts";
+import { checkpointChain } from "../../testing/state/fixtures.ts";
 import { type Checkpoint, seal, unseal, validateCheckpointSequence } from "./journal.ts";
 
 const code = (fn: () => unknown) => {

@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { SluiceError } from "../errors.ts";
-import { runWorker } from "./_spawn.ts";
+import { runWorker } from "../../testing/state/spawn.ts";
 import { openStateStore, type StateStoreConfig } from "./open.ts";
-import { PG_URL, testSchema } from "./postgres/_test_env.ts";
+import { PG_URL, testSchema } from "../../testing/state/pg_env.ts";
 
 async function withBackend(
   backend: "local" | "postgres",

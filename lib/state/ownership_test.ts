@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ownedRunner } from "./_fixtures.ts";
+import { ownedRunner } from "../../testing/state/fixtures.ts";
 import { emptyOwnership, stateChecksum, validateOwnership } from "./ownership.ts";
 
 Deno.test("the state checksum is stable and changes with any owned field", () => {

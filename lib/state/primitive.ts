@@ -14,6 +14,7 @@
  * @module
  */
 import type { StoreIdentity } from "./journal.ts";
+import type { StateTransition } from "./sites.ts";
 
 /** The three documents of one project/environment scope. */
 export type DocName = "ownership" | "control" | "history";
@@ -72,10 +73,16 @@ export interface StatePrimitive {
   inspectLock(): Promise<LockStatus>;
   /** Remove a stale lock, only if it is still `lockId` and still stale. */
   breakStaleLock(lockId: string): Promise<void>;
+  /** Where a document is stored, for messages: a file path, or a table row. */
+  locate(name: DocName): string;
   /** Read the three document bodies (one consistent read). */
   read(): Promise<StoredBodies>;
-  /** Apply a write group under the lock, checking each expected body (STATE_CONFLICT). */
-  commit(writes: DocWrite[], lockId: string): Promise<void>;
+  /**
+   * Apply a write group under the lock, checking each expected body (STATE_CONFLICT). The
+   * transition names the group's fault sites (`sites.ts`): local files in its declared order,
+   * PostgreSQL one transaction.
+   */
+  commit(writes: DocWrite[], lockId: string, transition: StateTransition): Promise<void>;
   /** Release connections/handles. */
   close(): Promise<void>;
 }

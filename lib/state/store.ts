@@ -1,7 +1,7 @@
 /**
  * The `StateStore` port: ownership, the pending operation journal, history, and the
  * deployment lock of one project and environment, behind one contract that the local and
- * PostgreSQL backends both pass (see `contract_suite.ts`).
+ * PostgreSQL backends both pass (see `testing/state/contract_suite.ts`).
  *
  * @example
  * ```ts
@@ -79,6 +79,17 @@ export interface TerminalPending {
   receipt_archived: boolean;
 }
 
+/** The result of {@link StateStore.verifyIntegrity}: ok, or the first corruption found. */
+export interface IntegrityReport {
+  ok: boolean;
+  /** The verified identity (null when corrupt, or when nothing is stored yet). */
+  identity: StoreIdentity | null;
+  /** The verified revision (null when corrupt). */
+  revision: string | null;
+  /** The `STATE_CORRUPT_*` error: code, message naming document and field, evidence. */
+  problem: { code: string; message: string; evidence: Record<string, unknown> } | null;
+}
+
 /** Options for acquiring the deployment lock. */
 export interface AcquireLockOptions {
   actor: string;
@@ -107,8 +118,18 @@ export interface StateStore {
   verifyLock(): Promise<void>;
   /** Explicitly remove a stale lock identified by its UUID. */
   breakStaleLock(lockId: string): Promise<void>;
-  /** Read and verify ownership, control and history. */
+  /**
+   * Read and verify the identity, ownership, control and history: every byte of each, and
+   * their cross-checks (`integrity.ts`). Any corruption is `STATE_CORRUPT_*` naming the
+   * document and field.
+   */
   load(): Promise<StateSnapshot>;
+  /**
+   * The same verification as {@link load}, without the lock and without throwing for
+   * corruption: a report for `sluice status`. Other failures (unreachable, not initialized)
+   * still throw.
+   */
+  verifyIntegrity(): Promise<IntegrityReport>;
   /** Commit ownership for a non-runner operation (e.g. create), clearing its v3 control. */
   commitOwnership(
     snapshot: StateSnapshot,

@@ -3,7 +3,8 @@
  * `store.json` (store identity), and for the scope (`<project>/` for a single-environment
  * project, `<project>/environments/<env>/` otherwise) `ownership.json`,
  * `control.json`, `history.json` and `lock.json`. A write group is applied one atomic file
- * replacement at a time, in the order given (`atomicWrites: false`).
+ * replacement at a time, in the transition's declared order (`atomicWrites: false`); each
+ * durable step of each file and each lock operation crosses its fault site (`../sites.ts`).
  *
  * @example
  * ```ts
@@ -15,9 +16,11 @@
  * @module
  */
 import { join, resolve } from "node:path";
+import { atSite } from "../../fault/site.ts";
 import { SluiceError } from "../../errors.ts";
 import { canonicalJson, sha256Hex } from "../_canonical.ts";
 import { conflictError } from "../_stored.ts";
+import { newStoreRecord, openStoreRecord, sealStoreRecord } from "../identity.ts";
 import type { StoreIdentity } from "../journal.ts";
 import type {
   DocName,
@@ -27,7 +30,19 @@ import type {
   StatePrimitive,
   StoredBodies,
 } from "../primitive.ts";
-import { atomicReplace, durableRemove } from "./atomic_write.ts";
+import {
+  LOCAL_WRITE_ORDER,
+  localWriteSites,
+  lockOperationSite,
+  type StateTransition,
+} from "../sites.ts";
+import {
+  atomicReplace,
+  durableRemove,
+  ensureDir,
+  exclusiveCreate,
+  TEMP_FILE,
+} from "./atomic_write.ts";
 import {
   acquireLockFile,
   breakStaleLockFile,
@@ -69,6 +84,28 @@ async function readOrNull(path: string): Promise<string | null> {
 }
 
 /**
+ * The fault sites of each write of a group, checking the group follows the transition's
+ * declared file order ({@link LOCAL_WRITE_ORDER}): an undeclared write is a programming error.
+ */
+function plannedSites(writes: DocWrite[], transition: StateTransition) {
+  const order = LOCAL_WRITE_ORDER[transition];
+  let at = 0;
+  return writes.map((w) => {
+    const kind = w.body === null ? "remove" : "replace";
+    while (at < order.length && (order[at].file !== w.name || order[at].kind !== kind)) at++;
+    if (at === order.length) {
+      throw new Error(
+        `${transition}: ${kind} ${w.name}.json is not in its declared write order ${
+          order.map((o) => `${o.kind} ${o.file}`).join(", ")
+        }`,
+      );
+    }
+    at++;
+    return localWriteSites(transition, w.name, kind);
+  });
+}
+
+/**
  * Local files storage primitive.
  *
  * @example
@@ -95,51 +132,77 @@ export class LocalPrimitive implements StatePrimitive {
   }
 
   async init(): Promise<StoreIdentity> {
-    const existing = await this.identity();
-    if (existing) {
-      await Deno.mkdir(this.dir, { recursive: true });
-      return existing;
+    const existing = await this.identity(); // a corrupt identity stops here: nothing written
+    await ensureDir(this.dir);
+    if (existing) return existing;
+    // a missing identity beside existing documents is corruption, never a new store
+    const docs = await this.read();
+    const present = (Object.keys(docs) as DocName[]).filter((n) => docs[n] !== null);
+    if (present.length > 0) {
+      throw new SluiceError(
+        "STATE_CORRUPT_STORE",
+        `${this.#storePath}: store identity is missing but ${this.dir} holds ${
+          present.join(", ")
+        }; the identity is never re-created over existing state`,
+        { evidence: { document: "store", where: this.#storePath, field: "record", present } },
+      );
     }
-    await Deno.mkdir(this.dir, { recursive: true });
-    const doc = {
-      format: "sluice.store",
-      version: 1,
-      store_id: crypto.randomUUID(),
-      created_at: new Date().toISOString(),
-    };
-    await atomicReplace(join(this.root, "store.json"), canonicalJson(doc));
+    const record = sealStoreRecord(newStoreRecord(crypto.randomUUID(), new Date().toISOString()));
+    // exclusive create: of two concurrent inits, one identity wins and both return it
+    await exclusiveCreate(this.#storePath, canonicalJson(record), {
+      sites: localWriteSites("init", "store", "create"),
+    });
     return (await this.identity())!;
   }
 
+  get #storePath(): string {
+    return join(this.root, "store.json");
+  }
+
   async identity(): Promise<StoreIdentity | null> {
-    const path = join(this.root, "store.json");
+    const path = this.#storePath;
     const text = await readOrNull(path);
     if (text === null) return null;
-    let doc: { format?: unknown; store_id?: unknown };
+    let doc: unknown;
     try {
       doc = JSON.parse(text);
     } catch {
-      throw new SluiceError("STATE_CORRUPT_STORE", `${path} is not valid JSON (truncated?)`);
+      throw new SluiceError(
+        "STATE_CORRUPT_STORE",
+        `${path}: store identity record: is not valid JSON (truncated?)`,
+        { evidence: { document: "store", where: path, field: "record" } },
+      );
     }
-    if (doc?.format !== "sluice.store" || typeof doc.store_id !== "string") {
-      throw new SluiceError("STATE_CORRUPT_STORE", `${path} is not a sluice store identity`);
+    const record = openStoreRecord(doc, path);
+    if (canonicalJson(doc) !== text) {
+      throw new SluiceError(
+        "STATE_CORRUPT_STORE",
+        `${path}: store identity record: is not in canonical form (edited by hand?)`,
+        { evidence: { document: "store", where: path, field: "record" } },
+      );
     }
-    return { store_id: doc.store_id, backend: "local", address: this.dir };
+    return { store_id: record.store_id, backend: "local", address: this.dir };
   }
 
   async acquireLock(owner: LockOwner): Promise<void> {
-    await Deno.mkdir(this.dir, { recursive: true });
-    await acquireLockFile(this.#path("lock"), owner);
+    await ensureDir(this.dir);
+    await atSite(
+      lockOperationSite("local", "acquire"),
+      () => acquireLockFile(this.#path("lock"), owner),
+    );
     // under the lock, temp files of a writer that died before its rename are garbage
     for await (const e of Deno.readDir(this.dir)) {
-      if (/\.json\.tmp-[0-9a-f-]{36}$/.test(e.name)) {
+      if (TEMP_FILE.test(e.name)) {
         await Deno.remove(join(this.dir, e.name)).catch(() => {});
       }
     }
   }
 
   releaseLock(lockId: string): Promise<void> {
-    return releaseLockFile(this.#path("lock"), lockId);
+    return atSite(
+      lockOperationSite("local", "release"),
+      () => releaseLockFile(this.#path("lock"), lockId),
+    );
   }
 
   verifyLock(lockId: string): Promise<void> {
@@ -151,7 +214,14 @@ export class LocalPrimitive implements StatePrimitive {
   }
 
   breakStaleLock(lockId: string): Promise<void> {
-    return breakStaleLockFile(this.#path("lock"), lockId);
+    return atSite(
+      lockOperationSite("local", "break"),
+      () => breakStaleLockFile(this.#path("lock"), lockId),
+    );
+  }
+
+  locate(name: DocName): string {
+    return this.#path(name);
   }
 
   async read(): Promise<StoredBodies> {
@@ -162,17 +232,18 @@ export class LocalPrimitive implements StatePrimitive {
     };
   }
 
-  async commit(writes: DocWrite[], lockId: string): Promise<void> {
+  async commit(writes: DocWrite[], lockId: string, transition: StateTransition): Promise<void> {
+    const sites = plannedSites(writes, transition);
     // every expectation is checked before the first write (the lock excludes other writers)
     await this.verifyLock(lockId);
     for (const w of writes) await this.#expect(w);
-    // not one transaction: each file is replaced atomically, in the caller's order
-    for (const w of writes) {
+    // not one transaction: each file is replaced atomically, in the declared order
+    for (const [i, w] of writes.entries()) {
       await this.verifyLock(lockId); // a lost lock stops further mutations
       await this.#expect(w);
       const path = this.#path(w.name);
-      if (w.body === null) await durableRemove(path);
-      else await atomicReplace(path, w.body);
+      if (w.body === null) await durableRemove(path, { sites: sites[i] });
+      else await atomicReplace(path, w.body, { sites: sites[i] });
     }
   }
 

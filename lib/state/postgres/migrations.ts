@@ -9,15 +9,29 @@
  * ```
  * @module
  */
+import { canonicalJson } from "../_canonical.ts";
+import { newStoreRecord, sealStoreRecord } from "../identity.ts";
+
+/** A query in the migration's transaction (rows as plain objects). */
+export type MigrationQuery = (
+  sql: string,
+  params?: unknown[],
+) => Promise<Array<Record<string, unknown>>>;
 
 /** One migration: a version, a name and its SQL (`$schema` is replaced by the quoted schema). */
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Data steps computed in TypeScript, run after `sql` in the same transaction. */
+  after?: (query: MigrationQuery, schema: string) => Promise<void>;
 }
 
-/** Every migration, in order. */
+/** The text form of `sluice_store.created_at` that its seal covers (microseconds, UTC). */
+export const CREATED_AT_TEXT =
+  `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/** Every migration, in order. Append only: an applied migration is never edited. */
 export const MIGRATIONS: Migration[] = [
   {
     version: 1,
@@ -46,5 +60,28 @@ export const MIGRATIONS: Migration[] = [
         acquired_at timestamptz NOT NULL DEFAULT now()
       );
     `,
+  },
+  {
+    version: 2,
+    name: "sealed store identity (a sha256 per field)",
+    sql: `
+      ALTER TABLE $schema.sluice_store
+        ADD COLUMN version integer NOT NULL DEFAULT 2,
+        ADD COLUMN sha256 text;
+    `,
+    async after(query, schema) {
+      const rows = await query(
+        `SELECT store_id::text AS store_id, ${CREATED_AT_TEXT} AS created_at FROM ${schema}.sluice_store`,
+      );
+      for (const r of rows) {
+        const sealed = sealStoreRecord(
+          newStoreRecord(String(r.store_id), String(r.created_at)),
+        );
+        await query(`UPDATE ${schema}.sluice_store SET sha256 = $1`, [
+          canonicalJson(sealed.sha256),
+        ]);
+      }
+      await query(`ALTER TABLE ${schema}.sluice_store ALTER COLUMN sha256 SET NOT NULL`);
+    },
   },
 ];

@@ -17,9 +17,11 @@
  * @module
  */
 import pg from "pg";
+import { atSite } from "../../fault/site.ts";
 import { SluiceError } from "../../errors.ts";
 import { canonicalJson, sha256Hex } from "../_canonical.ts";
-import { conflictError, revisionOfBody } from "../_stored.ts";
+import { conflictError, corruptDoc, revisionOfBody } from "../_stored.ts";
+import { openStoreRecord } from "../identity.ts";
 import type { StoreIdentity } from "../journal.ts";
 import type {
   DocName,
@@ -29,7 +31,8 @@ import type {
   StatePrimitive,
   StoredBodies,
 } from "../primitive.ts";
-import { MIGRATIONS } from "./migrations.ts";
+import { lockOperationSite, pgCommitSite, type StateTransition } from "../sites.ts";
+import { CREATED_AT_TEXT, MIGRATIONS } from "./migrations.ts";
 
 /** Connection settings of the PostgreSQL backend. */
 export interface PgStoreConfig {
@@ -163,15 +166,21 @@ export class PgPrimitive implements StatePrimitive {
           Number(r.version)
         ),
       );
+      let applied = 0;
       for (const m of MIGRATIONS) {
         if (done.has(m.version)) continue;
         await c.query(m.sql.replaceAll("$schema", this.#q));
+        if (m.after) {
+          await m.after(async (sql, params) => (await c.query(sql, params)).rows, this.#q);
+        }
         await c.query(`INSERT INTO ${this.#q}.sluice_migrations (version, name) VALUES ($1, $2)`, [
           m.version,
           m.name,
         ]);
+        applied++;
       }
-      await c.query("COMMIT");
+      if (applied > 0) await atSite(pgCommitSite("init"), () => c.query("COMMIT"));
+      else await c.query("COMMIT");
     } catch (e) {
       await c.query("ROLLBACK").catch(() => {});
       throw e;
@@ -193,23 +202,84 @@ export class PgPrimitive implements StatePrimitive {
 
   async identity(): Promise<StoreIdentity | null> {
     const c = await this.#conn();
+    let versions: Array<{ version: number; name: string }>;
     try {
-      const r = await c.query(`SELECT store_id FROM ${this.#q}.sluice_store`);
-      if (r.rows.length !== 1) {
-        throw new SluiceError("STATE_CORRUPT_STORE", "sluice_store must hold exactly one row");
-      }
-      return {
-        store_id: String(r.rows[0].store_id),
-        backend: "postgres",
-        address: `${redactPgUrl(this.#config.url, this.schema)}#${this.scope}`,
-      };
+      versions = (await c.query(
+        `SELECT version, name FROM ${this.#q}.sluice_migrations ORDER BY version`,
+      )).rows.map((r) => ({ version: Number(r.version), name: String(r.name) }));
     } catch (e) {
       if (isMissingSchema(e)) return null;
       throw e;
     }
+    this.#checkMigrations(versions);
+    if (versions.length < MIGRATIONS.length) {
+      throw new SluiceError(
+        "STATE_NOT_INITIALIZED",
+        `the state schema ${this.schema} is at migration ${
+          versions.at(-1)?.version ?? 0
+        } of ${MIGRATIONS.length}; run \`sluice state init\` to migrate it`,
+      );
+    }
+    const where = `${this.schema}.sluice_store`;
+    const r = await c.query(
+      `SELECT store_id::text AS store_id, ${CREATED_AT_TEXT} AS created_at, version, sha256
+       FROM ${this.#q}.sluice_store`,
+    );
+    if (r.rows.length !== 1) {
+      throw new SluiceError(
+        "STATE_CORRUPT_STORE",
+        `${where}: store identity record: must hold exactly one row, holds ${r.rows.length}`,
+        { evidence: { document: "store", where, field: "record", rows: r.rows.length } },
+      );
+    }
+    const row = r.rows[0];
+    let seals: unknown;
+    try {
+      seals = JSON.parse(row.sha256);
+    } catch {
+      throw new SluiceError(
+        "STATE_CORRUPT_STORE",
+        `${where}: store identity sha256: is not valid JSON`,
+        { evidence: { document: "store", where, field: "sha256" } },
+      );
+    }
+    const record = openStoreRecord({
+      format: "sluice.store",
+      version: row.version,
+      store_id: row.store_id,
+      created_at: row.created_at,
+      sha256: seals,
+    }, where);
+    return {
+      store_id: record.store_id,
+      backend: "postgres",
+      address: `${redactPgUrl(this.#config.url, this.schema)}#${this.scope}`,
+    };
   }
 
-  async acquireLock(owner: LockOwner): Promise<void> {
+  /** The recorded migrations must be a prefix of {@link MIGRATIONS}, row for row. */
+  #checkMigrations(rows: Array<{ version: number; name: string }>): void {
+    const where = `${this.schema}.sluice_migrations`;
+    for (const [i, r] of rows.entries()) {
+      const m = MIGRATIONS[i];
+      const field = !m || m.version !== r.version ? "version" : m.name !== r.name ? "name" : null;
+      if (field) {
+        throw new SluiceError(
+          "STATE_CORRUPT_STORE",
+          `${where}: row ${i + 1} ${field}: recorded (${r.version}, ${
+            JSON.stringify(r.name)
+          }) is not migration ${m ? `(${m.version}, ${JSON.stringify(m.name)})` : "(none)"}`,
+          { evidence: { document: "migrations", where, field, row: i + 1 } },
+        );
+      }
+    }
+  }
+
+  acquireLock(owner: LockOwner): Promise<void> {
+    return atSite(lockOperationSite("postgres", "acquire"), () => this.#acquire(owner));
+  }
+
+  async #acquire(owner: LockOwner): Promise<void> {
     const c = await this.#conn();
     const r = await c.query("SELECT pg_try_advisory_lock($1, $2) AS ok", this.#key);
     if (!r.rows[0].ok) {
@@ -238,7 +308,11 @@ export class PgPrimitive implements StatePrimitive {
     );
   }
 
-  async releaseLock(lockId: string): Promise<void> {
+  releaseLock(lockId: string): Promise<void> {
+    return atSite(lockOperationSite("postgres", "release"), () => this.#release(lockId));
+  }
+
+  async #release(lockId: string): Promise<void> {
     await this.verifyLock(lockId);
     const c = await this.#conn();
     await c.query(`DELETE FROM ${this.#q}.sluice_locks WHERE scope = $1 AND lock_id = $2`, [
@@ -323,7 +397,11 @@ export class PgPrimitive implements StatePrimitive {
     };
   }
 
-  async breakStaleLock(lockId: string): Promise<void> {
+  breakStaleLock(lockId: string): Promise<void> {
+    return atSite(lockOperationSite("postgres", "break"), () => this.#break(lockId));
+  }
+
+  async #break(lockId: string): Promise<void> {
     // the server releases a session's advisory lock when the session ends; only the
     // metadata row of an ended session can be left behind
     const status = await this.inspectLock();
@@ -346,29 +424,33 @@ export class PgPrimitive implements StatePrimitive {
     const out = new Map<DocName, string>();
     for (const row of r.rows) {
       const name = row.name as DocName;
+      const where = this.locate(name);
       const body = row.body as string;
-      const code = name === "ownership"
-        ? "STATE_CORRUPT_OWNERSHIP"
-        : name === "control"
-        ? "STATE_CORRUPT_JOURNAL"
-        : "STATE_CORRUPT_HISTORY";
       if (sha256Hex(body) !== row.body_sha256) {
-        throw new SluiceError(
-          code,
-          `${this.schema}.sluice_documents ${name}: body does not hash to body_sha256 (altered row)`,
+        throw corruptDoc(
+          name,
+          where,
+          "body_sha256",
+          "the row's body does not hash to its body_sha256 column (altered row)",
         );
       }
       const bodyRevision = revisionOfBody(body);
       // an unreadable body is reported precisely by the decoder above this primitive
       if (bodyRevision >= 0 && bodyRevision !== Number(row.revision)) {
-        throw new SluiceError(
-          code,
-          `${this.schema}.sluice_documents ${name}: revision column ${row.revision} differs from the body`,
+        throw corruptDoc(
+          name,
+          where,
+          "revision",
+          `revision column ${row.revision} differs from the body's revision ${bodyRevision}`,
         );
       }
       out.set(name, body);
     }
     return out;
+  }
+
+  locate(name: DocName): string {
+    return `${this.schema}.sluice_documents ${this.scope} ${name}`;
   }
 
   async read(): Promise<StoredBodies> {
@@ -388,7 +470,7 @@ export class PgPrimitive implements StatePrimitive {
     }
   }
 
-  async commit(writes: DocWrite[], lockId: string): Promise<void> {
+  async commit(writes: DocWrite[], lockId: string, transition: StateTransition): Promise<void> {
     const c = await this.#conn().catch((e) => {
       throw new SluiceError("STATE_LOCK_LOST", `deployment lock ${lockId} was lost`, { cause: e });
     });
@@ -426,7 +508,7 @@ export class PgPrimitive implements StatePrimitive {
       throw e;
     }
     try {
-      await c.query("COMMIT");
+      await atSite(pgCommitSite(transition), () => c.query("COMMIT"));
     } catch (e) {
       throw new SluiceError(
         "UNKNOWN_OUTCOME_STATE_WRITE",

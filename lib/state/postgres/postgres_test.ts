@@ -5,9 +5,15 @@
  */
 import pg from "pg";
 import { canonicalJson, sha256Hex } from "../_canonical.ts";
-import { PG_URL, testSchema } from "./_test_env.ts";
+import { PG_URL, testSchema } from "../../../testing/state/pg_env.ts";
 import { revisionOfBody } from "../_stored.ts";
-import { type ContractBackend, PROJECT, stateStoreContract } from "../contract_suite.ts";
+import { newStoreRecord, sealStoreRecord } from "../identity.ts";
+import { CREATED_AT_TEXT } from "./migrations.ts";
+import {
+  type ContractBackend,
+  PROJECT,
+  stateStoreContract,
+} from "../../../testing/state/contract_suite.ts";
 import { openStateStore } from "../open.ts";
 import type { DocName } from "../primitive.ts";
 import type { StateStore } from "../store.ts";
@@ -52,6 +58,49 @@ async function makePgBackend(): Promise<ContractBackend> {
       const pid = (await store.inspectLock()).holder?.session_pid;
       await admin.query("SELECT pg_terminate_backend($1)", [pid]);
       await new Promise((r) => setTimeout(r, 100));
+    },
+    identityFields: ["version", "store_id", "created_at", "sha256"],
+    async rawIdentity() {
+      const r = await admin.query(
+        `SELECT store_id::text, ${CREATED_AT_TEXT} AS created_at, version, sha256
+         FROM "${schema}".sluice_store`,
+      ).catch(() => null);
+      return r && r.rows.length > 0 ? JSON.stringify(r.rows) : null;
+    },
+    async tamperIdentity(field: string) {
+      const t = `"${schema}".sluice_store`;
+      const flip = (v: string, at: number) =>
+        v.slice(0, at) + (v[at] === "1" ? "2" : "1") + v.slice(at + 1);
+      const row = (await admin.query(`SELECT store_id::text, sha256 FROM ${t}`)).rows[0];
+      if (field === "version") await admin.query(`UPDATE ${t} SET version = version + 1`);
+      if (field === "store_id") {
+        await admin.query(`UPDATE ${t} SET store_id = $1`, [flip(row.store_id, 0)]);
+      }
+      if (field === "created_at") {
+        await admin.query(`UPDATE ${t} SET created_at = created_at + interval '1 microsecond'`);
+      }
+      if (field === "sha256") {
+        const seals = JSON.parse(row.sha256);
+        seals.created_at = flip(seals.created_at, 0);
+        await admin.query(`UPDATE ${t} SET sha256 = $1`, [canonicalJson(seals)]);
+      }
+    },
+    async forgeIdentity(storeId: string) {
+      const t = `"${schema}".sluice_store`;
+      const r = await admin.query(`SELECT ${CREATED_AT_TEXT} AS created_at FROM ${t}`);
+      const sealed = sealStoreRecord(newStoreRecord(storeId, r.rows[0].created_at));
+      await admin.query(`UPDATE ${t} SET store_id = $1, sha256 = $2`, [
+        storeId,
+        canonicalJson(sealed.sha256),
+      ]);
+    },
+    async restoreIdentity(raw: string) {
+      const [row] = JSON.parse(raw);
+      await admin.query(
+        `UPDATE "${schema}".sluice_store SET store_id = $1, created_at = $2, version = $3,
+           sha256 = $4`,
+        [row.store_id, row.created_at, row.version, row.sha256],
+      );
     },
     async cleanup() {
       for (const s of opened) await s.close().catch(() => {});

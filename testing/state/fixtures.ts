@@ -2,9 +2,18 @@
  * Private test fixtures shared by the contract suite and the crash worker.
  * @module
  */
-import { sha256Hex } from "./_canonical.ts";
-import type { Checkpoint, OperationIntent, ResumeRecord, RunnerAction } from "./journal.ts";
-import { emptyOwnership, type OwnershipDocument, stateChecksum } from "./ownership.ts";
+import { sha256Hex } from "../../lib/state/_canonical.ts";
+import type {
+  Checkpoint,
+  OperationIntent,
+  ResumeRecord,
+  RunnerAction,
+} from "../../lib/state/journal.ts";
+import {
+  emptyOwnership,
+  type OwnershipDocument,
+  stateChecksum,
+} from "../../lib/state/ownership.ts";
 
 /** A deterministic fake sha256 from a label. */
 export const hex = (label: string): string => sha256Hex(label);

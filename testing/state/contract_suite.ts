@@ -9,8 +9,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { SluiceError } from "../errors.ts";
-import { canonicalJson } from "./_canonical.ts";
+import { SluiceError } from "../../lib/errors.ts";
+import { canonicalJson } from "../../lib/state/_canonical.ts";
 import {
   checkpointChain,
   hex,
@@ -18,18 +18,23 @@ import {
   replaceAction,
   resumeRecord,
   runnerIntent,
-} from "./_fixtures.ts";
-import { encodeBody } from "./_stored.ts";
-import type { HistoryDocument } from "./history.ts";
+} from "./fixtures.ts";
+import { encodeBody } from "../../lib/state/_stored.ts";
+import { appendEvents, type HistoryDocument } from "../../lib/state/history.ts";
 import {
   type ControlV45,
   type OperationIntent,
   RESUME_LIMIT,
+  seal,
   type SealedEntry,
-} from "./journal.ts";
-import { emptyOwnership, type OwnershipDocument, stateChecksum } from "./ownership.ts";
-import type { DocName } from "./primitive.ts";
-import type { StateSnapshot, StateStore } from "./store.ts";
+} from "../../lib/state/journal.ts";
+import {
+  emptyOwnership,
+  type OwnershipDocument,
+  stateChecksum,
+} from "../../lib/state/ownership.ts";
+import type { DocName } from "../../lib/state/primitive.ts";
+import type { StateSnapshot, StateStore } from "../../lib/state/store.ts";
 
 /** What a backend provides to the suite. */
 export interface ContractBackend {
@@ -43,6 +48,16 @@ export interface ContractBackend {
   rawWrite(name: DocName, body: string | null): Promise<void>;
   /** Make `store` lose its lock out-of-band. */
   loseLock(store: StateStore): Promise<void>;
+  /** The identity fields this backend stores (each is tampered with by the suite). */
+  identityFields: string[];
+  /** The raw identity record (file text or row), for "nothing written" checks. */
+  rawIdentity(): Promise<string | null>;
+  /** Change one byte of one stored identity field out-of-band (`sha256`: a field's seal). */
+  tamperIdentity(field: string): Promise<void>;
+  /** Replace the identity by a consistent, correctly sealed one with another store ID. */
+  forgeIdentity(storeId: string): Promise<void>;
+  /** Put back a raw identity record taken by {@link rawIdentity}. */
+  restoreIdentity(raw: string): Promise<void>;
   /** Close every opened store and remove the storage. */
   cleanup(): Promise<void>;
 }
@@ -222,7 +237,10 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
     );
     // nothing of the group was written, not even the history that still matched
     assert.equal(await b.rawRead("history"), historyBefore);
-    assert.equal((await store.load()).ownership?.document.serial, 7);
+    // and the out-of-band ownership is not a new truth: the history never recorded it
+    const err = await rejects(store.load(), "STATE_CORRUPT_OWNERSHIP", /not the state the history/);
+    assert.equal(err.evidence?.field, "document");
+    assert.equal(err.evidence?.recorded_by, "history.events[0]");
   });
 
   test("ownership serial must advance by exactly one", async (b) => {
@@ -530,7 +548,17 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
       recorded_at: "2026-11-29T10:04:00.000Z",
       reason: "x",
     });
-    await b.rawWrite("ownership", encodeBody({ ...own, serial: 9 }, i.ownership!.revision + 1));
+    // a consistent out-of-band change (ownership and an audit event recording it)
+    const changed = { ...own, serial: 2 };
+    const h = appendEvents(i.history.document, [{
+      kind: "ownership_committed",
+      operation_id: null,
+      recorded_at: "2026-11-29T10:05:00.000Z",
+      serial: 2,
+      state_checksum: stateChecksum(changed),
+    }]);
+    await b.rawWrite("history", encodeBody(h, i.history.revision + 1));
+    await b.rawWrite("ownership", encodeBody(changed, i.ownership!.revision + 1));
     const fresh = await store.load();
     await rejects(store.resumeOperation(fresh, resumeRecord()), "BLOCKED_STATE_CHANGED");
     await rejects(store.finalizeCompletedRunner(fresh), "BLOCKED_INCOMPLETE_OPERATION");
@@ -575,7 +603,6 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
       interrupted_control_sha256: i.control!.checksum,
       recovery: record.recovery,
     };
-    const { appendEvents } = await import("./history.ts");
     const h = appendEvents(i.history.document as HistoryDocument, [entry as never]);
     await b.rawWrite("history", encodeBody(h, i.history.revision + 1));
     const fresh = await store.load();
@@ -682,5 +709,153 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
     );
     const reader = b.open();
     assert.equal((await reader.load()).ownership?.document.serial, 1);
+  });
+
+  // ---- integrity of every stored byte ----------------------------------------------------
+
+  /** Every raw stored byte of the default scope, for "nothing written" checks. */
+  const rawAll = async (b: ContractBackend) => ({
+    identity: await b.rawIdentity(),
+    ownership: await b.rawRead("ownership"),
+    control: await b.rawRead("control"),
+    history: await b.rawRead("history"),
+  });
+
+  /** A store with ownership, a pending runner update with a resume, and its audit. */
+  async function fullStore(b: ContractBackend) {
+    const store = await lockedStore(b);
+    const { snap } = await begun(store);
+    const s1 = await checkpoints(store, snap, 1);
+    await interruptAndResume(store, s1);
+    await store.releaseLock();
+    return store;
+  }
+
+  /** The corruption is reported precisely by every read path, and nothing is written. */
+  async function refusedEverywhere(
+    b: ContractBackend,
+    store: StateStore,
+    code: string,
+    field: string,
+    message?: RegExp,
+  ) {
+    const before = await rawAll(b);
+    const e = await rejects(store.load(), code, message);
+    assert.equal(e.evidence?.field, field, e.message);
+    const report = await b.open().verifyIntegrity();
+    assert.equal(report.ok, false);
+    assert.equal(report.problem?.code, code);
+    assert.equal(report.problem?.evidence.field, field);
+    // a fresh client cannot init over it, lock it or plan from it
+    const other = b.open();
+    await rejects(
+      (async () => {
+        await other.init();
+        await other.acquireLock({ actor: "next" });
+        await other.load();
+      })(),
+      code,
+    );
+    await other.close();
+    assert.deepEqual(await rawAll(b), before, "a refused read writes nothing");
+  }
+
+  test("integrity: an intact store verifies", async (b) => {
+    const store = await fullStore(b);
+    const report = await store.verifyIntegrity();
+    assert.equal(report.ok, true, report.problem?.message);
+    assert.equal(report.identity?.store_id, (await store.identity()).store_id);
+    const fresh = b.open();
+    assert.deepEqual(await fresh.verifyIntegrity(), { ...report });
+  });
+
+  test("integrity: each field of the store identity is sealed", async (b) => {
+    const store = await fullStore(b);
+    const intact = (await b.rawIdentity())!;
+    for (const field of b.identityFields) {
+      await b.tamperIdentity(field);
+      assert.notEqual(await b.rawIdentity(), intact);
+      const named = field === "sha256" ? "created_at" : field;
+      await refusedEverywhere(b, store, "STATE_CORRUPT_STORE", named, new RegExp(named));
+      await b.restoreIdentity(intact);
+      assert.equal((await store.verifyIntegrity()).ok, true);
+    }
+  });
+
+  test("integrity: a consistently re-sealed identity with another store ID is caught by the audit", async (b) => {
+    const store = await fullStore(b);
+    await b.forgeIdentity(crypto.randomUUID());
+    await refusedEverywhere(b, store, "STATE_CORRUPT_STORE", "store_id", /resume_history|events/);
+  });
+
+  for (const name of ["ownership", "control", "history"] as const) {
+    test(`integrity: one byte of ${name}'s document or revision is caught`, async (b) => {
+      const store = await fullStore(b);
+      const body = (await b.rawRead(name))!;
+      const code = {
+        ownership: "STATE_CORRUPT_OWNERSHIP",
+        control: "STATE_CORRUPT_JOURNAL",
+        history: "STATE_CORRUPT_HISTORY",
+      }[name];
+      // a byte of the content
+      const i = body.indexOf('"project":"orders"');
+      const edited = i >= 0
+        ? body.slice(0, i) + '"project":"ordert"' + body.slice(i + 18)
+        : body.replace('"format":"sluice.', '"format":"sluicE.');
+      assert.notEqual(edited, body);
+      await b.rawWrite(name, edited);
+      await refusedEverywhere(b, store, code, "document", /checksum mismatch/);
+      // a byte of the revision
+      const rev = /"revision":(\d+)/.exec(body)!;
+      await b.rawWrite(name, body.replace(rev[0], `"revision":${Number(rev[1]) + 1}`));
+      await refusedEverywhere(b, store, code, "revision", /revision_sha256/);
+      await b.rawWrite(name, body);
+      assert.equal((await store.verifyIntegrity()).ok, true);
+    });
+  }
+
+  test("integrity: an edited ownership with a recomputed checksum is corruption, not a new state", async (b) => {
+    const store = await lockedStore(b);
+    const [own] = await seeded(store);
+    const { snap } = await (async () => {
+      const s = await store.load();
+      return { snap: s };
+    })();
+    await store.releaseLock();
+    const forged = { ...own, runners: [{ ...own.runners[0], artifact_sha256: hex("forged") }] };
+    await b.rawWrite("ownership", encodeBody(forged, snap.ownership!.revision));
+    await refusedEverywhere(
+      b,
+      store,
+      "STATE_CORRUPT_OWNERSHIP",
+      "document",
+      /not the state the history records last: ownership_committed serial 1/,
+    );
+  });
+
+  test("integrity: ownership is cross-checked against the latest completion receipt", async (b) => {
+    const store = await lockedStore(b);
+    const { snap } = await begun(store);
+    const done = await store.finalizeCompletedRunner(await checkpoints(store, snap, 5));
+    await store.releaseLock();
+    const result = done.snapshot.ownership!;
+    // the receipt's result, with one more change and a recomputed checksum
+    const forged = { ...result.document, topics: result.document.topics.slice(1) };
+    await b.rawWrite("ownership", encodeBody(forged, result.revision));
+    const e = await rejects(store.load(), "STATE_CORRUPT_OWNERSHIP", /runner_completed serial 2/);
+    assert.equal(e.evidence?.recorded, done.receipt.result_state_checksum);
+    await refusedEverywhere(b, store, "STATE_CORRUPT_OWNERSHIP", "document");
+  });
+
+  test("integrity: a re-sealed history event that breaks the state chain is caught", async (b) => {
+    const store = await lockedStore(b);
+    await seeded(store);
+    const s = await store.load();
+    await store.releaseLock();
+    const doc = structuredClone(s.history.document);
+    const event = JSON.parse(doc.events[0].bytes);
+    doc.events[0] = seal({ ...event, serial: 2 });
+    await b.rawWrite("history", encodeBody(doc, s.history.revision));
+    await refusedEverywhere(b, store, "STATE_CORRUPT_HISTORY", "events[0].serial", /serial 2/);
   });
 }

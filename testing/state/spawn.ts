@@ -1,10 +1,10 @@
 /**
- * Private: run `_state_worker.ts` as a separate OS process.
+ * Run `state_worker.ts` as a separate OS process (test support).
  * @module
  */
 import { fileURLToPath } from "node:url";
 
-const WORKER = fileURLToPath(new URL("./_state_worker.ts", import.meta.url));
+const WORKER = fileURLToPath(new URL("./state_worker.ts", import.meta.url));
 
 /** The outcome of a worker process. */
 export interface WorkerResult {

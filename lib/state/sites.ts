@@ -1,0 +1,233 @@
+/**
+ * The fault sites of the state layer, declared as data: every durable write of both state
+ * backends and every lock operation. The inventory (`lib/fault/inventory.ts`) composes
+ * {@link STATE_SITES} explicitly; nothing is registered by importing this module.
+ *
+ * - **Local files**: each transition writes its files in a fixed order
+ *   ({@link LOCAL_WRITE_ORDER}); each replacement is three durable steps (`temp`: the temp
+ *   file written and fsynced, `rename`: renamed over the file, `dirsync`: the directory
+ *   fsynced), each removal two (`unlink`, `dirsync`). The store identity is created with
+ *   `link` instead of `rename` (exclusive create). Site: `state.local.<transition>.<file>.<step>`.
+ * - **PostgreSQL**: each transition is one transaction; its site is the `COMMIT`:
+ *   `state.postgres.<transition>.commit`.
+ * - **Locks**: `lock.<backend>.acquire|release|break`.
+ *
+ * @example
+ * ```ts
+ * import { localWriteSites, STATE_SITES } from "./sites.ts";
+ * console.log(STATE_SITES.length, localWriteSites("finalize", "history", "replace").rename.name);
+ * ```
+ * @module
+ */
+import { type FaultSite, faultSite, type SiteBackend } from "../fault/site.ts";
+
+/** A state transition that writes (the engine names each write group with one). */
+export type StateTransition =
+  | "init"
+  | "commit_ownership"
+  | "begin"
+  | "checkpoint"
+  | "interrupt"
+  | "resume"
+  | "finalize";
+
+/** Every transition, in the order the docs list them. */
+export const STATE_TRANSITIONS: readonly StateTransition[] = [
+  "init",
+  "commit_ownership",
+  "begin",
+  "checkpoint",
+  "interrupt",
+  "resume",
+  "finalize",
+];
+
+/** A file the local backend writes. */
+export type LocalFile = "store" | "ownership" | "control" | "history";
+
+/** How a file is written: replaced atomically, removed, or created exclusively. */
+export type LocalWriteKind = "replace" | "remove" | "create";
+
+/**
+ * The local backend's files per transition, in write order (a write group may skip files it
+ * does not change, e.g. a retried finalize writes only ownership and clear, but never reorders
+ * them). The audit (history) is written before what it records, control last when cleared.
+ */
+export const LOCAL_WRITE_ORDER: Readonly<
+  Record<StateTransition, ReadonlyArray<{ file: LocalFile; kind: LocalWriteKind }>>
+> = {
+  init: [{ file: "store", kind: "create" }],
+  commit_ownership: [
+    { file: "history", kind: "replace" },
+    { file: "ownership", kind: "replace" },
+    { file: "control", kind: "remove" },
+  ],
+  begin: [{ file: "control", kind: "replace" }],
+  checkpoint: [{ file: "control", kind: "replace" }],
+  interrupt: [{ file: "control", kind: "replace" }, { file: "history", kind: "replace" }],
+  resume: [{ file: "history", kind: "replace" }, { file: "control", kind: "replace" }],
+  finalize: [
+    { file: "history", kind: "replace" },
+    { file: "ownership", kind: "replace" },
+    { file: "control", kind: "remove" },
+  ],
+};
+
+/** The durable steps of one write kind, in order. */
+export const WRITE_STEPS: Readonly<Record<LocalWriteKind, readonly string[]>> = {
+  replace: ["temp", "rename", "dirsync"],
+  create: ["temp", "link", "dirsync"],
+  remove: ["unlink", "dirsync"],
+};
+
+const STEP_WORDS: Record<string, string> = {
+  temp: "write and fsync the temp file of",
+  rename: "rename the temp file over",
+  link: "hard-link the temp file into place as (exclusive create)",
+  dirsync: "fsync the directory after writing",
+  unlink: "unlink",
+};
+
+const LOCAL_WHERE = new URL("./local/local_primitive.ts", import.meta.url).href;
+const PG_WHERE = new URL("./postgres/pg_primitive.ts", import.meta.url).href;
+
+function localSite(t: StateTransition, file: LocalFile, step: string): FaultSite {
+  const words = step === "dirsync" && file === "control" &&
+      LOCAL_WRITE_ORDER[t].find((w) => w.file === file)?.kind === "remove"
+    ? "fsync the directory after unlinking"
+    : STEP_WORDS[step];
+  return faultSite({
+    name: `state.local.${t}.${file}.${step}`,
+    kind: "state",
+    description: `${t}: ${words} ${file}.json`,
+    where: LOCAL_WHERE,
+    backends: ["local"],
+  });
+}
+
+function pgSite(t: StateTransition): FaultSite {
+  return faultSite({
+    name: `state.postgres.${t}.commit`,
+    kind: "state",
+    description: t === "init"
+      ? "init: COMMIT the schema migrations and store identity"
+      : `${t}: COMMIT the transaction writing its documents`,
+    where: PG_WHERE,
+    backends: ["postgres"],
+  });
+}
+
+/** A lock operation. */
+export type LockOperation = "acquire" | "release" | "break";
+
+const LOCK_WORDS: Record<SiteBackend, Record<LockOperation, string>> = {
+  local: {
+    acquire: "create lock.json exclusively (temp file, fsync, link, directory fsync)",
+    release: "remove our own lock.json (unlink, directory fsync)",
+    break: "remove a stale lock.json of a dead process (unlink, directory fsync)",
+  },
+  postgres: {
+    acquire: "take the session advisory lock and write its sluice_locks row",
+    release: "delete our sluice_locks row and release the advisory lock",
+    break: "delete the sluice_locks row of an ended session",
+  },
+};
+
+function lockSite(backend: SiteBackend, op: LockOperation): FaultSite {
+  return faultSite({
+    name: `lock.${backend}.${op}`,
+    kind: "lock",
+    description: LOCK_WORDS[backend][op],
+    where: backend === "local" ? LOCAL_WHERE : PG_WHERE,
+    backends: [backend],
+  });
+}
+
+/** The sites of one local write: one per durable step, keyed by step name. */
+export type WriteSites = Readonly<Record<string, FaultSite>>;
+
+const LOCAL: ReadonlyMap<string, WriteSites> = new Map(
+  STATE_TRANSITIONS.flatMap((t) =>
+    LOCAL_WRITE_ORDER[t].map((w) =>
+      [
+        `${t}/${w.file}/${w.kind}`,
+        Object.freeze(
+          Object.fromEntries(WRITE_STEPS[w.kind].map((s) => [s, localSite(t, w.file, s)])),
+        ),
+      ] as const
+    )
+  ),
+);
+
+const PG: ReadonlyMap<StateTransition, FaultSite> = new Map(
+  STATE_TRANSITIONS.map((t) => [t, pgSite(t)] as const),
+);
+
+const LOCKS: Readonly<Record<SiteBackend, Readonly<Record<LockOperation, FaultSite>>>> = {
+  local: {
+    acquire: lockSite("local", "acquire"),
+    release: lockSite("local", "release"),
+    break: lockSite("local", "break"),
+  },
+  postgres: {
+    acquire: lockSite("postgres", "acquire"),
+    release: lockSite("postgres", "release"),
+    break: lockSite("postgres", "break"),
+  },
+};
+
+/** Every fault site of the state layer (both backends, writes and locks). */
+export const STATE_SITES: readonly FaultSite[] = Object.freeze([
+  ...[...LOCAL.values()].flatMap((s) => Object.values(s)),
+  ...PG.values(),
+  ...Object.values(LOCKS.local),
+  ...Object.values(LOCKS.postgres),
+]);
+
+/**
+ * The sites of one local file write of a transition. Throws when the write is not declared
+ * in {@link LOCAL_WRITE_ORDER} (a programming error: every durable write is a site).
+ *
+ * @example
+ * ```ts
+ * import { localWriteSites } from "./sites.ts";
+ * localWriteSites("begin", "control", "replace").temp.name; // state.local.begin.control.temp
+ * ```
+ */
+export function localWriteSites(
+  transition: StateTransition,
+  file: LocalFile,
+  kind: LocalWriteKind,
+): WriteSites {
+  const sites = LOCAL.get(`${transition}/${file}/${kind}`);
+  if (!sites) {
+    throw new Error(`undeclared local state write: ${transition} ${kind} ${file}.json`);
+  }
+  return sites;
+}
+
+/**
+ * The commit site of a PostgreSQL transition.
+ *
+ * @example
+ * ```ts
+ * import { pgCommitSite } from "./sites.ts";
+ * pgCommitSite("finalize").name; // state.postgres.finalize.commit
+ * ```
+ */
+export function pgCommitSite(transition: StateTransition): FaultSite {
+  return PG.get(transition)!;
+}
+
+/**
+ * The site of a lock operation.
+ *
+ * @example
+ * ```ts
+ * import { lockOperationSite } from "./sites.ts";
+ * lockOperationSite("local", "break").name; // lock.local.break
+ * ```
+ */
+export function lockOperationSite(backend: SiteBackend, op: LockOperation): FaultSite {
+  return LOCKS[backend][op];
+}
