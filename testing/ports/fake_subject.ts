@@ -1,0 +1,58 @@
+/**
+ * The contracts' subject for the fakes: a file-backed fake world (the configuration the crash
+ * sweep uses) in a temporary directory, with the world's controls as the outside world.
+ *
+ * @example
+ * ```ts
+ * import { fakeSubject } from "./fake_subject.ts";
+ * const s = await fakeSubject();
+ * console.log(await s.docker.daemonId());
+ * await s.dispose();
+ * ```
+ * @module
+ */
+import { createFakeWorld } from "../fakes/fake_world.ts";
+import type { FakeWorld } from "../fakes/fake_world.ts";
+import type { PortSubject } from "./subject.ts";
+
+/** A subject over a new fake world; `world` is exposed for fake-only assertions. */
+export async function fakeSubject(
+  options: { seed?: string } = {},
+): Promise<PortSubject & { world: FakeWorld }> {
+  const tempDir = await Deno.makeTempDir({ prefix: "sluice-fake-world-" });
+  const world = createFakeWorld({
+    seed: options.seed ?? `contract-${crypto.randomUUID()}`,
+    path: `${tempDir}/world.json`,
+  });
+  const kafka = world.kafka(world.env.bootstrapHost);
+  let n = 0;
+  return {
+    kind: "fake",
+    world,
+    docker: world.docker,
+    kafka,
+    runnerImage: world.env.runnerImage,
+    network: world.env.network,
+    bootstrapInternal: world.env.bootstrapInternal,
+    unreachableBootstrap: `${world.env.bootstrapInternal.split(":")[0]}:1`,
+    labels: { "sluice.contract": "fake" },
+    tempDir,
+    unique: (what) => `fake-${what}-${++n}`,
+    produce: (topic, records) => Promise.resolve(void world.control.produce(topic, records)),
+    deleteRecords: (topic, partition, before) =>
+      Promise.resolve(world.control.deleteRecords(topic, partition, before)),
+    deleteTopic: (topic) => Promise.resolve(world.control.deleteTopic(topic)),
+    joinGroup: (groupId) => {
+      const member = world.control.joinGroup(groupId);
+      return Promise.resolve({
+        leave: () => Promise.resolve(world.control.leaveGroup(groupId, member)),
+      });
+    },
+    killContainer: (id) => Promise.resolve(world.control.killContainer(id)),
+    eventuallyMs: 5_000,
+    async dispose() {
+      await kafka.close();
+      await Deno.remove(tempDir, { recursive: true });
+    },
+  };
+}
