@@ -13,17 +13,28 @@
  */
 import { createFakeWorld } from "../fakes/fake_world.ts";
 import type { FakeWorld } from "../fakes/fake_world.ts";
+import type { WorldConfig } from "../fakes/world.ts";
 import type { PortSubject } from "./subject.ts";
 
-/** A subject over a new fake world; `world` is exposed for fake-only assertions. */
-export async function fakeSubject(
-  options: { seed?: string } = {},
-): Promise<PortSubject & { world: FakeWorld }> {
-  const tempDir = await Deno.makeTempDir({ prefix: "sluice-fake-world-" });
-  const world = createFakeWorld({
-    seed: options.seed ?? `contract-${crypto.randomUUID()}`,
-    path: `${tempDir}/world.json`,
-  });
+/** A subject with its fake world exposed, for fake-only assertions. */
+export type FakeSubject = PortSubject & { world: FakeWorld };
+
+/**
+ * A subject over an existing world. `unique` defaults to numbered names; `dispose` only
+ * closes the Kafka client unless `onDispose` adds more.
+ *
+ * @example
+ * ```ts
+ * import { createFakeWorld } from "../fakes/fake_world.ts";
+ * import { worldSubject } from "./fake_subject.ts";
+ * const s = worldSubject(createFakeWorld({ seed: "x" }), { tempDir: await Deno.makeTempDir() });
+ * await s.dispose();
+ * ```
+ */
+export function worldSubject(
+  world: FakeWorld,
+  options: { tempDir: string; unique?: (what: string) => string; onDispose?: () => Promise<void> },
+): FakeSubject {
   const kafka = world.kafka(world.env.bootstrapHost);
   let n = 0;
   return {
@@ -36,8 +47,8 @@ export async function fakeSubject(
     bootstrapInternal: world.env.bootstrapInternal,
     unreachableBootstrap: `${world.env.bootstrapInternal.split(":")[0]}:1`,
     labels: { "sluice.contract": "fake" },
-    tempDir,
-    unique: (what) => `fake-${what}-${++n}`,
+    tempDir: options.tempDir,
+    unique: options.unique ?? ((what) => `fake-${what}-${++n}`),
     produce: (topic, records) => Promise.resolve(void world.control.produce(topic, records)),
     deleteRecords: (topic, partition, before) =>
       Promise.resolve(world.control.deleteRecords(topic, partition, before)),
@@ -52,7 +63,23 @@ export async function fakeSubject(
     eventuallyMs: 5_000,
     async dispose() {
       await kafka.close();
-      await Deno.remove(tempDir, { recursive: true });
+      await options.onDispose?.();
     },
   };
+}
+
+/** A subject over a new file-backed world in a new temporary directory (removed on dispose). */
+export async function fakeSubject(
+  options: { seed?: string; config?: Partial<WorldConfig> } = {},
+): Promise<FakeSubject> {
+  const tempDir = await Deno.makeTempDir({ prefix: "sluice-fake-world-" });
+  const world = createFakeWorld({
+    seed: options.seed ?? `contract-${crypto.randomUUID()}`,
+    path: `${tempDir}/world.json`,
+    config: options.config,
+  });
+  return worldSubject(world, {
+    tempDir,
+    onDispose: () => Deno.remove(tempDir, { recursive: true }),
+  });
 }
