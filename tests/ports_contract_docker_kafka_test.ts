@@ -5,7 +5,7 @@
 import Docker from "dockerode";
 import { Consumer, MessagesStreamModes, stringDeserializers } from "@platformatic/kafka";
 import { sharedEnv } from "../harness/env.ts";
-import { produce, withAdmin } from "../harness/kafka.ts";
+import { produce, readAll, withAdmin } from "../harness/kafka.ts";
 import { dockerodePort } from "../lib/providers/docker/dockerode.ts";
 import { platformaticKafka } from "../lib/providers/kafka/platformatic.ts";
 import { DOCKER_CONTRACT } from "../testing/ports/docker_contract.ts";
@@ -16,11 +16,26 @@ import { buildRunnerImage } from "./runner_fixture.ts";
 
 let runnerImage: Promise<string> | undefined;
 
+/**
+ * The runner image as runner/build.sh built it. build.sh takes the first image labelled with
+ * the runner's inputs, and an image committed from a runner container inherits those labels
+ * (a test that commits one leaves it on the shared daemon): prefer the built one, recognisable
+ * by carrying no run label.
+ */
+async function builtRunnerImage(docker: Docker): Promise<string> {
+  const found = await buildRunnerImage();
+  const inputs = (await docker.getImage(found).inspect()).Config.Labels?.["sluice.inputs"];
+  const candidates = await docker.listImages({
+    filters: JSON.stringify({ label: ["sluice.image=runner", `sluice.inputs=${inputs}`] }),
+  });
+  return candidates.find((i) => !("sluice.run" in (i.Labels ?? {})))?.Id ?? found;
+}
+
 async function realSubject(): Promise<PortSubject> {
   const env = await sharedEnv();
-  runnerImage ??= buildRunnerImage();
-  const image = await runnerImage;
   const docker = new Docker();
+  runnerImage ??= builtRunnerImage(docker);
+  const image = await runnerImage;
   const kafka = platformaticKafka(env.bootstrapHost);
   const uid = crypto.randomUUID().slice(0, 8);
   const prefix = `${env.runId}-pc${uid}`;
@@ -41,6 +56,16 @@ async function realSubject(): Promise<PortSubject> {
     tempDir,
     unique: (what) => `${prefix}-${what}-${++n}`,
     produce: (topic, records) => produce(env.bootstrapHost, topic, records),
+    async records(topic, expect) {
+      const { topics } = await kafka.describe([topic]);
+      const partitions = [...Array(topics.get(topic)?.partitions ?? 1).keys()];
+      const got = await readAll(env.bootstrapHost, topic, { partitions, expect });
+      return got.map((r) => ({
+        partition: r.partition ?? 0,
+        key: r.key ?? "",
+        value: r.value ?? "",
+      }));
+    },
     deleteRecords: (topic, partition, before) =>
       withAdmin(env.bootstrapHost, async (admin) => {
         await admin.deleteRecords({

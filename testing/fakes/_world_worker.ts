@@ -50,7 +50,9 @@ if (import.meta.main) {
       const r = await prepareRunner(s, { partitions: 1 });
       const id = await s.docker.createContainer(r.spec);
       await s.docker.startContainer(id);
-      world.control.produce("wk-in", [{ partition: 0, key: "k", value: "{}" }]);
+      world.control.produce("wk-in", [
+        { partition: 0, key: "k", value: JSON.stringify({ order_id: "k", amount: 100 }) },
+      ]);
       await s.dispose();
       console.log(JSON.stringify(await view(world)));
       break;

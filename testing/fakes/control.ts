@@ -20,6 +20,7 @@ import { hex64 } from "./ids.ts";
 import { crashProcess, killProcess, statusPath } from "./lifecycle.ts";
 import { findContainer } from "./engine.ts";
 import { readContainerPath, toB64 } from "./_files.ts";
+import { appendRecord } from "./_records.ts";
 import type { FakeContext } from "./_port_call.ts";
 import { FakeProviderError, portCall } from "./_port_call.ts";
 import type {
@@ -89,12 +90,6 @@ export interface FakeControl {
   runnerStatus(idOrName: string): Record<string, unknown> | null;
   /** A copy of the whole world (after moving it to now). */
   snapshot(): World;
-}
-
-function hashKey(key: string): number {
-  let h = 0;
-  for (const ch of key) h = (h * 31 + ch.codePointAt(0)!) >>> 0;
-  return h;
 }
 
 /**
@@ -204,21 +199,16 @@ export function fakeControl(ctx: FakeContext): FakeControl {
     produce: (topic, records) =>
       act("produce", topic, (w, now) => {
         const t = topicOf(w, topic);
-        const n = t.partitions.length;
-        let rr = t.partitions.reduce((a, p) => a + Number(p.latest), 0);
         return records.map((r) => {
-          const p = r.partition ?? (r.key ? hashKey(r.key) % n : rr++ % n);
-          const part = t.partitions[p];
-          if (!part) throw new FakeProviderError(`fake: ${topic} has no partition ${p}`);
-          const offset = BigInt(part.latest);
-          part.records.push({
-            offset: offset.toString(),
+          if (r.partition !== undefined && !t.partitions[r.partition]) {
+            throw new FakeProviderError(`fake: ${topic} has no partition ${r.partition}`);
+          }
+          return appendRecord(t, {
+            partition: r.partition,
             key: r.key ?? null,
             value: r.value ?? null,
-            timestamp_ms: now,
-          });
-          part.latest = (offset + 1n).toString();
-          return offset;
+          }, now)
+            .offset;
         });
       }),
 

@@ -12,8 +12,10 @@
  *   `KAFKA_UNREACHABLE`; another cluster or topic ID → 12; an input partition without a
  *   committed offset → 14. Otherwise it writes `RUNNING` (generation from `SLUICE_GENERATION`,
  *   plan sha256 of the bytes read) and joins the group `application_id` as its one member.
- * - **Running**, it processes every record produced to the input topic: the group's committed
- *   offsets follow the partitions' latest offsets at each step of the world.
+ * - **Running**, it processes every record produced to the input topic at each step of the
+ *   world, exactly once: strict decoding against the plan's schema, the predicate, the
+ *   projection written to the output topic, the group's committed offsets following. A bad
+ *   record aborts that step's transaction and stops the runner (exit 13).
  * - **TERM** before the verdict exits 143 with the status at `STARTING`; after it, the runner
  *   writes `CLOSING`, and `runner_close_ms` later commits, leaves the group (the group is
  *   Empty) and writes `CLOSED` with exit code 143, then exits 143.
@@ -33,15 +35,20 @@
  * @module
  */
 import { canonicalJson, sha256Hex } from "../../lib/artifact/canonical.ts";
+import { decodeRecord } from "../../lib/expr/decode.ts";
+import { evaluate } from "../../lib/expr/evaluate.ts";
+import type { Value } from "../../lib/expr/schema.ts";
 import type { MountedPlan } from "../../lib/runtime/mounted_plan.ts";
 import { parseMountedPlan } from "../../lib/runtime/mounted_plan.ts";
 import { isoAt } from "./clock.ts";
 import type { IdSource } from "./ids.ts";
 import { readContainerPath, writeContainerPath } from "./_files.ts";
+import { appendRecord } from "./_records.ts";
 import type {
   FakeContainer,
   FakeGroup,
   FakeProcess,
+  FakeTopology,
   PlannedExit,
   RunnerHook,
   World,
@@ -107,6 +114,7 @@ export function startProcess(w: World, c: FakeContainer, now: number): void {
     member_id: null,
     group_id: null,
     input_topic: null,
+    topology: null,
     generation: envOf(c).get("SLUICE_GENERATION") ?? null,
     plan_sha256: null,
     application_id: null,
@@ -144,15 +152,59 @@ function releaseMember(w: World, p: FakeProcess, now: number, leave: boolean): v
   else m.expires_ms = now + w.config.session_timeout_ms;
 }
 
-/** The runner commits what it processed: every input partition up to its latest offset. */
-function commitProgress(w: World, p: FakeProcess): void {
-  if (!w.kafka.reachable || !p.group_id || !p.input_topic) return;
-  const t = w.kafka.topics[p.input_topic];
-  if (!t) return;
+/** The output value as Projection.java writes it: the projected columns in SELECT order. */
+function project(values: Record<string, Value>, projection: FakeTopology["projection"]): string {
+  const json = (v: Value) =>
+    v === null ? "null" : typeof v === "string" ? JSON.stringify(v) : String(v);
+  return `{${
+    projection.map((c) => `${JSON.stringify(c.name)}:${json(values[c.source])}`).join(",")
+  }}`;
+}
+
+/**
+ * The runner processes every record between its committed offsets and the latest ones as one
+ * exactly-once transaction (outputs and offsets together): decode strictly, keep the records
+ * whose predicate is TRUE, write their projection to the output topic with the input key. A
+ * record that does not decode aborts the transaction — nothing of this step is output or
+ * committed, so the committed offset stays at or before the bad record — and stops the runner
+ * (exit 13, its `DECODE_*` code). A committed offset below the retained records is fatal
+ * (exit 15): `auto.offset.reset=none` never resets it.
+ */
+function processRecords(w: World, c: FakeContainer, p: FakeProcess, now: number): void {
+  if (!w.kafka.reachable || !p.group_id || !p.input_topic || !p.topology) return;
+  const input = w.kafka.topics[p.input_topic];
+  const output = w.kafka.topics[p.topology.output_topic];
+  if (!input || !output) return;
   const offsets = (group(w, p.group_id).offsets[p.input_topic] ??= {});
-  t.partitions.forEach((part, i) => {
-    offsets[String(i)] = part.latest;
-  });
+  const outputs: Array<{ key: string | null; value: string }> = [];
+  const next: Record<string, string> = {};
+  for (const [i, part] of input.partitions.entries()) {
+    const from = BigInt(offsets[String(i)] ?? part.earliest);
+    if (from < BigInt(part.earliest)) {
+      return fail(
+        w,
+        c,
+        p,
+        now,
+        exitOf(
+          15,
+          "STREAMS_FATAL",
+          `OffsetOutOfRangeException: ${p.input_topic}-${i}@${from} is below the earliest ${part.earliest}`,
+        ),
+      );
+    }
+    for (const r of part.records) {
+      if (BigInt(r.offset) < from || r.value === null) continue; // tombstones are dropped
+      const d = decodeRecord(r.value, p.topology.schema);
+      if (!d.ok) return fail(w, c, p, now, exitOf(13, d.code, `${p.input_topic}-${i}@${r.offset}`));
+      if (evaluate(p.topology.predicate, d.values) === true) {
+        outputs.push({ key: r.key, value: project(d.values, p.topology.projection) });
+      }
+    }
+    next[String(i)] = part.latest;
+  }
+  for (const o of outputs) appendRecord(output, o, now);
+  Object.assign(offsets, next);
 }
 
 function takeRunnerHook(w: World, c: FakeContainer, on: RunnerHook["on"]): PlannedExit | null {
@@ -288,6 +340,12 @@ function verdict(w: World, c: FakeContainer, p: FakeProcess, now: number, ids: I
   p.member_id = member;
   p.group_id = appId;
   p.input_topic = plan.artifact.input.topic;
+  p.topology = {
+    output_topic: plan.artifact.output.topic,
+    schema: plan.artifact.schema,
+    predicate: plan.artifact.predicate,
+    projection: plan.artifact.projection,
+  };
   writeStatus(w, c, p, now, "RUNNING", null);
   logMutation(w, now, "runner", "RUNNING", c.id);
 }
@@ -341,7 +399,8 @@ function close(w: World, c: FakeContainer, p: FakeProcess, now: number) {
     releaseMember(w, p, now, false);
     return exitContainer(w, c, now, p.planned_exit.code, p.planned_exit.oom);
   }
-  commitProgress(w, p);
+  processRecords(w, c, p, now);
+  if (!c.process) return; // it failed while finishing its work
   releaseMember(w, p, now, true);
   writeStatus(w, c, p, now, "CLOSED", {
     code: 143,
@@ -362,7 +421,7 @@ export function advanceWorld(w: World, now: number, ids: IdSource): void {
     if (!p) continue;
     if (p.phase === "starting" && now >= p.due_ms) verdict(w, c, p, now, ids);
     else if (p.phase === "closing" && now >= p.due_ms) close(w, c, p, now);
-    if (c.process?.phase === "running" && isRunner(w, c)) commitProgress(w, c.process);
+    if (c.process?.phase === "running" && isRunner(w, c)) processRecords(w, c, c.process, now);
   }
   for (const [groupId, g] of Object.entries(w.kafka.groups)) {
     g.members = g.members.filter((m) => m.expires_ms === null || m.expires_ms > now);

@@ -23,6 +23,7 @@ async function withRunner(
   }
 }
 
+const order = (id: string, amount: number) => JSON.stringify({ order_id: id, amount });
 const state = async (s: FakeSubject, id: string) => (await s.docker.inspectContainer(id))!.state;
 const members = async (s: FakeSubject, group: string) =>
   (await s.kafka.describeGroup(group)).members.length;
@@ -48,7 +49,7 @@ Deno.test("TERM while closing: CLOSING, still a member, then exit 143 CLOSED and
   await withRunner({ runner_close_ms: 2_000 }, { partitions: 1 }, async (s, r, id) => {
     await s.docker.startContainer(id);
     assert.equal(s.world.control.runnerStatus(id)?.state, "RUNNING");
-    await s.produce(r.inputTopic, [{ partition: 0, key: "a", value: "1" }]);
+    await s.produce(r.inputTopic, [{ partition: 0, key: "a", value: order("a", 150) }]);
     await s.docker.signalTerm(id);
     assert.equal(s.world.control.runnerStatus(id)?.state, "CLOSING");
     assert.equal(s.world.control.runnerStatus(id)?.reason, "SIGTERM");
@@ -63,7 +64,7 @@ Deno.test("TERM while closing: CLOSING, still a member, then exit 143 CLOSED and
     assert.equal((await s.kafka.describeGroup(r.applicationId)).state, "Empty");
     assert.deepEqual(await committed(s, r), { 0: 1n });
     // closed: what is produced now is not processed
-    await s.produce(r.inputTopic, [{ partition: 0, key: "b", value: "2" }]);
+    await s.produce(r.inputTopic, [{ partition: 0, key: "b", value: order("b", 150) }]);
     assert.deepEqual(await committed(s, r), { 0: 1n });
   });
 });
@@ -183,5 +184,57 @@ Deno.test("a plan file gone from the host: exit 10 PLAN_UNREADABLE with no plan 
     assert.equal(status?.reason, "PLAN_UNREADABLE");
     assert.equal(status?.plan_sha256, null);
     assert.equal(status?.generation, r.generation);
+  });
+});
+
+Deno.test("running: records are filtered and projected exactly once; a bad record aborts its step and stops the runner (exit 13)", async () => {
+  await withRunner({}, { partitions: 1 }, async (s, r, id) => {
+    await s.docker.startContainer(id);
+    await s.produce(r.inputTopic, [
+      { partition: 0, key: "a", value: order("a", 150) },
+      { partition: 0, key: "b", value: order("b", 50) },
+    ]);
+    s.world.control.produce(r.inputTopic, [{ partition: 0, key: "t", value: null }]); // tombstone
+    await s.produce(r.inputTopic, [{ partition: 0, key: "c", value: order("c", 100) }]);
+    assert.deepEqual(await committed(s, r), { 0: 4n });
+    assert.deepEqual(await s.records(r.outputTopic, 2), [
+      { partition: 0, key: "a", value: '{"order_id":"a","amount":150}' },
+      { partition: 0, key: "c", value: '{"order_id":"c","amount":100}' },
+    ]);
+    // d is good, e is not: their transaction is aborted, d is never output
+    await s.produce(r.inputTopic, [
+      { partition: 0, key: "d", value: order("d", 500) },
+      { partition: 0, key: "e", value: '{"order_id":"e"}' },
+      { partition: 0, key: "f", value: order("f", 500) },
+    ]);
+    const st = await state(s, id);
+    assert.equal(st.exitCode, 13);
+    const status = s.world.control.runnerStatus(id);
+    assert.equal(status?.reason, "DECODE_MISSING_FIELD");
+    assert.equal(status?.detail, `${r.inputTopic}-0@5`);
+    assert.deepEqual(await committed(s, r), { 0: 4n }, "at or before the bad record");
+    assert.deepEqual((await s.records(r.outputTopic, 2)).map((x) => x.key), ["a", "c"]);
+    // started again with the same plan, it stops at the same record
+    await s.docker.startContainer(id);
+    assert.equal((await state(s, id)).exitCode, 13);
+    assert.equal(s.world.control.runnerStatus(id)?.detail, `${r.inputTopic}-0@5`);
+    assert.deepEqual((await s.records(r.outputTopic, 2)).map((x) => x.key), ["a", "c"]);
+  });
+});
+
+Deno.test("records deleted below the committed offset while stopped: the next start fails (exit 15)", async () => {
+  await withRunner({}, { partitions: 1 }, async (s, r, id) => {
+    await s.docker.startContainer(id);
+    await s.docker.signalTerm(id);
+    assert.equal((await state(s, id)).exitCode, 143);
+    await s.produce(r.inputTopic, [
+      { partition: 0, key: "a", value: order("a", 1) },
+      { partition: 0, key: "b", value: order("b", 2) },
+    ]);
+    await s.deleteRecords(r.inputTopic, 0, 2n);
+    await s.docker.startContainer(id);
+    assert.equal((await state(s, id)).exitCode, 15);
+    assert.equal(s.world.control.runnerStatus(id)?.reason, "STREAMS_FATAL");
+    assert.deepEqual(await committed(s, r), { 0: 0n }, "no offset was reset");
   });
 });

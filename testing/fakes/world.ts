@@ -25,6 +25,8 @@
  * @module
  */
 import { dirname, resolve } from "node:path";
+import type { Expr } from "../../lib/expr/ast.ts";
+import type { SchemaField } from "../../lib/expr/schema.ts";
 import type { Clock } from "./clock.ts";
 import type { IdSource } from "./ids.ts";
 import { idSource, seededBytes } from "./ids.ts";
@@ -85,6 +87,8 @@ export interface FakeProcess {
   group_id: string | null;
   /** The input topic the runner consumes (from its plan), once known. */
   input_topic: string | null;
+  /** What the runner does with each record (from its plan), once RUNNING. */
+  topology: FakeTopology | null;
   /** The runner's status-file fields that stay fixed for this process. */
   generation: string | null;
   plan_sha256: string | null;
@@ -93,6 +97,14 @@ export interface FakeProcess {
   running_at: string | null;
   /** Set by a hook: how the process ends at its next transition instead of the normal way. */
   planned_exit: PlannedExit | null;
+}
+
+/** The runner's topology: decode against the schema, filter, project, write to the output. */
+export interface FakeTopology {
+  output_topic: string;
+  schema: SchemaField[];
+  predicate: Expr;
+  projection: Array<{ source: string; name: string }>;
 }
 
 /** An exit decided in advance (start failure, close timeout, ...). */

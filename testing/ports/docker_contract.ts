@@ -323,6 +323,18 @@ export const DOCKER_CONTRACT: readonly ContractCase[] = [
         const c = await s.kafka.committedOffsets(r.applicationId, r.inputTopic);
         return c.get(0) === 2n && c.get(1) === 1n ? c : undefined;
       });
+      // filtered (amount >= 100) and projected in SELECT order, keyed as the input
+      const out = await eventually(s, "two output records", async () => {
+        const got = await s.records(r.outputTopic, 2);
+        return got.length >= 2 ? got : undefined;
+      });
+      assert.deepEqual(
+        out.map((x) => [x.key, x.value]).sort(),
+        [
+          ["o-1", '{"order_id":"o-1","amount":150}'],
+          ["o-3", '{"order_id":"o-3","amount":300}'],
+        ],
+      );
 
       // refusals while it runs: a second start, a remove (never forced), new offsets
       await assert.rejects(s.docker.startContainer(id), /already started/);
@@ -425,6 +437,63 @@ export const DOCKER_CONTRACT: readonly ContractCase[] = [
         "KAFKA_UNREACHABLE",
         "KAFKA_ADMIN_FAILED",
       ]);
+    },
+  },
+  {
+    name:
+      "a record that does not decode stops the runner (exit 13); the committed offset stays before it",
+    async run(s) {
+      const r = await prepareRunner(s, { partitions: 1 });
+      const id = await s.docker.createContainer(r.spec);
+      await s.docker.startContainer(id);
+      await runningStatus(s, id, r.generation);
+      await s.produce(r.inputTopic, [
+        { partition: 0, key: "o-1", value: JSON.stringify({ order_id: "o-1", amount: 150 }) },
+      ]);
+      await eventually(s, "o-1 committed", async () => {
+        const c = await s.kafka.committedOffsets(r.applicationId, r.inputTopic);
+        return c.get(0) === 1n ? c : undefined;
+      });
+      await s.produce(r.inputTopic, [
+        { partition: 0, key: "o-2", value: JSON.stringify({ order_id: "o-2" }) },
+        { partition: 0, key: "o-3", value: JSON.stringify({ order_id: "o-3", amount: 300 }) },
+      ]);
+      const c = await exited(s, id);
+      assert.equal(c.state.exitCode, 13);
+      const st = await statusOf(s, id);
+      assert.equal(st?.state, "FAILED");
+      assert.equal(st?.reason, "DECODE_MISSING_FIELD");
+      assert.ok(String(st?.detail).includes(`${r.inputTopic}-0@1`), String(st?.detail));
+      assert.deepEqual(
+        await s.kafka.committedOffsets(r.applicationId, r.inputTopic),
+        new Map([[0, 1n]]),
+      );
+      const out = await s.records(r.outputTopic, 1);
+      assert.deepEqual(out.map((x) => x.key), ["o-1"], "nothing after the bad record");
+      await s.docker.removeContainer(id);
+    },
+  },
+  {
+    name:
+      "a runner whose committed offset fell below the retained records exits 15 and resets nothing",
+    async run(s) {
+      const r = await prepareRunner(s, { partitions: 1 });
+      await s.produce(r.inputTopic, [
+        { partition: 0, key: "o-1", value: JSON.stringify({ order_id: "o-1", amount: 150 }) },
+        { partition: 0, key: "o-2", value: JSON.stringify({ order_id: "o-2", amount: 250 }) },
+      ]);
+      await s.deleteRecords(r.inputTopic, 0, 2n);
+      const id = await s.docker.createContainer(r.spec);
+      await s.docker.startContainer(id);
+      const c = await exited(s, id);
+      assert.equal(c.state.exitCode, 15);
+      assert.equal((await statusOf(s, id))?.state, "FAILED");
+      assert.deepEqual(
+        await s.kafka.committedOffsets(r.applicationId, r.inputTopic),
+        new Map([[0, 0n]]),
+      );
+      assert.deepEqual(await s.records(r.outputTopic, 0), []);
+      await s.docker.removeContainer(id);
     },
   },
 ];

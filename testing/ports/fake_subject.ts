@@ -50,6 +50,12 @@ export function worldSubject(
     tempDir: options.tempDir,
     unique: options.unique ?? ((what) => `fake-${what}-${++n}`),
     produce: (topic, records) => Promise.resolve(void world.control.produce(topic, records)),
+    records: (topic) =>
+      Promise.resolve(
+        (world.control.snapshot().kafka.topics[topic]?.partitions ?? []).flatMap((p, partition) =>
+          p.records.map((r) => ({ partition, key: r.key ?? "", value: r.value ?? "" }))
+        ),
+      ),
     deleteRecords: (topic, partition, before) =>
       Promise.resolve(world.control.deleteRecords(topic, partition, before)),
     deleteTopic: (topic) => Promise.resolve(world.control.deleteTopic(topic)),

@@ -43,6 +43,8 @@ export interface PortSubject {
   /** A fresh name starting with this subject's prefix (containers, volumes, topics, groups). */
   unique(what: string): string;
   produce(topic: string, records: SubjectRecord[]): Promise<void>;
+  /** The committed records of a topic (all partitions), once at least `expect` are there. */
+  records(topic: string, expect: number): Promise<SubjectRecord[]>;
   /** Retention: delete a partition's records below `before`. */
   deleteRecords(topic: string, partition: number, before: bigint): Promise<void>;
   deleteTopic(topic: string): Promise<void>;
