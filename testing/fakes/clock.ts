@@ -13,9 +13,19 @@
  * @module
  */
 
-/** A source of time in milliseconds since the epoch. */
+/**
+ * A source of time in milliseconds since the epoch, and a way to wait on it: a fake clock
+ * advances instead of waiting, so a journey's polls and bounded waits cost no real time.
+ * (The same shape as the runtime's injected clock.)
+ */
 export interface Clock {
   now(): number;
+  sleep?(ms: number): Promise<void>;
+}
+
+/** Let other tasks run (a fake sleep must still yield). */
+function yieldTurn(): Promise<void> {
+  return new Promise((r) => setTimeout(r, 0));
 }
 
 /**
@@ -28,11 +38,13 @@ export interface Clock {
  * ```
  */
 export function systemClock(): Clock {
-  return { now: () => Date.now() };
+  return { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) };
 }
 
 /** A clock that moves only when told to. */
 export interface ManualClock extends Clock {
+  /** Advances the clock by `ms` (and yields) instead of waiting. */
+  sleep(ms: number): Promise<void>;
   /** Move forward by `ms` (never backwards). */
   advance(ms: number): void;
   /** Jump to `ms`, which must not be earlier than the current time. */
@@ -62,6 +74,10 @@ export function manualClock(startMs: number): ManualClock {
       if (!(ms >= t)) throw new RangeError(`a clock only moves forward (${ms} < ${t})`);
       t = ms;
     },
+    sleep(ms) {
+      t += Math.max(0, ms);
+      return yieldTurn();
+    },
   };
 }
 
@@ -79,7 +95,28 @@ export function manualClock(startMs: number): ManualClock {
 export function steppingClock(startMs: number, stepMs = 1): Clock {
   if (!(stepMs > 0)) throw new RangeError(`step must be positive, not ${stepMs}`);
   let t = startMs;
-  return { now: () => (t += stepMs) };
+  return {
+    now: () => (t += stepMs),
+    sleep(ms) {
+      t += Math.max(0, ms);
+      return yieldTurn();
+    },
+  };
+}
+
+/**
+ * Wait on a clock: its own `sleep`, or a real timer.
+ *
+ * @example
+ * ```ts
+ * import { manualClock, sleepOn } from "./clock.ts";
+ * const c = manualClock(0);
+ * await sleepOn(c, 100);
+ * console.log(c.now()); // 100
+ * ```
+ */
+export function sleepOn(clock: Clock, ms: number): Promise<void> {
+  return clock.sleep ? clock.sleep(ms) : new Promise((r) => setTimeout(r, ms));
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isoAt, manualClock, steppingClock, systemClock } from "./clock.ts";
+import { isoAt, manualClock, sleepOn, steppingClock, systemClock } from "./clock.ts";
 
 Deno.test("a manual clock stands still, moves only forward when told", () => {
   const c = manualClock(1_000);
@@ -28,4 +28,15 @@ Deno.test("the system clock and ISO stamps", () => {
   const t = systemClock().now();
   assert.ok(t >= before);
   assert.equal(isoAt(Date.parse("2026-01-01T00:00:01.500Z")), "2026-01-01T00:00:01.500Z");
+});
+
+Deno.test("a fake clock's sleep advances it instead of waiting", async () => {
+  const m = manualClock(0);
+  await m.sleep(60_000);
+  assert.equal(m.now(), 60_000);
+  const st = steppingClock(0, 1);
+  await sleepOn(st, 1_000);
+  assert.equal(st.now(), 1_001);
+  await sleepOn(systemClock(), 1); // real timers, resolved
+  await sleepOn({ now: () => 0 }, 1); // a clock without sleep waits on a timer
 });

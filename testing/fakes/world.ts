@@ -478,7 +478,8 @@ export function fileWorldStore(file: string): WorldStore {
 
 /**
  * The world's clock: its time is in the world document and moves `clock_step_ms` forward at
- * each read, durably, so it is deterministic and never goes backwards across processes.
+ * each read, durably, so it is deterministic and never goes backwards across processes;
+ * `sleep(ms)` moves it `ms` forward at once.
  *
  * @example
  * ```ts
@@ -488,7 +489,14 @@ export function fileWorldStore(file: string): WorldStore {
  * ```
  */
 export function worldClock(store: WorldStore): Clock {
-  return { now: () => store.transact((w) => (w.clock.now_ms += w.config.clock_step_ms)) };
+  return {
+    now: () => store.transact((w) => (w.clock.now_ms += w.config.clock_step_ms)),
+    // a wait is world time passing: polls and bounded waits cost no real time
+    sleep(ms) {
+      advanceWorldClock(store, Math.max(0, ms));
+      return new Promise((r) => setTimeout(r, 0));
+    },
+  };
 }
 
 /**

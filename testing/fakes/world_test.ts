@@ -67,6 +67,8 @@ for (
     assert.deepEqual([ids.uuid(), ids.uuid()], [expected.uuid(), expected.uuid()]);
     // another clock and ID source on the same store (as a fresh process would have)
     assert.equal(worldClock(store).now(), 4);
+    await clock.sleep!(10_000); // a wait is world time passing
+    assert.equal(worldClock(store).now(), 10_005);
     assert.equal(worldIds(store).uuid(), expected.uuid());
   });
 }
