@@ -47,7 +47,7 @@ async function walk(dir: string, out: string[]): Promise<void> {
 async function testFiles(unit: boolean, selected: string[]): Promise<string[]> {
   if (selected.length > 0) return selected;
   const all: string[] = [];
-  for (const dir of ["lib", "cli", "harness", "tests", "probes", "tools"]) {
+  for (const dir of ["lib", "cli", "harness", "tests", "probes", "tools", "testing"]) {
     try {
       await walk(`${ROOT}${dir}`, all);
     } catch (e) {

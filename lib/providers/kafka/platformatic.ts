@@ -102,6 +102,13 @@ export function platformaticKafka(bootstrap: string): KafkaPort {
 
     async createTopic(name, partitions) {
       const [created] = await admin.createTopics({ topics: [name], partitions, replicas: 1 });
+      // the broker's metadata lags the controller: a describe right after the create can leave
+      // the new topic out (seen by tests/ports_contract_docker_kafka_test.ts), so return once
+      // the topic is listed (bounded; past the bound the caller's own read reports it)
+      const deadline = Date.now() + 30_000;
+      while (!(await admin.listTopics()).includes(name) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
       return toKafkaUuid(created.id);
     },
 

@@ -1,0 +1,189 @@
+/**
+ * A fake Kafka cluster behind the {@link KafkaPort}, over a {@link World}. It keeps what the
+ * driver relies on, as Kafka 4.1 does (the same contract runs against the real broker):
+ *
+ * - one cluster ID; topics with Kafka-form IDs, and a topic deleted and created again gets a
+ *   new ID; `describe` leaves absent topics out;
+ * - per partition, earliest and latest offsets: produced records move the latest, retention
+ *   (deleting records below an offset) moves the earliest;
+ * - consumer groups: an unknown group is `Dead` with no members, a group with members is
+ *   `Stable`, one with only committed offsets `Empty`; committed offsets per topic;
+ * - offsets can be set only while the group has no member; a topic's offsets go with it;
+ * - a broker the client cannot reach (its bootstrap is not a host listener, or the broker is
+ *   down) fails every call; a closed client refuses further calls.
+ *
+ * Each method is one small function over the world, so a new read-only method is a few lines
+ * (add it to the object below). Failure hooks key calls by: `createTopic` → topic name,
+ * `setGroupOffsets` → group ID.
+ *
+ * @example
+ * ```ts
+ * import { createFakeWorld } from "./fake_world.ts";
+ * const world = createFakeWorld({ seed: "doc" });
+ * const kafka = world.kafka();
+ * console.log((await kafka.describe([])).clusterId);
+ * ```
+ * @module
+ */
+import type {
+  GroupInfo,
+  KafkaPort,
+  PartitionRange,
+  TopicInfo,
+} from "../../lib/providers/kafka/port.ts";
+import { kafkaUuid } from "./ids.ts";
+import type { FakeContext } from "./_port_call.ts";
+import { FakeProviderError, portCall } from "./_port_call.ts";
+import type { FakeGroup, World } from "./world.ts";
+
+/** Kafka's own name for a group's state, from what the fake keeps. */
+export function groupState(g: FakeGroup | undefined): string {
+  if (!g) return "Dead";
+  if (g.members.length > 0) return "Stable";
+  const hasOffsets = Object.values(g.offsets).some((t) => Object.keys(t).length > 0);
+  return hasOffsets ? "Empty" : "Dead";
+}
+
+function kafkaError(code: string, message: string): FakeProviderError {
+  return new FakeProviderError(`${code}: ${message}`);
+}
+
+/**
+ * The fake {@link KafkaPort} for a client that connects to `bootstrap` (comma-separated, as
+ * for the real adapter); without one it reaches the broker whenever the broker is up.
+ *
+ * @example
+ * ```ts
+ * import { createFakeWorld } from "./fake_world.ts";
+ * const world = createFakeWorld({ seed: "x" });
+ * const kafka = world.kafka(world.env.bootstrapHost);
+ * await kafka.createTopic("raw_orders", 3);
+ * await kafka.close();
+ * ```
+ */
+export function fakeKafkaPort(ctx: FakeContext, bootstrap?: string): KafkaPort {
+  let closed = false;
+  const call = <T>(op: string, key: string, mutation: boolean, fn: (w: World) => T) =>
+    Promise.resolve().then(() => {
+      if (closed) throw new FakeProviderError("fake kafka: the client is closed");
+      return portCall(ctx, "kafka", op, key, mutation, (w) => {
+        const k = w.kafka;
+        const addresses = bootstrap?.split(",").map((a) => a.trim()) ?? null;
+        if (!k.reachable || (addresses && !addresses.some((a) => k.host_listeners.includes(a)))) {
+          throw new FakeProviderError(
+            `fake kafka: cannot connect to ${bootstrap ?? "the broker"} (broker unreachable)`,
+          );
+        }
+        return fn(w);
+      });
+    });
+  const topicOf = (w: World, name: string) => {
+    const t = w.kafka.topics[name];
+    if (!t) {
+      throw kafkaError(
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        `This server does not host this topic-partition: ${name}`,
+      );
+    }
+    return t;
+  };
+
+  return {
+    describe: (topics) =>
+      call("describe", topics.join(","), false, (w) => {
+        const out = new Map<string, TopicInfo>();
+        for (const name of topics) {
+          const t = w.kafka.topics[name];
+          if (t) out.set(name, { name, id: t.id, partitions: t.partitions.length });
+        }
+        return { clusterId: w.kafka.cluster_id, topics: out };
+      }),
+
+    describeGroup: (groupId) =>
+      call("describeGroup", groupId, false, (w): GroupInfo => {
+        const g = w.kafka.groups[groupId];
+        const state = groupState(g);
+        return {
+          groupId,
+          state,
+          members: state === "Dead" ? [] : g.members.map((m) => ({
+            memberId: m.member_id,
+            clientId: m.client_id,
+            clientHost: m.client_host,
+            groupInstanceId: m.group_instance_id,
+          })),
+        };
+      }),
+
+    committedOffsets: (groupId, topic) =>
+      call("committedOffsets", groupId, false, (w) => {
+        const t = w.kafka.groups[groupId]?.offsets[topic] ?? {};
+        return new Map(
+          Object.entries(t).map(([p, o]) => [Number(p), BigInt(o)] as [number, bigint])
+            .sort((a, b) => a[0] - b[0]),
+        );
+      }),
+
+    offsetRanges: (topic, partitions) =>
+      call("offsetRanges", topic, false, (w) => {
+        const t = topicOf(w, topic);
+        return partitions.map((p): PartitionRange => {
+          const part = t.partitions[p];
+          if (!part) {
+            throw kafkaError(
+              "UNKNOWN_TOPIC_OR_PARTITION",
+              `This server does not host this topic-partition: ${topic}-${p}`,
+            );
+          }
+          return { partition: p, earliest: BigInt(part.earliest), latest: BigInt(part.latest) };
+        });
+      }),
+
+    createTopic: (name, partitions) =>
+      call("createTopic", name, true, (w) => {
+        if (w.kafka.topics[name]) {
+          throw kafkaError("TOPIC_ALREADY_EXISTS", `Topic '${name}' already exists.`);
+        }
+        if (!Number.isInteger(partitions) || partitions < 1) {
+          throw kafkaError("INVALID_PARTITIONS", `Number of partitions must be at least 1.`);
+        }
+        const id = kafkaUuid(ctx.ids);
+        w.kafka.topics[name] = {
+          id,
+          partitions: [...Array(partitions)].map(() => ({
+            earliest: "0",
+            latest: "0",
+            records: [],
+          })),
+        };
+        return id;
+      }),
+
+    setGroupOffsets: (groupId, topic, offsets) =>
+      call("setGroupOffsets", groupId, true, (w) => {
+        const t = topicOf(w, topic);
+        for (const p of offsets.keys()) {
+          if (!t.partitions[p]) {
+            throw kafkaError(
+              "UNKNOWN_TOPIC_OR_PARTITION",
+              `This server does not host this topic-partition: ${topic}-${p}`,
+            );
+          }
+        }
+        const g = (w.kafka.groups[groupId] ??= { members: [], offsets: {} });
+        if (g.members.length > 0) {
+          throw kafkaError(
+            "UNKNOWN_MEMBER_ID",
+            `group ${groupId} has ${g.members.length} active member(s); its offsets can only be altered while it is empty`,
+          );
+        }
+        const mine = (g.offsets[topic] ??= {});
+        for (const [p, o] of offsets) mine[String(p)] = o.toString();
+      }),
+
+    close() {
+      closed = true;
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,310 @@
+/**
+ * What a test does to the fake world from outside sluice: the things an operator, another
+ * client, the kernel or time would do to the real Docker and Kafka (produce records, let
+ * retention delete them, delete a topic, kill or OOM-kill a container, take the broker down),
+ * and the failure hooks a sweep arms (a refused or lost port call, a runner that fails its
+ * start or its close). Every control is one durable world transaction, logged with `by:
+ * "control"`, so a hook armed here is honoured by a child process that opens the same file.
+ *
+ * @example
+ * ```ts
+ * import { createFakeWorld } from "./fake_world.ts";
+ * const world = createFakeWorld({ seed: "doc" });
+ * await world.kafka().createTopic("raw_orders", 1);
+ * world.control.produce("raw_orders", [{ partition: 0, key: "k", value: "{}" }]);
+ * world.control.failCall("createContainer", { effect: "lose_response" });
+ * ```
+ * @module
+ */
+import { hex64 } from "./ids.ts";
+import { crashProcess, killProcess, statusPath } from "./lifecycle.ts";
+import { findContainer } from "./engine.ts";
+import { readContainerPath, toB64 } from "./_files.ts";
+import { appendRecord } from "./_records.ts";
+import type { FakeContext } from "./_port_call.ts";
+import { FakeProviderError, portCall } from "./_port_call.ts";
+import type {
+  CallHook,
+  FakeContainer,
+  FakeImage,
+  MutationRecord,
+  PlannedExit,
+  RunnerHook,
+  World,
+} from "./world.ts";
+import { advanceWorldClock } from "./world.ts";
+
+/** A record to produce; without a partition, keyed records hash and others go round-robin. */
+export interface ProducedRecord {
+  partition?: number;
+  key?: string | null;
+  value?: string | null;
+}
+
+/** The test's hands on the fake world. */
+export interface FakeControl {
+  /** Add an image (its ID is generated unless given); returns the ID. */
+  addImage(image: Partial<FakeImage> & Pick<FakeImage, "behaviour">): string;
+  /** Add a network; returns its ID. */
+  addNetwork(name: string): string;
+  removeNetwork(name: string): void;
+  /** SIGKILL (exit 137), or the OOM killer with `oom`; the status file is left as it was. */
+  killContainer(idOrName: string, options?: { oom?: boolean }): void;
+  /** A fatal error of the running process: status FAILED with this exit. */
+  crashContainer(idOrName: string, exit: { code: number; reason: string; detail?: string }): void;
+  /** Remove a volume (refused while a container uses it, as Docker does). */
+  removeVolume(name: string): void;
+  /** Create a volume outside sluice (labels, no instance file). */
+  createForeignVolume(name: string, labels?: Record<string, string>): void;
+  /** Replace (or, with null, delete) a file of a volume, path relative to its root. */
+  writeVolumeFile(volume: string, relPath: string, text: string | null): void;
+  /** Append records; returns their offsets. */
+  produce(topic: string, records: ProducedRecord[]): bigint[];
+  /** Retention: delete the records of a partition below `before`. */
+  deleteRecords(topic: string, partition: number, before: bigint): void;
+  /** Delete a topic (with every group's offsets for it). */
+  deleteTopic(name: string): void;
+  /** An external consumer joins a group; returns its member ID. */
+  joinGroup(groupId: string, clientId?: string): string;
+  leaveGroup(groupId: string, memberId: string): void;
+  /** Take the broker down (every client and runner fails to reach it) or bring it back. */
+  setBrokerReachable(reachable: boolean): void;
+  /** Arm a failure of the next matching port call(s). */
+  failCall(
+    op: string,
+    options?: { match?: string; effect?: CallHook["effect"]; times?: number; message?: string },
+  ): void;
+  /** Arm an exit of the next matching runner start verdict or close, instead of the normal one. */
+  failRunner(
+    on: RunnerHook["on"],
+    exit: { code: number; reason: string; detail?: string; oom?: boolean },
+    options?: { match?: string; times?: number },
+  ): void;
+  /** Let world time pass (only for a world whose clock is the world clock). */
+  advanceClock(ms: number): void;
+  /** Every mutation applied so far, in order. */
+  mutations(): MutationRecord[];
+  /** A container as the fake keeps it (after moving the world to now), or null. */
+  container(idOrName: string): FakeContainer | null;
+  /** The runner status file of a container, parsed, or null. */
+  runnerStatus(idOrName: string): Record<string, unknown> | null;
+  /** A copy of the whole world (after moving it to now). */
+  snapshot(): World;
+}
+
+/**
+ * The controls of a world.
+ *
+ * @example
+ * ```ts
+ * import { createFakeWorld } from "./fake_world.ts";
+ * const { control } = createFakeWorld({ seed: "x" });
+ * control.setBrokerReachable(false);
+ * ```
+ */
+export function fakeControl(ctx: FakeContext): FakeControl {
+  const act = <T>(op: string, key: string, fn: (w: World, now: number) => T): T =>
+    portCall(ctx, "control", op, key, true, fn);
+  const look = <T>(fn: (w: World, now: number) => T): T =>
+    portCall(ctx, "control", "look", "", false, fn);
+  const mustFind = (w: World, idOrName: string) => {
+    const c = findContainer(w, idOrName);
+    if (!c) throw new FakeProviderError(`fake: no container ${idOrName}`);
+    return c;
+  };
+  const topicOf = (w: World, name: string) => {
+    const t = w.kafka.topics[name];
+    if (!t) throw new FakeProviderError(`fake: no topic ${name}`);
+    return t;
+  };
+
+  return {
+    addImage: (image) =>
+      act("addImage", image.id ?? "", (w) => {
+        const id = image.id ?? `sha256:${hex64(ctx.ids)}`;
+        w.docker.images[id] = {
+          id,
+          tags: image.tags ?? [],
+          env: image.env ?? [],
+          labels: image.labels ?? {},
+          entrypoint: image.entrypoint ?? [],
+          cmd: image.cmd ?? [],
+          behaviour: image.behaviour,
+        };
+        return id;
+      }),
+
+    addNetwork: (name) =>
+      act("addNetwork", name, (w) => {
+        if (w.docker.networks[name]) throw new FakeProviderError(`fake: network ${name} exists`);
+        return (w.docker.networks[name] = hex64(ctx.ids));
+      }),
+
+    removeNetwork: (name) =>
+      act("removeNetwork", name, (w) => {
+        delete w.docker.networks[name];
+      }),
+
+    killContainer: (idOrName, options = {}) =>
+      act(options.oom ? "oomKill" : "kill", idOrName, (w, now) => {
+        const c = mustFind(w, idOrName);
+        if (!c.state.running) throw new FakeProviderError(`fake: ${idOrName} is not running`);
+        killProcess(w, c, now, options.oom ?? false);
+      }),
+
+    crashContainer: (idOrName, exit) =>
+      act("crash", idOrName, (w, now) => {
+        const c = mustFind(w, idOrName);
+        if (!c.state.running) throw new FakeProviderError(`fake: ${idOrName} is not running`);
+        crashProcess(w, c, now, {
+          code: exit.code,
+          reason: exit.reason,
+          detail: exit.detail ?? null,
+          oom: false,
+        });
+      }),
+
+    removeVolume: (name) =>
+      act("removeVolume", name, (w) => {
+        const users = Object.values(w.docker.containers).filter((c) =>
+          c.mounts.some((m) => m.type === "volume" && m.source === name)
+        );
+        if (users.length > 0) {
+          throw new FakeProviderError(
+            `fake: remove ${name}: volume is in use - [${users.map((c) => c.id).join(", ")}]`,
+          );
+        }
+        delete w.docker.volumes[name];
+      }),
+
+    createForeignVolume: (name, labels = {}) =>
+      act("createForeignVolume", name, (w, now) => {
+        if (w.docker.volumes[name]) throw new FakeProviderError(`fake: volume ${name} exists`);
+        w.docker.volumes[name] = {
+          name,
+          labels: { ...labels },
+          created_at: new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z"),
+          files: {},
+        };
+      }),
+
+    writeVolumeFile: (volume, relPath, text) =>
+      act("writeVolumeFile", `${volume}/${relPath}`, (w) => {
+        const v = w.docker.volumes[volume];
+        if (!v) throw new FakeProviderError(`fake: no volume ${volume}`);
+        if (text === null) delete v.files[relPath];
+        else v.files[relPath] = toB64(new TextEncoder().encode(text));
+      }),
+
+    produce: (topic, records) =>
+      act("produce", topic, (w, now) => {
+        const t = topicOf(w, topic);
+        return records.map((r) => {
+          if (r.partition !== undefined && !t.partitions[r.partition]) {
+            throw new FakeProviderError(`fake: ${topic} has no partition ${r.partition}`);
+          }
+          return appendRecord(t, {
+            partition: r.partition,
+            key: r.key ?? null,
+            value: r.value ?? null,
+          }, now)
+            .offset;
+        });
+      }),
+
+    deleteRecords: (topic, partition, before) =>
+      act("deleteRecords", `${topic}-${partition}`, (w) => {
+        const part = topicOf(w, topic).partitions[partition];
+        if (!part) throw new FakeProviderError(`fake: ${topic} has no partition ${partition}`);
+        if (before > BigInt(part.latest)) {
+          throw new FakeProviderError(
+            `OFFSET_OUT_OF_RANGE: ${before} is above the latest offset ${part.latest}`,
+          );
+        }
+        if (before <= BigInt(part.earliest)) return;
+        part.earliest = before.toString();
+        part.records = part.records.filter((r) => BigInt(r.offset) >= before);
+      }),
+
+    deleteTopic: (name) =>
+      act("deleteTopic", name, (w) => {
+        topicOf(w, name);
+        delete w.kafka.topics[name];
+        for (const g of Object.values(w.kafka.groups)) delete g.offsets[name];
+      }),
+
+    joinGroup: (groupId, clientId = "external-consumer") =>
+      act("joinGroup", groupId, (w) => {
+        const memberId = `${clientId}-${ctx.ids.uuid()}`;
+        const g = (w.kafka.groups[groupId] ??= { members: [], offsets: {} });
+        g.members.push({
+          member_id: memberId,
+          client_id: clientId,
+          client_host: "/127.0.0.1",
+          group_instance_id: null,
+          container_id: null,
+          expires_ms: null,
+        });
+        return memberId;
+      }),
+
+    leaveGroup: (groupId, memberId) =>
+      act("leaveGroup", groupId, (w) => {
+        const g = w.kafka.groups[groupId];
+        if (g) g.members = g.members.filter((m) => m.member_id !== memberId);
+      }),
+
+    setBrokerReachable: (reachable) =>
+      act("setBrokerReachable", String(reachable), (w) => {
+        w.kafka.reachable = reachable;
+      }),
+
+    failCall: (op, options = {}) =>
+      act("failCall", op, (w) => {
+        const effect = options.effect ?? "fail";
+        w.hooks.push({
+          kind: "call",
+          op,
+          match: options.match ?? null,
+          effect,
+          times: options.times ?? 1,
+          message: options.message ??
+            (effect === "fail"
+              ? `fake: ${op} failed (injected)`
+              : `fake: the response to ${op} was lost (injected; the call was applied)`),
+        });
+      }),
+
+    failRunner: (on, exit, options = {}) =>
+      act("failRunner", on, (w) => {
+        const planned: PlannedExit = {
+          code: exit.code,
+          reason: exit.reason,
+          detail: exit.detail ?? null,
+          oom: exit.oom ?? false,
+        };
+        w.hooks.push({
+          kind: "runner",
+          on,
+          match: options.match ?? null,
+          exit: planned,
+          times: options.times ?? 1,
+        });
+      }),
+
+    advanceClock: (ms) => advanceWorldClock(ctx.store, ms),
+
+    mutations: () => ctx.store.read().log,
+
+    container: (idOrName) => look((w) => structuredClone(findContainer(w, idOrName))),
+
+    runnerStatus: (idOrName) =>
+      look((w) => {
+        const c = findContainer(w, idOrName);
+        const bytes = c ? readContainerPath(w, c, statusPath(c)) : null;
+        return bytes === null ? null : JSON.parse(new TextDecoder().decode(bytes));
+      }),
+
+    snapshot: () => look((w) => structuredClone(w)),
+  };
+}

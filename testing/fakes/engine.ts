@@ -1,0 +1,325 @@
+/**
+ * A fake Docker Engine behind the {@link DockerPort}, over a {@link World}. It keeps what the
+ * driver and the observer rely on, as Docker 20.10 does (tests/ports_contract_docker_kafka_test.ts
+ * runs the same contract against the real daemon):
+ *
+ * - exact 64-hex container IDs; lookup by ID, by name, or by a unique ID prefix;
+ * - create merges the image's labels and environment under the container's own (the
+ *   container's entries first, then the image's that it does not override), takes entrypoint
+ *   and command from the image, and writes the labels atomically with the container;
+ * - a created container is never started: zero StartedAt/FinishedAt, exit code 0, its network
+ *   listed without an ID; started, the network has its ID, kept after the exit;
+ * - create refuses a duplicate name (409) and a missing image (404), but not a missing network
+ *   (start fails then, with exit code 128 and the error kept); naming a missing volume creates
+ *   an empty, unlabelled one, as Docker does;
+ * - start of a running container is 304, TERM of a stopped one 409, remove of a running one
+ *   409 (never forced), and remove keeps the volume;
+ * - the plan is a bind mount of a real host file, read when asked; volume files (the instance
+ *   file, the runner's status file) live in the world;
+ * - processes (lifecycle.ts): the simulated runner, exit codes 0/143/137/10–15, OOM.
+ *
+ * Failure hooks key calls by: `createContainer` → name, `startContainer`/`signalTerm`/
+ * `removeContainer` → the ID or name passed, `createVolume` → volume name.
+ *
+ * @example
+ * ```ts
+ * import { createFakeWorld } from "./fake_world.ts";
+ * const world = createFakeWorld({ seed: "doc" });
+ * console.log(await world.docker.daemonId());
+ * ```
+ * @module
+ */
+import type {
+  ContainerInfo,
+  ContainerSpec,
+  DockerPort,
+  ImageInfo,
+  VolumeInfo,
+} from "../../lib/providers/docker/port.ts";
+import { SluiceError } from "../../lib/errors.ts";
+import { isoAt } from "./clock.ts";
+import { hex64 } from "./ids.ts";
+import { startProcess, termProcess } from "./lifecycle.ts";
+import { fromB64, readContainerPath, toB64, volumeKeyOf } from "./_files.ts";
+import type { FakeContext } from "./_port_call.ts";
+import { dockerError, FailedWithTrace, portCall } from "./_port_call.ts";
+import type { FakeContainer, FakeImage, World } from "./world.ts";
+import { ZERO_TIME } from "./world.ts";
+
+/** Docker's volume timestamps have whole seconds. */
+function isoSeconds(ms: number): string {
+  return isoAt(ms).replace(/\.\d{3}Z$/, "Z");
+}
+
+/** A container by exact ID, exact name, or unique ID prefix (Docker's resolution order). */
+export function findContainer(w: World, idOrName: string): FakeContainer | null {
+  const all = w.docker.containers;
+  if (all[idOrName]) return all[idOrName];
+  const name = idOrName.replace(/^\//, "");
+  const byName = Object.values(all).find((c) => c.name === name);
+  if (byName) return byName;
+  if (!/^[0-9a-f]+$/.test(idOrName)) return null;
+  const byPrefix = Object.values(all).filter((c) => c.id.startsWith(idOrName));
+  if (byPrefix.length > 1) {
+    throw dockerError(404, `No such container: ${idOrName} (ambiguous prefix)`);
+  }
+  return byPrefix[0] ?? null;
+}
+
+function mustFind(w: World, idOrName: string): FakeContainer {
+  const c = findContainer(w, idOrName);
+  if (!c) throw dockerError(404, `No such container: ${idOrName}`);
+  return c;
+}
+
+/** An image by ID (`sha256:...` or bare hex) or tag. */
+export function findImage(w: World, ref: string): FakeImage | null {
+  const images = w.docker.images;
+  if (images[ref]) return images[ref];
+  if (images[`sha256:${ref}`]) return images[`sha256:${ref}`];
+  return Object.values(images).find((i) => i.tags.includes(ref)) ?? null;
+}
+
+function keyOf(env: string): string {
+  const i = env.indexOf("=");
+  return i < 0 ? env : env.slice(0, i);
+}
+
+/**
+ * The port's view of a container. Docker lists mounts in no stable order (two inspects of one
+ * container differ); the fake alternates the order with the world's time so that no consumer
+ * comes to depend on one.
+ */
+function toInfo(c: FakeContainer, now: number): ContainerInfo {
+  const mounts = c.mounts.map((m) => ({ ...m }));
+  return {
+    id: c.id,
+    name: c.name,
+    imageId: c.image_id,
+    labels: { ...c.labels },
+    env: [...c.env],
+    entrypoint: [...c.entrypoint],
+    cmd: [...c.cmd],
+    state: {
+      status: c.state.status,
+      running: c.state.running,
+      exitCode: c.state.exit_code,
+      oomKilled: c.state.oom_killed,
+      startedAt: c.state.started_at,
+      finishedAt: c.state.finished_at,
+      error: c.state.error,
+    },
+    networkMode: c.network_mode,
+    networks: { ...c.networks },
+    mounts: now % 2 === 0 ? mounts : mounts.reverse(),
+    restartPolicy: c.restart_policy,
+    memory: c.memory,
+    createdAt: c.created_at,
+  };
+}
+
+/**
+ * The fake {@link DockerPort} over a world.
+ *
+ * @example
+ * ```ts
+ * import { createFakeWorld } from "./fake_world.ts";
+ * const { docker, env } = createFakeWorld({ seed: "x" });
+ * console.log(await docker.networkId(env.network));
+ * ```
+ */
+export function fakeDockerPort(ctx: FakeContext): DockerPort {
+  type Fn<T> = (w: World, now: number) => T | FailedWithTrace;
+  const read = <T>(op: string, key: string, fn: Fn<T>) =>
+    Promise.resolve().then(() => portCall(ctx, "docker", op, key, false, fn));
+  const mutate = <T>(op: string, key: string, fn: Fn<T>) =>
+    Promise.resolve().then(() => portCall(ctx, "docker", op, key, true, fn));
+
+  return {
+    daemonId: () => read("daemonId", "", (w) => w.docker.daemon_id),
+
+    listContainers: (label, value) =>
+      read("listContainers", `${label}=${value}`, (w, now) =>
+        Object.values(w.docker.containers)
+          .filter((c) => c.labels[label] === value)
+          .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+          .map((c) => toInfo(c, now))),
+
+    inspectContainer: (idOrName) =>
+      read("inspectContainer", idOrName, (w, now) => {
+        const c = findContainer(w, idOrName);
+        return c ? toInfo(c, now) : null;
+      }),
+
+    readContainerFile: (id, path) =>
+      read("readContainerFile", id, (w) => {
+        const c = findContainer(w, id);
+        return c ? readContainerPath(w, c, path) : null;
+      }),
+
+    inspectVolume: (name) =>
+      read("inspectVolume", name, (w): VolumeInfo | null => {
+        const v = w.docker.volumes[name];
+        return v ? { name: v.name, labels: { ...v.labels }, createdAt: v.created_at } : null;
+      }),
+
+    inspectImage: (id) =>
+      read("inspectImage", id, (w): ImageInfo | null => {
+        const i = findImage(w, id);
+        return i
+          ? { id: i.id, env: [...i.env], labels: { ...i.labels }, entrypoint: [...i.entrypoint] }
+          : null;
+      }),
+
+    networkId: (name) =>
+      read("networkId", name, (w) => {
+        const n = w.docker.networks;
+        if (n[name] !== undefined) return n[name];
+        return Object.values(n).includes(name) ? name : null;
+      }),
+
+    createContainer: (spec: ContainerSpec) =>
+      mutate("createContainer", spec.name, (w, now) => {
+        const image = findImage(w, spec.image);
+        if (!image) throw dockerError(404, `No such image: ${spec.image}`);
+        const clash = Object.values(w.docker.containers).find((c) => c.name === spec.name);
+        if (clash) {
+          throw dockerError(
+            409,
+            `Conflict. The container name "/${spec.name}" is already in use by container "${clash.id}". You have to remove (or rename) that container to be able to reuse that name.`,
+          );
+        }
+        // a named volume that does not exist is created, empty and unlabelled, by create
+        w.docker.volumes[spec.volume] ??= {
+          name: spec.volume,
+          labels: {},
+          created_at: isoSeconds(now),
+          files: {},
+        };
+        const ownKeys = new Set(spec.env.map(keyOf));
+        const id = hex64(ctx.ids);
+        w.docker.containers[id] = {
+          id,
+          name: spec.name,
+          image_id: image.id,
+          labels: { ...image.labels, ...spec.labels },
+          env: [...spec.env, ...image.env.filter((e) => !ownKeys.has(keyOf(e)))],
+          entrypoint: [...image.entrypoint],
+          cmd: [...image.cmd],
+          network_mode: spec.network,
+          networks: { [spec.network]: "" },
+          mounts: [
+            {
+              type: "bind",
+              source: spec.planHostPath,
+              destination: spec.planContainerPath,
+              readOnly: true,
+            },
+            {
+              type: "volume",
+              source: spec.volume,
+              destination: spec.volumeContainerPath,
+              readOnly: false,
+            },
+          ],
+          restart_policy: "no",
+          memory: spec.memoryBytes,
+          stop_timeout: spec.stopTimeoutSeconds,
+          created_at: isoAt(now),
+          state: {
+            status: "created",
+            running: false,
+            exit_code: 0,
+            oom_killed: false,
+            started_at: ZERO_TIME,
+            finished_at: ZERO_TIME,
+            error: "",
+          },
+          process: null,
+          rootfs: {},
+        };
+        return id;
+      }),
+
+    startContainer: (id) =>
+      mutate("startContainer", id, (w, now) => {
+        const c = mustFind(w, id);
+        if (c.state.running) throw dockerError(304, "");
+        const networkId = w.docker.networks[c.network_mode];
+        if (networkId === undefined) {
+          // Docker keeps the failed start on the container: still created, exit code 128
+          const message = `network ${c.network_mode} not found`;
+          c.state.exit_code = 128;
+          c.state.error = message;
+          return new FailedWithTrace(dockerError(404, message));
+        }
+        c.state = {
+          ...c.state,
+          status: "running",
+          running: true,
+          exit_code: 0,
+          oom_killed: false,
+          started_at: isoAt(now),
+          error: "",
+        };
+        c.networks[c.network_mode] = networkId;
+        startProcess(w, c, now);
+      }),
+
+    signalTerm: (id) =>
+      mutate("signalTerm", id, (w, now) => {
+        const c = mustFind(w, id);
+        if (!c.state.running) {
+          throw dockerError(
+            409,
+            `Cannot kill container: ${id}: Container ${c.id} is not running`,
+          );
+        }
+        termProcess(w, c, now);
+      }),
+
+    removeContainer: (id) =>
+      mutate("removeContainer", id, (w) => {
+        const c = mustFind(w, id);
+        if (c.state.running) {
+          throw dockerError(
+            409,
+            `You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`,
+          );
+        }
+        delete w.docker.containers[c.id];
+      }),
+
+    createVolume: (name, labels, instance) =>
+      mutate("createVolume", name, (w, now) => {
+        if (w.docker.volumes[name]) {
+          throw new SluiceError(
+            "BLOCKED_VOLUME_EXISTS",
+            `volume ${name} already exists; sluice never adopts a volume it did not create`,
+            { evidence: { volume: name } },
+          );
+        }
+        // the real adapter writes the file through a scratch container of this image
+        if (!findImage(w, instance.image)) {
+          throw dockerError(404, `No such image: ${instance.image}`);
+        }
+        w.docker.volumes[name] = {
+          name,
+          labels: { ...labels },
+          created_at: isoSeconds(now),
+          files: {
+            [volumeKeyOf(instance.path)]: toB64(new TextEncoder().encode(instance.uuid + "\n")),
+          },
+        };
+      }),
+
+    readVolumeFile: (volume, image, path) =>
+      read("readVolumeFile", volume, (w) => {
+        const v = w.docker.volumes[volume];
+        if (!v) return null;
+        if (!findImage(w, image)) throw dockerError(404, `No such image: ${image}`);
+        const b64 = v.files[volumeKeyOf(path)];
+        return b64 === undefined ? null : new TextDecoder().decode(fromB64(b64));
+      }),
+  };
+}

@@ -1,0 +1,499 @@
+/**
+ * The Docker port contract: the behaviours of a Docker Engine that sluice's driver and
+ * observer rely on, as one list of cases that the fake engine (testing/fakes) and the real
+ * adapter on a real daemon (lib/providers/docker/dockerode.ts) must both pass — as Terraform's
+ * `statemgr/testing.go` is for state managers. The runner cases check the simulated runner
+ * against the real runner image on the real broker.
+ *
+ * What it pins down: exact 64-hex IDs and names; labels and environment merged with the
+ * image's as Docker does; a created container is never started; create refusals change
+ * nothing; a missing volume is created empty by create; start/TERM/remove refusals; the plan is
+ * read from the host file; the volume's instance file; the runner's status file, exit codes
+ * 143/137/11/12/14/15, group membership and committed offsets through its lifecycle.
+ *
+ * @example
+ * ```ts
+ * import { DOCKER_CONTRACT } from "./docker_contract.ts";
+ * import { registerContract } from "./subject.ts";
+ * // registerContract("docker port (fake)", DOCKER_CONTRACT, fakeSubject);
+ * ```
+ * @module
+ */
+import assert from "node:assert/strict";
+import type { ContainerInfo } from "../../lib/providers/docker/port.ts";
+import { LABEL, RUNNER_PATHS } from "../../lib/runtime/labels.ts";
+import type { ContractCase, PortSubject } from "./subject.ts";
+import { eventually } from "./subject.ts";
+import { prepareRunner, statusOf } from "./_runner_setup.ts";
+
+const ZERO = "0001-01-01T00:00:00Z";
+
+/**
+ * A container with its mounts in destination order: Docker reports them in no stable order
+ * (two inspects of one container differ), so only the set is a property.
+ */
+function normalized(c: ContainerInfo | null): ContainerInfo | null {
+  if (!c) return c;
+  return {
+    ...c,
+    mounts: [...c.mounts].sort((a, b) => a.destination.localeCompare(b.destination)),
+  };
+}
+const HEX64 = /^[0-9a-f]{64}$/;
+
+async function exited(s: PortSubject, id: string): Promise<ContainerInfo> {
+  return await eventually(s, `container ${id.slice(0, 12)} to exit`, async () => {
+    const c = await s.docker.inspectContainer(id);
+    return c?.state.status === "exited" ? c : undefined;
+  });
+}
+
+async function runningStatus(s: PortSubject, id: string, generation: string) {
+  return await eventually(s, `runner ${id.slice(0, 12)} to report RUNNING`, async () => {
+    const c = await s.docker.inspectContainer(id);
+    if (c?.state.status === "exited") {
+      throw new Error(`exited ${c.state.exitCode}: ${JSON.stringify(await statusOf(s, id))}`);
+    }
+    const st = await statusOf(s, id);
+    return st?.state === "RUNNING" && st.generation === generation ? st : undefined;
+  });
+}
+
+/** A runner that must exit before RUNNING: its exit, status and the group afterwards. */
+async function failsBeforeRunning(
+  s: PortSubject,
+  options: Parameters<typeof prepareRunner>[1],
+  code: number,
+  reasons: string[],
+) {
+  const r = await prepareRunner(s, options);
+  const id = await s.docker.createContainer(r.spec);
+  await s.docker.startContainer(id);
+  const c = await exited(s, id);
+  assert.equal(c.state.exitCode, code, `exit code of a runner that should fail with ${code}`);
+  assert.equal(c.state.oomKilled, false);
+  const st = await statusOf(s, id);
+  assert.equal(st?.state, "FAILED");
+  assert.equal(st?.exit_code, code);
+  assert.ok(reasons.includes(String(st?.reason)), `reason ${st?.reason} is one of ${reasons}`);
+  assert.equal(st?.running_at, null, "it never reached RUNNING");
+  const g = await s.kafka.describeGroup(r.applicationId);
+  assert.deepEqual(g.members, [], "it never joined the group");
+  await s.docker.removeContainer(id);
+  return { r, st };
+}
+
+/** The cases, in the order they are registered. */
+export const DOCKER_CONTRACT: readonly ContractCase[] = [
+  {
+    name: "the daemon ID is stable; images and networks resolve by ID, absent ones are null",
+    async run(s) {
+      const id = await s.docker.daemonId();
+      assert.match(id, /\S/);
+      assert.equal(await s.docker.daemonId(), id);
+      const image = await s.docker.inspectImage(s.runnerImage);
+      assert.equal(image?.id, s.runnerImage);
+      assert.ok(image.env.some((e) => e.startsWith("PATH=")), "the image has its environment");
+      assert.ok(image.entrypoint.length > 0);
+      assert.equal(image.labels["sluice.image"], "runner");
+      assert.equal(await s.docker.inspectImage(`sha256:${"0".repeat(64)}`), null);
+      const net = await s.docker.networkId(s.network);
+      assert.match(net ?? "", HEX64);
+      assert.equal(await s.docker.networkId(net!), net, "a network resolves by its own ID");
+      assert.equal(await s.docker.networkId(s.unique("no-net")), null);
+      assert.equal(await s.docker.inspectVolume(s.unique("no-vol")), null);
+      assert.equal(await s.docker.inspectContainer(s.unique("no-container")), null);
+      assert.equal(await s.docker.readContainerFile("0".repeat(64), RUNNER_PATHS.plan), null);
+    },
+  },
+  {
+    name:
+      "a volume keeps its labels and instance file; creating it again is refused and changes nothing",
+    async run(s) {
+      const name = s.unique("vol");
+      const uuid = crypto.randomUUID();
+      const labels = { ...s.labels, [LABEL.volumeInstance]: uuid };
+      const inst = { image: s.runnerImage, path: RUNNER_PATHS.instanceFile, uuid };
+      await s.docker.createVolume(name, labels, inst);
+      const v = await s.docker.inspectVolume(name);
+      assert.equal(v?.name, name);
+      assert.deepEqual(v.labels, labels);
+      assert.ok(!Number.isNaN(Date.parse(v.createdAt)), `createdAt ${v.createdAt}`);
+      const file = await s.docker.readVolumeFile(name, s.runnerImage, RUNNER_PATHS.instanceFile);
+      assert.equal(file, uuid + "\n");
+      assert.equal(
+        await s.docker.readVolumeFile(name, s.runnerImage, `${RUNNER_PATHS.volume}/nothing`),
+        null,
+      );
+      assert.equal(
+        await s.docker.readVolumeFile(s.unique("no-vol"), s.runnerImage, RUNNER_PATHS.instanceFile),
+        null,
+      );
+      await assert.rejects(
+        s.docker.createVolume(name, { ...labels, [LABEL.volumeInstance]: "other" }, {
+          ...inst,
+          uuid: "other",
+        }),
+        (e: Error & { code?: string }) => e.code === "BLOCKED_VOLUME_EXISTS",
+      );
+      assert.deepEqual((await s.docker.inspectVolume(name))?.labels, labels);
+      assert.equal(
+        await s.docker.readVolumeFile(name, s.runnerImage, RUNNER_PATHS.instanceFile),
+        uuid + "\n",
+      );
+    },
+  },
+  {
+    name:
+      "create makes one never-started container: exact ID and name, merged labels and environment, mounts, options",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const image = (await s.docker.inspectImage(s.runnerImage))!;
+      const spec = { ...r.spec, env: ["SLUICE_EXTRA=1", "PATH=/custom"] };
+      const id = await s.docker.createContainer(spec);
+      assert.match(id, HEX64);
+      const c = await s.docker.inspectContainer(id);
+      assert.ok(c);
+      assert.equal(c.id, id);
+      assert.equal(c.name, spec.name);
+      assert.deepEqual(normalized(await s.docker.inspectContainer(spec.name)), normalized(c));
+      assert.equal((await s.docker.inspectContainer(id.slice(0, 16)))?.id, id, "by ID prefix");
+      assert.equal(c.imageId, s.runnerImage);
+      // the image's labels are inherited; the container's own win
+      assert.deepEqual(c.labels, { ...image.labels, ...spec.labels });
+      // the container's variables first, then the image's it does not override
+      const own = new Set(spec.env.map((e) => e.split("=")[0]));
+      assert.deepEqual(c.env, [
+        ...spec.env,
+        ...image.env.filter((e) => !own.has(e.split("=")[0])),
+      ]);
+      assert.deepEqual(c.entrypoint, image.entrypoint);
+      assert.deepEqual(c.state, {
+        status: "created",
+        running: false,
+        exitCode: 0,
+        oomKilled: false,
+        startedAt: ZERO,
+        finishedAt: ZERO,
+        error: "",
+      });
+      assert.equal(c.networkMode, s.network);
+      assert.deepEqual(c.networks, { [s.network]: "" }, "no network ID before the first start");
+      const mounts = [...c.mounts].sort((a, b) => a.destination.localeCompare(b.destination));
+      assert.deepEqual(mounts, [
+        { type: "bind", source: r.planPath, destination: RUNNER_PATHS.plan, readOnly: true },
+        { type: "volume", source: r.volume, destination: RUNNER_PATHS.volume, readOnly: false },
+      ]);
+      assert.equal(c.restartPolicy, "no");
+      assert.equal(c.memory, spec.memoryBytes);
+      assert.ok(!Number.isNaN(Date.parse(c.createdAt)));
+      // files without exec, before any start: the host's plan bytes and the volume's instance
+      assert.deepEqual(
+        await s.docker.readContainerFile(id, RUNNER_PATHS.plan),
+        await Deno.readFile(r.planPath),
+      );
+      assert.equal(
+        new TextDecoder().decode(
+          (await s.docker.readContainerFile(id, RUNNER_PATHS.instanceFile))!,
+        ),
+        r.instance + "\n",
+      );
+      assert.equal(await s.docker.readContainerFile(id, RUNNER_PATHS.statusFile), null);
+      assert.equal(await s.docker.readContainerFile(id, "/no/such/file"), null);
+      // listed under its labels only
+      const listed = await s.docker.listContainers(LABEL.applicationId, r.applicationId);
+      assert.deepEqual(listed.map((x) => x.id), [id]);
+      assert.deepEqual(await s.docker.listContainers(LABEL.applicationId, s.unique("none")), []);
+      // the plan is a bind mount: the container sees the host file as it is now
+      await Deno.writeTextFile(r.planPath, "changed");
+      assert.equal(
+        new TextDecoder().decode((await s.docker.readContainerFile(id, RUNNER_PATHS.plan))!),
+        "changed",
+      );
+      await s.docker.removeContainer(id);
+    },
+  },
+  {
+    name: "create refuses a duplicate name and a missing image, and changes nothing",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const id = await s.docker.createContainer(r.spec);
+      const before = normalized(await s.docker.inspectContainer(id));
+      await assert.rejects(
+        s.docker.createContainer({ ...r.spec, labels: { ...r.spec.labels, other: "1" } }),
+        /already in use/,
+      );
+      assert.deepEqual(normalized(await s.docker.inspectContainer(id)), before);
+      const missing = { ...r.spec, name: s.unique("no-image"), image: `sha256:${"0".repeat(64)}` };
+      await assert.rejects(s.docker.createContainer(missing), /No such image/);
+      assert.equal(await s.docker.inspectContainer(missing.name), null);
+      const listed = await s.docker.listContainers(LABEL.applicationId, r.applicationId);
+      assert.deepEqual(listed.map((x) => x.id), [id]);
+      await s.docker.removeContainer(id);
+    },
+  },
+  {
+    name: "create naming a missing volume creates it empty and unlabelled (no instance file)",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const volume = s.unique("implicit-vol");
+      assert.equal(await s.docker.inspectVolume(volume), null);
+      const id = await s.docker.createContainer({ ...r.spec, name: s.unique("c"), volume });
+      const v = await s.docker.inspectVolume(volume);
+      assert.equal(v?.name, volume);
+      assert.deepEqual(v.labels, {});
+      assert.equal(await s.docker.readContainerFile(id, RUNNER_PATHS.instanceFile), null);
+      assert.equal(
+        await s.docker.readVolumeFile(volume, s.runnerImage, RUNNER_PATHS.instanceFile),
+        null,
+      );
+      await s.docker.removeContainer(id);
+    },
+  },
+  {
+    name:
+      "start on a missing network fails and leaves the container created, exit code 128, with the error",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const network = s.unique("no-net");
+      const id = await s.docker.createContainer({ ...r.spec, network });
+      await assert.rejects(s.docker.startContainer(id), /not found/);
+      const c = await s.docker.inspectContainer(id);
+      assert.equal(c?.state.status, "created");
+      assert.equal(c.state.running, false);
+      assert.equal(c.state.exitCode, 128);
+      assert.match(c.state.error, new RegExp(`network ${network} not found`));
+      assert.equal(c.state.startedAt, ZERO);
+      await s.docker.removeContainer(id);
+    },
+  },
+  {
+    name:
+      "TERM of a never-started container is refused; remove keeps the volume; a removed container is gone",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const id = await s.docker.createContainer(r.spec);
+      await assert.rejects(s.docker.signalTerm(id), /is not running/);
+      assert.equal((await s.docker.inspectContainer(id))?.state.status, "created");
+      await s.docker.removeContainer(id);
+      assert.equal(await s.docker.inspectContainer(id), null);
+      assert.equal(await s.docker.readContainerFile(id, RUNNER_PATHS.plan), null);
+      await assert.rejects(s.docker.startContainer(id), /No such container/);
+      await assert.rejects(s.docker.removeContainer(id), /No such container/);
+      assert.equal(
+        await s.docker.readVolumeFile(r.volume, s.runnerImage, RUNNER_PATHS.instanceFile),
+        r.instance + "\n",
+        "the volume and its instance file outlive the container",
+      );
+    },
+  },
+  {
+    name:
+      "runner lifecycle: RUNNING with one member, processing commits, refusals while running, TERM → 143 CLOSED and Empty, restart",
+    async run(s) {
+      const r = await prepareRunner(s, { partitions: 2 });
+      const id = await s.docker.createContainer(r.spec);
+      await s.docker.startContainer(id);
+      const started = (await s.docker.inspectContainer(id))!;
+      assert.equal(started.state.running, true);
+      assert.equal(started.state.status, "running");
+      assert.notEqual(started.state.startedAt, ZERO);
+      assert.equal(started.state.finishedAt, ZERO);
+      assert.equal(started.networks[s.network], await s.docker.networkId(s.network));
+
+      const st = await runningStatus(s, id, r.generation);
+      assert.equal(st.format, "sluice.runner-status");
+      assert.equal(st.plan_sha256, r.planSha256);
+      assert.equal(st.application_id, r.applicationId);
+      assert.equal(st.exit_code, null);
+      assert.ok(typeof st.running_at === "string");
+      const g = await eventually(s, "one group member", async () => {
+        const g = await s.kafka.describeGroup(r.applicationId);
+        return g.members.length === 1 && g.state === "Stable" ? g : undefined;
+      });
+      assert.equal(g.groupId, r.applicationId);
+
+      // the runner processes what is produced and commits it
+      await s.produce(r.inputTopic, [
+        { partition: 0, key: "o-1", value: JSON.stringify({ order_id: "o-1", amount: 150 }) },
+        { partition: 0, key: "o-2", value: JSON.stringify({ order_id: "o-2", amount: 50 }) },
+        { partition: 1, key: "o-3", value: JSON.stringify({ order_id: "o-3", amount: 300 }) },
+      ]);
+      await eventually(s, "offsets committed up to the latest", async () => {
+        const c = await s.kafka.committedOffsets(r.applicationId, r.inputTopic);
+        return c.get(0) === 2n && c.get(1) === 1n ? c : undefined;
+      });
+      // filtered (amount >= 100) and projected in SELECT order, keyed as the input
+      const out = await eventually(s, "two output records", async () => {
+        const got = await s.records(r.outputTopic, 2);
+        return got.length >= 2 ? got : undefined;
+      });
+      assert.deepEqual(
+        out.map((x) => [x.key, x.value]).sort(),
+        [
+          ["o-1", '{"order_id":"o-1","amount":150}'],
+          ["o-3", '{"order_id":"o-3","amount":300}'],
+        ],
+      );
+
+      // refusals while it runs: a second start, a remove (never forced), new offsets
+      await assert.rejects(s.docker.startContainer(id), /already started/);
+      await assert.rejects(s.docker.removeContainer(id), /running container/);
+      await assert.rejects(
+        s.kafka.setGroupOffsets(r.applicationId, r.inputTopic, new Map([[0, 0n]])),
+      );
+      assert.deepEqual(
+        await s.kafka.committedOffsets(r.applicationId, r.inputTopic),
+        new Map([[0, 2n], [1, 1n]]),
+      );
+
+      await s.docker.signalTerm(id);
+      const closed = await exited(s, id);
+      assert.equal(closed.state.exitCode, 143, "TERM is a clean close with the raw code 143");
+      assert.equal(closed.state.oomKilled, false);
+      assert.equal(closed.state.startedAt, started.state.startedAt);
+      assert.ok(Date.parse(closed.state.finishedAt) >= Date.parse(closed.state.startedAt));
+      assert.equal(closed.networks[s.network], started.networks[s.network], "kept after exit");
+      const after = await statusOf(s, id);
+      assert.equal(after?.state, "CLOSED");
+      assert.equal(after?.exit_code, 143);
+      assert.equal(after?.reason, "SIGTERM");
+      assert.equal(after?.generation, r.generation);
+      const empty = await eventually(s, "group Empty", async () => {
+        const g = await s.kafka.describeGroup(r.applicationId);
+        return g.state === "Empty" ? g : undefined;
+      });
+      assert.deepEqual(empty.members, []);
+      assert.deepEqual(
+        await s.kafka.committedOffsets(r.applicationId, r.inputTopic),
+        new Map([[0, 2n], [1, 1n]]),
+        "offsets are retained by the closed group",
+      );
+      await assert.rejects(s.docker.signalTerm(id), /is not running/);
+
+      // started again: running with exit code 0, FinishedAt of the last run, RUNNING again
+      await s.docker.startContainer(id);
+      const again = (await s.docker.inspectContainer(id))!;
+      assert.equal(again.state.running, true);
+      assert.equal(again.state.exitCode, 0);
+      assert.equal(again.state.finishedAt, closed.state.finishedAt);
+      assert.ok(Date.parse(again.state.startedAt) >= Date.parse(closed.state.finishedAt));
+      await runningStatus(s, id, r.generation);
+      await s.docker.signalTerm(id);
+      assert.equal((await exited(s, id)).state.exitCode, 143);
+      await s.docker.removeContainer(id);
+      assert.equal(
+        await s.docker.readVolumeFile(r.volume, s.runnerImage, RUNNER_PATHS.instanceFile),
+        r.instance + "\n",
+      );
+    },
+  },
+  {
+    name: "SIGKILL exits 137 and leaves the status file as it was",
+    async run(s) {
+      const r = await prepareRunner(s, { partitions: 1 });
+      const id = await s.docker.createContainer(r.spec);
+      await s.docker.startContainer(id);
+      const st = await runningStatus(s, id, r.generation);
+      await s.killContainer(id);
+      const c = await exited(s, id);
+      assert.equal(c.state.exitCode, 137);
+      assert.equal(c.state.oomKilled, false);
+      assert.deepEqual(await statusOf(s, id), st, "a killed runner writes nothing");
+      await s.docker.removeContainer(id);
+    },
+  },
+  {
+    name: "a runner whose SLUICE_PLAN_SHA256 differs from the plan exits 11 before RUNNING",
+    async run(s) {
+      const { st } = await failsBeforeRunning(s, { planSha256Env: "f".repeat(64) }, 11, [
+        "PLAN_SHA256_MISMATCH",
+      ]);
+      assert.equal(st?.plan_sha256, null, "the plan was not accepted");
+    },
+  },
+  {
+    name: "a runner whose group has no committed offsets exits 14 before RUNNING",
+    async run(s) {
+      const { r, st } = await failsBeforeRunning(s, { skipOffsets: true }, 14, [
+        "OFFSETS_MISSING",
+      ]);
+      assert.equal(st?.plan_sha256, r.planSha256);
+      assert.deepEqual(await s.kafka.committedOffsets(r.applicationId, r.inputTopic), new Map());
+    },
+  },
+  {
+    name: "a runner whose plan names another input topic ID exits 12 before RUNNING",
+    async run(s) {
+      await failsBeforeRunning(s, { inputTopicId: "AAAAAAAAAAAAAAAAAAAAAQ" }, 12, [
+        "IDENTITY_TOPIC_MISMATCH",
+      ]);
+    },
+  },
+  {
+    name: "a runner that cannot reach the broker exits 15 before RUNNING",
+    async run(s) {
+      await failsBeforeRunning(s, { bootstrap: s.unreachableBootstrap }, 15, [
+        "KAFKA_UNREACHABLE",
+        "KAFKA_ADMIN_FAILED",
+      ]);
+    },
+  },
+  {
+    name:
+      "a record that does not decode stops the runner (exit 13); the committed offset stays before it",
+    async run(s) {
+      const r = await prepareRunner(s, { partitions: 1 });
+      const id = await s.docker.createContainer(r.spec);
+      await s.docker.startContainer(id);
+      await runningStatus(s, id, r.generation);
+      await s.produce(r.inputTopic, [
+        { partition: 0, key: "o-1", value: JSON.stringify({ order_id: "o-1", amount: 150 }) },
+      ]);
+      await eventually(s, "o-1 committed", async () => {
+        const c = await s.kafka.committedOffsets(r.applicationId, r.inputTopic);
+        return c.get(0) === 1n ? c : undefined;
+      });
+      await s.produce(r.inputTopic, [
+        { partition: 0, key: "o-2", value: JSON.stringify({ order_id: "o-2" }) },
+        { partition: 0, key: "o-3", value: JSON.stringify({ order_id: "o-3", amount: 300 }) },
+      ]);
+      const c = await exited(s, id);
+      assert.equal(c.state.exitCode, 13);
+      const st = await statusOf(s, id);
+      assert.equal(st?.state, "FAILED");
+      assert.equal(st?.reason, "DECODE_MISSING_FIELD");
+      assert.ok(String(st?.detail).includes(`${r.inputTopic}-0@1`), String(st?.detail));
+      assert.deepEqual(
+        await s.kafka.committedOffsets(r.applicationId, r.inputTopic),
+        new Map([[0, 1n]]),
+      );
+      const out = await s.records(r.outputTopic, 1);
+      assert.deepEqual(out.map((x) => x.key), ["o-1"], "nothing after the bad record");
+      await s.docker.removeContainer(id);
+    },
+  },
+  {
+    name:
+      "a runner whose committed offset fell below the retained records exits 15 and resets nothing",
+    async run(s) {
+      const r = await prepareRunner(s, { partitions: 1 });
+      await s.produce(r.inputTopic, [
+        { partition: 0, key: "o-1", value: JSON.stringify({ order_id: "o-1", amount: 150 }) },
+        { partition: 0, key: "o-2", value: JSON.stringify({ order_id: "o-2", amount: 250 }) },
+      ]);
+      await s.deleteRecords(r.inputTopic, 0, 2n);
+      const id = await s.docker.createContainer(r.spec);
+      await s.docker.startContainer(id);
+      const c = await exited(s, id);
+      assert.equal(c.state.exitCode, 15);
+      assert.equal((await statusOf(s, id))?.state, "FAILED");
+      assert.deepEqual(
+        await s.kafka.committedOffsets(r.applicationId, r.inputTopic),
+        new Map([[0, 0n]]),
+      );
+      assert.deepEqual(await s.records(r.outputTopic, 0), []);
+      await s.docker.removeContainer(id);
+    },
+  },
+];

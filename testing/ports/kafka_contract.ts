@@ -1,0 +1,189 @@
+/**
+ * The Kafka port contract: the behaviours of a Kafka cluster that sluice's driver and observer
+ * rely on, as one list of cases that the fake cluster (testing/fakes) and the real adapter on
+ * a real broker (lib/providers/kafka/platformatic.ts) must both pass.
+ *
+ * What it pins down: one cluster ID; topic IDs in Kafka's form, a new ID for a topic created
+ * again; absent topics left out; earliest/latest offsets under produce and retention; group
+ * states (Dead, Empty, Stable) and members; committed offsets per topic, settable only while
+ * the group has no member.
+ *
+ * @example
+ * ```ts
+ * import { KAFKA_CONTRACT } from "./kafka_contract.ts";
+ * import { registerContract } from "./subject.ts";
+ * // registerContract("kafka port (fake)", KAFKA_CONTRACT, fakeSubject);
+ * ```
+ * @module
+ */
+import assert from "node:assert/strict";
+import type { ContractCase } from "./subject.ts";
+import { eventually } from "./subject.ts";
+
+const KAFKA_ID = /^[A-Za-z0-9_-]{22}$/;
+
+/** The cases, in the order they are registered. */
+export const KAFKA_CONTRACT: readonly ContractCase[] = [
+  {
+    name:
+      "describe: one cluster ID, topics with Kafka-form IDs and partition counts, absent topics left out",
+    async run(s) {
+      const a = s.unique("topic-a");
+      const b = s.unique("topic-b");
+      const absent = s.unique("absent");
+      const idA = await s.kafka.createTopic(a, 3);
+      const idB = await s.kafka.createTopic(b, 1);
+      assert.match(idA, KAFKA_ID);
+      assert.notEqual(idA, idB);
+      const d = await s.kafka.describe([a, absent, b]);
+      assert.match(d.clusterId, KAFKA_ID);
+      assert.deepEqual([...d.topics.keys()].sort(), [a, b].sort());
+      assert.deepEqual(d.topics.get(a), { name: a, id: idA, partitions: 3 });
+      assert.deepEqual(d.topics.get(b), { name: b, id: idB, partitions: 1 });
+      const again = await s.kafka.describe([]);
+      assert.equal(again.clusterId, d.clusterId);
+      assert.equal(again.topics.size, 0);
+    },
+  },
+  {
+    name: "creating an existing topic is refused and keeps its ID",
+    async run(s) {
+      const t = s.unique("topic");
+      const id = await s.kafka.createTopic(t, 2);
+      await assert.rejects(s.kafka.createTopic(t, 2));
+      assert.deepEqual((await s.kafka.describe([t])).topics.get(t), {
+        name: t,
+        id,
+        partitions: 2,
+      });
+    },
+  },
+  {
+    name: "a topic deleted and created again has a new ID, and no committed offsets of the old one",
+    async run(s) {
+      const t = s.unique("topic");
+      const group = s.unique("group");
+      const first = await s.kafka.createTopic(t, 1);
+      await s.kafka.setGroupOffsets(group, t, new Map([[0, 0n]]));
+      await s.deleteTopic(t);
+      // deletion is asynchronous on a real broker: retry until the name is free
+      const second = await eventually(s, `${t} to be created again`, async () => {
+        try {
+          return await s.kafka.createTopic(t, 1);
+        } catch {
+          return undefined;
+        }
+      });
+      assert.match(second, KAFKA_ID);
+      assert.notEqual(second, first, "a recreated topic is another topic");
+      assert.equal((await s.kafka.describe([t])).topics.get(t)?.id, second);
+      await eventually(s, "the old topic's offsets to be gone", async () => {
+        const c = await s.kafka.committedOffsets(group, t);
+        return c.size === 0 ? c : undefined;
+      });
+    },
+  },
+  {
+    name: "an unknown group is Dead with no members and no committed offsets",
+    async run(s) {
+      const t = s.unique("topic");
+      await s.kafka.createTopic(t, 1);
+      const group = s.unique("group");
+      assert.deepEqual(await s.kafka.describeGroup(group), {
+        groupId: group,
+        state: "Dead",
+        members: [],
+      });
+      assert.deepEqual(await s.kafka.committedOffsets(group, t), new Map());
+    },
+  },
+  {
+    name: "offset ranges follow produced records and retention; an unknown topic is refused",
+    async run(s) {
+      const t = s.unique("topic");
+      await s.kafka.createTopic(t, 2);
+      assert.deepEqual(await s.kafka.offsetRanges(t, [0, 1]), [
+        { partition: 0, earliest: 0n, latest: 0n },
+        { partition: 1, earliest: 0n, latest: 0n },
+      ]);
+      await s.produce(t, [
+        { partition: 0, key: "a", value: "1" },
+        { partition: 0, key: "b", value: "2" },
+        { partition: 0, key: "c", value: "3" },
+        { partition: 1, key: "d", value: "4" },
+      ]);
+      assert.deepEqual(await s.kafka.offsetRanges(t, [0, 1]), [
+        { partition: 0, earliest: 0n, latest: 3n },
+        { partition: 1, earliest: 0n, latest: 1n },
+      ]);
+      assert.deepEqual(await s.kafka.offsetRanges(t, [1]), [
+        { partition: 1, earliest: 0n, latest: 1n },
+      ]);
+      await s.deleteRecords(t, 0, 2n);
+      assert.deepEqual(await s.kafka.offsetRanges(t, [0, 1]), [
+        { partition: 0, earliest: 2n, latest: 3n },
+        { partition: 1, earliest: 0n, latest: 1n },
+      ]);
+      await assert.rejects(s.kafka.offsetRanges(s.unique("absent"), [0]));
+    },
+  },
+  {
+    name:
+      "offsets set on a group without members read back per topic, can move either way, and make it Empty",
+    async run(s) {
+      const t = s.unique("topic");
+      const other = s.unique("other");
+      await s.kafka.createTopic(t, 3);
+      await s.kafka.createTopic(other, 1);
+      const group = s.unique("group");
+      await s.kafka.setGroupOffsets(group, t, new Map([[0, 0n], [1, 0n], [2, 0n]]));
+      await s.kafka.setGroupOffsets(group, other, new Map([[0, 0n]]));
+      assert.deepEqual(
+        await s.kafka.committedOffsets(group, t),
+        new Map([[0, 0n], [1, 0n], [2, 0n]]),
+      );
+      assert.deepEqual(await s.kafka.committedOffsets(group, other), new Map([[0, 0n]]));
+      const g = await s.kafka.describeGroup(group);
+      assert.equal(g.state, "Empty");
+      assert.deepEqual(g.members, []);
+      await s.produce(t, [{ partition: 1, key: "k", value: "v" }]);
+      await s.kafka.setGroupOffsets(group, t, new Map([[1, 1n]]));
+      assert.deepEqual(
+        await s.kafka.committedOffsets(group, t),
+        new Map([[0, 0n], [1, 1n], [2, 0n]]),
+        "only the named partitions change",
+      );
+      await s.kafka.setGroupOffsets(group, t, new Map([[1, 0n]]));
+      assert.equal((await s.kafka.committedOffsets(group, t)).get(1), 0n, "it can move back");
+    },
+  },
+  {
+    name:
+      "while a member is active the group is Stable and its offsets cannot be set; after it leaves it is Empty",
+    async run(s) {
+      const t = s.unique("topic");
+      await s.kafka.createTopic(t, 1);
+      const group = s.unique("group");
+      await s.kafka.setGroupOffsets(group, t, new Map([[0, 0n]]));
+      const member = await s.joinGroup(group, t);
+      try {
+        const g = await eventually(s, "one stable member", async () => {
+          const g = await s.kafka.describeGroup(group);
+          return g.state === "Stable" && g.members.length === 1 ? g : undefined;
+        });
+        assert.match(g.members[0].memberId, /\S/);
+        assert.match(g.members[0].clientId, /\S/);
+        await assert.rejects(s.kafka.setGroupOffsets(group, t, new Map([[0, 0n]])));
+      } finally {
+        await member.leave();
+      }
+      const g = await eventually(s, "the group Empty", async () => {
+        const g = await s.kafka.describeGroup(group);
+        return g.state === "Empty" ? g : undefined;
+      });
+      assert.deepEqual(g.members, []);
+      assert.equal((await s.kafka.committedOffsets(group, t)).has(0), true);
+      await s.kafka.setGroupOffsets(group, t, new Map([[0, 0n]]));
+    },
+  },
+];
