@@ -42,6 +42,7 @@ Deno.test("create, reviewed predicate replacement and no-op plan run to completi
     pgUrl: "",
     brokerContainerId: "",
     labels: {},
+    connect: null,
   }, { image: world.env.runnerImage });
   const kafka = world.kafka(world.env.bootstrapHost);
   const ports = { docker: world.docker, kafka };
