@@ -48,8 +48,14 @@ inputs=$(
   } | sha256sum | cut -c1-64
 )
 
+# Found by the tag this script gives, never by labels alone: an image committed from a runner
+# container (a test's `docker commit`) inherits the labels but not the tag.
 find_image() {
-  "$DOCKER" image ls -q --no-trunc --filter label=sluice.image=runner --filter "label=sluice.inputs=$inputs" | head -n1
+  local id
+  id=$("$DOCKER" image inspect --format '{{.Id}} {{index .Config.Labels "sluice.inputs"}}' \
+    "sluice/runner:${inputs:0:12}" 2>/dev/null) || return 0
+  [ "${id#* }" = "$inputs" ] && echo "${id%% *}"
+  return 0
 }
 
 existing=$(find_image)
