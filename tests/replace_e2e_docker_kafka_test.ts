@@ -8,7 +8,7 @@ import { committedOffsets, produce, readAll } from "../harness/kafka.ts";
 import { runnerImageId, starterProject } from "../harness/project.ts";
 import { apply, observe, plan } from "../lib/runtime/session.ts";
 import { writePlanFile } from "../lib/plan/plan_file.ts";
-import { executeReviewed } from "../lib/runtime/coordinator.ts";
+import { executeReviewed } from "../lib/runtime/replacement/execute.ts";
 import { openStateStore } from "../lib/state/open.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };

@@ -11,8 +11,9 @@ import type { Plan } from "../../lib/plan/plan.ts";
 import { isNoop } from "../../lib/plan/plan.ts";
 import { readPlanFile, writePlanFile } from "../../lib/plan/plan_file.ts";
 import { apply, observe, plan } from "../../lib/runtime/session.ts";
-import type { ProjectObservation } from "../../lib/runtime/observer.ts";
-import { executeReviewed } from "../../lib/runtime/coordinator.ts";
+import type { ProjectObservation } from "../../lib/validation/observation.ts";
+import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
+import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { reportReplacement } from "./replacement.ts";
 import { outputFormat } from "../main.ts";
 import { printResult, progressPrinter } from "../output.ts";
@@ -29,7 +30,7 @@ interface ApplyFlags extends Common {
 }
 
 /** Add the deployment commands to the program. */
-export function register(program: Command): void {
+export function register(program: Command, deps: RuntimeDeps = {}): void {
   program
     .command("plan")
     .description(
@@ -41,6 +42,7 @@ export function register(program: Command): void {
     .option("--offline", "plan from state alone, without contacting Docker or Kafka")
     .action(async (opts: Common & { out?: string; offline?: boolean }, cmd: Command) => {
       const result = await plan({
+        ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
         offline: opts.offline,
@@ -92,6 +94,7 @@ export function register(program: Command): void {
       if (file && file.plan.format === 6) {
         // a reviewed replacement enters the coordinator before any generic mutation path
         const r = await executeReviewed({
+          ...deps,
           dir: opts.project,
           environment: opts.env ?? null,
           planPath: opts.plan!,
@@ -103,6 +106,7 @@ export function register(program: Command): void {
         return;
       }
       const result = await apply({
+        ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
         plan: file?.plan,
@@ -129,7 +133,7 @@ export function register(program: Command): void {
     .option("--project <dir>", "project directory", ".")
     .option("--env <name>", "environment (required when the manifest declares environments)")
     .action(async (opts: Common, cmd: Command) => {
-      const obs = await observe({ dir: opts.project, environment: opts.env ?? null });
+      const obs = await observe({ ...deps, dir: opts.project, environment: opts.env ?? null });
       printResult(outputFormat(cmd), "observe", obs, () => renderObservation(obs));
     });
 
@@ -140,7 +144,7 @@ export function register(program: Command): void {
     .option("--env <name>", "environment (required when the manifest declares environments)")
     .option("--health", "exit 4 unless every model has exactly one running, healthy generation")
     .action(async (opts: Common & { health?: boolean }, cmd: Command) => {
-      const obs = await observe({ dir: opts.project, environment: opts.env ?? null });
+      const obs = await observe({ ...deps, dir: opts.project, environment: opts.env ?? null });
       const rows = obs.runners.map((r) => {
         const c = r.containers;
         const lag = r.kafka.ranges.reduce((sum, p) => {
