@@ -14,6 +14,8 @@ import type { ContainerEvidence, RunnerObservation } from "../../validation/obse
 import { evidenceJson } from "../../validation/reviewed_evidence.ts";
 import { expectCandidate } from "./candidate.ts";
 import { decide } from "./decide.ts";
+import { GUARDS } from "./guards.ts";
+import { REPLACEMENT_TABLE } from "../../protocol/replacement.ts";
 import type { DecideInput, Step } from "./decide.ts";
 
 const CLUSTER = "Zk7Jw2vLQmC8y1m0a6Fh3A";
@@ -261,7 +263,16 @@ function cps(stage: Stage): Checkpoint[] {
   return all.slice(0, all.findIndex((c) => c.name === stage) + 1);
 }
 
+/** Rows whose step (not a wait or blocker) some test reached. */
+const reached = new Set<string>();
+
 function step(stage: Stage, o: RunnerObservation, extra: Partial<DecideInput> = {}): Step {
+  const s = decideStep(stage, o, extra);
+  if (s.kind !== "blocked" && s.kind !== "wait") reached.add(s.row.id);
+  return s;
+}
+
+function decideStep(stage: Stage, o: RunnerObservation, extra: Partial<DecideInput> = {}): Step {
   return decide({
     stage,
     checkpoints: cps(stage),
@@ -613,4 +624,28 @@ Deno.test("the old runner with a wrong mounted plan blocks before anything is wr
     plan: { ...oldRunner().plan, matchesLabel: false, sha256: "9".repeat(64) },
   });
   blockedWith(step("intent", obs({ containers: [wrong] })), "BLOCKED_WRONG_MOUNTED_PLAN");
+});
+
+Deno.test("a guard may give only the blockers its row declares", () => {
+  const saved = GUARDS.oldAbsent;
+  GUARDS.oldAbsent = () => ({
+    kind: "blocked",
+    blockers: [{ code: "BLOCKED_SOMETHING_NEW", model: null, message: "x", evidence: {} }],
+  });
+  try {
+    assert.throws(
+      () => decideStep("old_closed", obs({ containers: [], ...stopped })),
+      /row record_old_removed: guard oldAbsent gave undeclared blockers BLOCKED_SOMETHING_NEW/,
+    );
+  } finally {
+    GUARDS.oldAbsent = saved;
+  }
+});
+
+Deno.test("every guard of the table is implemented, and every row's step was reached above", () => {
+  assert.deepEqual(
+    Object.keys(GUARDS).sort(),
+    [...new Set(REPLACEMENT_TABLE.map((r) => r.guard))].sort(),
+  );
+  assert.deepEqual([...reached].sort(), REPLACEMENT_TABLE.map((r) => r.id).sort());
 });
