@@ -145,20 +145,23 @@ export type { ApplyResult } from "./lib/runtime/apply.ts";
 export {
   executeReviewed,
   executeReviewed as applyReviewed,
-  resumeReviewed as resume,
-  runnerStatus,
-} from "./lib/runtime/coordinator.ts";
-export type {
-  OperationOptions,
-  ReplacementResult,
-  ReviewedOptions,
-  RunnerStatusReport,
-} from "./lib/runtime/coordinator.ts";
+} from "./lib/runtime/replacement/execute.ts";
+export { resumeReviewed as resume } from "./lib/runtime/replacement/resume.ts";
+export { runnerStatus } from "./lib/runtime/replacement/runner_status.ts";
+export type { OperationOptions, ReviewedOptions } from "./lib/runtime/replacement/operation.ts";
+export type { ReplacementResult, RunnerStatusReport } from "./lib/runtime/replacement/result.ts";
+export type { Clock, RuntimeDeps, UuidSource } from "./lib/runtime/deps.ts";
 export { observeRunner, observeRunners } from "./lib/runtime/observer.ts";
-export type { ProjectObservation, RunnerObservation } from "./lib/runtime/observer.ts";
-export { BOUNDARY_TABLE, decide } from "./lib/runtime/driver.ts";
-export { boundaryInventory } from "./lib/runtime/boundary.ts";
-export type { Blocker } from "./lib/runtime/checks.ts";
+export type { ProjectObservation, RunnerObservation } from "./lib/validation/observation.ts";
+export { decide } from "./lib/runtime/replacement/decide.ts";
+export type { Step } from "./lib/runtime/replacement/decide.ts";
+export { REPLACEMENT_TABLE } from "./lib/protocol/replacement.ts";
+export type { ReplacementRow, Stage } from "./lib/protocol/replacement.ts";
+export { CREATE_TABLE } from "./lib/protocol/create.ts";
+export type { CreateRow } from "./lib/protocol/create.ts";
+export { faultInventory } from "./lib/fault/inventory.ts";
+export type { InventoryEntry } from "./lib/fault/inventory.ts";
+export type { Blocker } from "./lib/validation/blocker.ts";
 export { isNoop, planProject } from "./lib/plan/plan.ts";
 export type { Plan, PlannedAction } from "./lib/plan/plan.ts";
 export { readPlanFile, verifyPlanCurrent, writePlanFile } from "./lib/plan/plan_file.ts";

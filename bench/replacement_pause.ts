@@ -33,10 +33,10 @@ import { loadProject } from "../lib/project/load.ts";
 import { compile } from "../lib/project/compile.ts";
 import { writePlanFile } from "../lib/plan/plan_file.ts";
 import { apply, plan } from "../lib/runtime/session.ts";
-import { executeReviewed } from "../lib/runtime/coordinator.ts";
+import { executeReviewed } from "../lib/runtime/replacement/execute.ts";
 import { dockerodePort } from "../lib/providers/docker/dockerode.ts";
 import { platformaticKafka } from "../lib/providers/kafka/platformatic.ts";
-import { buildMountedPlan, mountedPlanBytes } from "../lib/runtime/mounted_plan.ts";
+import { buildMountedPlan, mountedPlanBytes } from "../lib/protocol/mounted_plan.ts";
 import { LABEL } from "../lib/runtime/labels.ts";
 import { buildRunnerImage } from "../tests/runner_fixture.ts";
 import {

@@ -1,17 +1,30 @@
 /**
  * The `sluice` command. Thin: it parses arguments, calls the SDK and renders the result.
- * Each command group lives in `cli/commands/<name>.ts` and exports `register(program)`.
+ * Each command group lives in `cli/commands/<name>.ts` and exports `register(program, deps)`.
+ *
+ * {@link runCli} is the whole command as a function: the launcher calls it with the process's
+ * arguments and the real ports; a test wrapper may call it with other ports, clock and UUID
+ * source (`deps`), and runs the same code.
+ *
+ * @example
+ * ```ts
+ * import { runCli } from "./main.ts";
+ * const status = await runCli(["--version"]);
+ * console.log(status); // 0
+ * ```
  * @module
  */
 import { Command, Option } from "commander";
 import { SLUICE_VERSION } from "../lib/version.ts";
 import { EXIT } from "../lib/errors.ts";
+import { guardInventorySwitch } from "../lib/fault/inventory.ts";
+import type { RuntimeDeps } from "../lib/runtime/deps.ts";
 import { printFailure } from "./output.ts";
 import type { OutputFormat } from "./output.ts";
 import { COMMANDS } from "./commands/mod.ts";
 
-/** Build the command tree (exported for tests). */
-export function buildProgram(): Command {
+/** Build the command tree (exported for tests); `deps` reach every journey the commands call. */
+export function buildProgram(deps: RuntimeDeps = {}): Command {
   const program = new Command("sluice")
     .description(
       "Deploy Kafka Streams SQL jobs as Docker containers and replace their filter predicate safely.",
@@ -24,7 +37,7 @@ export function buildProgram(): Command {
     )
     .showHelpAfterError()
     .exitOverride();
-  for (const register of COMMANDS) register(program);
+  for (const register of COMMANDS) register(program, deps);
   return program;
 }
 
@@ -35,10 +48,22 @@ export function outputFormat(cmd: Command): OutputFormat {
   return root.opts().output === "json" ? "json" : "text";
 }
 
-/** Run the CLI with the given arguments and return the exit status. */
-export async function main(args: string[]): Promise<number> {
-  const program = buildProgram();
+/**
+ * Run the CLI with the given arguments and return the exit status. A fault switch
+ * (`SLUICE_FAULT_POINT`) set without `SLUICE_TEST_ONLY_ALLOW_FAULTS=1`, or naming a site outside
+ * the inventory, is refused before anything runs (exit 2).
+ *
+ * @example
+ * ```ts
+ * import { runCli } from "./main.ts";
+ * // a test wrapper: await runCli(Deno.args, { docker: fakeDocker, kafka: fakeKafka, clock, uuids });
+ * console.log(await runCli(["--help"]));
+ * ```
+ */
+export async function runCli(args: string[], deps: RuntimeDeps = {}): Promise<number> {
+  const program = buildProgram(deps);
   try {
+    guardInventorySwitch();
     await program.parseAsync(args, { from: "user" });
     return EXIT.OK;
   } catch (error) {
@@ -83,5 +108,5 @@ function commandName(program: Command, args: string[]): string {
 }
 
 if (import.meta.main) {
-  Deno.exit(await main(Deno.args));
+  Deno.exit(await runCli(Deno.args));
 }

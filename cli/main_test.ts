@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
 import { SLUICE_VERSION } from "../lib/version.ts";
+import { tempStarter } from "../lib/project/_test_project.ts";
+import type { RuntimeDeps } from "../lib/runtime/deps.ts";
+import type { DockerPort } from "../lib/providers/docker/port.ts";
+import type { KafkaPort } from "../lib/providers/kafka/port.ts";
+import { runCli } from "./main.ts";
 
 const launcher = new URL("../bin/sluice", import.meta.url).pathname;
 
@@ -41,4 +46,92 @@ Deno.test("a failure under -o json is one envelope naming the command, with a st
   assert.equal(env.command, "validate");
   assert.equal(env.data, null);
   assert.equal(env.errors[0].code, "PROJECT_NOT_FOUND");
+});
+
+Deno.test("a fault switch without the test-only permission is refused before anything runs", async () => {
+  const run = async (env: Record<string, string>) => {
+    const out = await new Deno.Command(launcher, {
+      args: ["-o", "json", "validate", "--project", "/nonexistent-sluice-project"],
+      env,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return { code: out.code, env: JSON.parse(new TextDecoder().decode(out.stdout)) };
+  };
+  const refused = await run({ SLUICE_FAULT_POINT: "docker.remove_old:after" });
+  assert.equal(refused.code, 2);
+  assert.equal(refused.env.errors[0].code, "USAGE_FAULT_SWITCH_NOT_ALLOWED");
+  const unknown = await run({
+    SLUICE_FAULT_POINT: "docker.remove_everything:after",
+    SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
+  });
+  assert.equal(unknown.code, 2);
+  assert.equal(unknown.env.errors[0].code, "USAGE_FAULT_POINT");
+  // a known site with the permission: the command itself runs (and fails on its own terms)
+  const allowed = await run({
+    SLUICE_FAULT_POINT: "docker.remove_old:after",
+    SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
+  });
+  assert.equal(allowed.code, 3);
+  assert.equal(allowed.env.errors[0].code, "PROJECT_NOT_FOUND");
+});
+
+/** Run the CLI in this process and capture what it prints on stdout. */
+async function inProcess(
+  args: string[],
+  deps: RuntimeDeps,
+): Promise<{ code: number; out: string }> {
+  const lines: string[] = [];
+  const log = console.log;
+  console.log = (...xs: unknown[]) => lines.push(xs.join(" "));
+  try {
+    const code = await runCli(args, deps);
+    return { code, out: lines.join("\n") };
+  } finally {
+    console.log = log;
+  }
+}
+
+Deno.test("runCli passes the injected ports to the SDK: observe reads the given Docker and Kafka", async () => {
+  const dir = await tempStarter();
+  const calls: string[] = [];
+  // stubs with only the reads `observe` makes (any other call would fail the test)
+  const docker = {
+    daemonId: () => (calls.push("daemonId"), Promise.resolve("INJECTED-DAEMON")),
+    listContainers: () => Promise.resolve([]),
+    inspectVolume: () => Promise.resolve(null),
+    inspectImage: () => Promise.resolve(null),
+    networkId: () => Promise.resolve(null),
+  } as Partial<DockerPort> as DockerPort;
+  const kafka = {
+    describe:
+      () => (calls.push("describe"),
+        Promise.resolve({ clusterId: "INJECTED-CLUSTER", topics: new Map() })),
+    describeGroup: (groupId: string) => Promise.resolve({ groupId, state: "Dead", members: [] }),
+    close: () => Promise.resolve(),
+  } as Partial<KafkaPort> as KafkaPort;
+  try {
+    const r = await inProcess(["-o", "json", "observe", "--project", dir], { docker, kafka });
+    assert.equal(r.code, 0, r.out);
+    const data = JSON.parse(r.out).data;
+    assert.equal(data.daemonId, "INJECTED-DAEMON");
+    assert.equal(data.clusterId, "INJECTED-CLUSTER");
+    assert.deepEqual(calls, ["daemonId", "describe"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("runCli passes the injected clock: an offline plan is stamped with its time", async () => {
+  const dir = await tempStarter();
+  const t = Date.parse("2031-02-03T04:05:06.000Z");
+  try {
+    const r = await inProcess(["-o", "json", "plan", "--project", dir, "--offline"], {
+      clock: { now: () => t },
+    });
+    assert.equal(r.code, 0, r.out);
+    assert.equal(JSON.parse(r.out).data.plan.created_at, "2031-02-03T04:05:06.000Z");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -1,8 +1,9 @@
 /**
  * One CLI worker: the installed launcher `bin/sluice` run as a separate OS process, optionally
- * with one fault point armed (`SLUICE_FAULT_POINT`). The result says how the process ended —
- * by exit code or by signal — and whether it died at the armed fault point (SIGKILL plus the
- * `SLUICE_FAULT_FIRED` line on stderr).
+ * with one fault site armed (`SLUICE_FAULT_POINT=<site>:<side>[@n]` together with the test-only
+ * permission `SLUICE_TEST_ONLY_ALLOW_FAULTS=1`; see docs/fault-injection.md). The armed site must
+ * be in the fault inventory. The result says how the process ended — by exit code or by signal —
+ * and whether it died at the armed site (SIGKILL plus the `SLUICE_FAULT_FIRED` line on stderr).
  *
  * @example
  * ```ts
@@ -12,6 +13,8 @@
  * ```
  * @module
  */
+import { FAULT_ENV, parseFaultPoint } from "../lib/fault/site.ts";
+import { faultSiteNames } from "../lib/fault/inventory.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -49,7 +52,7 @@ export interface JsonEnvelope {
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {
-  /** `<boundary>:<before|after>`, armed for this process only. */
+  /** `<site>:<before|after>[@n]`, armed for this process only (a site of the inventory). */
   fault?: string | null;
   /** Extra environment (e.g. the PostgreSQL DSN variable the manifest names). */
   env?: Record<string, string>;
@@ -65,7 +68,14 @@ export async function runWorker(
   options: WorkerOptions = {},
 ): Promise<WorkerResult> {
   const env: Record<string, string> = { ...(options.env ?? {}), NO_COLOR: "1" };
-  if (options.fault) env.SLUICE_FAULT_POINT = options.fault;
+  if (options.fault) {
+    const armed = parseFaultPoint(options.fault);
+    if (!faultSiteNames().has(armed.site)) {
+      throw new Error(`${options.fault}: ${armed.site} is not a site of the fault inventory`);
+    }
+    env[FAULT_ENV.point] = options.fault;
+    env[FAULT_ENV.allow] = "1";
+  }
   const started = Date.now();
   const child = new Deno.Command(SLUICE_BIN, {
     args,
@@ -92,7 +102,9 @@ export async function runWorker(
   const dec = new TextDecoder();
   const stdout = dec.decode(out.stdout);
   const stderr = dec.decode(out.stderr);
-  const fired = /^SLUICE_FAULT_FIRED (\S+)$/m.exec(stderr)?.[1] ?? null;
+  // the line names the crossing (`<site>:<side>@<n>`); compare it with the armed point
+  const firedAt = /^SLUICE_FAULT_FIRED (\S+)$/m.exec(stderr)?.[1] ?? null;
+  const fired = firedAt && options.fault ? normalize(firedAt, options.fault) : firedAt;
   const signal = out.signal ?? null;
   const code = signal === "SIGKILL" ? 137 : out.code;
   let json: JsonEnvelope | null = null;
@@ -116,4 +128,9 @@ export async function runWorker(
     endedAt: new Date().toISOString(),
     ms: Date.now() - started,
   };
+}
+
+/** `a.b:after@1` for an armed `a.b:after` (the default occurrence is the first). */
+function normalize(fired: string, armed: string): string {
+  return /@\d+$/.test(armed) ? fired : fired.replace(/@1$/, "");
 }

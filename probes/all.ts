@@ -5,12 +5,14 @@
  *
  *   deno task probes                    # every probe
  *   deno task probes fault_matrix       # selected probes (file names without .ts)
+ *   deno task probes --list             # print the fault inventory (every site) and exit
  *
  * Extra arguments after `--` go to every probe (e.g. `-- --jobs 2`).
  * @module
  */
 import { startEnv, writeEnvFile } from "../harness/env.ts";
 import type { Env } from "../harness/env.ts";
+import { formatInventory, guardInventorySwitch } from "../lib/fault/inventory.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -54,6 +56,12 @@ export async function runProbes(names: string[], extra: string[]): Promise<numbe
 }
 
 if (import.meta.main) {
+  // a probe process itself never carries a fault; its workers are armed one by one
+  guardInventorySwitch();
+  if (Deno.args.includes("--list")) {
+    console.log(formatInventory());
+    Deno.exit(0);
+  }
   const dash = Deno.args.indexOf("--");
   const own = dash >= 0 ? Deno.args.slice(0, dash) : Deno.args;
   const extra = dash >= 0 ? Deno.args.slice(dash + 1) : [];

@@ -1,6 +1,6 @@
 /**
  * Shared pieces of the probes: the evidence document (environment versions read from the real
- * services, the boundary inventory, cases with history and assertions, a summary computed from
+ * services, the fault inventory, cases with history and assertions, a summary computed from
  * the assertions), atomic evidence writes, and the per-case fixture (a fresh starter project on
  * the shared broker, its own PostgreSQL database for the postgres backend, clean-up by label).
  *
@@ -23,9 +23,9 @@ import { starterProject } from "../harness/project.ts";
 import type { TestProject } from "../harness/project.ts";
 import { runWorker } from "../harness/worker.ts";
 import { apply, observe, plan } from "../lib/runtime/session.ts";
-import { boundaryInventory } from "../lib/runtime/boundary.ts";
-import "../lib/runtime/driver.ts";
-import "../lib/runtime/coordinator.ts";
+import { faultInventory } from "../lib/fault/inventory.ts";
+import { loadProject } from "../lib/project/load.ts";
+import { compile } from "../lib/project/compile.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 /** Where evidence files go (`SLUICE_VERIFICATION_DIR` overrides, e.g. for a scratch run). */
@@ -116,10 +116,10 @@ export function summarize(cases: CaseEvidence[]): Evidence["summary"] {
   };
 }
 
-/** The boundary inventory as the code declares it (driver + coordinator imported). */
+/** The fault inventory as the code composes it (lib/fault/inventory.ts). */
 export function inventory(): Evidence["boundary_inventory"] {
-  const b = boundaryInventory();
-  return { count: b.length, boundaries: b.map((x) => ({ name: x.name, kind: x.kind })) };
+  const b = faultInventory();
+  return { count: b.length, boundaries: b.map((x) => ({ name: x.site.name, kind: x.site.kind })) };
 }
 
 async function cmd(bin: string, args: string[]): Promise<string> {
@@ -208,6 +208,7 @@ export interface CaseFixture {
   /** The PostgreSQL DSN of this case's own database (postgres backend). */
   dsn: string | null;
   applicationId: string;
+  /** The state volume's instance UUID ("" until a deploy created it: `deploy: "none"`). */
   volumeInstance: string;
   history: HistoryEntry[];
   /** Append a harness step to the history. */
@@ -228,11 +229,15 @@ export interface CaseFixture {
 /** The prefix of the DSN variable each postgres fixture's manifest names (one per case). */
 export const DSN_VAR_PREFIX = "SLUICE_PROBE_DSN_";
 
-/** Create a fresh project, deploy it through the SDK and wait until it processes records. */
+/**
+ * Create a fresh project and deploy it through the SDK (or, with `deploy: "none"`, leave the
+ * deploy to the case: a create-journey fault case applies it through the CLI).
+ */
 export async function newCase(
   env: EnvDescriptor,
   image: string,
   backend: "local" | "postgres",
+  options: { deploy?: "sdk" | "none" } = {},
 ): Promise<CaseFixture> {
   const history: HistoryEntry[] = [];
   const step = async <T>(f: string, value: unknown, fn: () => Promise<T>): Promise<T> => {
@@ -265,17 +270,23 @@ export async function newCase(
     image,
     stateDsnEnv: backend === "postgres" ? dsnVar : undefined,
   });
-  const created = await step("plan+apply (SDK)", { project: project.name }, async () => {
-    const pl = await plan({ dir: project.dir });
-    return await apply({
-      dir: project.dir,
-      plan: pl.plan,
-      planSha256: pl.sha256,
-      extraLabels: env.labels,
+  let applicationId: string;
+  let volumeInstance = "";
+  if (options.deploy === "none") {
+    applicationId = compile(await loadProject(project.dir)).artifacts[0].artifact.application_id;
+  } else {
+    const created = await step("plan+apply (SDK)", { project: project.name }, async () => {
+      const pl = await plan({ dir: project.dir });
+      return await apply({
+        dir: project.dir,
+        plan: pl.plan,
+        planSha256: pl.sha256,
+        extraLabels: env.labels,
+      });
     });
-  });
-  const applicationId = created.runners[0].application_id;
-  const volumeInstance = created.runners[0].volume_instance;
+    applicationId = created.runners[0].application_id;
+    volumeInstance = created.runners[0].volume_instance;
+  }
   const produced = new Map<string, Order>();
   const fx: CaseFixture = {
     project,

@@ -1,13 +1,15 @@
 /**
- * The fault matrix: every boundary of the inventory × before/after × backend (local,
- * postgres) is one case. Each case deploys a fresh starter project on the shared broker,
- * produces records, prepares the reviewed filter change with the installed CLI, and runs
- * `apply --plan` in a separate OS process that dies by SIGKILL at the armed fault point;
- * fresh processes then diagnose and resume (harness/faults.ts). Records are also produced
- * while the worker is dead, and after completion. The invariants of issue 8 are asserted and
- * written to `verification/fault-matrix.json`.
+ * The fault matrix: every site of the fault inventory (`lib/fault/inventory.ts`) × before/after
+ * × backend (local, postgres; a site declared for one backend only runs there) is one case.
+ * A replacement case deploys a fresh starter project on the shared broker, produces records,
+ * prepares the reviewed filter change with the installed CLI, and runs `apply --plan` in a
+ * separate OS process that dies by SIGKILL at the armed site; fresh processes then diagnose and
+ * resume (harness/faults.ts). Records are also produced while the worker is dead, and after
+ * completion. A create case (a site only the create journey crosses) arms the first
+ * `apply --plan` of the starter itself and recovers with `apply --plan` again. The invariants
+ * are asserted and written to `verification/fault-matrix.json`.
  *
- *   deno run -A probes/fault_matrix.ts [--only boundary:side] [--backend local|postgres]
+ *   deno run -A probes/fault_matrix.ts [--only site:side] [--backend local|postgres]
  *
  * Uses the environment named by `SLUICE_ENV_FILE`, or starts (and removes) its own.
  * @module
@@ -20,7 +22,8 @@ import { sharedEnv } from "../harness/env.ts";
 import type { EnvDescriptor } from "../harness/env.ts";
 import { committedOffsets } from "../harness/kafka.ts";
 import { runnerImageId } from "../harness/project.ts";
-import { runFaultJourney } from "../harness/faults.ts";
+import { runCreateFaultJourney, runFaultJourney } from "../harness/faults.ts";
+import { faultInventory, guardInventorySwitch, type Journey } from "../lib/fault/inventory.ts";
 import type { HistoryEntry, StateShowView } from "../harness/faults.ts";
 import { docker } from "../harness/docker.ts";
 import {
@@ -45,22 +48,24 @@ import {
   writeEvidence,
 } from "./common.ts";
 
-/** One matrix case. */
+/** One matrix case: a fault site (`boundary`), a side, a backend, and the journey to arm. */
 export interface MatrixCase {
   boundary: string;
   side: "before" | "after";
   backend: "local" | "postgres";
+  journey: Journey;
 }
 
-/** The cases, generated from the boundary inventory. */
+/** The cases, generated from the fault inventory (sites keep to their declared backends). */
 export function matrixCases(filter: { only?: string; backend?: string } = {}): MatrixCase[] {
   const out: MatrixCase[] = [];
   for (const backend of ["local", "postgres"] as const) {
     if (filter.backend && filter.backend !== backend) continue;
-    for (const b of inventory().boundaries) {
+    for (const e of faultInventory()) {
+      if (e.site.backends && !e.site.backends.includes(backend)) continue;
       for (const side of ["before", "after"] as const) {
-        if (filter.only && !filter.only.split(",").includes(`${b.name}:${side}`)) continue;
-        out.push({ boundary: b.name, side, backend });
+        if (filter.only && !filter.only.split(",").includes(`${e.site.name}:${side}`)) continue;
+        out.push({ boundary: e.site.name, side, backend, journey: e.journeys[0] });
       }
     }
   }
@@ -398,9 +403,10 @@ export async function caseEvidence(
 
 /** Run one matrix case and return its evidence. */
 export function runCase(env: EnvDescriptor, image: string, c: MatrixCase): Promise<CaseEvidence> {
+  if (c.journey === "create") return runCreateCase(env, image, c);
   return caseEvidence(
     `${c.boundary}:${c.side}:${c.backend}`,
-    c,
+    { boundary: c.boundary, side: c.side, backend: c.backend },
     () => prepareCase(env, image, c.backend),
     async (p) => {
       const samples: Sample[] = [];
@@ -443,8 +449,98 @@ export function runCase(env: EnvDescriptor, image: string, c: MatrixCase): Promi
   );
 }
 
+/**
+ * One create-journey case: a fresh starter (not deployed) whose first `apply --plan` dies at the
+ * armed site; the recovery is `apply --plan` again. Then: the site fired, the create completed,
+ * one running runner, serial 1, no pending operation, the model's output, a no-op plan.
+ */
+export function runCreateCase(
+  env: EnvDescriptor,
+  image: string,
+  c: MatrixCase,
+): Promise<CaseEvidence> {
+  return caseEvidence(
+    `${c.boundary}:${c.side}:${c.backend}`,
+    { boundary: c.boundary, side: c.side, backend: c.backend },
+    async () => {
+      const fx = await newCase(env, image, c.backend, { deploy: "none" });
+      return {
+        env,
+        fx,
+        a: new Assertions(),
+        planPath: `${fx.project.dir}/create.plan.json`,
+        groupsBefore: [],
+        offsetsBefore: {},
+        serialBefore: null,
+        oldContainerId: "",
+      };
+    },
+    async (p) => {
+      const { fx, a } = p;
+      const j = await runCreateFaultJourney({
+        projectDir: fx.project.dir,
+        planPath: p.planPath,
+        site: c.boundary,
+        side: c.side,
+        env: fx.workerEnv,
+      });
+      a.check("the worker died by SIGKILL at the armed fault point", true, j.faultFired);
+      const killed = j.workers.filter((w) => w.signal === "SIGKILL");
+      a.check(
+        "every killed worker printed SLUICE_FAULT_FIRED for its armed point",
+        killed.map((w) => w.fault),
+        killed.map((w) => w.fired),
+      );
+      a.check("the create completed through the public commands", {
+        outcome: "completed",
+        blockers: [],
+      }, { outcome: j.outcome, blockers: j.blockers });
+      const store = openFixtureStore(fx);
+      let serial: number | null = null;
+      let controlCleared = false;
+      try {
+        const snap = await store.load();
+        serial = snap.ownership?.document.serial ?? null;
+        controlCleared = snap.control === null;
+      } finally {
+        await store.close();
+      }
+      a.check("ownership serial 1 and no pending operation", { serial: 1, controlCleared: true }, {
+        serial,
+        controlCleared,
+      });
+      const cands = await runningCandidates(fx.applicationId);
+      a.check(
+        "exactly one container for the application ID, running",
+        ["running"],
+        cands.map((x) => x.state),
+      );
+      if (j.outcome === "completed") {
+        const records = orders("c", [50, 150, 250, 120, 300]);
+        await fx.produce(records);
+        const expected = records.filter((o) => OLD_PREDICATE(o.value)).length;
+        const got = await fx.step("await output", { n: expected }, () => fx.output(expected));
+        a.check("output = the records passing the predicate", expected, got.length);
+      }
+      const noop = await cli(
+        fx.history,
+        "cli-9",
+        "plan",
+        ["plan", "--project", fx.project.dir],
+        fx.workerEnv,
+      );
+      a.check("a no-op plan afterwards", { exit: 0, noop: true }, {
+        exit: noop.code,
+        noop: (noop.json?.data as { noop?: boolean } | null)?.noop ?? null,
+      });
+      return j.history;
+    },
+  );
+}
+
 /** Run the matrix and write its evidence. */
 export async function main(): Promise<number> {
+  guardInventorySwitch();
   const t0 = Date.now();
   const env = await sharedEnv();
   const image = await runnerImageId();

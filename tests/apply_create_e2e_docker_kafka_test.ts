@@ -7,6 +7,8 @@ import { produce, readAll } from "../harness/kafka.ts";
 import { runnerImageId, starterProject } from "../harness/project.ts";
 import { apply, observe, plan } from "../lib/runtime/session.ts";
 import { openStateStore } from "../lib/state/open.ts";
+import { onCrossing } from "../lib/fault/site.ts";
+import { CREATE_TABLE, createSites } from "../lib/protocol/create.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -26,13 +28,31 @@ Deno.test(
     ]);
 
     const steps: string[] = [];
-    const applied = await apply({
-      dir: p.dir,
-      plan: first.plan,
-      planSha256: first.sha256,
-      extraLabels: env.labels,
-      progress: (step) => steps.push(step),
+    const ours = new Set(createSites().map((x) => x.name));
+    const crossed: string[] = [];
+    const stop = onCrossing((c) => {
+      if (c.side === "after" && ours.has(c.site.name)) crossed.push(c.site.name);
     });
+    let applied;
+    try {
+      applied = await apply({
+        dir: p.dir,
+        plan: first.plan,
+        planSha256: first.sha256,
+        extraLabels: env.labels,
+        progress: (step) => steps.push(step),
+      });
+    } finally {
+      stop();
+    }
+    // every mutation crossed its row's fault site, in the create table's order
+    const count = { operation: 1, topic: 2, runner: 1 };
+    assert.deepEqual(
+      crossed,
+      CREATE_TABLE.flatMap((row) =>
+        row.site ? Array(count[row.per]).fill(row.site.name) as string[] : []
+      ),
+    );
     assert.equal(applied.noop, false);
     assert.equal(applied.serial, 1);
     assert.deepEqual(steps, [

@@ -126,7 +126,7 @@ Deno.test(
       const ev = sdk.plan.blockers.find((b) => b.code === "BLOCKED_VOLUME_INSTANCE_CHANGED")!
         .evidence;
       assert.deepEqual(ev, {
-        owned: r.volume_instance,
+        expected: r.volume_instance,
         label: r.volume_instance,
         file: null,
         viaContainer: null,

@@ -1,10 +1,10 @@
 // Needs nothing running: the evidence schema, the verifier's recomputation of summaries, and
-// the fault matrix's case list generated from the boundary inventory.
+// the fault matrix's case list generated from the fault inventory.
 import assert from "node:assert/strict";
 import { semanticErrors, validate } from "../tools/verify.ts";
 import { matrixCases } from "../probes/fault_matrix.ts";
 import { Assertions, summarize } from "../probes/common.ts";
-import { boundaryInventory } from "../lib/runtime/boundary.ts";
+import { faultInventory } from "../lib/fault/inventory.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const schema = JSON.parse(await Deno.readTextFile(`${ROOT}verification/schema.json`));
@@ -12,7 +12,7 @@ const schema = JSON.parse(await Deno.readTextFile(`${ROOT}verification/schema.js
 function evidence(ok: boolean) {
   const a = new Assertions();
   a.check("serial", 2, ok ? 2 : 1);
-  const inv = boundaryInventory().map((b) => ({ name: b.name, kind: b.kind }));
+  const inv = faultInventory().map((b) => ({ name: b.site.name, kind: b.site.kind }));
   const cases = [{
     id: "x",
     boundary: "journal.intent",
@@ -43,18 +43,34 @@ function evidence(ok: boolean) {
   };
 }
 
-Deno.test("the matrix is every inventory boundary × before/after × local/postgres", () => {
-  const inv = boundaryInventory();
-  assert.ok(inv.length >= 13, `inventory has ${inv.length} boundaries`);
+Deno.test("the matrix is every inventory site × before/after × its backends", () => {
+  const inv = faultInventory();
+  assert.ok(inv.length >= 13, `inventory has ${inv.length} sites`);
   const cases = matrixCases();
-  assert.equal(cases.length, inv.length * 4);
+  const perSite = inv.map((e) => (e.site.backends ?? ["local", "postgres"]).length * 2);
+  assert.equal(cases.length, perSite.reduce((a, b) => a + b, 0));
   assert.equal(
     new Set(cases.map((c) => `${c.boundary}:${c.side}:${c.backend}`)).size,
     cases.length,
   );
-  for (const b of ["journal.intent", "docker.signal_term", "state.finalize", "journal.resume"]) {
-    assert.ok(inv.some((x) => x.name === b), `${b} is declared`);
+  const names = inv.map((x) => x.site.name);
+  for (
+    const b of [
+      "journal.intent",
+      "docker.signal_term",
+      "state.finalize",
+      "journal.resume",
+      "docker.create_volume",
+      "kafka.position_offsets",
+    ]
+  ) {
+    assert.ok(names.includes(b), `${b} is declared`);
   }
+  // create-journey sites are armed on the create apply, resume-only ones on a resume
+  const journey = (s: string) => cases.find((c) => c.boundary === s)?.journey;
+  assert.equal(journey("docker.create_volume"), "create");
+  assert.equal(journey("journal.resume"), "resume");
+  assert.equal(journey("docker.remove_old"), "replacement");
 });
 
 Deno.test("a valid evidence document passes the schema and the semantic checks", () => {

@@ -8,8 +8,10 @@ import { committedOffsets, produce, readAll } from "../harness/kafka.ts";
 import { runnerImageId, starterProject } from "../harness/project.ts";
 import { apply, observe, plan } from "../lib/runtime/session.ts";
 import { writePlanFile } from "../lib/plan/plan_file.ts";
-import { executeReviewed } from "../lib/runtime/coordinator.ts";
+import { executeReviewed } from "../lib/runtime/replacement/execute.ts";
 import { openStateStore } from "../lib/state/open.ts";
+import { onCrossing } from "../lib/fault/site.ts";
+import { OPERATION_WRITES, replacementSites } from "../lib/protocol/replacement.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -74,13 +76,30 @@ Deno.test(
 
     const steps: string[] = [];
     const lineageFile = `${p.dir}/lineage.jsonl`;
-    const r = await executeReviewed({
-      dir: p.dir,
-      planPath,
-      extraLabels: env.labels,
-      progress: (s) => steps.push(s),
-      openlineage: lineageFile,
+    const ours = new Set(replacementSites().map((x) => x.name));
+    const crossed: string[] = [];
+    const stop = onCrossing((c) => {
+      if (c.side === "after" && ours.has(c.site.name)) crossed.push(c.site.name);
     });
+    let r;
+    try {
+      r = await executeReviewed({
+        dir: p.dir,
+        planPath,
+        extraLabels: env.labels,
+        progress: (s) => steps.push(s),
+        openlineage: lineageFile,
+      });
+    } finally {
+      stop();
+    }
+    // an uninterrupted replacement crosses every site of the table once, in order; only the
+    // writes of `state resume` are not crossed
+    const resumeOnly = [OPERATION_WRITES.interruption.name, OPERATION_WRITES.resume.name];
+    assert.deepEqual(
+      crossed,
+      replacementSites().map((x) => x.name).filter((n) => !resumeOnly.includes(n)),
+    );
     assert.equal(r.committed, true, JSON.stringify(r));
     assert.equal(r.outcome, "completed");
     assert.equal(r.serial, 2);

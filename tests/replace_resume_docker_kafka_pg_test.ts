@@ -89,6 +89,7 @@ async function lostResponse(backend: "local" | "postgres", fault: string) {
     const worker = await sluice(["apply", "--project", p.dir, "--plan", planPath], {
       ...procEnv,
       SLUICE_FAULT_POINT: `${fault}:after`,
+      SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
     });
     assert.equal(
       worker.signal,

@@ -2,7 +2,8 @@
  * `deno task verify`: validate every `verification/*.json` evidence file against
  * `verification/schema.json`, recompute each summary from the assertions, and fail on any
  * failed case, any mismatch between a recorded and a recomputed value, or a fault matrix
- * that does not cover every boundary × side × backend of the current inventory.
+ * that does not cover every site × side × backend of the current fault inventory (a site
+ * declared for one backend only is expected there only).
  *
  * The validator implements the JSON Schema keywords the schema uses (type, const, enum,
  * required, properties, additionalProperties, items, minItems, minLength, minimum, pattern,
@@ -13,9 +14,7 @@
  *
  * @module
  */
-import { boundaryInventory } from "../lib/runtime/boundary.ts";
-import "../lib/runtime/driver.ts";
-import "../lib/runtime/coordinator.ts";
+import { faultInventory } from "../lib/fault/inventory.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const DIR = Deno.env.get("SLUICE_VERIFICATION_DIR") ?? `${ROOT}verification`;
@@ -176,7 +175,8 @@ export function semanticErrors(e: Evidence): string[] {
     }
   }
   if (e.probe === "fault-matrix") {
-    const current = boundaryInventory().map((b) => b.name);
+    const sites = faultInventory().map((x) => x.site);
+    const current = sites.map((b) => b.name);
     const recorded = inv.boundaries.map((b) => b.name);
     if (JSON.stringify(current) !== JSON.stringify(recorded)) {
       errors.push(
@@ -184,11 +184,12 @@ export function semanticErrors(e: Evidence): string[] {
       );
     }
     const have = new Set(e.cases.map((c) => `${c.boundary}:${c.side}:${c.backend}`));
-    for (const backend of ["local", "postgres"]) {
-      for (const b of current) {
+    for (const backend of ["local", "postgres"] as const) {
+      for (const b of sites) {
+        if (b.backends && !b.backends.includes(backend)) continue;
         for (const side of ["before", "after"]) {
-          if (!have.has(`${b}:${side}:${backend}`)) {
-            errors.push(`missing case ${b}:${side}:${backend}`);
+          if (!have.has(`${b.name}:${side}:${backend}`)) {
+            errors.push(`missing case ${b.name}:${side}:${backend}`);
           }
         }
       }

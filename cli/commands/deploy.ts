@@ -11,8 +11,9 @@ import type { Plan } from "../../lib/plan/plan.ts";
 import { isNoop } from "../../lib/plan/plan.ts";
 import { readPlanFile, writePlanFile } from "../../lib/plan/plan_file.ts";
 import { apply, observe, plan } from "../../lib/runtime/session.ts";
-import type { ProjectObservation } from "../../lib/runtime/observer.ts";
-import { executeReviewed } from "../../lib/runtime/coordinator.ts";
+import type { ProjectObservation } from "../../lib/validation/observation.ts";
+import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
+import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { reportReplacement } from "./replacement.ts";
 import { storeIntegrity } from "./state.ts";
 import { outputFormat } from "../main.ts";
@@ -30,7 +31,7 @@ interface ApplyFlags extends Common {
 }
 
 /** Add the deployment commands to the program. */
-export function register(program: Command): void {
+export function register(program: Command, deps: RuntimeDeps = {}): void {
   program
     .command("plan")
     .description(
@@ -42,6 +43,7 @@ export function register(program: Command): void {
     .option("--offline", "plan from state alone, without contacting Docker or Kafka")
     .action(async (opts: Common & { out?: string; offline?: boolean }, cmd: Command) => {
       const result = await plan({
+        ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
         offline: opts.offline,
@@ -93,6 +95,7 @@ export function register(program: Command): void {
       if (file && file.plan.format === 6) {
         // a reviewed replacement enters the coordinator before any generic mutation path
         const r = await executeReviewed({
+          ...deps,
           dir: opts.project,
           environment: opts.env ?? null,
           planPath: opts.plan!,
@@ -104,6 +107,7 @@ export function register(program: Command): void {
         return;
       }
       const result = await apply({
+        ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
         plan: file?.plan,
@@ -130,7 +134,7 @@ export function register(program: Command): void {
     .option("--project <dir>", "project directory", ".")
     .option("--env <name>", "environment (required when the manifest declares environments)")
     .action(async (opts: Common, cmd: Command) => {
-      const obs = await observe({ dir: opts.project, environment: opts.env ?? null });
+      const obs = await observe({ ...deps, dir: opts.project, environment: opts.env ?? null });
       printResult(outputFormat(cmd), "observe", obs, () => renderObservation(obs));
     });
 
@@ -150,7 +154,7 @@ export function register(program: Command): void {
           { evidence: state.problem!.evidence },
         );
       }
-      const obs = await observe({ dir: opts.project, environment: opts.env ?? null });
+      const obs = await observe({ ...deps, dir: opts.project, environment: opts.env ?? null });
       const rows = obs.runners.map((r) => {
         const c = r.containers;
         const lag = r.kafka.ranges.reduce((sum, p) => {

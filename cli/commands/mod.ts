@@ -4,14 +4,18 @@
  * @module
  */
 import type { Command } from "commander";
+import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
 import { register as project } from "./project.ts";
 import { register as state } from "./state.ts";
 import { register as runtime } from "./runtime.ts";
 import { register as deploy } from "./deploy.ts";
 import { register as replacement } from "./replacement.ts";
 
-/** A function that adds one command group to the program. */
-export type Register = (program: Command) => void;
+/**
+ * A function that adds one command group to the program; `deps` (ports, clock, UUID source) are
+ * passed to every SDK journey its commands call.
+ */
+export type Register = (program: Command, deps: RuntimeDeps) => void;
 
 /** Every command group, in the order `--help` lists them. */
 export const COMMANDS: Register[] = [project, deploy, state, replacement, runtime];

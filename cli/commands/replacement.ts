@@ -7,8 +7,13 @@
  */
 import type { Command } from "commander";
 import { SluiceError } from "../../lib/errors.ts";
-import { resumeReviewed, runnerStatus } from "../../lib/runtime/coordinator.ts";
-import type { ReplacementResult, RunnerStatusReport } from "../../lib/runtime/coordinator.ts";
+import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
+import { resumeReviewed } from "../../lib/runtime/replacement/resume.ts";
+import { runnerStatus } from "../../lib/runtime/replacement/runner_status.ts";
+import type {
+  ReplacementResult,
+  RunnerStatusReport,
+} from "../../lib/runtime/replacement/result.ts";
 import { outputFormat } from "../main.ts";
 import { printResult, progressPrinter } from "../output.ts";
 
@@ -56,7 +61,7 @@ export function reportReplacement(
 }
 
 /** Add `state runner-status` and `state resume`. */
-export function register(program: Command): void {
+export function register(program: Command, deps: RuntimeDeps = {}): void {
   const state = program.commands.find((c) => c.name() === "state") ??
     program.command("state").description("inspect and initialize deployment state");
 
@@ -74,6 +79,7 @@ export function register(program: Command): void {
     .description("read-only: validate storage and audit, observe, report the next proven boundary")
     .action(async (opts: OperationFlags, cmd: Command) => {
       const report = await runnerStatus({
+        ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
         planPath: opts.plan,
@@ -92,6 +98,7 @@ export function register(program: Command): void {
     .action(async (opts: OperationFlags, cmd: Command) => {
       const format = outputFormat(cmd);
       const r = await resumeReviewed({
+        ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
         planPath: opts.plan,
@@ -111,7 +118,7 @@ function renderStatus(r: RunnerStatusReport): string {
     `checkpoints: ${r.checkpoints.map((c) => c.name).join(" → ") || "(intent only)"}`,
     `incidents: ${r.incidents}, resume authorizations: ${r.resumes}`,
     `next proven step: ${r.next.step} — ${r.next.detail}`,
-    ...(r.next.table_row ? [`boundary table: ${r.next.table_row}`] : []),
+    ...(r.next.table_row ? [`boundary table row ${r.next.row}: ${r.next.table_row}`] : []),
     `this report grants nothing; to continue: ${r.commands.resume}`,
   ].join("\n");
 }

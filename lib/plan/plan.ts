@@ -22,10 +22,15 @@ import type { CompileResult } from "../project/compile.ts";
 import type { Project } from "../project/load.ts";
 import type { OwnershipDocument } from "../state/ownership.ts";
 import type { RunnerAction, StoreIdentity } from "../state/journal.ts";
-import type { Blocker } from "../runtime/checks.ts";
-import { verifyOwnedRunner } from "../runtime/checks.ts";
-import type { ProjectObservation, RunnerObservation } from "../runtime/observer.ts";
-import { parseMountedPlan } from "../runtime/mounted_plan.ts";
+import { parseMountedPlan } from "../protocol/mounted_plan.ts";
+import { type Blocker, blocker } from "../validation/blocker.ts";
+import type { ProjectObservation, RunnerObservation } from "../validation/observation.ts";
+import {
+  evidenceJson,
+  type ProviderIdentities,
+  type ReviewedEvidence,
+} from "../validation/reviewed_evidence.ts";
+import { verifyOwnedRunner } from "../validation/runner_checks.ts";
 
 /** A planned provider mutation. */
 export type PlannedAction =
@@ -33,15 +38,7 @@ export type PlannedAction =
   | { type: "create_runner"; model: string; application_id: string; artifact_sha256: string }
   | RunnerAction;
 
-/** The identities of providers a reviewed plan binds. */
-export interface ProviderIdentities {
-  cluster_id: string;
-  input_topic_id: string;
-  output_topic_id: string;
-  docker_daemon_id: string;
-  image_id: string;
-  network_id: string;
-}
+export type { ProviderIdentities };
 
 /** A computed plan (immutable value). */
 export interface Plan {
@@ -112,29 +109,32 @@ export function planProject(input: PlanInput): Plan {
     if (owned) {
       if (online && !seen) {
         blockers.push(
-          blocker("BLOCKED_TOPIC_MISSING", null, `owned topic ${topic} does not exist`),
+          blocker("BLOCKED_TOPIC_MISSING", `owned topic ${topic} does not exist`),
         );
       } else if (online && seen && owned.topic_id !== null && owned.topic_id !== seen.id) {
-        blockers.push(blocker(
-          "BLOCKED_TOPIC_REPLACED",
-          null,
-          `owned topic ${topic} has ID ${seen.id}, not ${owned.topic_id}: it was deleted and recreated`,
-          { topic, observed: seen.id, owned: owned.topic_id },
-        ));
+        blockers.push(
+          blocker(
+            "BLOCKED_TOPIC_REPLACED",
+            `owned topic ${topic} has ID ${seen.id}, not ${owned.topic_id}: it was deleted and recreated`,
+            { evidence: { topic, observed: seen.id, owned: owned.topic_id } },
+          ),
+        );
       } else if (online && seen && seen.partitions !== want.partitions) {
-        blockers.push(blocker(
-          "BLOCKED_PARTITION_CHANGE",
-          null,
-          `topic ${topic} has ${seen.partitions} partitions; the project declares ${want.partitions}`,
-        ));
+        blockers.push(
+          blocker(
+            "BLOCKED_PARTITION_CHANGE",
+            `topic ${topic} has ${seen.partitions} partitions; the project declares ${want.partitions}`,
+          ),
+        );
       }
     } else if (online && seen) {
-      blockers.push(blocker(
-        "BLOCKED_UNOWNED_TOPIC",
-        null,
-        `topic ${topic} exists but is not owned by this project; sluice never adopts it`,
-        { topic, id: seen.id },
-      ));
+      blockers.push(
+        blocker(
+          "BLOCKED_UNOWNED_TOPIC",
+          `topic ${topic} exists but is not owned by this project; sluice never adopts it`,
+          { evidence: { topic, id: seen.id } },
+        ),
+      );
     } else {
       actions.push({ type: "create_topic", topic, partitions: want.partitions, role: want.role });
     }
@@ -142,11 +142,12 @@ export function planProject(input: PlanInput): Plan {
   if (online) {
     for (const s of project.manifest.sources) {
       if (s.kind === "external" && !input.topics?.get(s.topic)) {
-        blockers.push(blocker(
-          "BLOCKED_EXTERNAL_TOPIC_MISSING",
-          null,
-          `external source topic ${s.topic} does not exist; sluice never creates external resources`,
-        ));
+        blockers.push(
+          blocker(
+            "BLOCKED_EXTERNAL_TOPIC_MISSING",
+            `external source topic ${s.topic} does not exist; sluice never creates external resources`,
+          ),
+        );
       }
     }
   }
@@ -155,11 +156,13 @@ export function planProject(input: PlanInput): Plan {
   const desiredModels = new Set(compiled.artifacts.map((a) => a.model));
   for (const r of ownership?.runners ?? []) {
     if (!desiredModels.has(r.model)) {
-      blockers.push(blocker(
-        "BLOCKED_RUNNER_REMOVAL",
-        r.model,
-        `model ${r.model} is owned but no longer declared; removing a runner is not supported`,
-      ));
+      blockers.push(
+        blocker(
+          "BLOCKED_RUNNER_REMOVAL",
+          `model ${r.model} is owned but no longer declared; removing a runner is not supported`,
+          { model: r.model },
+        ),
+      );
     }
   }
   for (const a of compiled.artifacts) {
@@ -170,16 +173,20 @@ export function planProject(input: PlanInput): Plan {
         obs && (obs.containers.length > 0 || obs.volume.exists ||
           Object.keys(obs.kafka.committed).length > 0)
       ) {
-        blockers.push(blocker(
-          "BLOCKED_UNOWNED_RUNTIME",
-          a.model,
-          `application ID ${a.artifact.application_id} already has containers, a volume or committed offsets that this project does not own`,
-          {
-            containers: obs.containers.map((c) => c.id),
-            volume: obs.volume.exists,
-            committed: obs.kafka.committed,
-          },
-        ));
+        blockers.push(
+          blocker(
+            "BLOCKED_UNOWNED_RUNTIME",
+            `application ID ${a.artifact.application_id} already has containers, a volume or committed offsets that this project does not own`,
+            {
+              model: a.model,
+              evidence: {
+                containers: obs.containers.map((c) => c.id),
+                volume: obs.volume.exists,
+                committed: obs.kafka.committed,
+              },
+            },
+          ),
+        );
       } else {
         actions.push({
           type: "create_runner",
@@ -194,11 +201,13 @@ export function planProject(input: PlanInput): Plan {
       // offline: ownership alone decides; a changed artifact needs evidence only an online
       // plan collects
       if (owned.artifact_sha256 !== a.sha256) {
-        blockers.push(blocker(
-          "BLOCKED_OFFLINE_REPLACEMENT",
-          a.model,
-          `model ${a.model} changed; a replacement is planned only online (format 6 binds observed evidence)`,
-        ));
+        blockers.push(
+          blocker(
+            "BLOCKED_OFFLINE_REPLACEMENT",
+            `model ${a.model} changed; a replacement is planned only online (format 6 binds observed evidence)`,
+            { model: a.model },
+          ),
+        );
       }
       continue;
     }
@@ -210,11 +219,13 @@ export function planProject(input: PlanInput): Plan {
     if (owned.artifact_sha256 === a.sha256) continue; // no-op
     const prior = priorArtifact(obs);
     if (!prior || artifactSha256(prior) !== owned.artifact_sha256) {
-      blockers.push(blocker(
-        "BLOCKED_WRONG_MOUNTED_PLAN",
-        a.model,
-        `the running artifact of ${a.model} cannot be reconstructed to the owned checksum ${owned.artifact_sha256}`,
-      ));
+      blockers.push(
+        blocker(
+          "BLOCKED_WRONG_MOUNTED_PLAN",
+          `the running artifact of ${a.model} cannot be reconstructed to the owned checksum ${owned.artifact_sha256}`,
+          { model: a.model },
+        ),
+      );
       continue;
     }
     const changes = changedFields(prior, a.artifact);
@@ -223,18 +234,21 @@ export function planProject(input: PlanInput): Plan {
       for (const f of forbidden) blockers.push(fieldBlocker(f, a.model, prior, a.artifact));
       continue;
     }
-    actions.push(replacementAction(obs, owned.artifact_sha256, prior, a.artifact, a.sha256));
+    const replacement = replacementAction(obs, owned, prior, a.artifact, a.sha256);
+    if ("code" in replacement) blockers.push(replacement);
+    else actions.push(replacement);
   }
 
   const replacements = actions.filter((x) => x.type === "replace_runner_predicate");
   if (replacements.length > 0 && actions.length > 1) {
-    blockers.push(blocker(
-      "BLOCKED_MIXED_REPLACEMENT",
-      null,
-      `a predicate replacement must be the only mutation of an apply; this plan has ${actions.length} actions (${
-        actions.map((x) => x.type).join(", ")
-      })`,
-    ));
+    blockers.push(
+      blocker(
+        "BLOCKED_MIXED_REPLACEMENT",
+        `a predicate replacement must be the only mutation of an apply; this plan has ${actions.length} actions (${
+          actions.map((x) => x.type).join(", ")
+        })`,
+      ),
+    );
   }
   const sole = replacements.length === 1 && actions.length === 1 && blockers.length === 0 && online
     ? replacements[0] as RunnerAction
@@ -258,16 +272,6 @@ export function planProject(input: PlanInput): Plan {
     blockers,
     typed_action: sole ? { action: sole, sha256: typedActionSha256(sole) } : null,
   };
-}
-
-function blocker(
-  code: string,
-  model: string | null,
-  message: string,
-  evidence?: Record<string, unknown>,
-): Blocker {
-  // always present: a plan is canonical JSON, which has no undefined
-  return { code, model, message, evidence: evidence ?? {} };
 }
 
 /** The running artifact reconstructed from the mounted plan's bytes. */
@@ -305,49 +309,69 @@ function fieldBlocker(
   const key = field as keyof RunnerArtifact;
   return blocker(
     code,
-    model,
     `model ${model}: ${what}; only the predicate of a running runner may be replaced`,
-    { field, prior: prior[key], desired: desired[key] },
+    { model: model, evidence: { field, prior: prior[key], desired: desired[key] } },
   );
 }
 
+/** The typed replacement: the reviewed evidence (typed once) bound from a verified observation. */
 function replacementAction(
   obs: RunnerObservation,
-  priorSha: string,
+  owned: { artifact_sha256: string; volume: { instance_id: string } },
   prior: RunnerArtifact,
   desired: RunnerArtifact,
   desiredSha: string,
-): RunnerAction {
+): RunnerAction | Blocker {
   const c = obs.containers[0];
+  const { input, output } = obs.kafka;
+  // verifyOwnedRunner found both topics; the image and network must exist to be bound
+  if (!obs.image) {
+    return blocker("BLOCKED_WRONG_IMAGE", `runner image ${obs.target.image} is absent`, {
+      model: desired.model,
+    });
+  }
+  if (!obs.networkId) {
+    return blocker("BLOCKED_WRONG_NETWORK", `network ${obs.target.network} does not exist`, {
+      model: desired.model,
+    });
+  }
+  if (!input || !output) {
+    return blocker("BLOCKED_TOPIC_MISSING", "an input or output topic does not exist", {
+      model: desired.model,
+    });
+  }
   const identities: ProviderIdentities = {
     cluster_id: obs.kafka.clusterId,
-    input_topic_id: obs.kafka.input!.id,
-    output_topic_id: obs.kafka.output!.id,
+    input_topic_id: input.id,
+    output_topic_id: output.id,
     docker_daemon_id: obs.daemonId,
-    image_id: obs.image!.id,
-    network_id: obs.networkId ?? "",
+    image_id: obs.image.id,
+    network_id: obs.networkId,
+  };
+  const evidence: ReviewedEvidence = {
+    old_container_id: c.id,
+    old_container_name: c.name,
+    old_generation: c.labels.generation,
+    old_plan_sha256: c.labels.planSha256,
+    // the verified instance (label, file and mount all equal the owned one)
+    volume: { name: obs.volume.name, instance_id: owned.volume.instance_id },
+    identities,
+    // reviewed offsets are lower bounds: processing may advance while a plan is reviewed
+    offsets_lower_bounds: obs.kafka.ranges.flatMap((r) => {
+      const offset = obs.kafka.committed[String(r.partition)];
+      return offset === undefined
+        ? []
+        : [{ topic: obs.target.inputTopic, partition: r.partition, offset }];
+    }),
+    prior_artifact: prior,
+    desired_artifact: desired,
   };
   return {
     type: "replace_runner_predicate",
     model: desired.model,
     application_id: desired.application_id,
-    prior_artifact_sha256: priorSha,
+    prior_artifact_sha256: owned.artifact_sha256,
     desired_artifact_sha256: desiredSha,
-    evidence: {
-      old_container_id: c.id,
-      old_container_name: c.name,
-      old_generation: c.labels.generation,
-      old_plan_sha256: c.labels.planSha256,
-      volume: { name: obs.volume.name, instance_id: obs.volume.instanceLabel },
-      identities: { ...identities },
-      // reviewed offsets are lower bounds: processing may advance while a plan is reviewed
-      offsets_lower_bounds: obs.kafka.ranges.map((r) => ({
-        topic: obs.target.inputTopic,
-        partition: r.partition,
-        offset: obs.kafka.committed[String(r.partition)],
-      })),
-      prior_artifact: prior as unknown as Record<string, never>,
-      desired_artifact: desired as unknown as Record<string, never>,
-    },
+    evidence: evidenceJson(evidence),
   };
 }

@@ -13,8 +13,8 @@ import type {
   ContainerEvidence,
   ProjectObservation,
   RunnerObservation,
-} from "../runtime/observer.ts";
-import { buildMountedPlan, mountedPlanBytes } from "../runtime/mounted_plan.ts";
+} from "../validation/observation.ts";
+import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
 import { isNoop, planProject, typedActionSha256 } from "./plan.ts";
 import type { Plan, PlanInput } from "./plan.ts";
 

@@ -1,8 +1,11 @@
 /**
- * Apply a format-5 plan: create topics and runners, or do nothing. Under the deployment lock
- * it re-verifies the plan's seal and currency, records the intent before the first mutation,
- * creates each resource, starts the runner, waits until it reports RUNNING, then commits
- * ownership (serial + 1) and clears the operation. A plan with no action writes nothing.
+ * Apply a format-5 plan: create topics and runners, or do nothing. The steps are the rows of
+ * the create table (`lib/protocol/create.ts`), in order, each crossing its row's fault site:
+ * under the deployment lock it re-verifies the plan's seal and currency and the fresh runtime,
+ * records the intent before the first mutation, creates each topic, then per runner the state
+ * volume, the group's initial offsets, the mounted plan file, the stopped container, starts it
+ * and waits until it reports RUNNING; then it commits ownership (serial + 1) and clears the
+ * operation. A plan with no action writes nothing.
  *
  * It never pulls or builds an image and never adopts a resource it did not create. A
  * format-6 plan (a predicate replacement) is executed by the reviewed coordinator, not here.
@@ -15,9 +18,8 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
-import { writeFileAtomic } from "../atomic_file.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
-import { sha256Hex } from "../artifact/canonical.ts";
+import { atSite } from "../fault/site.ts";
 import type { Plan, PlannedAction } from "../plan/plan.ts";
 import { verifyPlanCurrent } from "../plan/plan_file.ts";
 import type { StateStore } from "../state/store.ts";
@@ -25,7 +27,12 @@ import type { OwnershipDocument } from "../state/ownership.ts";
 import { emptyOwnership, stateChecksum } from "../state/ownership.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
-import { blockerError } from "./checks.ts";
+import { blockerError } from "../validation/blocker.ts";
+import type { RunnerTarget } from "../validation/observation.ts";
+import { createSite } from "../protocol/create.ts";
+import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
+import { type Clock, isoNow, RANDOM_UUIDS, sleep, SYSTEM_CLOCK, type UuidSource } from "./deps.ts";
+import { writeMountedPlanFile } from "./mounted_plan_file.ts";
 import {
   generationOf,
   initialContainerName,
@@ -35,7 +42,6 @@ import {
   RUNNER_PATHS,
   volumeName,
 } from "./labels.ts";
-import { buildMountedPlan, mountedPlanBytes } from "./mounted_plan.ts";
 import { observeRunner } from "./observer.ts";
 
 /** Everything an apply needs from the outside, passed in (no hidden globals). */
@@ -53,7 +59,9 @@ export interface RuntimeContext {
   sourceSha256: string;
   /** Progress reporting (the CLI prints one line per step on a terminal). */
   progress?: (step: string, detail: string) => void;
-  now?: () => Date;
+  /** Default: the system clock and random UUIDs. */
+  clock?: Clock;
+  uuids?: UuidSource;
   /** How long a runner may take to report RUNNING (default 120 s). */
   readyTimeoutMs?: number;
   /** Labels added to every container and volume sluice creates (e.g. a test run's label). */
@@ -86,7 +94,8 @@ export async function applyPlan(
     );
   }
   if (plan.blockers.length > 0) throw blockerError(plan.blockers);
-  const now = () => (ctx.now?.() ?? new Date()).toISOString();
+  const clock = ctx.clock ?? SYSTEM_CLOCK;
+  const now = () => isoNow(clock);
   const progress = ctx.progress ?? (() => {});
   if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
   await ctx.store.acquireLock({ actor: ctx.actor });
@@ -136,7 +145,7 @@ export async function applyPlan(
       if (a.type !== "create_runner") continue;
       const artifact = artifactOf(plan, a.model);
       await requireImageAndNetwork(ctx, artifact);
-      const obs = await observeRunner(ctx, targetOf(artifact));
+      const obs = await observeRunner({ ...ctx, clock }, targetOf(artifact));
       if (
         obs.containers.length > 0 || obs.volume.exists ||
         Object.keys(obs.kafka.committed).length > 0
@@ -149,23 +158,24 @@ export async function applyPlan(
       }
     }
 
-    const operationId = crypto.randomUUID();
+    const operationId = (ctx.uuids ?? RANDOM_UUIDS).uuid();
     const prior: OwnershipDocument = snap.ownership?.document ??
       emptyOwnership(ctx.store.project, ctx.store.environment);
-    snap = await ctx.store.beginOperation(snap, {
-      operation_id: operationId,
-      kind: "create",
-      project: ctx.store.project,
-      environment: ctx.store.environment,
-      actor: ctx.actor,
-      created_at: now(),
-      original_state_checksum: snap.ownership?.checksum ?? stateChecksum(prior),
-      reviewed_plan_sha256: planSha256,
-      details: {
-        plan_sha256: planSha256,
-        actions: plan.actions.map((a) => a.type + ":" + describe(a)),
-      },
-    });
+    snap = await atSite(createSite("intent"), () =>
+      ctx.store.beginOperation(snap, {
+        operation_id: operationId,
+        kind: "create",
+        project: ctx.store.project,
+        environment: ctx.store.environment,
+        actor: ctx.actor,
+        created_at: now(),
+        original_state_checksum: snap.ownership?.checksum ?? stateChecksum(prior),
+        reviewed_plan_sha256: planSha256,
+        details: {
+          plan_sha256: planSha256,
+          actions: plan.actions.map((a) => a.type + ":" + describe(a)),
+        },
+      }));
     progress("intent", `operation ${operationId} recorded`);
 
     const next: OwnershipDocument = structuredClone(prior);
@@ -173,7 +183,10 @@ export async function applyPlan(
     const runners: ApplyResult["runners"] = [];
     for (const a of plan.actions) {
       if (a.type === "create_topic") {
-        const id = await ctx.kafka.createTopic(a.topic, a.partitions);
+        const id = await atSite(
+          createSite("create_topic"),
+          () => ctx.kafka.createTopic(a.topic, a.partitions),
+        );
         next.topics.push({ name: a.topic, topic_id: id });
         progress(
           "topic",
@@ -198,7 +211,10 @@ export async function applyPlan(
     }
     next.topics.sort((x, y) => x.name.localeCompare(y.name));
     next.runners.sort((x, y) => x.model.localeCompare(y.model));
-    snap = await ctx.store.commitOwnership(snap, next, { operationId, recordedAt: now() });
+    snap = await atSite(
+      createSite("commit"),
+      () => ctx.store.commitOwnership(snap, next, { operationId, recordedAt: now() }),
+    );
     progress("commit", `ownership serial ${next.serial}`);
     return {
       noop: false,
@@ -223,7 +239,7 @@ function artifactOf(plan: Plan, model: string): RunnerArtifact {
 }
 
 /** The observer's target for an artifact. */
-export function targetOf(artifact: RunnerArtifact) {
+export function targetOf(artifact: RunnerArtifact): RunnerTarget {
   return {
     applicationId: artifact.application_id,
     inputTopic: artifact.input.topic,
@@ -231,27 +247,6 @@ export function targetOf(artifact: RunnerArtifact) {
     image: artifact.image,
     network: artifact.network,
   };
-}
-
-/** Write a mounted plan file content-addressed under `dir`; an existing file must match. */
-export async function writeMountedPlanFile(
-  dir: string,
-  bytes: Uint8Array,
-  sha256: string,
-): Promise<string> {
-  await Deno.mkdir(dir, { recursive: true });
-  const path = `${dir}/${sha256}.json`;
-  try {
-    const existing = await Deno.readFile(path);
-    if (sha256Hex(existing) !== sha256) {
-      throw new SluiceError("STATE_CORRUPT_MOUNTED_PLAN", `${path} does not hash to its name`);
-    }
-    return path;
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  await writeFileAtomic(path, bytes, 0o444);
-  return path;
 }
 
 /** The pinned image (never pulled or built here) and the network must exist. */
@@ -289,13 +284,17 @@ async function createRunner(
     [LABEL.model]: artifact.model,
     [LABEL.applicationId]: appId,
   };
-  const instance = crypto.randomUUID();
+  const instance = (ctx.uuids ?? RANDOM_UUIDS).uuid();
   const volume = volumeName(appId);
-  await ctx.docker.createVolume(volume, { ...baseLabels, [LABEL.volumeInstance]: instance }, {
-    image: artifact.image,
-    path: RUNNER_PATHS.instanceFile,
-    uuid: instance,
-  });
+  await atSite(
+    createSite("create_volume"),
+    () =>
+      ctx.docker.createVolume(volume, { ...baseLabels, [LABEL.volumeInstance]: instance }, {
+        image: artifact.image,
+        path: RUNNER_PATHS.instanceFile,
+        uuid: instance,
+      }),
+  );
   progress("volume", `${volume} created (instance ${instance})`);
 
   const cluster = await ctx.kafka.describe([artifact.input.topic, artifact.output.topic]);
@@ -316,7 +315,10 @@ async function createRunner(
       r,
     ) => [r.partition, artifact.initial_offsets === "earliest" ? r.earliest : r.latest]),
   );
-  await ctx.kafka.setGroupOffsets(appId, input.name, initial);
+  await atSite(
+    createSite("position_offsets"),
+    () => ctx.kafka.setGroupOffsets(appId, input.name, initial),
+  );
   progress(
     "offsets",
     `group ${appId} positioned at ${artifact.initial_offsets} (${
@@ -332,32 +334,36 @@ async function createRunner(
   const { bytes, sha256 } = mountedPlanBytes(mounted);
   const planPath = await writeMountedPlanFile(ctx.plansDir, bytes, sha256);
   const generation = generationOf(operationId, 0);
-  const containerId = await ctx.docker.createContainer({
-    name: initialContainerName(appId),
-    image: artifact.image,
-    labels: {
-      ...baseLabels,
-      [LABEL.artifactSha256]: artifactSha,
-      [LABEL.planSha256]: sha256,
-      [LABEL.generation]: generation,
-      [LABEL.operationId]: operationId,
-      [LABEL.actionIndex]: "0",
-    },
-    env: [
-      ...image.env,
-      `${RUNNER_ENV.planSha256}=${sha256}`,
-      `${RUNNER_ENV.generation}=${generation}`,
-    ],
-    network: artifact.network,
-    planHostPath: planPath,
-    planContainerPath: RUNNER_PATHS.plan,
-    volume,
-    volumeContainerPath: RUNNER_PATHS.volume,
-    memoryBytes: RUNNER_EXECUTION.memoryBytes,
-    stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
-  });
+  const containerId = await atSite(
+    createSite("create_container"),
+    () =>
+      ctx.docker.createContainer({
+        name: initialContainerName(appId),
+        image: artifact.image,
+        labels: {
+          ...baseLabels,
+          [LABEL.artifactSha256]: artifactSha,
+          [LABEL.planSha256]: sha256,
+          [LABEL.generation]: generation,
+          [LABEL.operationId]: operationId,
+          [LABEL.actionIndex]: "0",
+        },
+        env: [
+          ...image.env,
+          `${RUNNER_ENV.planSha256}=${sha256}`,
+          `${RUNNER_ENV.generation}=${generation}`,
+        ],
+        network: artifact.network,
+        planHostPath: planPath,
+        planContainerPath: RUNNER_PATHS.plan,
+        volume,
+        volumeContainerPath: RUNNER_PATHS.volume,
+        memoryBytes: RUNNER_EXECUTION.memoryBytes,
+        stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
+      }),
+  );
   progress("container", `${initialContainerName(appId)} created (${containerId.slice(0, 12)})`);
-  await ctx.docker.startContainer(containerId);
+  await atSite(createSite("start_container"), () => ctx.docker.startContainer(containerId));
   await waitReady(ctx, containerId, generation, sha256, ctx.readyTimeoutMs ?? 120_000);
   progress("ready", `${initialContainerName(appId)} is RUNNING`);
   return { container_id: containerId, volume_instance: instance };
@@ -369,13 +375,14 @@ async function createRunner(
  * with its raw exit code; a timeout fails it without touching the container.
  */
 export async function waitReady(
-  ctx: Pick<RuntimeContext, "docker">,
+  ctx: Pick<RuntimeContext, "docker" | "clock">,
   containerId: string,
   generation: string,
   planSha256: string,
   timeoutMs: number,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const clock = ctx.clock ?? SYSTEM_CLOCK;
+  const deadline = clock.now() + timeoutMs;
   while (true) {
     const c = await ctx.docker.inspectContainer(containerId);
     if (!c) throw new SluiceError("BLOCKED_RUNNER_MISSING", `container ${containerId} disappeared`);
@@ -399,12 +406,12 @@ export async function waitReady(
         // a status file is replaced atomically; an unreadable one is read again
       }
     }
-    if (Date.now() > deadline) {
+    if (clock.now() > deadline) {
       throw new SluiceError(
         "UNKNOWN_OUTCOME_NOT_READY",
         `runner ${c.name} did not report RUNNING within ${timeoutMs / 1000}s; it was left as it is`,
       );
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(clock, 100);
   }
 }

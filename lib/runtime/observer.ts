@@ -24,123 +24,24 @@
  */
 import { sha256Hex } from "../artifact/canonical.ts";
 import type { ContainerInfo, DockerPort } from "../providers/docker/port.ts";
+import type {
+  ContainerEvidence,
+  ProjectObservation,
+  RunnerObservation,
+  RunnerTarget,
+  VolumeEvidence,
+} from "../validation/observation.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import { LABEL, RUNNER_ENV, RUNNER_EXECUTION, RUNNER_PATHS, volumeName } from "./labels.ts";
-import { parseMountedPlan } from "./mounted_plan.ts";
+import { parseMountedPlan } from "../protocol/mounted_plan.ts";
+import { type Clock, isoNow, SYSTEM_CLOCK } from "./deps.ts";
 
-/** What to observe for one runner model. */
-export interface RunnerTarget {
-  applicationId: string;
-  inputTopic: string;
-  outputTopic: string;
-  /** The pinned runner image ID (`sha256:...`). */
-  image: string;
-  /** The Docker network name. */
-  network: string;
-}
-
-/** The ports the observer reads through. */
+/** The ports the observer reads through, and the clock that stamps the observation. */
 export interface ObserverPorts {
   docker: DockerPort;
   kafka: KafkaPort;
-}
-
-/** Evidence about one container labelled with the application ID. */
-export interface ContainerEvidence {
-  id: string;
-  name: string;
-  status: ContainerInfo["state"]["status"];
-  running: boolean;
-  exitCode: number;
-  oomKilled: boolean;
-  startedAt: string;
-  finishedAt: string;
-  /** Whether the container has ever been started (Docker keeps a zero StartedAt otherwise). */
-  everStarted: boolean;
-  imageId: string;
-  networkMode: string;
-  networks: Record<string, string>;
-  mounts: ContainerInfo["mounts"];
-  labels: {
-    applicationId: string | null;
-    artifactSha256: string | null;
-    planSha256: string | null;
-    generation: string | null;
-    operationId: string | null;
-    actionIndex: string | null;
-    evidenceFingerprint: string | null;
-  };
-  plan: {
-    /** sha256 of the exact bytes mounted at /etc/sluice/plan.json; null when unreadable. */
-    sha256: string | null;
-    /** True when those bytes hash to the container's plan label. */
-    matchesLabel: boolean;
-    /** The embedded artifact checksum and identities, when the bytes parse strictly. */
-    artifactSha256: string | null;
-    identity: { cluster_id: string; input_topic_id: string; output_topic_id: string } | null;
-    /** Why the plan did not parse, when it did not. */
-    error: string | null;
-    /** The mounted bytes as text (they hold no secret: the artifact has none). */
-    text: string | null;
-  };
-  /** Environment against the pinned image's environment plus sluice's own variables. */
-  environment: { ok: boolean; unexpected: string[]; missing: string[] };
-  /** Fixed execution options: image, network, mounts, restart policy, memory, entrypoint. */
-  execution: { ok: boolean; problems: string[] };
-  /** The volume instance file as seen through this container's mount. */
-  volumeInstance: string | null;
-  /** The runner's status file (written by the runner on the volume), parsed, if present. */
-  runnerStatus: Record<string, unknown> | null;
-}
-
-/** Evidence about the state volume. */
-export interface VolumeEvidence {
-  name: string;
-  exists: boolean;
-  labels: Record<string, string>;
-  /** The instance UUID label written at creation. */
-  instanceLabel: string | null;
-  /** The instance file's content (trimmed). */
-  instanceFile: string | null;
-}
-
-/** Kafka evidence for one application. */
-export interface KafkaEvidence {
-  clusterId: string;
-  input: { name: string; id: string; partitions: number } | null;
-  output: { name: string; id: string; partitions: number } | null;
-  group: {
-    state: string;
-    members: Array<
-      { memberId: string; clientId: string; clientHost: string; groupInstanceId: string | null }
-    >;
-  };
-  /** Committed offset per input partition (decimal strings); absent partitions have none. */
-  committed: Record<string, string>;
-  /** Earliest and latest offsets per input partition (decimal strings). */
-  ranges: Array<{ partition: number; earliest: string; latest: string }>;
-}
-
-/** Everything observed for one runner model. */
-export interface RunnerObservation {
-  applicationId: string;
-  target: RunnerTarget;
-  observedAt: string;
-  daemonId: string;
-  /** The image's own ID and environment as the daemon reports it; null if the image is absent. */
-  image: { id: string; env: string[] } | null;
-  networkId: string | null;
-  containers: ContainerEvidence[];
-  volume: VolumeEvidence;
-  kafka: KafkaEvidence;
-}
-
-/** Observation of several models, sharing one daemon and cluster read. */
-export interface ProjectObservation {
-  observedAt: string;
-  daemonId: string;
-  clusterId: string;
-  runners: RunnerObservation[];
+  /** Default: the system clock. */
+  clock?: Clock;
 }
 
 const ZERO_TIME = "0001-01-01T00:00:00Z";
@@ -163,7 +64,7 @@ export async function observeRunners(
   targets: RunnerTarget[],
 ): Promise<ProjectObservation> {
   const { docker, kafka } = ports;
-  const observedAt = new Date().toISOString();
+  const observedAt = isoNow(ports.clock ?? SYSTEM_CLOCK);
   const topics = [...new Set(targets.flatMap((t) => [t.inputTopic, t.outputTopic]))];
   const [daemonId, cluster] = await Promise.all([docker.daemonId(), kafka.describe(topics)]);
   const images = new Map<string, Promise<{ id: string; env: string[] } | null>>();

@@ -31,19 +31,27 @@ import { projectSourceSha256 } from "../plan/source_hash.ts";
 import { applyPlan, targetOf } from "./apply.ts";
 import type { ApplyResult } from "./apply.ts";
 import { observeRunners } from "./observer.ts";
-import type { ProjectObservation } from "./observer.ts";
+import type { ProjectObservation } from "../validation/observation.ts";
+import {
+  type Clock,
+  isoNow,
+  RANDOM_UUIDS,
+  type RuntimeDeps,
+  SYSTEM_CLOCK,
+  type UuidSource,
+} from "./deps.ts";
 
-/** Where the project is and which environment to use. */
-export interface ProjectOptions {
+/**
+ * Where the project is and which environment to use; the ports, clock and UUID source default
+ * to the real ones ({@link RuntimeDeps}).
+ */
+export interface ProjectOptions extends RuntimeDeps {
   /** Project directory (default "."). */
   dir?: string;
   /** Environment (required when the manifest declares environments). */
   environment?: string | null;
   /** Who acts (default `$USER@host`). */
   actor?: string;
-  /** Ports to use instead of the real adapters (tests, probes). */
-  docker?: DockerPort;
-  kafka?: KafkaPort;
   /** Progress callback: one call per step. */
   progress?: (step: string, detail: string) => void;
   /** Labels added to every container and volume created (e.g. a test run's label). */
@@ -60,6 +68,8 @@ export interface OpenedProject {
   sourceSha256: string;
   plansDir: string;
   actor: string;
+  clock: Clock;
+  uuids: UuidSource;
   close(): Promise<void>;
 }
 
@@ -74,14 +84,19 @@ export async function openProject(options: ProjectOptions = {}): Promise<OpenedP
   const project = await loadProject(dir, { environment: options.environment ?? null });
   const compiled = compile(project);
   const m = project.manifest;
+  const clock = options.clock ?? SYSTEM_CLOCK;
+  // the store stamps its records with the same clock as the journeys
+  const engine = { clock: () => new Date(clock.now()) };
   let store: StateStore;
-  if (m.state.backend === "local") {
+  if (options.store) {
+    store = options.store;
+  } else if (m.state.backend === "local") {
     store = openStateStore({
       backend: "local",
       dir: resolve(dir, m.state.dir),
       project: m.project,
       environment: m.environment,
-    });
+    }, engine);
   } else {
     const url = Deno.env.get(m.state.dsnEnv);
     if (!url) {
@@ -95,7 +110,7 @@ export async function openProject(options: ProjectOptions = {}): Promise<OpenedP
       url,
       project: m.project,
       environment: m.environment,
-    });
+    }, engine);
   }
   await store.init();
   const docker = options.docker ?? dockerodePort();
@@ -109,8 +124,11 @@ export async function openProject(options: ProjectOptions = {}): Promise<OpenedP
     sourceSha256: projectSourceSha256(project),
     plansDir: join(dir, ".sluice", "runtime", "plans"),
     actor: options.actor ?? defaultActor(),
+    clock,
+    uuids: options.uuids ?? RANDOM_UUIDS,
     async close() {
-      await store.close();
+      // what the caller passed in, the caller closes
+      if (!options.store) await store.close();
       if (!options.kafka) await kafka.close();
     },
   };
@@ -175,7 +193,7 @@ export async function planOpened(p: OpenedProject, offline: boolean): Promise<Pl
     },
     observation,
     topics,
-    now: new Date().toISOString(),
+    now: isoNow(p.clock),
     sourceSha256: p.sourceSha256,
   });
   const { bytes, sha256 } = sealPlan(computed);
@@ -217,6 +235,8 @@ export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & {
         readyTimeoutMs: options.readyTimeoutMs,
         extraLabels: options.extraLabels,
         breakStaleLock: options.breakStaleLock,
+        clock: p.clock,
+        uuids: p.uuids,
       },
       planned,
       sha ?? sealPlan(planned).sha256,

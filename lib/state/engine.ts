@@ -28,6 +28,7 @@ import {
 } from "./history.ts";
 import {
   type Checkpoint,
+  CHECKPOINT_ORDER,
   type ControlDocument,
   type ControlV3,
   type ControlV45,
@@ -766,7 +767,7 @@ export class StateEngine implements StateStore {
     const names = c.checkpoints.map((x) => x.name).join(",");
     const last = lastCheckpoint(c);
     if (
-      names !== "action_started,old_closed,old_removed,replacement_created,action_completed" ||
+      names !== CHECKPOINT_ORDER.join(",") ||
       last?.name !== "action_completed" || last.outcome !== "success"
     ) {
       blocked(

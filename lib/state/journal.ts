@@ -15,6 +15,7 @@
  */
 import { SluiceError } from "../errors.ts";
 import { canonicalJson, type Json, sha256Hex } from "./_canonical.ts";
+import { CHECKPOINT_ORDER, type CheckpointName } from "../protocol/replacement.ts";
 
 /** Maximum resume authorizations per operation; the next one is BLOCKED_RESUME_LIMIT. */
 export const RESUME_LIMIT = 32;
@@ -73,17 +74,9 @@ export function unseal<T>(entry: unknown, where: string): T {
   return parsed as T;
 }
 
-/** The checkpoint names of the boundary table, in order. */
-export const CHECKPOINT_ORDER = [
-  "action_started",
-  "old_closed",
-  "old_removed",
-  "replacement_created",
-  "action_completed",
-] as const;
-
-/** A checkpoint name from the spec's boundary table. */
-export type CheckpointName = typeof CHECKPOINT_ORDER[number];
+// The checkpoint order is the replacement table's (lib/protocol/replacement.ts): written once.
+export { CHECKPOINT_ORDER } from "../protocol/replacement.ts";
+export type { CheckpointName } from "../protocol/replacement.ts";
 
 /** A committed position of one input partition. Offsets are decimal strings (64-bit). */
 export interface PartitionOffset {
@@ -246,19 +239,27 @@ export function validateCheckpointSequence(
   checkpoints: Checkpoint[],
   code = "STATE_CORRUPT_JOURNAL",
 ): void {
+  // the last checkpoint of the table is terminal: success follows the whole chain, failure may
+  // follow any recorded checkpoint; every other checkpoint follows its predecessor exactly
+  const terminal = CHECKPOINT_ORDER.length - 1;
   let pos = -1;
   for (const [i, cp] of checkpoints.entries()) {
     const idx = CHECKPOINT_ORDER.indexOf(cp.name);
     if (idx < 0) throw new SluiceError(code, `checkpoint ${i}: unknown name ${cp.name}`);
-    if (pos >= 0 && CHECKPOINT_ORDER[pos] === "action_completed") {
-      throw new SluiceError(code, `checkpoint ${i}: ${cp.name} after action_completed (terminal)`);
+    if (pos === terminal) {
+      throw new SluiceError(
+        code,
+        `checkpoint ${i}: ${cp.name} after ${CHECKPOINT_ORDER[terminal]} (terminal)`,
+      );
     }
     if (cp.name === "action_completed") {
-      if (pos < 0) throw new SluiceError(code, `checkpoint ${i}: action_completed before started`);
-      if (cp.outcome === "success" && pos !== 3) {
+      if (pos < 0) throw new SluiceError(code, `checkpoint ${i}: ${cp.name} before started`);
+      if (cp.outcome === "success" && pos !== terminal - 1) {
         throw new SluiceError(
           code,
-          `checkpoint ${i}: action_completed(success) requires replacement_created before it`,
+          `checkpoint ${i}: ${cp.name}(success) requires ${
+            CHECKPOINT_ORDER[terminal - 1]
+          } before it`,
         );
       }
       if (cp.outcome !== "success" && cp.outcome !== "failure") {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { starterProject } from "../../harness/project.ts";
 import { writePlanFile } from "../../lib/plan/plan_file.ts";
-import { executeReviewed } from "../../lib/runtime/coordinator.ts";
+import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { apply, observe, plan } from "../../lib/runtime/session.ts";
 import { openStateStore } from "../../lib/state/open.ts";
 import { systemClock } from "./clock.ts";

@@ -16,7 +16,7 @@ import {
   RUNNER_PATHS,
   volumeName,
 } from "../../lib/runtime/labels.ts";
-import { buildMountedPlan, mountedPlanBytes } from "../../lib/runtime/mounted_plan.ts";
+import { buildMountedPlan, mountedPlanBytes } from "../../lib/protocol/mounted_plan.ts";
 import type { PortSubject } from "./subject.ts";
 
 /** A prepared runner deployment (nothing started). */

@@ -1,17 +1,22 @@
 // Unit tests of the transition function: every row of the boundary table and every
-// rejection, with hand-built observations (no services). The driver is a pure decision here;
-// its real-service behaviour is covered by tests/replace_*_test.ts and the probes.
+// rejection, with hand-built observations (no services). `decide` is a pure lookup here; its
+// real-service behaviour is covered by tests/replace_*_test.ts and the probes.
 import assert from "node:assert/strict";
-import type { RunnerArtifact } from "../artifact/artifact.ts";
-import { compile } from "../project/compile.ts";
-import { loadProject } from "../project/load.ts";
-import { tempStarter } from "../project/_test_project.ts";
-import { typedActionSha256 } from "../plan/plan.ts";
-import type { Checkpoint, RunnerAction } from "../state/journal.ts";
-import type { ContainerEvidence, RunnerObservation } from "./observer.ts";
-import { buildMountedPlan, mountedPlanBytes } from "./mounted_plan.ts";
-import { decide, expectCandidate } from "./driver.ts";
-import type { DecideInput, Stage, Step } from "./driver.ts";
+import type { RunnerArtifact } from "../../artifact/artifact.ts";
+import { compile } from "../../project/compile.ts";
+import { loadProject } from "../../project/load.ts";
+import { tempStarter } from "../../project/_test_project.ts";
+import { typedActionSha256 } from "../../plan/plan.ts";
+import type { Checkpoint, RunnerAction } from "../../state/journal.ts";
+import type { Stage } from "../../protocol/replacement.ts";
+import { buildMountedPlan, mountedPlanBytes } from "../../protocol/mounted_plan.ts";
+import type { ContainerEvidence, RunnerObservation } from "../../validation/observation.ts";
+import { evidenceJson } from "../../validation/reviewed_evidence.ts";
+import { expectCandidate } from "./candidate.ts";
+import { decide } from "./decide.ts";
+import { GUARDS } from "./guards.ts";
+import { REPLACEMENT_TABLE } from "../../protocol/replacement.ts";
+import type { DecideInput, Step } from "./decide.ts";
 
 const CLUSTER = "Zk7Jw2vLQmC8y1m0a6Fh3A";
 const IN_ID = "bW9yZS1pbnB1dC10b3BpYw";
@@ -56,7 +61,7 @@ const ACTION: RunnerAction = {
   application_id: A.desired.application_id,
   prior_artifact_sha256: A.priorSha,
   desired_artifact_sha256: A.desiredSha,
-  evidence: {
+  evidence: evidenceJson({
     old_container_id: OLD,
     old_container_name: A.prior.application_id,
     old_generation: "g0",
@@ -75,9 +80,9 @@ const ACTION: RunnerAction = {
       partition: p,
       offset: "5",
     })),
-    prior_artifact: A.prior as unknown as Record<string, never>,
-    desired_artifact: A.desired as unknown as Record<string, never>,
-  },
+    prior_artifact: A.prior,
+    desired_artifact: A.desired,
+  }),
 };
 const CAND = expectCandidate(ACTION, OP, 0, typedActionSha256(ACTION), "kafka:9092");
 const OLD_PLAN = mountedPlanBytes(
@@ -258,7 +263,16 @@ function cps(stage: Stage): Checkpoint[] {
   return all.slice(0, all.findIndex((c) => c.name === stage) + 1);
 }
 
+/** Rows whose step (not a wait or blocker) some test reached. */
+const reached = new Set<string>();
+
 function step(stage: Stage, o: RunnerObservation, extra: Partial<DecideInput> = {}): Step {
+  const s = decideStep(stage, o, extra);
+  if (s.kind !== "blocked" && s.kind !== "wait") reached.add(s.row.id);
+  return s;
+}
+
+function decideStep(stage: Stage, o: RunnerObservation, extra: Partial<DecideInput> = {}): Step {
   return decide({
     stage,
     checkpoints: cps(stage),
@@ -269,6 +283,12 @@ function step(stage: Stage, o: RunnerObservation, extra: Partial<DecideInput> = 
     resuming: false,
     ...extra,
   });
+}
+
+/** A step without its row object, naming the row by ID (what the assertions compare). */
+function brief(s: Step): Record<string, unknown> {
+  const { row, ...rest } = s;
+  return { ...rest, row: row?.id ?? null };
 }
 
 function blockedWith(s: Step, code: string): void {
@@ -303,7 +323,11 @@ Deno.test("intent: a prior runner that is not running blocks", () => {
 });
 
 Deno.test("action_started: a running old runner gets TERM once, then the driver waits", () => {
-  assert.deepEqual(step("action_started", obs()), { kind: "term", containerId: OLD });
+  assert.deepEqual(brief(step("action_started", obs())), {
+    kind: "term",
+    containerId: OLD,
+    row: "request_term",
+  });
   assert.equal(
     step("action_started", obs(), { memory: { termRequested: true, startRequested: false } }).kind,
     "wait",
@@ -375,9 +399,10 @@ Deno.test("action_started: an old runner that vanished proves nothing", () => {
 });
 
 Deno.test("old_closed: the exact stopped old container is removed", () => {
-  assert.deepEqual(step("old_closed", obs({ containers: [exited(143)], ...stopped })), {
+  assert.deepEqual(brief(step("old_closed", obs({ containers: [exited(143)], ...stopped }))), {
     kind: "remove",
     containerId: OLD,
+    row: "remove_old",
   });
 });
 
@@ -418,7 +443,10 @@ Deno.test("old_closed: a restarted old runner is rejected", () => {
 });
 
 Deno.test("old_removed: with old and candidate absent, one candidate is created", () => {
-  assert.deepEqual(step("old_removed", obs({ containers: [], ...stopped })), { kind: "create" });
+  assert.deepEqual(brief(step("old_removed", obs({ containers: [], ...stopped }))), {
+    kind: "create",
+    row: "create_candidate",
+  });
 });
 
 Deno.test("old_removed: a lost create response adopts only this operation's exact, never-started candidate", () => {
@@ -466,10 +494,10 @@ Deno.test("old_removed: a candidate that already ran is rejected", () => {
 });
 
 Deno.test("replacement_created: the exact stopped candidate is started, once", () => {
-  assert.deepEqual(step("replacement_created", obs({ containers: [candidate()], ...stopped })), {
-    kind: "start",
-    containerId: "c".repeat(64),
-  });
+  assert.deepEqual(
+    brief(step("replacement_created", obs({ containers: [candidate()], ...stopped }))),
+    { kind: "start", containerId: "c".repeat(64), row: "start_candidate" },
+  );
   assert.equal(
     step("replacement_created", obs({ containers: [candidate()], ...stopped }), {
       memory: { termRequested: false, startRequested: true },
@@ -530,23 +558,20 @@ Deno.test("replacement_created: a failed candidate blocks; a cleanly closed one 
     "BLOCKED_CANDIDATE_CLOSED",
   );
   assert.deepEqual(
-    step("replacement_created", obs({ containers: [closed], ...stopped }), { resuming: true }),
-    {
-      kind: "start",
-      containerId: "c".repeat(64),
-    },
+    brief(
+      step("replacement_created", obs({ containers: [closed], ...stopped }), { resuming: true }),
+    ),
+    { kind: "start", containerId: "c".repeat(64), row: "restart_candidate" },
   );
 });
 
 Deno.test("action_completed: success hands over to finalization", () => {
   assert.deepEqual(
-    step(
+    brief(step(
       "action_completed",
       obs({ containers: [candidate({ running: true, status: "running" })] }),
-    ),
-    {
-      kind: "complete",
-    },
+    )),
+    { kind: "complete", row: "finalize" },
   );
 });
 
@@ -599,4 +624,28 @@ Deno.test("the old runner with a wrong mounted plan blocks before anything is wr
     plan: { ...oldRunner().plan, matchesLabel: false, sha256: "9".repeat(64) },
   });
   blockedWith(step("intent", obs({ containers: [wrong] })), "BLOCKED_WRONG_MOUNTED_PLAN");
+});
+
+Deno.test("a guard may give only the blockers its row declares", () => {
+  const saved = GUARDS.oldAbsent;
+  GUARDS.oldAbsent = () => ({
+    kind: "blocked",
+    blockers: [{ code: "BLOCKED_SOMETHING_NEW", model: null, message: "x", evidence: {} }],
+  });
+  try {
+    assert.throws(
+      () => decideStep("old_closed", obs({ containers: [], ...stopped })),
+      /row record_old_removed: guard oldAbsent gave undeclared blockers BLOCKED_SOMETHING_NEW/,
+    );
+  } finally {
+    GUARDS.oldAbsent = saved;
+  }
+});
+
+Deno.test("every guard of the table is implemented, and every row's step was reached above", () => {
+  assert.deepEqual(
+    Object.keys(GUARDS).sort(),
+    [...new Set(REPLACEMENT_TABLE.map((r) => r.guard))].sort(),
+  );
+  assert.deepEqual([...reached].sort(), REPLACEMENT_TABLE.map((r) => r.id).sort());
 });

@@ -1,0 +1,160 @@
+/**
+ * The fault inventory: every fault site of sluice, composed explicitly from the declarations of
+ * the modules that cross them — the replacement's boundary table and the coordinator's writes
+ * (`lib/protocol/replacement.ts`), the create journey's table (`lib/protocol/create.ts`) and the
+ * state layer's persistence points and lock operations. Nothing is registered by importing a
+ * module: a site is in the inventory because a table lists it.
+ *
+ * Each entry names the journeys that cross the site, so a harness knows which command to arm:
+ * `replacement` (`apply --plan` of a reviewed plan), `resume` (`state resume` only), `create`
+ * (`apply --plan` of a create plan). `deno task probes --list` prints {@link formatInventory};
+ * entry points refuse a fault switch naming anything else ({@link guardInventorySwitch}).
+ *
+ * @example
+ * ```ts
+ * import { faultInventory } from "./inventory.ts";
+ * for (const e of faultInventory()) console.log(e.site.name, e.journeys.join(","), e.location);
+ * ```
+ * @module
+ */
+import { type FaultSite, guardFaultSwitch, siteLocation } from "./site.ts";
+import { OPERATION_WRITES, replacementSites } from "../protocol/replacement.ts";
+import { createSites } from "../protocol/create.ts";
+import {
+  LOCAL_WRITE_ORDER,
+  localWriteSites,
+  lockOperationSite,
+  pgCommitSite,
+  STATE_SITES,
+  STATE_TRANSITIONS,
+  type StateTransition,
+} from "../state/sites.ts";
+
+/** The public command whose run crosses a site. */
+export type Journey = "replacement" | "resume" | "create";
+
+/** One site of the inventory. */
+export interface InventoryEntry {
+  site: FaultSite;
+  /** The journeys that cross it, the one to arm first. */
+  journeys: readonly Journey[];
+  /** Where it is declared, relative to the repository root. */
+  location: string;
+}
+
+/**
+ * The journey whose apply (or resume) first crosses a state transition's writes. `init` is
+ * written by the first command on a fresh project (`plan`), before any apply: it is listed
+ * with the create journey, whose harness runs that first command.
+ */
+const TRANSITION_JOURNEYS: Readonly<Record<StateTransition, readonly Journey[]>> = {
+  init: ["create"],
+  commit_ownership: ["create"],
+  begin: ["replacement", "create"],
+  checkpoint: ["replacement"],
+  interrupt: ["resume"],
+  resume: ["resume"],
+  finalize: ["replacement"],
+};
+
+/** The state layer's sites (lib/state/sites.ts), each with the journeys that cross it. */
+function stateSites(): Array<[FaultSite, readonly Journey[]]> {
+  const out: Array<[FaultSite, readonly Journey[]]> = [];
+  for (const t of STATE_TRANSITIONS) {
+    for (const w of LOCAL_WRITE_ORDER[t]) {
+      for (const s of Object.values(localWriteSites(t, w.file, w.kind))) {
+        out.push([s, TRANSITION_JOURNEYS[t]]);
+      }
+    }
+    out.push([pgCommitSite(t), TRANSITION_JOURNEYS[t]]);
+  }
+  for (const backend of ["local", "postgres"] as const) {
+    out.push([lockOperationSite(backend, "acquire"), ["replacement", "create"]]);
+    out.push([lockOperationSite(backend, "release"), ["replacement", "create"]]);
+    // a stale lock is broken by the first command after a killed worker
+    out.push([lockOperationSite(backend, "break"), ["resume"]]);
+  }
+  return out;
+}
+
+/**
+ * Every fault site, in journey order (replacement, its resume-only writes, create, state).
+ *
+ * @example
+ * ```ts
+ * import { faultInventory } from "./inventory.ts";
+ * console.log(faultInventory().length);
+ * ```
+ */
+export function faultInventory(): InventoryEntry[] {
+  const entries = new Map<string, { site: FaultSite; journeys: Journey[] }>();
+  const add = (site: FaultSite, journey: Journey) => {
+    const e = entries.get(site.name);
+    if (e && e.site !== site) {
+      throw new Error(`two different fault sites are named ${site.name}`);
+    }
+    if (!e) entries.set(site.name, { site, journeys: [journey] });
+    else if (!e.journeys.includes(journey)) e.journeys.push(journey);
+  };
+  const resumeOnly: FaultSite[] = [OPERATION_WRITES.interruption, OPERATION_WRITES.resume];
+  for (const s of replacementSites()) add(s, resumeOnly.includes(s) ? "resume" : "replacement");
+  for (const s of createSites()) add(s, "create");
+  for (const [s, journeys] of stateSites()) for (const j of journeys) add(s, j);
+  // every declared state site is composed (the state layer's own list is the check)
+  const missing = STATE_SITES.filter((s) => !entries.has(s.name)).map((s) => s.name);
+  if (missing.length > 0) throw new Error(`state sites not composed: ${missing.join(", ")}`);
+  return [...entries.values()].map((e) => ({ ...e, location: siteLocation(e.site) }));
+}
+
+/**
+ * The names of every site.
+ *
+ * @example
+ * ```ts
+ * import { faultSiteNames } from "./inventory.ts";
+ * console.log(faultSiteNames().has("docker.remove_old")); // true
+ * ```
+ */
+export function faultSiteNames(): Set<string> {
+  return new Set(faultInventory().map((e) => e.site.name));
+}
+
+/**
+ * The start-up check of every entry point: refuse a fault switch set without the test-only
+ * permission, or naming a site outside the inventory.
+ *
+ * @example
+ * ```ts
+ * import { guardInventorySwitch } from "./inventory.ts";
+ * guardInventorySwitch(); // throws USAGE_FAULT_SWITCH_NOT_ALLOWED / USAGE_FAULT_POINT
+ * ```
+ */
+export function guardInventorySwitch(): void {
+  guardFaultSwitch(faultSiteNames());
+}
+
+/**
+ * The inventory as `deno task probes --list` prints it: one line per site with its kind,
+ * backends, journeys and location, then the count.
+ *
+ * @example
+ * ```ts
+ * import { formatInventory } from "./inventory.ts";
+ * console.log(formatInventory());
+ * ```
+ */
+export function formatInventory(entries: InventoryEntry[] = faultInventory()): string {
+  const rows = entries.map((e) => [
+    e.site.name,
+    e.site.kind,
+    (e.site.backends ?? ["local", "postgres"]).join(","),
+    e.journeys.join(","),
+    e.location,
+    e.site.description,
+  ]);
+  const head = ["site", "kind", "backends", "journeys", "location", "what"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) =>
+    r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ");
+  return [line(head), ...rows.map(line), `${entries.length} fault sites`].join("\n");
+}

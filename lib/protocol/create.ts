@@ -1,0 +1,182 @@
+/**
+ * The create journey's table, as data, in the same shape as the replacement's
+ * ({@link "./replacement.ts"}): each row is one durable step of `apply` of a format-5 plan —
+ * what must hold before it, the one mutation or write it makes, the fault site that mutation
+ * crosses, and the codes it can give. `lib/runtime/apply.ts` performs the rows in this order
+ * (topic rows once per topic to create, runner rows once per runner) and crosses each row's site;
+ * the fault inventory lists them.
+ *
+ * @example
+ * ```ts
+ * import { CREATE_TABLE } from "./create.ts";
+ * for (const row of CREATE_TABLE) console.log(row.id, row.site?.name ?? "(read-only)");
+ * ```
+ * @module
+ */
+import { type FaultSite, faultSite } from "../fault/site.ts";
+import { MOUNTED_PLAN_WRITE } from "./replacement.ts";
+
+function site(name: string, kind: FaultSite["kind"], description: string): FaultSite {
+  return faultSite({ name, kind, description, where: import.meta.url });
+}
+
+/** The steps of the create journey. */
+export type CreateStepKind =
+  | "intent"
+  | "create_topic"
+  | "create_volume"
+  | "position_offsets"
+  | "write_mounted_plan"
+  | "create_container"
+  | "start_container"
+  | "await_ready"
+  | "commit";
+
+/** One row of the create table. */
+export interface CreateRow {
+  readonly step: CreateStepKind;
+  /** What the row does it for: the whole operation, each topic to create, or each runner. */
+  readonly per: "operation" | "topic" | "runner";
+  /** What must hold (checked on fresh reads) before the step. */
+  readonly requires: string;
+  /** The one mutation or write of the step. */
+  readonly next: string;
+  /** The fault site it crosses (null: a read-only wait). */
+  readonly site: FaultSite | null;
+  /** The codes it can give. */
+  readonly blockers: readonly string[];
+}
+
+/** The create journey, in order. */
+export const CREATE_TABLE: readonly CreateRow[] = [
+  {
+    step: "intent",
+    per: "operation",
+    requires:
+      "a current sealed plan, no pending operation, no topic to create exists, the runner image and network exist, nothing carries a new application ID",
+    next: "record the create operation's intent",
+    site: site("journal.create_intent", "journal", "record the create operation's intent"),
+    blockers: [
+      "BLOCKED_OPERATION_PENDING",
+      "BLOCKED_UNOWNED_TOPIC",
+      "BLOCKED_UNOWNED_RUNTIME",
+      "ENV_IMAGE_MISSING",
+      "ENV_NETWORK_MISSING",
+    ],
+  },
+  {
+    step: "create_topic",
+    per: "topic",
+    requires: "the intent is recorded",
+    next: "create the topic with its declared partitions",
+    site: site("kafka.create_topic", "provider", "create a topic (once per topic to create)"),
+    blockers: [],
+  },
+  {
+    step: "create_volume",
+    per: "runner",
+    requires: "the runner image and network exist",
+    next: "create the state volume with a fresh instance UUID (label and instance file)",
+    site: site("docker.create_volume", "provider", "create the state volume and its instance file"),
+    blockers: ["ENV_IMAGE_MISSING", "ENV_NETWORK_MISSING"],
+  },
+  {
+    step: "position_offsets",
+    per: "runner",
+    requires: "the input and output topics exist",
+    next: "position the consumer group at the initial-offset policy (the runner never resets)",
+    site: site(
+      "kafka.position_offsets",
+      "provider",
+      "set the new consumer group's committed offsets before the runner first starts",
+    ),
+    blockers: ["BLOCKED_TOPIC_MISSING"],
+  },
+  {
+    step: "write_mounted_plan",
+    per: "runner",
+    requires: "the cluster and topic IDs were read",
+    next: "write the content-addressed mounted plan file",
+    site: MOUNTED_PLAN_WRITE,
+    blockers: ["STATE_CORRUPT_MOUNTED_PLAN"],
+  },
+  {
+    step: "create_container",
+    per: "runner",
+    requires: "the mounted plan file is written",
+    next: "create the stopped runner container with its generation labels",
+    site: site("docker.create_runner", "provider", "create the first runner container"),
+    blockers: [],
+  },
+  {
+    step: "start_container",
+    per: "runner",
+    requires: "the container was created",
+    next: "start it",
+    site: site("docker.start_runner", "provider", "start the first runner container"),
+    blockers: [],
+  },
+  {
+    step: "await_ready",
+    per: "runner",
+    requires: "the container was started",
+    next: "wait (read-only, bounded) until it reports RUNNING for its generation and plan",
+    site: null,
+    blockers: ["BLOCKED_RUNNER_MISSING", "BLOCKED_RUNNER_EXITED", "UNKNOWN_OUTCOME_NOT_READY"],
+  },
+  {
+    step: "commit",
+    per: "operation",
+    requires: "every runner is RUNNING",
+    next: "commit ownership (serial + 1) and clear the operation",
+    site: site(
+      "state.commit_ownership",
+      "state",
+      "commit the created resources to ownership (serial + 1) and clear control",
+    ),
+    blockers: [],
+  },
+];
+
+/**
+ * The row of a step.
+ *
+ * @example
+ * ```ts
+ * import { createRow } from "./create.ts";
+ * console.log(createRow("create_volume").site?.name); // docker.create_volume
+ * ```
+ */
+export function createRow(step: CreateStepKind): CreateRow {
+  const row = CREATE_TABLE.find((r) => r.step === step);
+  if (!row) throw new Error(`the create table has no ${step} row`);
+  return row;
+}
+
+/**
+ * The site a step crosses (a step without one is a programming error).
+ *
+ * @example
+ * ```ts
+ * import { createSite } from "./create.ts";
+ * console.log(createSite("start_container").name); // docker.start_runner
+ * ```
+ */
+export function createSite(step: Exclude<CreateStepKind, "await_ready">): FaultSite {
+  const s = createRow(step).site;
+  if (!s) throw new Error(`the create table's ${step} row crosses no site`);
+  return s;
+}
+
+/**
+ * The fault sites of the create journey, in table order.
+ *
+ * @example
+ * ```ts
+ * import { createSites } from "./create.ts";
+ * console.log(createSites().length);
+ * ```
+ */
+export function createSites(): FaultSite[] {
+  return CREATE_TABLE.flatMap((r) => (r.site ? [r.site] : []));
+}

@@ -1,0 +1,94 @@
+/**
+ * What the journeys take from outside besides the project: the ports (Docker, Kafka, the state
+ * store), a clock and a UUID source. Production code uses the real adapters, the system clock
+ * and `crypto.randomUUID`; tests and the crash sweep pass fakes. Nothing in `lib/runtime` reads
+ * the time or makes an ID any other way, so a journey run on fakes is reproducible.
+ *
+ * @example
+ * ```ts
+ * import { isoNow, type RuntimeDeps } from "./deps.ts";
+ * let t = Date.parse("2026-12-01T00:00:00Z");
+ * const deps: RuntimeDeps = {
+ *   clock: { now: () => t, sleep: (ms) => Promise.resolve(void (t += ms)) },
+ *   uuids: { uuid: () => "00000000-0000-4000-8000-000000000001" },
+ * };
+ * console.log(isoNow(deps.clock!)); // 2026-12-01T00:00:00.000Z
+ * ```
+ * @module
+ */
+import type { DockerPort } from "../providers/docker/port.ts";
+import type { KafkaPort } from "../providers/kafka/port.ts";
+import type { StateStore } from "../state/store.ts";
+
+/** Milliseconds since the epoch, and a way to wait (a fake clock may advance instead). */
+export interface Clock {
+  now(): number;
+  /** Wait `ms` (default: a real timer). A fake clock advances its time and returns. */
+  sleep?(ms: number): Promise<void>;
+}
+
+/** Where operation, incident, authorization and volume-instance UUIDs come from. */
+export interface UuidSource {
+  uuid(): string;
+}
+
+/** Injectable dependencies of every journey; each absent one is the real thing. */
+export interface RuntimeDeps {
+  docker?: DockerPort;
+  kafka?: KafkaPort;
+  /** A state store to use instead of the one the manifest names (the caller closes it). */
+  store?: StateStore;
+  clock?: Clock;
+  uuids?: UuidSource;
+}
+
+/**
+ * The system clock.
+ *
+ * @example
+ * ```ts
+ * import { SYSTEM_CLOCK } from "./deps.ts";
+ * console.log(SYSTEM_CLOCK.now() > 0);
+ * ```
+ */
+export const SYSTEM_CLOCK: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+};
+
+/**
+ * Random (v4) UUIDs.
+ *
+ * @example
+ * ```ts
+ * import { RANDOM_UUIDS } from "./deps.ts";
+ * console.log(RANDOM_UUIDS.uuid().length); // 36
+ * ```
+ */
+export const RANDOM_UUIDS: UuidSource = { uuid: () => crypto.randomUUID() };
+
+/**
+ * The clock's time as an RFC 3339 string (what journals and intents record).
+ *
+ * @example
+ * ```ts
+ * import { isoNow, SYSTEM_CLOCK } from "./deps.ts";
+ * console.log(isoNow(SYSTEM_CLOCK));
+ * ```
+ */
+export function isoNow(clock: Clock): string {
+  return new Date(clock.now()).toISOString();
+}
+
+/**
+ * Wait on the clock (a real timer unless the clock has its own `sleep`).
+ *
+ * @example
+ * ```ts
+ * import { sleep, SYSTEM_CLOCK } from "./deps.ts";
+ * await sleep(SYSTEM_CLOCK, 1);
+ * ```
+ */
+export function sleep(clock: Clock, ms: number): Promise<void> {
+  return clock.sleep ? clock.sleep(ms) : new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,50 @@
+/**
+ * The host file a runner container bind-mounts as its plan: content-addressed (`<sha256>.json`
+ * under the project's `.sluice/runtime/plans/`), written atomically and read-only, never
+ * overwritten. Writing it is a persistence point, so it crosses the `runtime.mounted_plan.write`
+ * fault site (both journeys write it before creating the container that mounts it).
+ *
+ * @example
+ * ```ts
+ * import { writeMountedPlanFile } from "./mounted_plan_file.ts";
+ * import { sha256Hex } from "../artifact/canonical.ts";
+ * const bytes = new TextEncoder().encode("{}");
+ * console.log(await writeMountedPlanFile(await Deno.makeTempDir(), bytes, sha256Hex(bytes)));
+ * ```
+ * @module
+ */
+import { SluiceError } from "../errors.ts";
+import { writeFileAtomic } from "../atomic_file.ts";
+import { sha256Hex } from "../artifact/canonical.ts";
+import { atSite } from "../fault/site.ts";
+import { MOUNTED_PLAN_WRITE } from "../protocol/replacement.ts";
+
+/**
+ * Write a mounted plan file content-addressed under `dir`; an existing file must match its
+ * name (`STATE_CORRUPT_MOUNTED_PLAN` otherwise) and is not written again. Returns its path.
+ *
+ * @example
+ * ```ts
+ * import { writeMountedPlanFile } from "./mounted_plan_file.ts";
+ * // const path = await writeMountedPlanFile(plansDir, bytes, sha256);
+ * ```
+ */
+export async function writeMountedPlanFile(
+  dir: string,
+  bytes: Uint8Array,
+  sha256: string,
+): Promise<string> {
+  await Deno.mkdir(dir, { recursive: true });
+  const path = `${dir}/${sha256}.json`;
+  try {
+    const existing = await Deno.readFile(path);
+    if (sha256Hex(existing) !== sha256) {
+      throw new SluiceError("STATE_CORRUPT_MOUNTED_PLAN", `${path} does not hash to its name`);
+    }
+    return path;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  await atSite(MOUNTED_PLAN_WRITE, () => writeFileAtomic(path, bytes, 0o444));
+  return path;
+}

@@ -1,0 +1,178 @@
+/**
+ * The replacement loop: observe, {@link decide} (a lookup in the boundary table), cross the
+ * one authorized step's fault site — a journal checkpoint through the state store, or a
+ * provider action after re-verifying the lock — and observe again, until the action is recorded
+ * completed, a blocker is found, or a row's bounded wait expires. Apply and resume share it.
+ *
+ * Rules it keeps (spec, "Execution and interruption boundaries"): every checkpoint is durably
+ * recorded before the next boundary is crossed; losing the lock stops further mutations; no
+ * force-kill, ever — a timeout leaves things as they are.
+ *
+ * @example
+ * ```ts
+ * import { drive } from "./drive.ts";
+ * // const outcome = await drive(ctx, snapshot, action, candidate, { resuming: false });
+ * // outcome.kind === "completed" → finalize after re-observing the ready candidate
+ * ```
+ * @module
+ */
+import { atSite } from "../../fault/site.ts";
+import type { Checkpoint, RunnerAction } from "../../state/journal.ts";
+import type { StateSnapshot, StateStore } from "../../state/store.ts";
+import type { Stage } from "../../protocol/replacement.ts";
+import type { DockerPort } from "../../providers/docker/port.ts";
+import type { KafkaPort } from "../../providers/kafka/port.ts";
+import { type Blocker, blocker, blockerError } from "../../validation/blocker.ts";
+import type { RunnerObservation } from "../../validation/observation.ts";
+import { type Clock, sleep, SYSTEM_CLOCK } from "../deps.ts";
+import { writeMountedPlanFile } from "../mounted_plan_file.ts";
+import { observeRunner } from "../observer.ts";
+import { type CandidateExpectation, candidateSpec, candidateTarget } from "./candidate.ts";
+import { decide, stageOf, type Step } from "./decide.ts";
+
+/** Everything {@link drive} needs. */
+export interface DriveContext {
+  docker: DockerPort;
+  kafka: KafkaPort;
+  store: StateStore;
+  clock?: Clock;
+  /** Throws STATE_LOCK_LOST when the lock is no longer held (checked before each mutation). */
+  verifyLock: () => Promise<void>;
+  plansDir: string;
+  extraLabels?: Record<string, string>;
+  /** Bounds of the rows' waits (defaults: close 60 s, ready 120 s). */
+  closeTimeoutMs?: number;
+  readyTimeoutMs?: number;
+  pollMs?: number;
+  progress?: (step: string, detail: string) => void;
+  /** Called once a checkpoint's write was acknowledged by the store. */
+  acknowledged?: (checkpoint: Checkpoint) => void;
+}
+
+/** The outcome of one drive. */
+export type DriveOutcome =
+  | { kind: "completed"; snapshot: StateSnapshot; observation: RunnerObservation }
+  | { kind: "blocked"; snapshot: StateSnapshot; blockers: Blocker[]; stage: Stage }
+  | { kind: "timeout"; snapshot: StateSnapshot; reason: string; stage: Stage };
+
+/** The checkpoints of the snapshot's pending control. */
+export function checkpointsOf(s: StateSnapshot): Checkpoint[] {
+  return s.control?.opened.checkpoints ?? [];
+}
+
+type Action = Extract<Step, { kind: "term" | "remove" | "create" | "start" }>;
+
+/** The provider action of each step kind; each crosses its row's fault site. */
+async function act(ctx: DriveContext, x: CandidateExpectation, step: Action): Promise<string> {
+  const docker = ctx.docker;
+  switch (step.kind) {
+    case "term":
+      await atSite(step.row.site, () => docker.signalTerm(step.containerId));
+      return `TERM requested for ${step.containerId.slice(0, 12)}`;
+    case "remove":
+      await atSite(step.row.site, () => docker.removeContainer(step.containerId));
+      return `removed ${step.containerId.slice(0, 12)} (volume kept)`;
+    case "create": {
+      const planPath = await writeMountedPlanFile(ctx.plansDir, x.planBytes, x.planSha256);
+      const image = await docker.inspectImage(x.desiredArtifact.image);
+      if (!image) {
+        throw blockerError([
+          blocker("BLOCKED_WRONG_IMAGE", "the runner image disappeared", {
+            model: x.desiredArtifact.model,
+          }),
+        ]);
+      }
+      const spec = candidateSpec(x, planPath, image.env, ctx.extraLabels);
+      const id = await atSite(step.row.site, () => docker.createContainer(spec));
+      return `candidate ${x.name} created (${id.slice(0, 12)})`;
+    }
+    case "start":
+      await atSite(step.row.site, () => docker.startContainer(step.containerId));
+      return `candidate ${step.containerId.slice(0, 12)} started`;
+  }
+}
+
+function describeCheckpoint(c: Checkpoint): string {
+  switch (c.name) {
+    case "old_closed":
+      return `clean close recorded: exit ${c.exit_code}, offsets ${
+        c.offsets.map((o) => `${o.partition}:${o.offset}`).join(", ")
+      }`;
+    case "replacement_created":
+      return `candidate ${c.container_id.slice(0, 12)} recorded`;
+    default:
+      return `${c.name} recorded`;
+  }
+}
+
+/**
+ * Run the loop from the snapshot's durable stage until completion is recorded, a blocker is
+ * found, or a row's bounded wait expires.
+ *
+ * @example
+ * ```ts
+ * import { drive } from "./drive.ts";
+ * // const r = await drive(ctx, snap, action, candidate, { resuming: true });
+ * ```
+ */
+export async function drive(
+  ctx: DriveContext,
+  start: StateSnapshot,
+  action: RunnerAction,
+  candidate: CandidateExpectation,
+  options: { resuming: boolean },
+): Promise<DriveOutcome> {
+  const clock = ctx.clock ?? SYSTEM_CLOCK;
+  const progress = ctx.progress ?? (() => {});
+  const memory = { termRequested: false, startRequested: false };
+  const target = candidateTarget(candidate);
+  let snap = start;
+  let waitingSince: number | null = null;
+  while (true) {
+    const checkpoints = checkpointsOf(snap);
+    const stage = stageOf(checkpoints, candidate.actionIndex);
+    const obs = await observeRunner({ ...ctx, clock }, target);
+    const step = decide({
+      stage,
+      checkpoints,
+      action,
+      candidate,
+      obs,
+      memory,
+      resuming: options.resuming,
+    });
+    if (step.kind !== "wait") waitingSince = null;
+    switch (step.kind) {
+      case "complete":
+        return { kind: "completed", snapshot: snap, observation: obs };
+      case "blocked":
+        return { kind: "blocked", snapshot: snap, blockers: step.blockers, stage };
+      case "wait": {
+        waitingSince ??= clock.now();
+        const bound = step.row.wait === "close"
+          ? (ctx.closeTimeoutMs ?? 60_000)
+          : (ctx.readyTimeoutMs ?? 120_000);
+        if (clock.now() - waitingSince > bound) {
+          // no force-kill on timeout: leave everything as it is
+          return { kind: "timeout", snapshot: snap, reason: step.reason, stage };
+        }
+        await sleep(clock, ctx.pollMs ?? 100);
+        continue;
+      }
+      case "record": {
+        snap = await atSite(step.row.site, () => ctx.store.recordCheckpoint(snap, step.checkpoint));
+        ctx.acknowledged?.(step.checkpoint);
+        progress(step.checkpoint.name, describeCheckpoint(step.checkpoint));
+        continue;
+      }
+      default: {
+        await ctx.verifyLock();
+        const detail = await act(ctx, candidate, step);
+        if (step.kind === "term") memory.termRequested = true;
+        if (step.kind === "start") memory.startRequested = true;
+        progress(step.kind, detail);
+        continue;
+      }
+    }
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * `apply --plan FILE` with a reviewed format-6 plan: verify the plan against the current project,
+ * the protected state and the store; require that no operation is pending; let a fresh
+ * observation authorize the table's first row before anything is written; record the intent
+ * (a fault site); send OpenLineage START; drive the table and finalize.
+ *
+ * @example
+ * ```ts
+ * import { executeReviewed } from "./execute.ts";
+ * // const r = await executeReviewed({ dir: ".", planPath: "plan.json" });
+ * // r.committed === true → done; null → unknown: run the printed runner-status command
+ * ```
+ * @module
+ */
+import { SluiceError } from "../../errors.ts";
+import { atSite } from "../../fault/site.ts";
+import { verifyPlanCurrent } from "../../plan/plan_file.ts";
+import { OPERATION_WRITES } from "../../protocol/replacement.ts";
+import { blockerError } from "../../validation/blocker.ts";
+import { isoNow } from "../deps.ts";
+import { observeRunner } from "../observer.ts";
+import { candidateTarget } from "./candidate.ts";
+import { decide } from "./decide.ts";
+import { driveThenFinalize } from "./finalize.ts";
+import { lineageFor } from "./lineage.ts";
+import { openOperation, type ReviewedOptions } from "./operation.ts";
+import type { ReplacementResult } from "./result.ts";
+
+/**
+ * Execute a reviewed replacement (`apply --plan FILE` with a format-6 plan).
+ *
+ * @example
+ * ```ts
+ * import { executeReviewed } from "./execute.ts";
+ * // const r = await executeReviewed({ dir: "./orders", planPath: "replace.plan.json" });
+ * ```
+ */
+export async function executeReviewed(options: ReviewedOptions): Promise<ReplacementResult> {
+  await using op = await openOperation(options);
+  const { project: p, reviewed: r } = op;
+  let snap = await p.store.load();
+  verifyPlanCurrent(r.plan, {
+    project: p.store.project,
+    environment: p.store.environment,
+    sourceSha256: p.sourceSha256,
+    stateChecksum: snap.ownership?.checksum ?? null,
+    store: snap.identity,
+  });
+  if (snap.control) {
+    throw new SluiceError(
+      "BLOCKED_OPERATION_PENDING",
+      `operation ${snap.control.opened.operation_id} is pending; inspect it with 'sluice state runner-status' and continue it with 'sluice state resume'`,
+      { evidence: { operation_id: snap.control.opened.operation_id } },
+    );
+  }
+  const owned = snap.ownership?.document.runners.find((x) => x.model === r.action.model);
+  if (!snap.ownership || !owned || owned.artifact_sha256 !== r.action.prior_artifact_sha256) {
+    throw new SluiceError(
+      "BLOCKED_PROTECTED_STATE",
+      `ownership of ${r.action.model} is ${
+        owned?.artifact_sha256 ?? "absent"
+      }, not the reviewed prior ${r.action.prior_artifact_sha256}`,
+    );
+  }
+  const originalState = snap.ownership.checksum;
+  const operationId = p.uuids.uuid();
+  const candidate = op.candidate(operationId);
+  // the fresh evidence must authorize the first row before anything is written
+  const obs = await observeRunner(p, candidateTarget(candidate));
+  const first = decide({
+    stage: "intent",
+    checkpoints: [],
+    action: r.action,
+    candidate,
+    obs,
+    memory: { termRequested: false, startRequested: false },
+    resuming: false,
+  });
+  if (first.kind === "blocked") throw blockerError(first.blockers);
+  snap = await atSite(OPERATION_WRITES.intent, () =>
+    p.store.beginOperation(snap, {
+      operation_id: operationId,
+      kind: "runner_update",
+      project: p.store.project,
+      environment: p.store.environment,
+      actor: p.actor,
+      created_at: isoNow(p.clock),
+      original_state_checksum: originalState,
+      reviewed_plan_sha256: r.sha256,
+      details: { model: r.action.model, application_id: r.action.application_id },
+    }, [r.action]));
+  options.progress?.("intent", `operation ${operationId} recorded`);
+  const lineage = lineageFor(op, operationId);
+  // START only after the intent is acknowledged
+  await lineage.emit("START");
+  const result = await driveThenFinalize(op, operationId, snap, { resuming: false });
+  return await lineage.finish(result);
+}

@@ -1,0 +1,404 @@
+/**
+ * The guards of the replacement table (`lib/protocol/replacement.ts`): one small named function
+ * per "Required observation" of the spec's table. A guard reads the fresh observation (already
+ * split by `verifyReviewedRuntime` into the reviewed old runner and this operation's
+ * candidate) and answers for its row:
+ *
+ * - `skip`: the observation is not this row's situation (another row of the stage applies);
+ * - `go`: the row's step is authorized (with the container or checkpoint it concerns);
+ * - `wait`: nothing is wrong yet, but the step is not authorized yet (bounded by the row);
+ * - `blocked`: the evidence forbids any step.
+ *
+ * Rules cited from the spec where they are enforced. No guard performs I/O.
+ *
+ * @example
+ * ```ts
+ * import { GUARDS } from "./guards.ts";
+ * console.log(Object.keys(GUARDS).length);
+ * ```
+ * @module
+ */
+import type { Checkpoint, PartitionOffset, RunnerAction } from "../../state/journal.ts";
+import type { GuardName, Stage } from "../../protocol/replacement.ts";
+import { type Blocker, blocker } from "../../validation/blocker.ts";
+import type { ContainerEvidence, RunnerObservation } from "../../validation/observation.ts";
+import { checkCandidateInputs } from "../../validation/reviewed_runtime.ts";
+import { checkGeneration } from "../../validation/runner_checks.ts";
+import type { CandidateExpectation } from "./candidate.ts";
+
+/** A checkpoint without the fields `decide` adds (action index and time). */
+export type CheckpointFields = Checkpoint extends infer C
+  ? C extends Checkpoint ? Omit<C, "action_index" | "recorded_at"> : never
+  : never;
+
+/** What a guard answers for its row. */
+export type Verdict =
+  | { kind: "skip" }
+  | { kind: "go"; containerId?: string; checkpoint?: CheckpointFields }
+  | { kind: "wait"; reason: string }
+  | { kind: "blocked"; blockers: Blocker[] };
+
+/** What a guard reads. */
+export interface GuardView {
+  stage: Stage;
+  checkpoints: Checkpoint[];
+  action: RunnerAction;
+  candidate: CandidateExpectation;
+  obs: RunnerObservation;
+  /** The reviewed old runner (exact container ID), if present. */
+  old: ContainerEvidence | null;
+  /** This operation's candidate (exact generation labels), if present. */
+  cand: ContainerEvidence | null;
+  /** In-memory facts of this invocation (never trusted across processes). */
+  memory: { termRequested: boolean; startRequested: boolean };
+  /** True under an explicit `state resume`. */
+  resuming: boolean;
+}
+
+/** A guard. */
+export type Guard = (v: GuardView) => Verdict;
+
+const SKIP: Verdict = { kind: "skip" };
+const go = (extra: Omit<Extract<Verdict, { kind: "go" }>, "kind"> = {}): Verdict => ({
+  kind: "go",
+  ...extra,
+});
+const wait = (reason: string): Verdict => ({ kind: "wait", reason });
+const blocked = (blockers: Blocker[]): Verdict => ({ kind: "blocked", blockers });
+const one = (code: string, message: string, v: GuardView, evidence?: Record<string, unknown>) =>
+  blocked([blocker(code, message, { model: v.action.model, evidence })]);
+
+/** The committed vector of the observation, as the journal records it. */
+export function committedVector(obs: RunnerObservation): PartitionOffset[] {
+  return obs.kafka.ranges.map((r) => ({
+    topic: obs.target.inputTopic,
+    partition: r.partition,
+    offset: obs.kafka.committed[String(r.partition)] ?? "-1",
+  }));
+}
+
+function checkpoint<N extends Checkpoint["name"]>(
+  v: GuardView,
+  name: N,
+): Extract<Checkpoint, { name: N }> | null {
+  return v.checkpoints.find((x): x is Extract<Checkpoint, { name: N }> => x.name === name) ?? null;
+}
+
+function cleanCloseVector(v: GuardView): PartitionOffset[] {
+  const cp = checkpoint(v, "old_closed");
+  if (!cp) throw new Error("old_closed checkpoint missing at a stage after it");
+  return cp.offsets;
+}
+
+function vectorsEqual(a: PartitionOffset[], b: PartitionOffset[]): boolean {
+  const key = (x: PartitionOffset[]) =>
+    JSON.stringify(
+      [...x].sort((p, q) => p.partition - q.partition).map((p) => [p.partition, p.offset]),
+    );
+  return key(a) === key(b);
+}
+
+/**
+ * No runner runs: committed positions equal the durable clean-close vector and the group has
+ * no member ("a committed offset jump while the runner is stopped cannot come from that
+ * process and is rejected").
+ */
+function stoppedAtCleanClose(v: GuardView): Blocker[] {
+  const now = committedVector(v.obs);
+  const clean = cleanCloseVector(v);
+  if (!vectorsEqual(now, clean)) {
+    return [blocker(
+      "BLOCKED_OFFSET_JUMP_WHILE_STOPPED",
+      "committed offsets moved while no runner was running; that cannot come from the stopped runner",
+      { model: v.action.model, evidence: { cleanClose: clean, observed: now } },
+    )];
+  }
+  if (v.obs.kafka.group.members.length > 0) {
+    return [blocker(
+      "BLOCKED_GROUP_ACTIVE",
+      `consumer group ${v.obs.applicationId} has members while no runner runs`,
+      { model: v.action.model, evidence: { members: v.obs.kafka.group.members } },
+    )];
+  }
+  return [];
+}
+
+/** "Once the candidate has started, its committed positions may advance normally" — never back. */
+function atLeastCleanClose(v: GuardView): Blocker[] {
+  const now = committedVector(v.obs);
+  for (const c of cleanCloseVector(v)) {
+    const o = now.find((x) => x.partition === c.partition);
+    if (!o || BigInt(o.offset) < BigInt(c.offset)) {
+      return [blocker(
+        "BLOCKED_OFFSET_REGRESSION",
+        `committed offset of partition ${c.partition} is ${
+          o?.offset ?? "absent"
+        }, below the clean-close ${c.offset}`,
+        { model: v.action.model, evidence: { partition: c.partition, cleanClose: c.offset } },
+      )];
+    }
+  }
+  return [];
+}
+
+/** Before a clean close is recorded: the exact prior generation and no candidate yet. */
+function priorGeneration(v: GuardView, vanished: string): Verdict | ContainerEvidence {
+  if (v.cand) {
+    return one("BLOCKED_FOREIGN_GENERATION", "a candidate exists before the old runner closed", v);
+  }
+  if (!v.old) return one(vanished, oldMissingMessage(vanished, v), v);
+  const gen = checkGeneration(v.old, v.action.prior_artifact_sha256, v.action.model);
+  return gen.length > 0 ? blocked(gen) : v.old;
+}
+
+function oldMissingMessage(code: string, v: GuardView): string {
+  return code === "BLOCKED_OLD_VANISHED"
+    ? "the old runner disappeared before a clean close was recorded; its absence proves nothing"
+    : `the reviewed runner ${v.candidate.evidence.old_container_id.slice(0, 12)} is absent`;
+}
+
+/** After replacement_created: the old runner stays gone and the recorded candidate is exact. */
+function recordedCandidate(v: GuardView): Verdict | ContainerEvidence {
+  const recordedId = checkpoint(v, "replacement_created")?.container_id ?? "";
+  if (v.old) {
+    return one("BLOCKED_FOREIGN_GENERATION", "the removed old runner is present again", v);
+  }
+  if (!v.cand || v.cand.id !== recordedId) {
+    return one(
+      "BLOCKED_CANDIDATE_MISSING",
+      `the recorded candidate ${recordedId.slice(0, 12)} is absent`,
+      v,
+    );
+  }
+  const inputs = checkCandidateInputs(v.cand, v.candidate, v.action.model);
+  return inputs.length > 0 ? blocked(inputs) : v.cand;
+}
+
+function isVerdict(x: Verdict | ContainerEvidence): x is Verdict {
+  return "kind" in x;
+}
+
+/** The guard of every row of the table, by name. */
+export const GUARDS: Record<GuardName, Guard> = {
+  /** Intent only → exact prior runner, running; nothing of this operation exists yet. */
+  priorRunnerRunning(v) {
+    const old = priorGeneration(v, "BLOCKED_RUNNER_MISSING");
+    if (isVerdict(old)) return old;
+    if (!old.running) {
+      return one(
+        "BLOCKED_RUNNER_NOT_RUNNING",
+        `the reviewed runner is ${old.status} (exit ${old.exitCode})`,
+        v,
+      );
+    }
+    return go({ checkpoint: { name: "action_started" } });
+  },
+
+  /** Started → the same prior generation still runs: TERM it once, then wait (no force). */
+  oldStillRunning(v) {
+    const old = priorGeneration(v, "BLOCKED_OLD_VANISHED");
+    if (isVerdict(old)) return old;
+    if (!old.running) return SKIP;
+    return v.memory.termRequested ? wait("old runner closing") : go({ containerId: old.id });
+  },
+
+  /**
+   * Started, close observed → "fresh old-plan closed status, raw exit 0 or 143, no forced/OOM
+   * failure, inactive group, resumable monotonic offsets". The raw exit code is kept as is.
+   */
+  oldClosedCleanly(v) {
+    const old = priorGeneration(v, "BLOCKED_OLD_VANISHED");
+    if (isVerdict(old)) return old;
+    if (old.running) return SKIP;
+    const started = checkpoint(v, "action_started");
+    const out: Blocker[] = [];
+    const b = (code: string, message: string, evidence?: Record<string, unknown>) =>
+      out.push(blocker(code, message, { model: v.action.model, evidence }));
+    if (old.status !== "exited") {
+      b("BLOCKED_UNKNOWN_EXIT", `the old runner is ${old.status}, not exited`);
+    }
+    if (![0, 143].includes(old.exitCode)) {
+      b(
+        "BLOCKED_UNCLEAN_EXIT",
+        `the old runner exited with code ${old.exitCode}; only 0 or 143 is a clean close`,
+        { exitCode: old.exitCode },
+      );
+    }
+    if (old.oomKilled) {
+      b("BLOCKED_OOM", "the old runner was OOM-killed", { exitCode: old.exitCode });
+    }
+    if (started && Date.parse(old.finishedAt) < Date.parse(started.recorded_at)) {
+      b(
+        "BLOCKED_STALE_STATUS",
+        `the old runner finished at ${old.finishedAt}, before the action started at ${started.recorded_at}`,
+      );
+    }
+    const s = old.runnerStatus;
+    if (s && s.state !== "CLOSED") {
+      b(
+        "BLOCKED_UNCLEAN_EXIT",
+        `the runner's status file says ${String(s.state)} (${String(s.reason ?? "")}), not CLOSED`,
+        { status: s },
+      );
+    }
+    if (out.length > 0) return blocked(out);
+    const g = v.obs.kafka.group;
+    if (g.members.length > 0 || !["Empty", "Dead"].includes(g.state)) {
+      return wait(`group ${g.state} with ${g.members.length} members`);
+    }
+    return go({
+      checkpoint: { name: "old_closed", offsets: committedVector(v.obs), exit_code: old.exitCode },
+    });
+  },
+
+  /** old_closed → the same stopped old container, with the recorded exit: remove it exactly. */
+  oldStoppedAsClosed(v) {
+    const p = stoppedAtCleanClose(v);
+    if (p.length > 0) return blocked(p);
+    if (v.cand) {
+      return one(
+        "BLOCKED_FOREIGN_GENERATION",
+        "a candidate exists before the old runner was removed",
+        v,
+      );
+    }
+    const old = v.old;
+    if (!old) return SKIP;
+    if (old.running || old.status !== "exited") {
+      return one(
+        "BLOCKED_OLD_RESTARTED",
+        `the old runner is ${old.status} after its clean close was recorded`,
+        v,
+      );
+    }
+    const cp = checkpoint(v, "old_closed");
+    if (cp && cp.exit_code !== old.exitCode) {
+      return one(
+        "BLOCKED_STALE_STATUS",
+        `the old runner's exit code is now ${old.exitCode}, not the recorded ${cp.exit_code}`,
+        v,
+      );
+    }
+    return go({ containerId: old.id });
+  },
+
+  /** Old absent after old_closed → "a lost remove response can be resolved by exact absence". */
+  oldAbsent(v) {
+    const p = stoppedAtCleanClose(v);
+    if (p.length > 0) return blocked(p);
+    if (v.cand) {
+      return one(
+        "BLOCKED_FOREIGN_GENERATION",
+        "a candidate exists before the old runner was removed",
+        v,
+      );
+    }
+    if (v.old) return SKIP;
+    return go({ checkpoint: { name: "old_removed" } });
+  },
+
+  /** old_removed → old and candidate absent, volume and progress retained: create one. */
+  noCandidateYet(v) {
+    const p = stoppedAtCleanClose(v);
+    if (p.length > 0) return blocked(p);
+    if (v.old) {
+      return one("BLOCKED_FOREIGN_GENERATION", "the removed old runner is present again", v);
+    }
+    return v.cand ? SKIP : go();
+  },
+
+  /**
+   * Candidate present → a lost create response is resolved only by this operation's exact,
+   * never-started candidate with the desired mounted inputs.
+   */
+  candidatePresentNeverStarted(v) {
+    const p = stoppedAtCleanClose(v);
+    if (p.length > 0) return blocked(p);
+    if (v.old) {
+      return one("BLOCKED_FOREIGN_GENERATION", "the removed old runner is present again", v);
+    }
+    const cand = v.cand;
+    if (!cand) return SKIP;
+    const inputs = checkCandidateInputs(cand, v.candidate, v.action.model);
+    if (inputs.length > 0) return blocked(inputs);
+    if (cand.everStarted) {
+      return one(
+        "BLOCKED_CANDIDATE_STARTED_EARLY",
+        "the candidate was started before replacement_created was recorded",
+        v,
+      );
+    }
+    return go({ checkpoint: { name: "replacement_created", container_id: cand.id } });
+  },
+
+  /**
+   * replacement_created → the exact stopped candidate, positions still at the clean close:
+   * start it once, without any offset initialization.
+   */
+  recordedCandidateStopped(v) {
+    const cand = recordedCandidate(v);
+    if (isVerdict(cand)) return cand;
+    if (cand.everStarted) return SKIP;
+    const p = stoppedAtCleanClose(v);
+    if (p.length > 0) return blocked(p);
+    return v.memory.startRequested ? wait("candidate starting") : go({ containerId: cand.id });
+  },
+
+  /** Candidate ready → fresh desired-plan RUNNING status, one member, monotonic progress. */
+  candidateReady(v) {
+    const cand = recordedCandidate(v);
+    if (isVerdict(cand)) return cand;
+    if (!cand.everStarted || !cand.running) return SKIP;
+    const p = atLeastCleanClose(v);
+    if (p.length > 0) return blocked(p);
+    const s = cand.runnerStatus;
+    const ready = s?.state === "RUNNING" && s.generation === v.candidate.generation &&
+      s.plan_sha256 === v.candidate.planSha256 && v.obs.kafka.group.members.length === 1;
+    if (!ready) return wait("candidate not yet RUNNING with one group member");
+    return go({ checkpoint: { name: "action_completed", outcome: "success", detail: null } });
+  },
+
+  /**
+   * Candidate started, then closed → "can restart only during explicit resume, with fresh
+   * clean-close evidence and retained valid progress. It never receives fresh initial positions."
+   */
+  closedCandidateUnderResume(v) {
+    const cand = recordedCandidate(v);
+    if (isVerdict(cand)) return cand;
+    if (!cand.everStarted || cand.running) return SKIP;
+    const p = atLeastCleanClose(v);
+    if (p.length > 0) return blocked(p);
+    if (![0, 143].includes(cand.exitCode) || cand.oomKilled) {
+      return one(
+        "BLOCKED_CANDIDATE_FAILED",
+        `the candidate exited with code ${cand.exitCode}${cand.oomKilled ? " (OOM-killed)" : ""}`,
+        v,
+        { exitCode: cand.exitCode, oomKilled: cand.oomKilled },
+      );
+    }
+    if (!v.resuming) {
+      return one(
+        "BLOCKED_CANDIDATE_CLOSED",
+        "the candidate started and closed; only an explicit 'state resume' may restart it",
+        v,
+      );
+    }
+    if (v.obs.kafka.group.members.length > 0) {
+      return wait("group still active after the candidate closed");
+    }
+    return v.memory.startRequested ? wait("candidate restarting") : go({ containerId: cand.id });
+  },
+
+  /** Action completed → success hands over to finalization; a recorded failure is terminal. */
+  completedWithSuccess(v) {
+    const cp = checkpoint(v, "action_completed");
+    if (cp && cp.outcome !== "success") {
+      return one(
+        "BLOCKED_ACTION_FAILED",
+        `the action is recorded completed with failure: ${cp.detail ?? ""}`,
+        v,
+      );
+    }
+    return go();
+  },
+};

@@ -1,0 +1,226 @@
+/**
+ * The one helper every reviewed-replacement journey (execute, runner-status, resume) opens its
+ * work with: it opens the project (ports, clock, UUID source, state store), checks the
+ * environment confirmation where policy demands it, reads and verifies the original format-6
+ * plan file against the freshly compiled project, breaks a named stale lock when asked, and
+ * takes the deployment lock. Disposing it releases the lock (a release error after a verified
+ * result never changes that result) and closes what it opened:
+ *
+ * ```ts
+ * await using op = await openOperation(options);
+ * ```
+ *
+ * @example
+ * ```ts
+ * import { openOperation } from "./operation.ts";
+ * async function show(planPath: string) {
+ *   await using op = await openOperation({ dir: ".", planPath });
+ *   console.log(op.reviewed.action.model);
+ * }
+ * ```
+ * @module
+ */
+import { SluiceError } from "../../errors.ts";
+import { canonicalJson } from "../../artifact/canonical.ts";
+import type { Plan } from "../../plan/plan.ts";
+import { typedActionSha256 } from "../../plan/plan.ts";
+import { readPlanFile } from "../../plan/plan_file.ts";
+import type { OpenedControl, RunnerAction } from "../../state/journal.ts";
+import type { StateSnapshot } from "../../state/store.ts";
+import { openProject } from "../session.ts";
+import type { OpenedProject, ProjectOptions } from "../session.ts";
+import { type CandidateExpectation, expectCandidate } from "./candidate.ts";
+
+/** Options shared by the reviewed-replacement journeys. */
+export interface ReviewedOptions extends ProjectOptions {
+  /** The original format-6 plan file. */
+  planPath: string;
+  closeTimeoutMs?: number;
+  readyTimeoutMs?: number;
+  /** OpenLineage target: an http(s) URL (POST) or a file (JSON lines). Delivery never decides commit. */
+  openlineage?: string;
+  /** Remove a stale local lock left by a dead process first (explicit; never silent). */
+  breakStaleLock?: string;
+}
+
+/** Options of the journeys that name an existing operation (runner-status, resume). */
+export interface OperationOptions extends ReviewedOptions {
+  operationId: string;
+  /** The environment name, repeated, where the environment policy demands it. */
+  confirmEnv?: string;
+}
+
+/** The reviewed plan: its bytes' sha256, its typed action and the action's fingerprint. */
+export interface Reviewed {
+  plan: Plan;
+  sha256: string;
+  action: RunnerAction;
+  fingerprint: string;
+}
+
+/** An opened, locked reviewed operation. Dispose it to release the lock and close. */
+export interface ReviewedOperation extends AsyncDisposable {
+  project: OpenedProject;
+  reviewed: Reviewed;
+  options: ReviewedOptions;
+  /** The candidate expectation of the operation `operationId` (action 0). */
+  candidate(operationId: string): CandidateExpectation;
+  /** Exact commands to inspect and resume the operation `operationId`. */
+  commands(operationId: string): { status: string; resume: string };
+}
+
+/**
+ * Open, verify and lock (see the module documentation).
+ *
+ * @example
+ * ```ts
+ * import { openOperation } from "./operation.ts";
+ * // await using op = await openOperation(options, { confirmEnv: options.confirmEnv });
+ * ```
+ */
+export async function openOperation(
+  options: ReviewedOptions,
+  policy: { confirmEnv?: string | null } = {},
+): Promise<ReviewedOperation> {
+  const p = await openProject(options);
+  let reviewed: Reviewed;
+  try {
+    if (policy.confirmEnv !== undefined) requireConfirmedEnv(p, policy.confirmEnv);
+    reviewed = await loadReviewed(p, options.planPath);
+    if (options.breakStaleLock) await p.store.breakStaleLock(options.breakStaleLock);
+    await p.store.acquireLock({ actor: p.actor });
+  } catch (error) {
+    await p.close();
+    throw error;
+  }
+  return {
+    project: p,
+    reviewed,
+    options,
+    candidate: (operationId) =>
+      expectCandidate(
+        reviewed.action,
+        operationId,
+        0,
+        reviewed.fingerprint,
+        p.project.manifest.kafka.bootstrapInternal,
+      ),
+    commands: (operationId) => commandsFor(options, operationId),
+    async [Symbol.asyncDispose]() {
+      try {
+        await p.store.releaseLock();
+      } catch {
+        // a lock-release error after a verified result keeps committed: true (spec); the lock
+        // itself is diagnosed by the next command
+      } finally {
+        await p.close();
+      }
+    },
+  };
+}
+
+/** Resuming where environments are declared requires `--confirm-env <the environment>`. */
+function requireConfirmedEnv(p: OpenedProject, confirmEnv: string | null): void {
+  const m = p.project.manifest;
+  if (m.environments.length > 0 && confirmEnv !== m.environment) {
+    throw new SluiceError(
+      "BLOCKED_CONFIRM_ENV",
+      `resuming in environment ${m.environment} requires --confirm-env ${m.environment}`,
+    );
+  }
+}
+
+/** Read the plan file, require format 6 and verify its typed action against the current project. */
+async function loadReviewed(p: OpenedProject, planPath: string): Promise<Reviewed> {
+  const { plan, sha256 } = await readPlanFile(planPath);
+  if (plan.format !== 6 || !plan.typed_action) {
+    throw new SluiceError(
+      "PLAN_NOT_REVIEWED",
+      `${planPath} is a format-${plan.format} plan; a predicate replacement needs the reviewed format-6 plan from 'sluice plan --out'`,
+    );
+  }
+  const action = plan.typed_action.action;
+  if (action.type !== "replace_runner_predicate") {
+    throw new SluiceError(
+      "PLAN_INVALID",
+      `${planPath}: unknown typed action ${String(action.type)}`,
+    );
+  }
+  // the desired action must match the actual compiled artifact of the current project
+  const compiled = p.compiled.artifacts.find((a) => a.model === action.model);
+  if (!compiled || compiled.sha256 !== action.desired_artifact_sha256) {
+    throw new SluiceError(
+      "PLAN_STALE_SOURCE",
+      `the current project compiles model ${action.model} to ${
+        compiled?.sha256 ?? "nothing"
+      }, not the reviewed ${action.desired_artifact_sha256}`,
+      { evidence: { reviewed: action.desired_artifact_sha256, current: compiled?.sha256 ?? null } },
+    );
+  }
+  if (canonicalJson(action.evidence.desired_artifact) !== compiled.canonical) {
+    throw new SluiceError(
+      "PLAN_TAMPERED",
+      "the typed action's desired artifact is not the compiled artifact",
+    );
+  }
+  return { plan, sha256, action, fingerprint: typedActionSha256(action) };
+}
+
+/** Exact commands to inspect and resume an operation. */
+function commandsFor(o: ReviewedOptions, operationId: string) {
+  const env = o.environment ? ` --env ${o.environment}` : "";
+  const confirm = o.environment ? ` --confirm-env ${o.environment}` : "";
+  const project = o.dir ? ` --project ${o.dir}` : "";
+  return {
+    status:
+      `sluice state runner-status${project}${env} --plan ${o.planPath} --operation-id ${operationId}`,
+    resume:
+      `sluice state resume${project}${env}${confirm} --plan ${o.planPath} --operation-id ${operationId}`,
+  };
+}
+
+/**
+ * The pending control of `operationId` in a snapshot, or null.
+ *
+ * @example
+ * ```ts
+ * import { controlOf } from "./operation.ts";
+ * // const c = controlOf(await store.load(), operationId);
+ * ```
+ */
+export function controlOf(s: StateSnapshot, operationId: string): OpenedControl | null {
+  const c = s.control?.opened;
+  return c && c.operation_id === operationId ? c : null;
+}
+
+/**
+ * The recorded operation is this plan's: a runner update started from these plan bytes with
+ * this exact typed action (`BLOCKED_NOT_A_REPLACEMENT`, `BLOCKED_PLAN_MISMATCH`).
+ *
+ * @example
+ * ```ts
+ * import { verifyOperationMatches } from "./operation.ts";
+ * // verifyOperationMatches(control, op.reviewed, operationId);
+ * ```
+ */
+export function verifyOperationMatches(c: OpenedControl, r: Reviewed, operationId: string): void {
+  if (c.kind !== "runner_update") {
+    throw new SluiceError(
+      "BLOCKED_NOT_A_REPLACEMENT",
+      `operation ${operationId} is a ${c.kind}, not a runner update`,
+    );
+  }
+  if (c.intent.reviewed_plan_sha256 !== r.sha256) {
+    throw new SluiceError(
+      "BLOCKED_PLAN_MISMATCH",
+      `operation ${operationId} was started from plan ${c.intent.reviewed_plan_sha256}, not ${r.sha256}`,
+    );
+  }
+  const recorded = c.actions[0];
+  if (!recorded || typedActionSha256(recorded) !== r.fingerprint) {
+    throw new SluiceError(
+      "BLOCKED_PLAN_MISMATCH",
+      `operation ${operationId} records another typed action than the plan`,
+    );
+  }
+}

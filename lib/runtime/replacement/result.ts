@@ -1,0 +1,96 @@
+/**
+ * What the reviewed-replacement journeys return: {@link ReplacementResult} for execute and
+ * resume (committed true / null = unknown / false), {@link RunnerStatusReport} for the read-only
+ * diagnosis.
+ *
+ * @example
+ * ```ts
+ * import type { ReplacementResult } from "./result.ts";
+ * const done = (r: ReplacementResult) => r.committed === true;
+ * ```
+ * @module
+ */
+import type { Checkpoint } from "../../state/journal.ts";
+import type { CompletionReceipt } from "../../state/history.ts";
+import type { Stage } from "../../protocol/replacement.ts";
+import type { Blocker } from "../../validation/blocker.ts";
+import type { RunnerObservation } from "../../validation/observation.ts";
+import type { Step } from "./decide.ts";
+
+/** The result of executing or resuming a reviewed replacement. */
+export interface ReplacementResult {
+  operation_id: string;
+  /** true: verified and committed; null: outcome unknown (a response was lost); false: not committed. */
+  committed: boolean | null;
+  outcome: "completed" | "blocked" | "timeout" | "unknown";
+  /** The last durable (acknowledged) boundary. */
+  last_boundary: Stage | "finalized";
+  blockers: Blocker[];
+  reason: string | null;
+  serial: number | null;
+  receipt: CompletionReceipt | null;
+  /** Exact commands to inspect and resume this operation. */
+  commands: { status: string; resume: string };
+  /** OpenLineage delivery warnings (never a reason to change `committed`). */
+  lineage_warnings: string[];
+}
+
+/** A read-only status report. */
+export interface RunnerStatusReport {
+  operation_id: string;
+  /** pending (in progress or interrupted), completed (receipt verified), absent. */
+  state: "in_progress" | "interrupted" | "completed" | "absent";
+  last_boundary: Stage | "finalized" | null;
+  checkpoints: Checkpoint[];
+  /**
+   * The next step the fresh evidence would authorize (it is not authorized by this report), and
+   * the boundary-table row that says so.
+   */
+  next: { step: Step["kind"]; detail: string; row: string | null; table_row: string | null };
+  blockers: Blocker[];
+  incidents: number;
+  resumes: number;
+  observation: RunnerObservation | null;
+  commands: { status: string; resume: string };
+}
+
+/** The fields every result of one operation shares. */
+export interface ResultBase {
+  operation_id: string;
+  commands: { status: string; resume: string };
+}
+
+/**
+ * A result that did not commit: blocked, timed out, or unknown (`committed: null`).
+ *
+ * @example
+ * ```ts
+ * import { notCommitted } from "./result.ts";
+ * const r = notCommitted({ operation_id: "x", commands: { status: "", resume: "" } }, {
+ *   committed: null, outcome: "unknown", last_boundary: "old_closed", reason: "lost",
+ * });
+ * console.log(r.committed);
+ * ```
+ */
+export function notCommitted(
+  base: ResultBase,
+  r: {
+    committed: false | null;
+    outcome: "blocked" | "timeout" | "unknown";
+    last_boundary: Stage | "finalized";
+    blockers?: Blocker[];
+    reason?: string | null;
+  },
+): ReplacementResult {
+  return {
+    ...base,
+    committed: r.committed,
+    outcome: r.outcome,
+    last_boundary: r.last_boundary,
+    blockers: r.blockers ?? [],
+    reason: r.reason ?? null,
+    serial: null,
+    receipt: null,
+    lineage_warnings: [],
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * `state runner-status --plan FILE --operation-id UUID`: under the operation lock, validate
+ * storage and audit, observe read-only, and report the next proven boundary — the step the
+ * boundary table's row would authorize, and that row as the spec words it. It grants nothing.
+ *
+ * @example
+ * ```ts
+ * import { runnerStatus } from "./runner_status.ts";
+ * // const report = await runnerStatus({ dir: ".", planPath: "plan.json", operationId });
+ * // console.log(report.next.step, report.next.table_row);
+ * ```
+ * @module
+ */
+import { observeRunner } from "../observer.ts";
+import { candidateTarget } from "./candidate.ts";
+import { decide, describeRow, describeStep, stageOf } from "./decide.ts";
+import { checkpointsOf } from "./drive.ts";
+import {
+  controlOf,
+  openOperation,
+  type OperationOptions,
+  verifyOperationMatches,
+} from "./operation.ts";
+import type { RunnerStatusReport } from "./result.ts";
+
+/**
+ * Read-only diagnosis of an operation: the next proven boundary, without resume authority.
+ *
+ * @example
+ * ```ts
+ * import { runnerStatus } from "./runner_status.ts";
+ * // (await runnerStatus(options)).state → "in_progress" | "interrupted" | "completed" | "absent"
+ * ```
+ */
+export async function runnerStatus(options: OperationOptions): Promise<RunnerStatusReport> {
+  await using op = await openOperation(options);
+  const { project: p, reviewed: r } = op;
+  const snap = await p.store.load(); // verifies storage and audit
+  const commands = op.commands(options.operationId);
+  const c = controlOf(snap, options.operationId);
+  const candidate = op.candidate(options.operationId);
+  const obs = await observeRunner(p, candidateTarget(candidate));
+  if (!c) {
+    const receipt = await p.store.completedReceipt(options.operationId);
+    return {
+      operation_id: options.operationId,
+      state: receipt ? "completed" : "absent",
+      last_boundary: receipt ? "finalized" : null,
+      checkpoints: [],
+      next: {
+        step: "complete",
+        detail: receipt ? "completed; nothing to do" : "no such operation",
+        row: null,
+        table_row: null,
+      },
+      blockers: [],
+      incidents: 0,
+      resumes: 0,
+      observation: obs,
+      commands,
+    };
+  }
+  verifyOperationMatches(c, r, options.operationId);
+  const checkpoints = checkpointsOf(snap);
+  const stage = stageOf(checkpoints, candidate.actionIndex);
+  const step = decide({
+    stage,
+    checkpoints,
+    action: r.action,
+    candidate,
+    obs,
+    memory: { termRequested: false, startRequested: false },
+    resuming: true,
+  });
+  return {
+    operation_id: options.operationId,
+    state: c.status,
+    last_boundary: stage,
+    checkpoints,
+    next: {
+      step: step.kind,
+      detail: describeStep(step),
+      row: step.row?.id ?? null,
+      table_row: step.row ? describeRow(step.row) : null,
+    },
+    blockers: step.kind === "blocked" ? step.blockers : [],
+    incidents: c.incidents.length,
+    resumes: c.resume_history.length,
+    observation: obs,
+    commands,
+  };
+}
