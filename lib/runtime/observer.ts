@@ -23,6 +23,7 @@
  * @module
  */
 import { sha256Hex } from "../artifact/canonical.ts";
+import { envFingerprint } from "../artifact/redact.ts";
 import type { ContainerInfo, DockerPort } from "../providers/docker/port.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import { LABEL, RUNNER_ENV, RUNNER_EXECUTION, RUNNER_PATHS, volumeName } from "./labels.ts";
@@ -83,7 +84,10 @@ export interface ContainerEvidence {
     /** The mounted bytes as text (they hold no secret: the artifact has none). */
     text: string | null;
   };
-  /** Environment against the pinned image's environment plus sluice's own variables. */
+  /**
+   * Environment against the pinned image's environment plus sluice's own variables. Entries are
+   * `KEY=hmac:…` (values compared as keyed hashes; no value ever leaves the observer).
+   */
   environment: { ok: boolean; unexpected: string[]; missing: string[] };
   /** Fixed execution options: image, network, mounts, restart policy, memory, entrypoint. */
   execution: { ok: boolean; problems: string[] };
@@ -127,7 +131,10 @@ export interface RunnerObservation {
   target: RunnerTarget;
   observedAt: string;
   daemonId: string;
-  /** The image's own ID and environment as the daemon reports it; null if the image is absent. */
+  /**
+   * The image's own ID and environment as the daemon reports it, each value as a keyed hash
+   * (`KEY=hmac:…`); null if the image is absent.
+   */
   image: { id: string; env: string[] } | null;
   networkId: string | null;
   containers: ContainerEvidence[];
@@ -173,7 +180,9 @@ export async function observeRunners(
     if (!images.has(target.image)) {
       images.set(
         target.image,
-        docker.inspectImage(target.image).then((i) => (i ? { id: i.id, env: i.env } : null)),
+        docker.inspectImage(target.image).then((i) =>
+          i ? { id: i.id, env: i.env.map(envFingerprint) } : null
+        ),
       );
     }
     if (!networks.has(target.network)) {
@@ -259,13 +268,17 @@ async function containerEvidence(
     }
   }
 
-  // The environment is the image's plus exactly sluice's two variables, nothing else.
+  // The environment is the image's plus exactly sluice's two variables, nothing else. Values
+  // are compared as keyed hashes (the image's already are) so none is kept or shown.
   const expectedEnv = [...(image?.env ?? [])];
-  if (planLabel !== null) expectedEnv.push(`${RUNNER_ENV.planSha256}=${planLabel}`);
+  if (planLabel !== null) expectedEnv.push(envFingerprint(`${RUNNER_ENV.planSha256}=${planLabel}`));
   const generation = label(LABEL.generation);
-  if (generation !== null) expectedEnv.push(`${RUNNER_ENV.generation}=${generation}`);
-  const unexpected = c.env.filter((e) => !expectedEnv.includes(e));
-  const missing = expectedEnv.filter((e) => !c.env.includes(e));
+  if (generation !== null) {
+    expectedEnv.push(envFingerprint(`${RUNNER_ENV.generation}=${generation}`));
+  }
+  const actualEnv = c.env.map(envFingerprint);
+  const unexpected = actualEnv.filter((e) => !expectedEnv.includes(e));
+  const missing = expectedEnv.filter((e) => !actualEnv.includes(e));
 
   const problems: string[] = [];
   if (c.imageId !== target.image) {
