@@ -32,6 +32,7 @@ import { applyPlan, targetOf } from "./apply.ts";
 import type { ApplyResult } from "./apply.ts";
 import { observeRunners } from "./observer.ts";
 import type { ProjectObservation } from "./observer.ts";
+import { observeConsumers } from "../review/consumers.ts";
 
 /** Where the project is and which environment to use. */
 export interface ProjectOptions {
@@ -130,6 +131,8 @@ export async function observe(options: ProjectOptions = {}): Promise<ProjectObse
 export interface PlanOptions extends ProjectOptions {
   /** Plan from state alone, without contacting Docker or Kafka. */
   offline?: boolean;
+  /** Plan only these models (`plan --select`): creates and no-ops, never a replacement. */
+  select?: string[] | null;
 }
 
 /** A computed plan with its sealed bytes (ready to write with `writePlanFile`). */
@@ -145,18 +148,25 @@ export interface PlanResult {
 export async function plan(options: PlanOptions = {}): Promise<PlanResult> {
   const p = await openProject(options);
   try {
-    return await planOpened(p, options.offline ?? false);
+    return await planOpened(p, options.offline ?? false, options.select ?? null);
   } finally {
     await p.close();
   }
 }
 
 /** Compute a plan for an already opened project. */
-export async function planOpened(p: OpenedProject, offline: boolean): Promise<PlanResult> {
+export async function planOpened(
+  p: OpenedProject,
+  offline: boolean,
+  select: string[] | null = null,
+): Promise<PlanResult> {
   const snap = await p.store.load();
   let observation: ProjectObservation | null = null;
   let topics: Map<string, { id: string; partitions: number }> | null = null;
+  // the plan's impact section: live groups on the output topics (read-only)
+  let live: Awaited<ReturnType<typeof observeConsumers>> = { consumers: null };
   if (!offline) {
+    live = await observeConsumers(p.kafka, p.project.models.map((m) => m.decl.outputTopic));
     observation = await observeRunners(p, p.compiled.artifacts.map((a) => targetOf(a.artifact)));
     const names = [
       ...p.project.manifest.sources.map((s) => s.topic),
@@ -177,6 +187,9 @@ export async function planOpened(p: OpenedProject, offline: boolean): Promise<Pl
     topics,
     now: new Date().toISOString(),
     sourceSha256: p.sourceSha256,
+    select,
+    consumers: live.consumers,
+    consumersUnobserved: live.unobserved,
   });
   const { bytes, sha256 } = sealPlan(computed);
   return { plan: computed, bytes, sha256, observation };
