@@ -28,7 +28,7 @@ import { compareProjects } from "./compare.ts";
 import type { RevisionProject } from "./compare.ts";
 import { PREVIEW_DEFAULTS, previewSummary, previewTargets, sampleModel } from "./preview.ts";
 import type { PreviewLimits, PreviewModel } from "./preview.ts";
-import { reviewOfPlan } from "./review.ts";
+import { reviewOfPlan, safe, summarize } from "./review.ts";
 import type { Review } from "./review.ts";
 
 /** Options of {@link planReview}. */
@@ -90,14 +90,35 @@ export async function planReview(options: PlanReviewOptions = {}): Promise<PlanR
       previews,
     });
     if (options.base !== undefined) {
+      // the Git comparison says what changes between the revisions; the offline plan says what
+      // applying now would do: its blockers are kept, each naming its model
       const compared = await compareWithBase(options, p.project);
+      const inGit = new Set(compared.changes.map((c) => c.model));
+      const changes = [...compared.changes, ...review.changes.filter((c) => !inGit.has(c.model))];
       review = {
         ...compared,
         plan: review.plan,
+        summary: summarize(
+          changes,
+          compared.summary.unchanged.filter((m) => !changes.some((c) => c.model === m)),
+        ),
+        changes,
         topics: review.topics,
-        blockers: review.blockers,
-        notes: [...compared.notes, ...review.notes.filter((n) => !compared.notes.includes(n))],
+        blockers: plan.blockers.map((b) => ({
+          code: b.code,
+          message: b.model ? `${b.model}: ${b.message}` : b.message,
+        })),
+        notes: [
+          ...compared.notes,
+          ...review.notes.filter((n) => !compared.notes.includes(n)),
+          ...review.changes.filter((c) => inGit.has(c.model)).map((c) =>
+            `From deployment state, this plan's action for ${c.model} is: ${
+              c.kind === "create" ? "create the runner" : c.kind.replace("_", " ")
+            }${c.why.length > 0 ? ` (${c.why.map((w) => w.code).join(", ")})` : ""}.`
+          ),
+        ],
       };
+      review = safe(review);
     }
     return { plan, bytes, sha256, observation: computed.observation, review, previews };
   } finally {
