@@ -200,8 +200,9 @@ const CONTROL_ABORT = 0;
 /**
  * Fetch `[from, to)` of each slice from the partition leader with read_committed isolation,
  * dropping control markers and the records of aborted transactions (the broker sends the
- * aborted list; the reader must apply it), until every slice is read, the last stable offset is
- * reached, or a limit stops it.
+ * aborted list; the reader must apply it: `Consumer.fetch` of @platformatic/kafka 2.12 already
+ * drops aborted batches, and the check here keeps that guarantee should the client change),
+ * until every slice is read, the last stable offset is reached, or a limit stops it.
  */
 async function readCommitted(
   consumer: Consumer,
