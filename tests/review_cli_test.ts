@@ -36,7 +36,7 @@ Deno.test("sluice diff --base HEAD~1 in the quickstart's directory shows both fi
     assertExit(text, 0);
     assert.match(
       text.stdout,
-      /~ eligible_orders \(sluice-orders-eligible_orders\): replace predicate/,
+      /~ replace predicate of sluice-orders-eligible_orders \(model eligible_orders\)/,
     );
     assert.match(
       text.stdout,

@@ -14,19 +14,20 @@ import type { ModelImpact } from "../plan/impact.ts";
 import type { PreviewModel } from "./preview.ts";
 import type { ModelReview, PredicateSide, Review } from "./review.ts";
 
-const MARK: Record<ModelReview["kind"], string> = {
-  replace_predicate: "~",
-  create: "+",
-  blocked: "!",
-  remove: "-",
-};
-
-const KIND: Record<ModelReview["kind"], string> = {
-  replace_predicate: "replace predicate",
-  create: "create runner",
-  blocked: "blocked",
-  remove: "removed",
-};
+/** The headline of a model's change (the plan's action line, as before the review existed). */
+function headline(c: ModelReview): string {
+  const id = c.application_id || "no application ID";
+  switch (c.kind) {
+    case "replace_predicate":
+      return `~ replace predicate of ${id} (model ${c.model})`;
+    case "create":
+      return `+ create runner ${id} (model ${c.model})`;
+    case "blocked":
+      return `! blocked: model ${c.model} (${id})`;
+    case "remove":
+      return `- remove model ${c.model} (${id}): blocked`;
+  }
+}
 
 /**
  * Render a review as text.
@@ -63,7 +64,7 @@ export function renderReviewText(review: Review): string {
     );
   }
   for (const t of review.topics) {
-    lines.push(`  + create topic ${t.topic} (${t.partitions} partitions, ${t.role})`);
+    lines.push(`  + create topic ${t.topic} (${t.partitions} partitions)`);
   }
   for (const c of review.changes) lines.push(...renderModel(c));
   for (const b of review.blockers) lines.push(`  ! [${b.code}] ${b.message}`);
@@ -82,9 +83,9 @@ export function renderReviewText(review: Review): string {
 function renderModel(c: ModelReview): string[] {
   const out: string[] = [];
   out.push(
-    `  ${MARK[c.kind]} ${c.model} (${c.application_id || "no application ID"}): ${KIND[c.kind]}${
-      c.reviewable ? "" : " — not reviewable"
-    }${c.changed.length > 0 ? `; changed: ${c.changed.join(", ")}` : ""}`,
+    `  ${headline(c)}${c.reviewable ? "" : " — not reviewable"}${
+      c.changed.length > 0 ? `; changed: ${c.changed.join(", ")}` : ""
+    }`,
   );
   for (const w of c.why) out.push(`      ! [${w.code}] ${w.message}`);
   if (c.predicate) {
@@ -149,6 +150,7 @@ function renderImpact(m: ModelImpact): string[] {
   }
   for (const name of m.downstream_models) out.push(`        model ${name} reads this output`);
   if (m.live.observed) {
+    if (m.live.groups.length === 0) out.push("        live groups: none hold committed offsets");
     for (const g of m.live.groups) {
       out.push(
         `        live group ${g.group_id}: ${g.state}, ${g.members ?? "?"} member(s), committed ${

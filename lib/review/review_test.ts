@@ -128,7 +128,7 @@ Deno.test("review of a replacement: old and new WHERE as canonical SQL, source l
   const text = renderReviewText(review);
   for (
     const expected of [
-      "~ eligible_orders (sluice-orders-eligible_orders): replace predicate",
+      "~ replace predicate of sluice-orders-eligible_orders (model eligible_orders)",
       "- WHERE amount >= 100 AND paid = TRUE    (the running artifact)",
       "+ WHERE amount >= 200 AND paid = TRUE    (models/eligible_orders.sql:4)",
       "fraud_app declared, reads order_id STRING, amount BIGINT",
@@ -169,7 +169,10 @@ Deno.test("review of a create plan: topics, new runner, declared consumers; no-o
   assert.equal(review.changes[0].kind, "create");
   assert.equal(review.changes[0].predicate!.new!.sql, "amount >= 100 AND paid = TRUE");
   assert.equal(review.changes[0].impact!.declared[0].external, "fraud_app");
-  assert.match(renderReviewText(review), /\+ create topic raw_orders \(3 partitions, source\)/);
+  assert.match(
+    renderReviewText(review),
+    /\+ create topic raw_orders \(3 partitions\)\n  \+ create topic eligible_orders \(3 partitions\)\n  \+ create runner sluice-orders-eligible_orders \(model eligible_orders\)/,
+  );
 
   const noop = reviewOfPlan({
     project,
