@@ -171,7 +171,7 @@ Deno.test("review of a create plan: topics, new runner, declared consumers; no-o
   assert.equal(review.changes[0].impact!.declared[0].external, "fraud_app");
   assert.match(
     renderReviewText(review),
-    /\+ create topic raw_orders \(3 partitions\)\n  \+ create topic eligible_orders \(3 partitions\)\n  \+ create runner sluice-orders-eligible_orders \(model eligible_orders\)/,
+    /\+ create topic raw_orders \(3 partitions\)\n {2}\+ create topic eligible_orders \(3 partitions\)\n {2}\+ create runner sluice-orders-eligible_orders \(model eligible_orders\)/,
   );
 
   const noop = reviewOfPlan({
