@@ -2,7 +2,12 @@
 // `sluice diff --base HEAD~1` in the starter's directory when it is a Git repository (text,
 // -o json, --format markdown), `plan --offline --base`, and the usage errors of the new flags.
 import assert from "node:assert/strict";
+import { compile } from "../lib/project/compile.ts";
+import { loadProject } from "../lib/project/load.ts";
 import { initProject } from "../lib/project/starter.ts";
+import type { Plan } from "../lib/plan/plan.ts";
+import { planProject } from "../lib/plan/plan.ts";
+import { sealPlan } from "../lib/plan/plan_file.ts";
 import { gitRepo } from "../testing/git_repo.ts";
 import { assertExit, sluice, sluiceJson } from "./deploy_fixture.ts";
 
@@ -180,6 +185,48 @@ Deno.test("sluice plan: --select of an unknown model exits 2; --preview offline 
     const bad = await sluiceJson(["plan", "--project", dir, "--preview=lots"]);
     assertExit(bad, 2);
     assert.equal(bad.envelope.errors[0].code, "USAGE_PREVIEW_RECORDS");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sluice apply of a selected plan that carries a replacement exits 3 before touching anything", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "sluice-select-apply-" });
+  try {
+    await initProject(dir);
+    const project = await loadProject(dir);
+    const planned = planProject({
+      project,
+      compiled: compile(project),
+      state: {
+        ownership: null,
+        checksum: null,
+        identity: { store_id: crypto.randomUUID(), backend: "local", address: dir },
+      },
+      observation: null,
+      topics: null,
+      now: new Date().toISOString(),
+      sourceSha256: "a".repeat(64),
+      select: ["eligible_orders"],
+    });
+    // a forged but correctly sealed file: selected scope, yet a replacement action
+    const forged: Plan = {
+      ...planned,
+      actions: [{
+        type: "replace_runner_predicate",
+        model: "eligible_orders",
+        application_id: "sluice-orders-eligible_orders",
+        prior_artifact_sha256: "1".repeat(64),
+        desired_artifact_sha256: "2".repeat(64),
+        evidence: {},
+      }],
+    };
+    const file = `${dir}/forged.plan.json`;
+    await Deno.writeFile(file, sealPlan(forged).bytes);
+    const r = await sluiceJson(["apply", "--project", dir, "--plan", file]);
+    assertExit(r, 3);
+    assert.equal(r.envelope.errors[0].code, "PLAN_SELECTED_REPLACEMENT");
+    await assert.rejects(() => Deno.stat(`${dir}/.sluice`), Deno.errors.NotFound);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
