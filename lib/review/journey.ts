@@ -76,7 +76,19 @@ export async function planReview(options: PlanReviewOptions = {}): Promise<PlanR
     if (options.preview) {
       const limits = previewLimits(options.preview);
       for (const target of previewTargets(plan)) {
-        previews.push(await sampleModel(p.kafka, target, limits));
+        try {
+          previews.push(await sampleModel(p.kafka, target, limits));
+        } catch (error) {
+          if (error instanceof SluiceError) throw error;
+          // the preview is never required: say which read failed and how to plan without it
+          throw new SluiceError(
+            "ENV_PREVIEW_FAILED",
+            `the preview of ${target.model} could not read ${target.input_topic}: ${
+              (error as Error).message
+            } (nothing was changed; plan without --preview to skip it)`,
+            { cause: error },
+          );
+        }
       }
       // the reviewer's view is recorded with the plan: the counts, never the records
       plan = { ...plan, preview: previews.map(previewSummary) };

@@ -18,6 +18,7 @@
  * ```
  * @module
  */
+import { SluiceError } from "../errors.ts";
 import { isSensitiveKey, REDACTED } from "../artifact/redact.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import type { Expr } from "../expr/ast.ts";
@@ -130,7 +131,10 @@ export async function sampleModel(
 ): Promise<PreviewModel> {
   const sampledAt = now().toISOString();
   if (!kafka.readRecords) {
-    throw new Error("this Kafka port cannot read records for a preview");
+    throw new SluiceError(
+      "ENV_PREVIEW_UNAVAILABLE",
+      "this Kafka port cannot read records, so no preview can be made (plan without --preview)",
+    );
   }
   const deadline = Date.now() + limits.timeoutMs;
   const { topics } = await kafka.describe([target.input_topic]);
