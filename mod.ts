@@ -196,3 +196,30 @@ export type {
   ConnectorStatus,
   ConnectPort,
 } from "./lib/providers/connect/port.ts";
+// Review before it happens (lib/review): a plan with its review (predicate diff as canonical
+// SQL, downstream impact with live consumer groups, an optional live preview sealed as counts),
+// or a Git base/head comparison; one review object, rendered as text or Markdown. Example:
+//   const { plan, review } = await planReview({ dir: "./orders", preview: 1000 });
+//   console.log(renderReviewMarkdown(review));                // a pull-request comment
+//   const d = await diff({ dir: "./orders", base: "HEAD~1" }); // offline, from Git objects
+export { diff, planReview } from "./lib/review/journey.ts";
+export type { DiffOptions, PlanReviewOptions, PlanReviewResult } from "./lib/review/journey.ts";
+export { reviewOfPlan } from "./lib/review/review.ts";
+export type { ChangeKind, ModelReview, PredicateSide, Review } from "./lib/review/review.ts";
+export { compareProjects } from "./lib/review/compare.ts";
+export { renderReviewText } from "./lib/review/render_text.ts";
+export { renderReviewMarkdown } from "./lib/review/render_markdown.ts";
+export {
+  evaluateSample,
+  PREVIEW_DEFAULTS,
+  previewSummary,
+  previewTargets,
+  sampleModel,
+} from "./lib/review/preview.ts";
+export type { PreviewLimits, PreviewModel, PreviewTarget } from "./lib/review/preview.ts";
+export { observeConsumers } from "./lib/review/consumers.ts";
+export { planImpact } from "./lib/plan/impact.ts";
+export type { LiveConsumers, ModelImpact, PlanImpact } from "./lib/plan/impact.ts";
+export type { PreviewSummary } from "./lib/plan/preview_summary.ts";
+export { printPredicate } from "./lib/expr/print.ts";
+export { openRevision } from "./lib/providers/git/git.ts";

@@ -1,9 +1,12 @@
 /**
  * Rendering of command results: human text, or the `-o json` envelope
- * `{ ok, command, data, errors }` printed as one JSON document on stdout.
+ * `{ ok, command, data, errors }` printed as one JSON document on stdout. Everything printed
+ * passes through `redactText` last (connection-string credentials, secret `KEY=value`), a
+ * backstop behind the redaction each result already carries.
  * @module
  */
 import { exitCodeFor, SluiceError } from "../lib/errors.ts";
+import { redactText } from "../lib/artifact/redact.ts";
 
 /** Output format chosen with `-o`. */
 export type OutputFormat = "text" | "json";
@@ -25,10 +28,10 @@ export function printResult(
 ): void {
   if (format === "json") {
     const env: Envelope = { ok: true, command, data, errors: [] };
-    console.log(JSON.stringify(env, null, 2));
+    console.log(redactText(JSON.stringify(env, null, 2)));
   } else {
     const out = text(data);
-    if (out.length > 0) console.log(out);
+    if (out.length > 0) console.log(redactText(out));
   }
 }
 
@@ -39,9 +42,9 @@ export function printFailure(format: OutputFormat, command: string, error: unkno
     : { code: "INTERNAL", message: error instanceof Error ? error.message : String(error) };
   if (format === "json") {
     const env: Envelope = { ok: false, command, data: null, errors: [err] };
-    console.log(JSON.stringify(env, null, 2));
+    console.log(redactText(JSON.stringify(env, null, 2)));
   } else {
-    console.error(`error[${err.code}]: ${err.message}`);
+    console.error(redactText(`error[${err.code}]: ${err.message}`));
   }
   return exitCodeFor(error);
 }
@@ -57,7 +60,9 @@ export function progressPrinter(
   const t0 = Date.now();
   return (step: string, detail: string) => {
     console.log(
-      `  ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${step.padEnd(20)} ${detail}`,
+      redactText(
+        `  ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${step.padEnd(20)} ${detail}`,
+      ),
     );
   };
 }

@@ -9,10 +9,13 @@
  *  5. produce the starter's sample records and print the exact output records, checked
  *     against the model's own predicate and projection;
  *  6. show that a repeated `sluice plan` is a no-op;
- *  7. change the filter (amount >= 100 → amount >= 200) through a reviewed format-6 plan:
- *     `sluice plan --out`, then `sluice apply --plan`; the same application ID, state volume
- *     instance and committed offsets carry over, records before the change keep the old
- *     predicate, records after it get the new one, and a repeated plan is a no-op again.
+ *  7. change the filter (amount >= 100 → amount >= 200), committed to Git: `sluice diff --base
+ *     HEAD~1` shows the change from Git's objects alone; `sluice plan --preview --out` reviews it
+ *     — the old and new WHERE, `fraud_app` as the affected downstream application, and a preview
+ *     of what the new filter would drop among the sample records — and seals it as format 6;
+ *     then `sluice apply --plan`; the same application ID, state volume instance and committed
+ *     offsets carry over, records before the change keep the old predicate, records after it get
+ *     the new one, and a repeated plan is a no-op again.
  *
  * It exits non-zero if any step does not give exactly the expected result, and removes
  * everything it created (the runner container and volume, the broker, the network).
@@ -43,6 +46,24 @@ async function run(cmd: string, args: string[]): Promise<void> {
   const { code } = await new Deno.Command(cmd, { args, stdout: "inherit", stderr: "inherit" })
     .output();
   if (code !== 0) fail(`${cmd.replace(ROOT, "")} ${args[0]} exited with ${code}`);
+}
+
+/** Git in the demo's directory, with a fixed identity and no global configuration. */
+async function git(dir: string, ...args: string[]): Promise<void> {
+  const { code } = await new Deno.Command("git", {
+    args,
+    cwd: dir,
+    env: {
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_AUTHOR_NAME: "sluice quickstart",
+      GIT_AUTHOR_EMAIL: "quickstart@sluice.invalid",
+      GIT_COMMITTER_NAME: "sluice quickstart",
+      GIT_COMMITTER_EMAIL: "quickstart@sluice.invalid",
+    },
+    stdout: "null",
+    stderr: "inherit",
+  }).output();
+  if (code !== 0) fail(`git ${args.join(" ")} exited with ${code}`);
 }
 
 /** Run a command and return its stdout (stderr is shown); fail unless it exits 0. */
@@ -176,16 +197,58 @@ try {
   await run(SLUICE, ["status", "--project", dir, "--health"]);
   const before = await observed(dir);
 
-  say("changing the filter: amount >= 100 becomes amount >= 200");
+  say("the project as a Git repository: this deployment is the first commit");
+  await git(dir, "init", "-q", "-b", "main");
+  await git(dir, "add", "-A");
+  await git(dir, "commit", "-q", "-m", "the orders starter, deployed");
+
+  say("changing the filter: amount >= 100 becomes amount >= 200 (a second commit)");
   const sqlPath = `${dir}/models/eligible_orders.sql`;
   await Deno.writeTextFile(sqlPath, sql.replace("amount >= 100", "amount >= 200"));
   console.log((await Deno.readTextFile(sqlPath)).trim());
+  await git(dir, "commit", "-q", "-am", "eligible orders: at least 200");
 
-  say("sluice plan --out replace.plan.json: a reviewed (format 6) predicate replacement");
+  say("sluice diff --base HEAD~1: the change as Git holds it (offline; no checkout, no fetch)");
+  console.log(`$ cd ${dir} && sluice diff --base HEAD~1`);
+  const diffed = await new Deno.Command(SLUICE, {
+    args: ["diff", "--base", "HEAD~1"],
+    cwd: dir,
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  const diffText = new TextDecoder().decode(diffed.stdout);
+  console.log(diffText.trimEnd());
+  if (
+    diffed.code !== 0 || !diffText.includes("- WHERE amount >= 100 AND paid = TRUE") ||
+    !diffText.includes("+ WHERE amount >= 200 AND paid = TRUE") || !diffText.includes("fraud_app")
+  ) fail(`sluice diff --base HEAD~1 did not show the filter change (exit ${diffed.code})`);
+
+  say("sluice plan --preview --out replace.plan.json: the reviewed (format 6) replacement");
   const replacePlan = `${dir}/replace.plan.json`;
-  await run(SLUICE, ["plan", "--project", dir, "--out", replacePlan]);
+  await run(SLUICE, ["plan", "--project", dir, "--preview", "--out", replacePlan]);
   const reviewed = JSON.parse(await Deno.readTextFile(replacePlan));
   if (reviewed.format !== 6) fail(`expected a format-6 plan, got format ${reviewed.format}`);
+  const review = JSON.parse(
+    await capture(SLUICE, ["-o", "json", "plan", "--project", dir, "--preview"]),
+  ).data.review;
+  const change = review.changes[0];
+  const expectedDropped = samples.filter((s) => {
+    const v = s.value as { amount: number; paid: boolean };
+    return v.paid && v.amount >= 100 && v.amount < 200;
+  }).length;
+  if (
+    change?.predicate?.old?.sql !== "amount >= 100 AND paid = TRUE" ||
+    change?.predicate?.new?.sql !== "amount >= 200 AND paid = TRUE" ||
+    !change?.impact?.declared?.some((d: { external: string }) => d.external === "fraud_app") ||
+    change?.preview?.sampled !== samples.length ||
+    change?.preview?.newly_dropped !== expectedDropped || change?.preview?.newly_admitted !== 0 ||
+    reviewed.preview?.[0]?.newly_dropped !== expectedDropped
+  ) fail(`the review does not say what the change does:\n${JSON.stringify(change, null, 2)}`);
+  console.log(
+    `reviewed: ${change.predicate.old.sql} → ${change.predicate.new.sql}; affected: ${
+      change.impact.declared.map((d: { external: string }) => d.external).join(", ")
+    }; of ${change.preview.sampled} sampled records the new filter drops ${change.preview.newly_dropped}`,
+  );
 
   say("sluice apply --plan replace.plan.json: the boundary-by-boundary replacement");
   await run(SLUICE, ["apply", "--project", dir, "--plan", replacePlan]);

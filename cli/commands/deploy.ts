@@ -1,16 +1,18 @@
 /**
  * Deployment commands: `sluice plan`, `sluice apply`, `sluice observe`, `sluice status`.
- * Thin: they call the SDK (lib/runtime/session.ts) and render the result as text (a progress
- * line per step) or the `-o json` envelope.
+ * Thin: they call the SDK (lib/runtime/session.ts; `plan` through lib/review/journey.ts, which
+ * adds the review) and render the result as text (a progress line per step), Markdown (the
+ * review, `--format markdown`) or the `-o json` envelope.
  * @module
  */
 import type { Command } from "commander";
 import { SluiceError } from "../../lib/errors.ts";
-import { redactForDisplay } from "../../lib/artifact/redact.ts";
-import type { Plan } from "../../lib/plan/plan.ts";
+import { redactForDisplay, redactText } from "../../lib/artifact/redact.ts";
 import { isNoop } from "../../lib/plan/plan.ts";
 import { readPlanFile, writePlanFile } from "../../lib/plan/plan_file.ts";
-import { apply, observe, plan } from "../../lib/runtime/session.ts";
+import { apply, observe } from "../../lib/runtime/session.ts";
+import { planReview } from "../../lib/review/journey.ts";
+import { formatOption, reviewRenderer } from "./review.ts";
 import type { ProjectObservation } from "../../lib/validation/observation.ts";
 import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
 import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
@@ -24,6 +26,28 @@ interface Common {
   env?: string;
 }
 
+interface PlanFlags extends Common {
+  out?: string;
+  offline?: boolean;
+  select?: string[];
+  preview?: boolean | string;
+  base?: string;
+  format?: string;
+}
+
+/** `--preview` (true) or `--preview=N` (a record count). */
+function previewFlag(value: boolean | string | undefined): boolean | number | undefined {
+  if (value === undefined || typeof value === "boolean") return value;
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new SluiceError(
+      "USAGE_PREVIEW_RECORDS",
+      `--preview=N takes a record count, found '${value}'`,
+    );
+  }
+  return n;
+}
+
 interface ApplyFlags extends Common {
   plan?: string;
   openlineage?: string;
@@ -35,18 +59,33 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
   program
     .command("plan")
     .description(
-      "compare the project with ownership state and the running system; print the actions",
+      "compare the project with ownership state and the running system; print the actions and their review",
     )
     .option("--project <dir>", "project directory", ".")
     .option("--env <name>", "environment (required when the manifest declares environments)")
     .option("--out <file>", "write the sealed plan file (apply it with 'apply --plan FILE')")
     .option("--offline", "plan from state alone, without contacting Docker or Kafka")
-    .action(async (opts: Common & { out?: string; offline?: boolean }, cmd: Command) => {
-      const result = await plan({
+    .option(
+      "--select <model...>",
+      "plan only these models: creates and no-ops, never a replacement",
+    )
+    .option(
+      "--preview [records]",
+      "preview each changed filter on the last N records of its input (default 1000; read-only)",
+    )
+    .option("--base <ref>", "also compare with the project at this Git revision (offline plan)")
+    .addOption(formatOption())
+    .action(async (opts: PlanFlags, cmd: Command) => {
+      const render = reviewRenderer(cmd, opts.format);
+      const result = await planReview({
         ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
         offline: opts.offline,
+        select: opts.select ?? null,
+        preview: previewFlag(opts.preview),
+        base: opts.base,
+        file: opts.out ?? null,
       });
       let written: string | null = null;
       if (opts.out) {
@@ -56,14 +95,21 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       const format = outputFormat(cmd);
       const blockers = result.plan.blockers;
       if (blockers.length > 0) {
-        // text: show the plan, then the error line; json: one failure envelope with the blockers
-        if (format === "text") console.log(renderPlan(result.plan, result.sha256, written));
+        // text: show the review, then the error line; json: one failure envelope with the blockers
+        if (format === "text") console.log(redactText(render(result.review)));
         throw new SluiceError(
           blockers[0].code,
           `the plan is blocked (${blockers.length} blocker${blockers.length === 1 ? "" : "s"}): ${
             blockers[0].message
           }`,
-          { evidence: { blockers, plan_sha256: result.sha256, file: written } },
+          {
+            evidence: {
+              blockers: redactForDisplay(blockers),
+              plan_sha256: result.sha256,
+              file: written,
+              review: result.review,
+            },
+          },
         );
       }
       const data = {
@@ -71,8 +117,9 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         sha256: result.sha256,
         file: written,
         noop: isNoop(result.plan),
+        review: result.review,
       };
-      printResult(format, "plan", data, () => renderPlan(result.plan, result.sha256, written));
+      printResult(format, "plan", data, () => render(result.review));
     });
 
   program
@@ -200,40 +247,6 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         );
       }
     });
-}
-
-function renderPlan(plan: Plan, sha256: string, file: string | null): string {
-  const lines: string[] = [];
-  lines.push(
-    `Plan (format ${plan.format}, ${plan.mode}) for ${plan.project}${
-      plan.environment ? `/${plan.environment}` : ""
-    }:`,
-  );
-  if (plan.actions.length === 0 && plan.blockers.length === 0) {
-    lines.push("  No changes: the running system matches the project.");
-  }
-  for (const a of plan.actions) {
-    switch (a.type) {
-      case "create_topic":
-        lines.push(`  + create topic ${a.topic} (${a.partitions} partitions)`);
-        break;
-      case "create_runner":
-        lines.push(
-          `  + create runner ${a.application_id} (artifact ${a.artifact_sha256.slice(0, 12)})`,
-        );
-        break;
-      case "replace_runner_predicate":
-        lines.push(
-          `  ~ replace predicate of ${a.application_id}: ${
-            a.prior_artifact_sha256.slice(0, 12)
-          } → ${a.desired_artifact_sha256.slice(0, 12)}`,
-        );
-        break;
-    }
-  }
-  for (const b of plan.blockers) lines.push(`  ! [${b.code}] ${b.message}`);
-  lines.push(`sha256 ${sha256}${file ? `, written to ${file}` : ""}`);
-  return lines.join("\n");
 }
 
 function renderObservation(obs: ProjectObservation): string {

@@ -1,6 +1,13 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { canonicalSha256 } from "./canonical.ts";
-import { isSensitiveKey, REDACTED, redactForDisplay } from "./redact.ts";
+import {
+  envFingerprint,
+  isSensitiveKey,
+  keyedHash,
+  REDACTED,
+  redactForDisplay,
+  redactText,
+} from "./redact.ts";
 
 Deno.test("values of token/password/secret fields are hidden, case-insensitively", () => {
   const value = {
@@ -31,4 +38,70 @@ Deno.test("isSensitiveKey matches substrings", () => {
     false,
     false,
   ]);
+});
+
+Deno.test("literals compared with a secret-named column are hidden in a predicate AST", () => {
+  const predicate = {
+    kind: "and",
+    args: [
+      {
+        kind: "compare",
+        op: "=",
+        left: { kind: "column", name: "card_token", type: "STRING" },
+        right: { kind: "literal", type: "STRING", value: "tok_live_123" },
+      },
+      {
+        kind: "in",
+        arg: { kind: "column", name: "Password", type: "STRING" },
+        list: [{ kind: "literal", type: "STRING", value: "hunter2" }, {
+          kind: "literal",
+          type: "NULL",
+          value: null,
+        }],
+        negated: false,
+      },
+      {
+        kind: "compare",
+        op: ">=",
+        left: { kind: "column", name: "amount", type: "BIGINT" },
+        right: { kind: "literal", type: "BIGINT", value: "100" },
+      },
+    ],
+  };
+  const shown = redactForDisplay({ predicate });
+  const text = JSON.stringify(shown);
+  deepStrictEqual(/tok_live_123|hunter2/.test(text), false);
+  deepStrictEqual(shown.predicate.args[2], predicate.args[2]); // other literals stay
+  deepStrictEqual((shown.predicate.args[0] as { right: { value: string } }).right.value, REDACTED);
+  // the schema field's name itself is not a secret
+  deepStrictEqual(redactForDisplay({ schema: [{ name: "card_token", type: "STRING" }] }), {
+    schema: [{ name: "card_token", type: "STRING" }],
+  });
+});
+
+Deno.test("connection-string credentials and secret KEY=value assignments are removed from text", () => {
+  deepStrictEqual(
+    redactText("connect postgres://app:pw@db:5432/x?sslmode=disable then https://tok@h/p"),
+    `connect postgres://${REDACTED}@db:5432/x?sslmode=disable then https://${REDACTED}@h/p`,
+  );
+  deepStrictEqual(
+    redactText("env API_TOKEN=abc PATH=/usr/bin DB_PASSWORD=x1"),
+    `env API_TOKEN=${REDACTED} PATH=/usr/bin DB_PASSWORD=${REDACTED}`,
+  );
+  deepStrictEqual(redactText("kafka://broker:9092 a=b"), "kafka://broker:9092 a=b");
+  deepStrictEqual(redactForDisplay({ address: "postgres://u:p@h/db" }), {
+    address: `postgres://${REDACTED}@h/db`,
+  });
+});
+
+Deno.test("environment values become keyed hashes: equal within the process, never the value", () => {
+  const a = envFingerprint("API_TOKEN=s3cr3t-value");
+  deepStrictEqual(a.startsWith("API_TOKEN=hmac:"), true);
+  deepStrictEqual(a.includes("s3cr3t"), false);
+  deepStrictEqual(a, envFingerprint("API_TOKEN=s3cr3t-value"));
+  deepStrictEqual(a === envFingerprint("API_TOKEN=other"), false);
+  deepStrictEqual(keyedHash("x") === keyedHash("y"), false);
+  deepStrictEqual(envFingerprint("BARE"), "BARE");
+  // a value with '=' inside is one value
+  deepStrictEqual(envFingerprint("K=a=b") === envFingerprint("K=a=c"), false);
 });

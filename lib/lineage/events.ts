@@ -24,6 +24,7 @@
  * @module
  */
 import { SLUICE_VERSION } from "../version.ts";
+import { redactText } from "../artifact/redact.ts";
 
 /** The OpenLineage spec version whose RunEvent definition these events follow. */
 export const OPENLINEAGE_SPEC_VERSION = "2-0-2";
@@ -140,7 +141,8 @@ export function buildRunEvent(
     facets.errorMessage = {
       _producer: SLUICE_PRODUCER,
       _schemaURL: ERROR_MESSAGE_FACET_SCHEMA_URL,
-      message: failure.message,
+      // an error message may quote a connection string: never carry its credentials
+      message: redactText(failure.message),
       programmingLanguage: "TypeScript",
     };
   }

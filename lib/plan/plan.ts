@@ -31,6 +31,10 @@ import {
   type ReviewedEvidence,
 } from "../validation/reviewed_evidence.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
+import { SluiceError } from "../errors.ts";
+import type { ImpactChange, LiveConsumers, PlanImpact } from "./impact.ts";
+import { planImpact } from "./impact.ts";
+import type { PreviewSummary } from "./preview_summary.ts";
 
 /** A planned provider mutation. */
 export type PlannedAction =
@@ -46,7 +50,13 @@ export interface Plan {
   project: string;
   environment: string | null;
   mode: "online" | "offline";
-  scope: "full";
+  /**
+   * `full`: every model of the project; `selected`: only `selected` (`plan --select`), which
+   * never carries a replacement (`BLOCKED_SELECTED_REPLACEMENT`).
+   */
+  scope: "full" | "selected";
+  /** The selected models (sorted), or null for a full plan. */
+  selected: string[] | null;
   created_at: string;
   /** sha256 over the manifest and every SQL model's bytes. */
   source_sha256: string;
@@ -59,6 +69,14 @@ export interface Plan {
   blockers: Blocker[];
   /** Format 6 only: the typed replacement and its own checksum over its complete content. */
   typed_action: { action: RunnerAction; sha256: string } | null;
+  /**
+   * Who reads what this plan changes: external declarations, downstream models, live consumer
+   * groups (online). Sealed with the plan, so a reviewed plan records what its reviewer was
+   * shown. Display-only: never drives apply. Null only in plans written before it existed.
+   */
+  impact: PlanImpact | null;
+  /** The live preview's summary when one was run (`plan --preview`); display-only. */
+  preview: PreviewSummary[] | null;
 }
 
 /** What the planner reads. */
@@ -72,6 +90,12 @@ export interface PlanInput {
   topics: Map<string, { id: string; partitions: number }> | null;
   now: string;
   sourceSha256: string;
+  /** Plan only these models (`plan --select`); null or absent for the full project. */
+  select?: string[] | null;
+  /** Online: live consumer groups per output topic (read-only); null when not read. */
+  consumers?: LiveConsumers | null;
+  /** Why `consumers` is null online (e.g. the Kafka port cannot list groups). */
+  consumersUnobserved?: string;
 }
 
 /** True when the plan changes nothing and nothing blocks it. */
@@ -92,15 +116,20 @@ export function planProject(input: PlanInput): Plan {
   const ownedTopics = ownership?.topics ?? [];
   const actions: PlannedAction[] = [];
   const blockers: Blocker[] = [];
+  const selected = selectedModels(project, input.select ?? null);
+  const inScope = (model: string) => selected === null || selected.includes(model);
+  const models = project.models.filter((m) => inScope(m.name));
 
   // ---- topics: managed sources and model outputs are sluice's; external ones must exist
   const wanted = new Map<string, { partitions: number; role: "source" | "output" }>();
   for (const s of project.manifest.sources) {
+    // a selected plan creates only the sources its models read
+    if (selected !== null && !models.some((m) => m.source.name === s.name)) continue;
     if (s.kind === "managed") {
       wanted.set(s.topic, { partitions: s.partitions ?? 1, role: "source" });
     }
   }
-  for (const m of project.models) {
+  for (const m of models) {
     wanted.set(m.decl.outputTopic, { partitions: m.outputPartitions, role: "output" });
   }
   for (const [topic, want] of wanted) {
@@ -141,6 +170,7 @@ export function planProject(input: PlanInput): Plan {
   }
   if (online) {
     for (const s of project.manifest.sources) {
+      if (selected !== null && !models.some((m) => m.source.name === s.name)) continue;
       if (s.kind === "external" && !input.topics?.get(s.topic)) {
         blockers.push(
           blocker(
@@ -155,7 +185,8 @@ export function planProject(input: PlanInput): Plan {
   // ---- runners
   const desiredModels = new Set(compiled.artifacts.map((a) => a.model));
   for (const r of ownership?.runners ?? []) {
-    if (!desiredModels.has(r.model)) {
+    // a removed model cannot be selected: only a full plan reports it
+    if (selected === null && !desiredModels.has(r.model)) {
       blockers.push(
         blocker(
           "BLOCKED_RUNNER_REMOVAL",
@@ -166,6 +197,7 @@ export function planProject(input: PlanInput): Plan {
     }
   }
   for (const a of compiled.artifacts) {
+    if (!inScope(a.model)) continue;
     const owned = ownership?.runners.find((r) => r.model === a.model);
     const obs = observation?.runners.find((r) => r.applicationId === a.artifact.application_id);
     if (!owned) {
@@ -234,6 +266,15 @@ export function planProject(input: PlanInput): Plan {
       for (const f of forbidden) blockers.push(fieldBlocker(f, a.model, prior, a.artifact));
       continue;
     }
+    if (selected !== null) {
+      // spec: "Selected projects ... remain blocked" for a replacement
+      blockers.push(blocker(
+        "BLOCKED_SELECTED_REPLACEMENT",
+        `model ${a.model} changed its predicate; a replacement is planned only for the full project (a reviewed format-6 plan binds the whole project): plan again without --select`,
+        { model: a.model, evidence: { selected } },
+      ));
+      continue;
+    }
     const replacement = replacementAction(obs, owned, prior, a.artifact, a.sha256);
     if ("code" in replacement) blockers.push(replacement);
     else actions.push(replacement);
@@ -250,7 +291,8 @@ export function planProject(input: PlanInput): Plan {
       ),
     );
   }
-  const sole = replacements.length === 1 && actions.length === 1 && blockers.length === 0 && online
+  const sole = replacements.length === 1 && actions.length === 1 && blockers.length === 0 &&
+      online && selected === null
     ? replacements[0] as RunnerAction
     : null;
   return {
@@ -258,12 +300,13 @@ export function planProject(input: PlanInput): Plan {
     project: compiled.project,
     environment: compiled.environment,
     mode: online ? "online" : "offline",
-    scope: "full",
+    scope: selected === null ? "full" : "selected",
+    selected,
     created_at: input.now,
     source_sha256: input.sourceSha256,
     protected_state: { checksum: state.checksum, serial: ownership?.serial ?? 0 },
     store: state.identity,
-    artifacts: compiled.artifacts.map((x) => ({
+    artifacts: compiled.artifacts.filter((x) => inScope(x.model)).map((x) => ({
       model: x.model,
       sha256: x.sha256,
       artifact: x.artifact,
@@ -271,6 +314,70 @@ export function planProject(input: PlanInput): Plan {
     actions,
     blockers,
     typed_action: sole ? { action: sole, sha256: typedActionSha256(sole) } : null,
+    impact: planImpact({
+      project,
+      changes: impactChanges(actions, blockers, desiredModels),
+      live: online ? input.consumers ?? null : null,
+      liveUnobserved: online ? input.consumersUnobserved ?? "not read" : "offline plan",
+    }),
+    preview: null,
+  };
+}
+
+/** The models a plan changes, for its impact section: actions first, then blocked models. */
+function impactChanges(
+  actions: PlannedAction[],
+  blockers: Blocker[],
+  declared: Set<string>,
+): Array<{ model: string; change: ImpactChange }> {
+  const out: Array<{ model: string; change: ImpactChange }> = [];
+  for (const a of actions) {
+    if (a.type === "create_runner") out.push({ model: a.model, change: "create" });
+    if (a.type === "replace_runner_predicate") {
+      out.push({ model: a.model, change: "replace_predicate" });
+    }
+  }
+  for (const b of blockers) {
+    if (b.model === null || out.some((x) => x.model === b.model)) continue;
+    out.push({ model: b.model, change: declared.has(b.model) ? "blocked" : "remove" });
+  }
+  return out;
+}
+
+/** Validate `--select` names against the project; null for a full plan. */
+function selectedModels(project: Project, select: string[] | null): string[] | null {
+  if (select === null) return null;
+  const names = project.models.map((m) => m.name);
+  const unknown = select.filter((s) => !names.includes(s));
+  if (select.length === 0 || unknown.length > 0) {
+    throw new SluiceError(
+      "USAGE_SELECT_UNKNOWN_MODEL",
+      select.length === 0
+        ? "--select needs at least one model name"
+        : `--select names unknown model${unknown.length === 1 ? "" : "s"} ${
+          unknown.join(", ")
+        }; models: ${names.join(", ")}`,
+      { evidence: { unknown, models: names } },
+    );
+  }
+  return [...new Set(select)].sort();
+}
+
+/**
+ * What changed between two artifacts of one model and the blockers a non-predicate change
+ * gives (the same blockers an online plan gives). Used by the Git base/head comparison.
+ */
+export function artifactChange(
+  model: string,
+  prior: RunnerArtifact,
+  desired: RunnerArtifact,
+): { fields: string[]; blockers: Blocker[] } {
+  const fields = changedFields(prior, desired);
+  return {
+    fields,
+    blockers: fields.filter((f) => f !== "predicate").map((f) =>
+      fieldBlocker(f, model, prior, desired)
+    ),
   };
 }
 

@@ -94,7 +94,31 @@ export function parsePlanBytes(
   } else if (plan.typed_action !== null) {
     throw new SluiceError("PLAN_INVALID", `${where}: a format-5 plan carries no typed action`);
   }
-  return { plan: plan as Plan, sha256: sha256Hex(bytes) };
+  if (plan.scope === "selected") {
+    // spec: a selected project never carries a replacement, whatever the file says
+    if (plan.format === 6 || plan.actions.some((a) => a.type === "replace_runner_predicate")) {
+      throw new SluiceError(
+        "PLAN_SELECTED_REPLACEMENT",
+        `${where}: a plan of selected models (${
+          (plan.selected ?? []).join(", ")
+        }) carries a predicate replacement; a replacement is applied only from a full-project format-6 plan`,
+        { evidence: { selected: plan.selected ?? null } },
+      );
+    }
+  } else if (plan.scope !== "full") {
+    throw new SluiceError(
+      "PLAN_INVALID",
+      `${where}: unknown plan scope ${JSON.stringify(plan.scope)}`,
+    );
+  }
+  // plans written before these sections existed carry none of them
+  const read: Plan = {
+    ...plan,
+    selected: plan.selected ?? null,
+    impact: plan.impact ?? null,
+    preview: plan.preview ?? null,
+  };
+  return { plan: read, sha256: sha256Hex(bytes) };
 }
 
 /** Read and verify a plan file. */

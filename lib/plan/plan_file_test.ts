@@ -1,7 +1,7 @@
 // Unit tests of sealed plan files: byte-for-byte round trip, tampering, staleness.
 import assert from "node:assert/strict";
 import { SluiceError } from "../errors.ts";
-import { canonicalJson } from "../artifact/canonical.ts";
+import { canonicalJson, sha256Hex } from "../artifact/canonical.ts";
 import { compile } from "../project/compile.ts";
 import { loadProject } from "../project/load.ts";
 import { tempStarter } from "../project/_test_project.ts";
@@ -179,5 +179,45 @@ Deno.test("plan file: verifyPlanCurrent rejects stale source, stale state, anoth
   rejects(
     () => verifyPlanCurrent(plan, current(plan, { environment: "prod" })),
     "PLAN_WRONG_PROJECT",
+  );
+});
+
+Deno.test("plan file: the impact section is sealed; editing what the reviewer saw is tampering", async () => {
+  const plan = await starterPlan();
+  assert.ok(plan.impact && plan.impact.models.length > 0);
+  const { sealed } = sealPlan(plan);
+  const edited = structuredClone(sealed);
+  edited.impact!.models[0].declared = [];
+  assert.throws(
+    () => parsePlanBytes(new TextEncoder().encode(canonicalJson(edited))),
+    (e) => e instanceof SluiceError && e.code === "PLAN_TAMPERED",
+  );
+  // a plan file from before the section existed still reads, with no impact
+  const { impact: _i, preview: _p, selected: _s, ...older } = plan;
+  const olderSealed = { ...older, seal: sha256Hex(canonicalJson(older)) };
+  const back = parsePlanBytes(new TextEncoder().encode(canonicalJson(olderSealed)));
+  assert.equal(back.plan.impact, null);
+  assert.equal(back.plan.selected, null);
+});
+
+Deno.test("plan file: a selected plan carrying a replacement is refused, even correctly sealed", async () => {
+  const plan = await starterPlan();
+  const forged: Plan = {
+    ...plan,
+    scope: "selected",
+    selected: ["eligible_orders"],
+    blockers: [],
+    actions: [{
+      type: "replace_runner_predicate",
+      model: "eligible_orders",
+      application_id: "sluice-orders-eligible_orders",
+      prior_artifact_sha256: "1".repeat(64),
+      desired_artifact_sha256: "2".repeat(64),
+      evidence: {},
+    }],
+  };
+  assert.throws(
+    () => parsePlanBytes(sealPlan(forged).bytes),
+    (e) => e instanceof SluiceError && e.code === "PLAN_SELECTED_REPLACEMENT",
   );
 });

@@ -509,3 +509,125 @@ Deno.test("planner: blockers without evidence still seal (canonical JSON has no 
   // canonicalSha256 throws on an undefined field
   assert.equal(typeof canonicalSha256(plan), "string");
 });
+
+// ---- impact section and --select (issue 14)
+
+Deno.test("planner: a replacement's impact names fraud_app and the live groups on the output topic", async () => {
+  const running = await deployed();
+  const want = await desired({ sql: (t) => t.replace("amount >= 100", "amount >= 200") });
+  const plan = planProject({
+    project: want.project,
+    compiled: want.compiled,
+    state: { ownership: ownershipOf(running), checksum: "b".repeat(64), identity: STORE },
+    observation: observationOf(want.compiled.artifacts[0].artifact, running),
+    topics: topicsOf(running),
+    now: NOW,
+    sourceSha256: SOURCE,
+    consumers: {
+      observed_at: NOW,
+      topics: {
+        eligible_orders: [
+          { group_id: "fraud_app", state: "Stable", members: 1, committed: { "0": "3" } },
+          { group_id: "mystery-reader", state: "Empty", members: 0, committed: { "1": "7" } },
+        ],
+      },
+    },
+  });
+  assert.equal(plan.format, 6);
+  assert.ok(plan.impact);
+  const [m] = plan.impact.models;
+  assert.equal(m.model, "eligible_orders");
+  assert.equal(m.change, "replace_predicate");
+  assert.equal(m.output_topic, "eligible_orders");
+  assert.deepEqual(m.declared, [{
+    external: "fraud_app",
+    group_id: "fraud_app",
+    columns: [
+      { name: "order_id", type: "STRING", in_output: true },
+      { name: "amount", type: "BIGINT", in_output: true },
+    ],
+  }]);
+  assert.ok(m.live.observed);
+  if (!m.live.observed) return;
+  assert.deepEqual(m.live.groups.map((g) => [g.group_id, g.declared_as]), [
+    ["fraud_app", "fraud_app"],
+    ["mystery-reader", null],
+  ]);
+  assert.ok(m.uncertainties.some((u) => u.includes("mystery-reader") && /undeclared/.test(u)));
+  assert.ok(!m.uncertainties.some((u) => u.includes("fraud_app is declared")));
+});
+
+Deno.test("planner: an offline plan says live consumers were not observed; no-op plans have no impact rows", async () => {
+  const running = await deployed();
+  const want = await desired({ sql: (t) => t.replace("amount >= 100", "amount >= 200") });
+  const offline = planAgainst(want, running, { offline: true });
+  assert.deepEqual(codes(offline), ["BLOCKED_OFFLINE_REPLACEMENT"]);
+  const m = offline.impact!.models[0];
+  assert.equal(m.change, "blocked");
+  assert.deepEqual(m.live, { observed: false, reason: "offline plan" });
+  assert.ok(m.uncertainties.some((u) => /were not observed \(offline plan\)/.test(u)));
+  assert.equal(m.declared[0].external, "fraud_app");
+  const noop = planAgainst(await desired(), running);
+  assert.deepEqual(noop.impact, { models: [] });
+});
+
+Deno.test("planner: --select plans creates for the selected model only, and a selected replacement is blocked", async () => {
+  const running = await deployed();
+  // a second model reading the same source, so that selection has something to leave out
+  const two = await desired({
+    manifest: (t) =>
+      t.replace(
+        "externals:",
+        "  big_orders:\n    sql: models/eligible_orders.sql\n    output:\n      topic: big_orders\n\nexternals:",
+      ),
+  });
+  const created = planProject({
+    project: two.project,
+    compiled: two.compiled,
+    state: { ownership: null, checksum: null, identity: STORE },
+    observation: observationOf(two.compiled.artifacts[1].artifact, null),
+    topics: new Map(),
+    now: NOW,
+    sourceSha256: SOURCE,
+    select: ["big_orders"],
+  });
+  assert.equal(created.scope, "selected");
+  assert.deepEqual(created.selected, ["big_orders"]);
+  assert.deepEqual(created.blockers, []);
+  assert.deepEqual(created.actions.map((a) => a.type === "create_topic" ? a.topic : a.model), [
+    "raw_orders",
+    "big_orders",
+    "big_orders",
+  ]);
+  assert.deepEqual(created.artifacts.map((a) => a.model), ["big_orders"]);
+
+  const want = await desired({ sql: (t) => t.replace("amount >= 100", "amount >= 200") });
+  const selected = planProject({
+    project: want.project,
+    compiled: want.compiled,
+    state: { ownership: ownershipOf(running), checksum: "b".repeat(64), identity: STORE },
+    observation: observationOf(want.compiled.artifacts[0].artifact, running),
+    topics: topicsOf(running),
+    now: NOW,
+    sourceSha256: SOURCE,
+    select: ["eligible_orders"],
+  });
+  assert.equal(selected.format, 5);
+  assert.equal(selected.typed_action, null);
+  assert.deepEqual(selected.actions, []);
+  assert.deepEqual(codes(selected), ["BLOCKED_SELECTED_REPLACEMENT"]);
+  assert.throws(
+    () =>
+      planProject({
+        project: want.project,
+        compiled: want.compiled,
+        state: { ownership: null, checksum: null, identity: STORE },
+        observation: null,
+        topics: null,
+        now: NOW,
+        sourceSha256: SOURCE,
+        select: ["nope"],
+      }),
+    (e) => e instanceof Error && (e as { code?: string }).code === "USAGE_SELECT_UNKNOWN_MODEL",
+  );
+});

@@ -11,7 +11,7 @@
  * @module
  */
 import { readFile } from "node:fs/promises";
-import { isAbsolute, join, normalize, resolve } from "node:path";
+import { isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { SluiceError } from "../errors.ts";
 import { diagnostic, SourceFile } from "../expr/diagnostic.ts";
 import type { SchemaField } from "../expr/schema.ts";
@@ -48,6 +48,35 @@ export interface Project {
 export interface LoadOptions {
   /** The environment to load (required when the manifest declares environments). */
   environment?: string | null;
+  /**
+   * Where the project's files come from (default: the directory on disk). The Git base/head
+   * comparison reads them from a revision's objects instead.
+   */
+  files?: ProjectFiles;
+}
+
+/** A source of project files, by path relative to the project directory (`/`-separated). */
+export interface ProjectFiles {
+  /** The file's text, or null when there is no such file. */
+  read(path: string): Promise<string | null>;
+  /** How diagnostics name the file (a path, or `REF:path` for a Git revision). */
+  name(path: string): string;
+}
+
+/** The project directory on disk. */
+function diskFiles(dir: string): ProjectFiles {
+  return {
+    async read(path) {
+      try {
+        return await readFile(join(dir, path), "utf8");
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        if (code === "ENOENT" || code === "ENOTDIR") return null;
+        throw e;
+      }
+    },
+    name: (path) => join(dir, path),
+  };
 }
 
 /**
@@ -70,25 +99,20 @@ export async function readProject(
   dir = ".",
   options: LoadOptions = {},
 ): Promise<{ project: Project | null; errors: SluiceError[] }> {
-  const manifestPath = join(dir, MANIFEST_FILE);
-  let text: string;
-  try {
-    text = await readFile(manifestPath, "utf8");
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === "ENOENT" || code === "ENOTDIR") {
-      return {
-        project: null,
-        errors: [
-          new SluiceError(
-            "PROJECT_NOT_FOUND",
-            `${manifestPath} not found: not a sluice project (create one with 'sluice init')`,
-            { evidence: { path: manifestPath } },
-          ),
-        ],
-      };
-    }
-    throw e;
+  const files = options.files ?? diskFiles(dir);
+  const manifestPath = files.name(MANIFEST_FILE);
+  const text = await files.read(MANIFEST_FILE);
+  if (text === null) {
+    return {
+      project: null,
+      errors: [
+        new SluiceError(
+          "PROJECT_NOT_FOUND",
+          `${manifestPath} not found: not a sluice project (create one with 'sluice init')`,
+          { evidence: { path: manifestPath } },
+        ),
+      ],
+    };
   }
   const { manifest, errors } = readManifest(text, manifestPath, options);
   if (!manifest) return { project: null, errors };
@@ -109,11 +133,18 @@ export async function readProject(
       );
       continue;
     }
-    const sqlFile = join(dir, relative);
-    let sqlText: string;
+    const sqlFile = files.name(relative);
+    let sqlText: string | null;
     try {
-      sqlText = await readFile(sqlFile, "utf8");
-    } catch {
+      sqlText = await files.read(relative.split(sep).join("/"));
+    } catch (e) {
+      if (e instanceof SluiceError) { // e.g. a symlink read from a Git revision
+        errors.push(e);
+        continue;
+      }
+      sqlText = null;
+    }
+    if (sqlText === null) {
       errors.push(
         diagnostic(
           manifest.source,

@@ -98,6 +98,11 @@ export interface ExternalColumn {
 export interface ExternalDecl {
   name: string;
   consumes: string;
+  /**
+   * The Kafka consumer group it reads with (`group_id:`), or null when that is its name. A
+   * plan marks a live group on the model's output topic as declared when the IDs match.
+   */
+  groupId: string | null;
   columns: ExternalColumn[];
   span: Span;
   consumesSpan: Span;
@@ -750,8 +755,21 @@ function readExternals(
         ext.keySpan,
       );
     }
-    const m = r.map(ext.value, where, ["consumes", "columns"], ext.keySpan);
+    const m = r.map(ext.value, where, ["consumes", "columns", "group_id"], ext.keySpan);
     if (!m) continue;
+    const ge = m.get("group_id");
+    let groupId: string | null = null;
+    if (ge) {
+      groupId = r.string(ge, `${where}.group_id`);
+      if (groupId !== null && !/^[A-Za-z0-9._-]{1,249}$/.test(groupId)) {
+        r.error(
+          "MANIFEST_INVALID_VALUE",
+          `${where}.group_id '${groupId}' must be a consumer group ID of [A-Za-z0-9._-], at most 249 characters`,
+          r.valueSpan(ge),
+        );
+        groupId = null;
+      }
+    }
     const ce = r.required(m, "consumes", where, ext.keySpan);
     const consumes = ce ? r.string(ce, `${where}.consumes`) : null;
     if (consumes !== null && ce && !models.some((model) => model.name === consumes)) {
@@ -790,6 +808,7 @@ function readExternals(
       out.push({
         name: ext.key,
         consumes,
+        groupId,
         columns,
         span: ext.keySpan,
         consumesSpan: r.valueSpan(ce),

@@ -21,6 +21,7 @@ import { diagnostic } from "../expr/diagnostic.ts";
 import type { SourceFile, Span } from "../expr/diagnostic.ts";
 import { BIGINT_MAX, BIGINT_MIN } from "../expr/schema.ts";
 import type { SyntaxExpr } from "../expr/syntax.ts";
+import { RESERVED } from "../expr/keywords.ts";
 import { tokenize } from "./sql_lexer.ts";
 import type { Token } from "./sql_lexer.ts";
 
@@ -39,78 +40,6 @@ export interface ParsedModel {
   /** The WHERE predicate, or null when the model has no WHERE clause. */
   where: SyntaxExpr | null;
 }
-
-/** Words that cannot be unquoted identifiers. */
-const RESERVED = new Set([
-  "SELECT",
-  "FROM",
-  "WHERE",
-  "AS",
-  "AND",
-  "OR",
-  "NOT",
-  "IS",
-  "NULL",
-  "IN",
-  "BETWEEN",
-  "TRUE",
-  "FALSE",
-  "JOIN",
-  "INNER",
-  "LEFT",
-  "RIGHT",
-  "FULL",
-  "OUTER",
-  "CROSS",
-  "NATURAL",
-  "ON",
-  "USING",
-  "GROUP",
-  "BY",
-  "HAVING",
-  "ORDER",
-  "LIMIT",
-  "OFFSET",
-  "FETCH",
-  "UNION",
-  "INTERSECT",
-  "EXCEPT",
-  "MINUS",
-  "DISTINCT",
-  "ALL",
-  "ANY",
-  "SOME",
-  "CAST",
-  "CASE",
-  "WHEN",
-  "THEN",
-  "ELSE",
-  "END",
-  "LIKE",
-  "ILIKE",
-  "RLIKE",
-  "SIMILAR",
-  "REGEXP",
-  "ESCAPE",
-  "EXISTS",
-  "WITH",
-  "WINDOW",
-  "OVER",
-  "PARTITION",
-  "EMIT",
-  "INTERVAL",
-  "INSERT",
-  "UPDATE",
-  "DELETE",
-  "VALUES",
-  "INTO",
-  "CREATE",
-  "DROP",
-  "TABLE",
-  "LATERAL",
-  "UNNEST",
-  "QUALIFY",
-]);
 
 /** Constructs named in `SQL_UNSUPPORTED` messages, by their leading keyword. */
 const UNSUPPORTED_CLAUSE: Record<string, string> = {

@@ -23,6 +23,7 @@
  * @module
  */
 import { sha256Hex } from "../artifact/canonical.ts";
+import { envFingerprint } from "../artifact/redact.ts";
 import type { ContainerInfo, DockerPort } from "../providers/docker/port.ts";
 import type {
   ContainerEvidence,
@@ -74,7 +75,9 @@ export async function observeRunners(
     if (!images.has(target.image)) {
       images.set(
         target.image,
-        docker.inspectImage(target.image).then((i) => (i ? { id: i.id, env: i.env } : null)),
+        docker.inspectImage(target.image).then((i) =>
+          i ? { id: i.id, env: i.env.map(envFingerprint) } : null
+        ),
       );
     }
     if (!networks.has(target.network)) {
@@ -160,13 +163,17 @@ async function containerEvidence(
     }
   }
 
-  // The environment is the image's plus exactly sluice's two variables, nothing else.
+  // The environment is the image's plus exactly sluice's two variables, nothing else. Values
+  // are compared as keyed hashes (the image's already are) so none is kept or shown.
   const expectedEnv = [...(image?.env ?? [])];
-  if (planLabel !== null) expectedEnv.push(`${RUNNER_ENV.planSha256}=${planLabel}`);
+  if (planLabel !== null) expectedEnv.push(envFingerprint(`${RUNNER_ENV.planSha256}=${planLabel}`));
   const generation = label(LABEL.generation);
-  if (generation !== null) expectedEnv.push(`${RUNNER_ENV.generation}=${generation}`);
-  const unexpected = c.env.filter((e) => !expectedEnv.includes(e));
-  const missing = expectedEnv.filter((e) => !c.env.includes(e));
+  if (generation !== null) {
+    expectedEnv.push(envFingerprint(`${RUNNER_ENV.generation}=${generation}`));
+  }
+  const actualEnv = c.env.map(envFingerprint);
+  const unexpected = actualEnv.filter((e) => !expectedEnv.includes(e));
+  const missing = expectedEnv.filter((e) => !actualEnv.includes(e));
 
   const problems: string[] = [];
   if (c.imageId !== target.image) {

@@ -40,6 +40,7 @@ import {
   SYSTEM_CLOCK,
   type UuidSource,
 } from "./deps.ts";
+import { observeConsumers } from "../review/consumers.ts";
 
 /**
  * Where the project is and which environment to use; the ports, clock and UUID source default
@@ -148,6 +149,8 @@ export async function observe(options: ProjectOptions = {}): Promise<ProjectObse
 export interface PlanOptions extends ProjectOptions {
   /** Plan from state alone, without contacting Docker or Kafka. */
   offline?: boolean;
+  /** Plan only these models (`plan --select`): creates and no-ops, never a replacement. */
+  select?: string[] | null;
 }
 
 /** A computed plan with its sealed bytes (ready to write with `writePlanFile`). */
@@ -163,18 +166,25 @@ export interface PlanResult {
 export async function plan(options: PlanOptions = {}): Promise<PlanResult> {
   const p = await openProject(options);
   try {
-    return await planOpened(p, options.offline ?? false);
+    return await planOpened(p, options.offline ?? false, options.select ?? null);
   } finally {
     await p.close();
   }
 }
 
 /** Compute a plan for an already opened project. */
-export async function planOpened(p: OpenedProject, offline: boolean): Promise<PlanResult> {
+export async function planOpened(
+  p: OpenedProject,
+  offline: boolean,
+  select: string[] | null = null,
+): Promise<PlanResult> {
   const snap = await p.store.load();
   let observation: ProjectObservation | null = null;
   let topics: Map<string, { id: string; partitions: number }> | null = null;
+  // the plan's impact section: live groups on the output topics (read-only)
+  let live: Awaited<ReturnType<typeof observeConsumers>> = { consumers: null };
   if (!offline) {
+    live = await observeConsumers(p.kafka, p.project.models.map((m) => m.decl.outputTopic));
     observation = await observeRunners(p, p.compiled.artifacts.map((a) => targetOf(a.artifact)));
     const names = [
       ...p.project.manifest.sources.map((s) => s.topic),
@@ -195,6 +205,9 @@ export async function planOpened(p: OpenedProject, offline: boolean): Promise<Pl
     topics,
     now: isoNow(p.clock),
     sourceSha256: p.sourceSha256,
+    select,
+    consumers: live.consumers,
+    consumersUnobserved: live.unobserved,
   });
   const { bytes, sha256 } = sealPlan(computed);
   return { plan: computed, bytes, sha256, observation };

@@ -65,7 +65,10 @@ export interface ContainerEvidence {
     /** The mounted bytes as text (they hold no secret: the artifact has none). */
     text: string | null;
   };
-  /** Environment against the pinned image's environment plus sluice's own variables. */
+  /**
+   * Environment against the pinned image's environment plus sluice's own variables. Entries are
+   * `KEY=hmac:…` (values compared as keyed hashes; no value ever leaves the observer).
+   */
   environment: { ok: boolean; unexpected: string[]; missing: string[] };
   /** Fixed execution options: image, network, mounts, restart policy, memory, entrypoint. */
   execution: { ok: boolean; problems: string[] };
@@ -109,7 +112,10 @@ export interface RunnerObservation {
   target: RunnerTarget;
   observedAt: string;
   daemonId: string;
-  /** The image's own ID and environment as the daemon reports it; null if the image is absent. */
+  /**
+   * The image's own ID and environment as the daemon reports it, each value as a keyed hash
+   * (`KEY=hmac:…`); null if the image is absent.
+   */
   image: { id: string; env: string[] } | null;
   networkId: string | null;
   containers: ContainerEvidence[];

@@ -11,8 +11,18 @@
  * ```
  * @module
  */
-import { Admin } from "@platformatic/kafka";
-import type { GroupInfo, KafkaPort, PartitionRange, TopicInfo } from "./port.ts";
+import { Admin, Consumer, FetchIsolationLevels } from "@platformatic/kafka";
+import type {
+  GroupInfo,
+  GroupListing,
+  KafkaPort,
+  PartitionRange,
+  PartitionSlice,
+  ReadLimits,
+  RecordRead,
+  SampledRecord,
+  TopicInfo,
+} from "./port.ts";
 import { toKafkaUuid } from "./uuid.ts";
 
 const EARLIEST = -2n;
@@ -20,12 +30,25 @@ const LATEST = -1n;
 
 /** A {@link KafkaPort} for the cluster at `bootstrap` (`host:port`, comma-separated). */
 export function platformaticKafka(bootstrap: string): KafkaPort {
+  const brokers = bootstrap.split(",").map((s) => s.trim());
   const admin = new Admin({
     clientId: "sluice",
-    bootstrapBrokers: bootstrap.split(",").map((s) => s.trim()),
+    bootstrapBrokers: brokers,
     retries: 3,
     timeout: 15_000,
   });
+  // The preview's reader: only ever used for Fetch requests. It never calls consume() or
+  // joinGroup(), so the group ID the client requires is never sent to a coordinator.
+  let reader: Consumer | null = null;
+  const readerClient = () =>
+    reader ??= new Consumer({
+      clientId: "sluice-preview",
+      groupId: PREVIEW_UNUSED_GROUP,
+      bootstrapBrokers: brokers,
+      autocreateTopics: false,
+      retries: 3,
+      timeout: 15_000,
+    });
 
   return {
     async describe(topics) {
@@ -100,6 +123,39 @@ export function platformaticKafka(bootstrap: string): KafkaPort {
       }));
     },
 
+    async listGroups() {
+      const groups = await admin.listGroups();
+      return [...groups.values()].map((g): GroupListing => ({
+        groupId: g.id,
+        state: normalizeState(String(g.state)),
+        protocolType: g.protocolType || g.groupType || "",
+      }));
+    },
+
+    async groupOffsets(groupIds, topic) {
+      const out = new Map<string, Map<number, bigint>>();
+      // one OffsetFetch per batch of groups keeps a large cluster's request bounded
+      for (let i = 0; i < groupIds.length; i += 100) {
+        const batch = groupIds.slice(i, i + 100);
+        const result = await admin.listConsumerGroupOffsets({ groups: batch });
+        for (const g of result) {
+          const offsets = new Map<number, bigint>();
+          for (const t of g.topics) {
+            if (t.name !== topic) continue;
+            for (const p of t.partitions) {
+              if (p.committedOffset >= 0n) offsets.set(p.partitionIndex, p.committedOffset);
+            }
+          }
+          if (offsets.size > 0) out.set(g.groupId, offsets);
+        }
+      }
+      return out;
+    },
+
+    readRecords(topic, slices, limits) {
+      return readCommitted(readerClient(), topic, slices, limits);
+    },
+
     async createTopic(name, partitions) {
       const [created] = await admin.createTopics({ topics: [name], partitions, replicas: 1 });
       // the broker's metadata lags the controller: a describe right after the create can leave
@@ -124,6 +180,7 @@ export function platformaticKafka(bootstrap: string): KafkaPort {
 
     async close() {
       await admin.close();
+      if (reader) await reader.close(true);
     },
   };
 }
@@ -134,4 +191,119 @@ const STATES = ["Empty", "Stable", "PreparingRebalance", "CompletingRebalance", 
 function normalizeState(state: string): string {
   const flat = state.replaceAll("_", "").toLowerCase();
   return STATES.find((s) => s.toLowerCase() === flat) ?? state;
+}
+
+/**
+ * The group ID the preview reader's client is constructed with. No request ever carries it (the
+ * reader only fetches); a test checks that no group of this name appears on the broker.
+ */
+export const PREVIEW_UNUSED_GROUP = "sluice-preview-never-joined";
+
+const IS_TRANSACTIONAL = 1 << 4;
+const IS_CONTROL = 1 << 5;
+/** Control record type of an abort marker (the key is int16 version, int16 type). */
+const CONTROL_ABORT = 0;
+
+/**
+ * Fetch `[from, to)` of each slice from the partition leader with read_committed isolation,
+ * dropping control markers and the records of aborted transactions (the broker sends the
+ * aborted list; the reader must apply it: `Consumer.fetch` of @platformatic/kafka 2.12 already
+ * drops aborted batches, and the check here keeps that guarantee should the client change),
+ * until every slice is read, the last stable offset is reached, or a limit stops it.
+ */
+async function readCommitted(
+  consumer: Consumer,
+  topic: string,
+  slices: PartitionSlice[],
+  limits: ReadLimits,
+): Promise<RecordRead> {
+  const records: SampledRecord[] = [];
+  let bytes = 0;
+  const md = await consumer.metadata({ topics: [topic], autocreateTopics: false })
+    .catch((error) => {
+      if (/UNKNOWN_TOPIC|does not exist|not found/i.test(String(error))) return null;
+      throw error;
+    });
+  const meta = md?.topics.get(topic);
+  if (!meta) return { records, bytes, stopped: null };
+  for (const slice of slices) {
+    let next = slice.from;
+    let end = slice.to;
+    const leader = meta.partitions[slice.partition]?.leader;
+    if (leader === undefined) continue;
+    while (next < end) {
+      if (Date.now() >= limits.deadline) return { records, bytes, stopped: "time" };
+      const response = await consumer.fetch({
+        node: leader,
+        topics: [{
+          topicId: meta.id,
+          partitions: [{
+            partition: slice.partition,
+            currentLeaderEpoch: -1,
+            fetchOffset: next,
+            lastFetchedEpoch: -1,
+            partitionMaxBytes: 1_048_576,
+          }],
+        }],
+        isolationLevel: FetchIsolationLevels.READ_COMMITTED,
+        maxWaitTime: 200,
+        minBytes: 1,
+        maxBytes: 1_048_576,
+      });
+      const part = response.responses.flatMap((t) => t.partitions)
+        .find((p) => p.partitionIndex === slice.partition);
+      if (!part) break;
+      if (part.errorCode !== 0) {
+        throw new Error(`fetch ${topic}-${slice.partition}@${next}: error code ${part.errorCode}`);
+      }
+      // read_committed: nothing at or beyond the last stable offset is returned
+      if (part.lastStableOffset >= 0n && part.lastStableOffset < end) end = part.lastStableOffset;
+      const aborted = [...(part.abortedTransactions ?? [])]
+        .sort((
+          a,
+          b,
+        ) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
+      const abortedProducers = new Set<bigint>();
+      let advanced = false;
+      for (const batch of part.records ?? []) {
+        const lastOffset = batch.firstOffset + BigInt(batch.lastOffsetDelta);
+        while (aborted.length > 0 && aborted[0].firstOffset <= lastOffset) {
+          abortedProducers.add(aborted.shift()!.producerId);
+        }
+        if (lastOffset >= next) {
+          next = lastOffset + 1n;
+          advanced = true;
+        }
+        const transactional = (batch.attributes & IS_TRANSACTIONAL) !== 0;
+        if ((batch.attributes & IS_CONTROL) !== 0) {
+          const key = batch.records[0]?.key;
+          if (transactional && key && key.length >= 4 && key.readInt16BE(2) === CONTROL_ABORT) {
+            abortedProducers.delete(batch.producerId);
+          }
+          continue;
+        }
+        if (transactional && abortedProducers.has(batch.producerId)) continue;
+        for (const r of batch.records) {
+          const offset = batch.firstOffset + BigInt(r.offsetDelta);
+          if (offset < slice.from || offset >= end) continue;
+          const value = r.value === null ? null : new Uint8Array(r.value);
+          const key = r.key === null ? null : new Uint8Array(r.key);
+          bytes += (value?.length ?? 0) + (key?.length ?? 0);
+          records.push({
+            partition: slice.partition,
+            offset,
+            timestamp: batch.firstTimestamp + r.timestampDelta,
+            key,
+            value,
+          });
+          if (bytes >= limits.maxBytes) return { records, bytes, stopped: "bytes" };
+        }
+      }
+      if (!advanced) {
+        // nothing new below the end: an open transaction holds the last stable offset
+        if (part.lastStableOffset >= 0n && next >= part.lastStableOffset) break;
+      }
+    }
+  }
+  return { records, bytes, stopped: null };
 }

@@ -1,6 +1,11 @@
 /**
  * The Kafka port: the only operations sluice performs on a broker. Topic IDs are always in
  * Kafka's base64url form (see `uuid.ts`). Offsets are `bigint`.
+ *
+ * The review reads (`listGroups`, `groupOffsets`, `readRecords`) are read-only: they list and
+ * describe groups and fetch committed offsets and records; they never join a group, commit an
+ * offset or create anything. They are optional so that a port without them still plans: the
+ * review then reports live consumers and previews as not observed (an uncertainty).
  * @module
  */
 
@@ -34,6 +39,49 @@ export interface PartitionRange {
   latest: bigint;
 }
 
+/** A consumer group as the broker lists it. */
+export interface GroupListing {
+  groupId: string;
+  /** Kafka's state name (`Empty`, `Stable`, ...). */
+  state: string;
+  /** `consumer` for consumer groups (classic or KIP-848), else the group's protocol type. */
+  protocolType: string;
+}
+
+/** One record read for a preview: raw bytes, never decoded by the port. */
+export interface SampledRecord {
+  partition: number;
+  offset: bigint;
+  /** Record timestamp (ms since the epoch). */
+  timestamp: bigint;
+  key: Uint8Array | null;
+  /** `null` is a tombstone. */
+  value: Uint8Array | null;
+}
+
+/** Offsets to read from one partition: `[from, to)`. */
+export interface PartitionSlice {
+  partition: number;
+  from: bigint;
+  to: bigint;
+}
+
+/** Bounds of one {@link KafkaPort.readRecords} call. */
+export interface ReadLimits {
+  /** Stop once this many key+value bytes were read. */
+  maxBytes: number;
+  /** Stop at this time (ms since the epoch, `Date.now()` scale). */
+  deadline: number;
+}
+
+/** What {@link KafkaPort.readRecords} read, and why it stopped early if it did. */
+export interface RecordRead {
+  records: SampledRecord[];
+  bytes: number;
+  /** `null` when every slice was read to its end (or to the last stable offset). */
+  stopped: null | "bytes" | "time";
+}
+
 /** The operations sluice needs from a Kafka cluster. */
 export interface KafkaPort {
   /** The cluster ID and the named topics that exist (absent names are left out). */
@@ -44,6 +92,20 @@ export interface KafkaPort {
   committedOffsets(groupId: string, topic: string): Promise<Map<number, bigint>>;
   /** Earliest and latest offsets of the given partitions. */
   offsetRanges(topic: string, partitions: number[]): Promise<PartitionRange[]>;
+
+  /** Every group the cluster lists (read-only). */
+  listGroups?(): Promise<GroupListing[]>;
+  /**
+   * Committed offsets on `topic` of each of `groupIds` (read-only); a group with no committed
+   * offset on the topic is absent from the result.
+   */
+  groupOffsets?(groupIds: string[], topic: string): Promise<Map<string, Map<number, bigint>>>;
+  /**
+   * Read the committed records of `topic` in the given slices, read_committed (aborted
+   * transactions and control markers left out), without a consumer group: nothing joins a
+   * group, nothing is committed. Bounded by `limits`; an absent topic is an empty read.
+   */
+  readRecords?(topic: string, slices: PartitionSlice[], limits: ReadLimits): Promise<RecordRead>;
 
   /** Create a topic; returns its Kafka-form ID. */
   createTopic(name: string, partitions: number): Promise<string>;

@@ -60,6 +60,7 @@ async function project() {
     environment: null,
     mode: "online",
     scope: "full",
+    selected: null,
     created_at: "2026-12-01T00:00:00.000Z",
     source_sha256: "0".repeat(64),
     protected_state: { checksum: null, serial: 0 },
@@ -68,6 +69,8 @@ async function project() {
     actions: format === 6 ? [action] : [],
     blockers: [],
     typed_action: format === 6 ? { action, sha256: typedActionSha256(action) } : null,
+    impact: null,
+    preview: null,
   });
   await writePlanFile(`${dir}/reviewed.plan.json`, plan(6));
   await writePlanFile(`${dir}/create.plan.json`, plan(5));
