@@ -27,12 +27,13 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Test and measurement helpers (not used by the runner itself): create topics, print IDs,
- * produce/consume, read group offsets and watch a group's state. Used by
- * tests/runner_docker_test.ts and the close→Empty measurement in docs/runner.md.
+ * Test helpers, kept in the test tree so the production jar holds only the runner: create
+ * topics, print IDs, produce/consume (read_committed, stopping at the last stable offset),
+ * read group offsets and watch a group's state. tests/runner_fixture.ts runs it inside the
+ * runner image with {@code target/test-classes} mounted.
  *
  * <pre>
- * java -cp 'runner/target/sluice-runner.jar:runner/target/lib/*' dev.sluice.runner.DevTools BOOTSTRAP CMD ARGS...
+ * java -cp '/opt/sluice/lib/*:/opt/sluice/test-classes' dev.sluice.runner.DevTools BOOTSTRAP CMD ARGS...
  *   create-topic TOPIC PARTITIONS      prints the topic ID
  *   topic-id TOPIC | cluster-id
  *   produce TOPIC                      stdin lines "key\tvalue" (value \N = tombstone)
