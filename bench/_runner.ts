@@ -182,6 +182,8 @@ export interface RunnerSpec {
   labels: Record<string, string>;
   extraEnv?: string[];
   cmd?: string[];
+  /** Overrides the image's entrypoint (JVM option variants of the benchmarks). */
+  entrypoint?: string[];
 }
 
 /** Create (not start) a runner container exactly as sluice does; returns its ID. */
@@ -197,6 +199,7 @@ export async function createRunner(d: Docker, s: RunnerSpec): Promise<string> {
       ...(s.extraEnv ?? []),
     ],
     ...(s.cmd ? { Cmd: s.cmd } : {}),
+    ...(s.entrypoint ? { Entrypoint: s.entrypoint } : {}),
     StopTimeout: RUNNER_EXECUTION.stopTimeoutSeconds,
     HostConfig: {
       Binds: [`${s.planPath}:${RUNNER_PATHS.plan}:ro`, `${s.volume}:${RUNNER_PATHS.volume}`],

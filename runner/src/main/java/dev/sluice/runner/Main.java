@@ -21,6 +21,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+import org.slf4j.LoggerFactory;
 
 /**
  * The runner's entry point (ENTRYPOINT of the image). Modes:
@@ -30,7 +31,9 @@ import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThr
  *       until SIGTERM (exit 143) or a fatal error (exit 10–15 with a one-line JSON reason);
  *   <li>{@code init-offsets}: load the plan, run the identity gate and set the group's committed
  *       offset to the artifact's {@code initial_offsets} for every input partition that has
- *       none (never moves an existing offset). Exit 0 on success.
+ *       none (never moves an existing offset). Exit 0 on success;
+ *   <li>{@code cds-training}: the image build's class-data-sharing training run
+ *       ({@link CdsTraining}); never used at run time.
  * </ul>
  *
  * <p>Environment: SLUICE_PLAN_PATH (default /etc/sluice/plan.json), SLUICE_PLAN_SHA256,
@@ -56,6 +59,16 @@ public final class Main {
       }
       return;
     }
+    if (mode.equals("cds-training")) {
+      // image build only (runner/Dockerfile): a normal exit, so the JVM writes the CDS archive
+      try {
+        CdsTraining.run();
+      } catch (Exception e) {
+        System.err.println("sluice-runner: CDS training failed: " + e);
+        System.exit(1);
+      }
+      System.exit(0);
+    }
     if (!mode.equals("run")) {
       exitWith(new RunnerExit(RunnerExit.PLAN_INVALID, "USAGE", "unknown mode '" + mode + "' (run | init-offsets)"));
     }
@@ -64,9 +77,12 @@ public final class Main {
       Plan plan = Plan.load(planPath, env.get("SLUICE_PLAN_SHA256"));
       status.setPlan(plan.sha256(), plan.applicationId());
       status.write("STARTING", null, null, null);
+      long gateStart = System.nanoTime();
       try (Admin admin = Admin.create(adminProps(plan))) {
         IdentityGate.check(admin, plan);
       }
+      // the first log line: logging starts after the status file says STARTING
+      LoggerFactory.getLogger(Main.class).info("identity gate passed in {} ms", (System.nanoTime() - gateStart) / 1_000_000);
       long closeMs = Long.parseLong(env.getOrDefault("SLUICE_CLOSE_TIMEOUT_MS", "20000"));
       String leaveMode = env.getOrDefault("SLUICE_LEAVE_MODE", "internal");
       new Main.Run(plan, status, dataDir.resolve("streams"), Duration.ofMillis(closeMs), leaveMode).run();
