@@ -61,7 +61,7 @@ public final class SluiceTopology {
         String where = context.recordMetadata()
             .map(m -> m.topic() + "-" + m.partition() + "@" + m.offset())
             .orElse("unknown position");
-        throw new DecodeException(e.code, "record " + where + ": " + e.detail());
+        throw new DecodeException(e.code, e.field, "record " + where + ": " + e.rule);
       }
       if (predicate.passes(row)) {
         context.forward(record.withValue(projection.project(row)));
