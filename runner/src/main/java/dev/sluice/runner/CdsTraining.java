@@ -15,8 +15,9 @@ import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThr
 /**
  * The class-data-sharing training run of the image build ({@code Main cds-training}, run once by
  * runner/Dockerfile under {@code -XX:ArchiveClassesAtExit}): it walks the runner's start path
- * without a broker — plan loading and checks, decoding, predicate, projection, the status file,
- * an Admin client and a started-then-closed Kafka Streams client pointed at an address that
+ * without a broker — plan loading and checks, decoding, predicate, projection, the stop context
+ * and the status file, an Admin client and a started-then-closed Kafka Streams client (with a
+ * dead-letter sink) pointed at an address that
  * refuses connections — so that the classes a real start loads are in the archive. Nothing it
  * does is visible outside the temporary directory it removes.
  */
@@ -45,7 +46,8 @@ final class CdsTraining {
       + "{\"source\":\"score\",\"name\":\"score\"}],"
       + "\"predicate\":" + PREDICATE + ","
       + "\"image\":\"sha256:" + "0".repeat(64) + "\",\"network\":\"training\",\"initial_offsets\":\"earliest\","
-      + "\"ownership\":{\"managed_by\":\"sluice\",\"project\":\"training\",\"environment\":null}}";
+      + "\"ownership\":{\"managed_by\":\"sluice\",\"project\":\"training\",\"environment\":null},"
+      + "\"on_invalid\":{\"policy\":\"dead_letter\",\"topic\":\"training_dlq\"}}";
 
   private static final List<String> RECORDS = List.of(
       "{\"order_id\":\"a\",\"amount\":150,\"paid\":true,\"score\":0.25,\"note\":null}",
@@ -76,20 +78,25 @@ final class CdsTraining {
       Files.write(planPath, bytes);
       Plan plan = Plan.load(planPath, Plan.sha256(bytes));
       StatusFile status = new StatusFile(dir.resolve("status.json"), "training");
-      status.setPlan(plan.sha256(), plan.applicationId());
+      status.setPlan(plan.sha256(), plan.applicationId(), plan.model());
       status.write("STARTING", null, null, null);
 
       RecordDecoder decoder = new RecordDecoder(plan.schema());
+      DecodeException last = null;
       for (int i = 0; i < 200; i++) {
         for (String r : RECORDS) {
+          byte[] value = r.getBytes(StandardCharsets.UTF_8);
           try {
-            Object[] row = decoder.decode(r.getBytes(StandardCharsets.UTF_8));
+            Object[] row = decoder.decode(value);
             if (plan.predicate().passes(row)) plan.projection().project(row);
           } catch (DecodeException e) {
-            new RunnerExit(RunnerExit.DECODE, e.code, e.detail()).toJsonLine();
+            last = e.at(new DecodeException.Where("training_in", 0, i, 1, value.length, RecordDecoder.fieldNames(value)));
           }
         }
       }
+      RunnerExit stop = Main.Run.classify(last);
+      status.fail(stop);
+      stop.toJsonLine();
       try {
         Plan.fromBytes(bytes, "0".repeat(64));
       } catch (RunnerExit e) {

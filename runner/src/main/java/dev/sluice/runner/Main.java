@@ -70,12 +70,12 @@ public final class Main {
       System.exit(0);
     }
     if (!mode.equals("run")) {
-      exitWith(new RunnerExit(RunnerExit.PLAN_INVALID, "USAGE", "unknown mode '" + mode + "' (run | init-offsets)"));
+      exitWith(new RunnerExit("USAGE", "unknown mode '" + mode + "' (run | init-offsets)"));
     }
     StatusFile status = new StatusFile(dataDir.resolve("status.json"), env.get("SLUICE_GENERATION"));
     try {
       Plan plan = Plan.load(planPath, env.get("SLUICE_PLAN_SHA256"));
-      status.setPlan(plan.sha256(), plan.applicationId());
+      status.setPlan(plan.sha256(), plan.applicationId(), plan.model());
       status.write("STARTING", null, null, null);
       long gateStart = System.nanoTime();
       try (Admin admin = Admin.create(adminProps(plan))) {
@@ -87,11 +87,11 @@ public final class Main {
       String leaveMode = env.getOrDefault("SLUICE_LEAVE_MODE", "internal");
       new Main.Run(plan, status, dataDir.resolve("streams"), Duration.ofMillis(closeMs), leaveMode).run();
     } catch (RunnerExit e) {
-      status.write("FAILED", e.exitCode, e.reason, e.detail);
+      status.fail(e);
       exitWith(e);
     } catch (RuntimeException e) {
-      RunnerExit x = new RunnerExit(RunnerExit.FATAL, "RUNNER_FAILED", e.toString());
-      status.write("FAILED", x.exitCode, x.reason, x.detail);
+      RunnerExit x = new RunnerExit("RUNNER_FAILED", e.toString());
+      status.fail(x);
       exitWith(x);
     }
   }
@@ -232,7 +232,7 @@ public final class Main {
       RunnerExit e = fatal.get();
       if (e == null) {
         if (streams.state() == KafkaStreams.State.ERROR) {
-          e = new RunnerExit(RunnerExit.FATAL, "STREAMS_ERROR", "Kafka Streams entered ERROR");
+          e = new RunnerExit("STREAMS_ERROR", "Kafka Streams entered ERROR");
         } else {
           status.write("CLOSED", 0, "STREAMS_FINISHED", "the stream thread finished without a signal");
           System.out.flush();
@@ -252,9 +252,9 @@ public final class Main {
           ? streams.close(new KafkaStreams.CloseOptions().leaveGroup(true).timeout(closeTimeout))
           : streams.close(closeTimeout);
       if (!closed || streams.state() != KafkaStreams.State.NOT_RUNNING) {
-        RunnerExit e = new RunnerExit(RunnerExit.FATAL, "CLOSE_TIMEOUT",
+        RunnerExit e = new RunnerExit("CLOSE_TIMEOUT",
             "KafkaStreams.close did not finish cleanly within " + closeTimeout.toMillis() + " ms (state " + streams.state() + ")");
-        status.write("FAILED", e.exitCode, e.reason, e.detail);
+        status.fail(e);
         exitWith(e);
       }
       status.write("CLOSED", 143, "SIGTERM", "closed and committed");
@@ -265,12 +265,16 @@ public final class Main {
 
     static RunnerExit classify(Throwable e) {
       for (Throwable t = e; t != null; t = t.getCause()) {
-        if (t instanceof DecodeException d) return new RunnerExit(RunnerExit.DECODE, d.code, d.detail());
+        if (t instanceof DecodeException d) {
+          RunnerExit x = new RunnerExit(d.code, d.detail());
+          if (d.where != null) x.with("record", d.where.toMap());
+          return x.with("field", d.field).with("rule", d.rule);
+        }
         if (t instanceof NoOffsetForPartitionException n) {
-          return new RunnerExit(RunnerExit.OFFSETS_MISSING, "OFFSETS_MISSING", String.valueOf(n.getMessage()));
+          return new RunnerExit("OFFSETS_MISSING", String.valueOf(n.getMessage()));
         }
       }
-      return new RunnerExit(RunnerExit.FATAL, "STREAMS_FATAL", e.toString() + (e.getCause() == null ? "" : " caused by " + e.getCause()));
+      return new RunnerExit("STREAMS_FATAL", e.toString() + (e.getCause() == null ? "" : " caused by " + e.getCause()));
     }
 
     private static void parkForever() {
