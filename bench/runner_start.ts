@@ -41,7 +41,7 @@ import {
   until,
   writeResult,
 } from "./_common.ts";
-import { createRunner, dockerEvents, readStatus } from "./_runner.ts";
+import { containerLog, createRunner, dockerEvents, readStatus } from "./_runner.ts";
 
 const f = flags(Deno.args);
 const reps = Number(f.get("reps", "7"));
@@ -140,19 +140,6 @@ for (const v of variants) {
 }
 const events = await dockerEvents("sluice.bench", benchLabel);
 
-/** A container's stderr (the Docker log stream without its 8-byte frame headers). */
-async function stderrOf(id: string): Promise<string> {
-  const raw = await d.getContainer(id).logs({ stdout: false, stderr: true, follow: false });
-  const b = raw as unknown as Uint8Array;
-  const parts: Uint8Array[] = [];
-  for (let i = 0; i + 8 <= b.length;) {
-    const size = (b[i + 4] << 24) | (b[i + 5] << 16) | (b[i + 6] << 8) | b[i + 7];
-    parts.push(b.subarray(i + 8, i + 8 + size));
-    i += 8 + size;
-  }
-  return parts.map((p) => new TextDecoder().decode(p)).join("");
-}
-
 /** The first stderr line matching `re`, as epoch ms of its ISO timestamp (runner log format). */
 function logTime(stderr: string, re: RegExp): number | null {
   const line = stderr.split("\n").find((l) => re.test(l));
@@ -189,7 +176,7 @@ async function sample(v: Variant, rep: number) {
       50,
     );
     const started = await events.first(id, "start", tCall - 1000, 10_000) ?? tCall;
-    const stderr = await stderrOf(id);
+    const stderr = await containerLog(d, id, "stderr");
     const main = dockerTimeMs(String(status.started_at));
     const gate = logTime(stderr, /identity gate passed/);
     const running = dockerTimeMs(String(status.running_at));

@@ -39,7 +39,7 @@ import {
   table,
   writeResult,
 } from "./_common.ts";
-import { createRunner } from "./_runner.ts";
+import { containerCpuMs, createRunner } from "./_runner.ts";
 
 const f = flags(Deno.args);
 const N = Number(f.get("records", "500000"));
@@ -102,25 +102,6 @@ let passing = 0;
   }
   await producer.close();
   console.log(`produced ${N} records in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-}
-
-/**
- * CPU time the container has used (all its threads: stream thread, clients, GC, JIT), from its
- * cgroup on this host (v1 cpuacct or v2 cpu.stat); null where neither is readable. Records per
- * CPU-second measure the program where wall-clock rates mostly measure the machine's load.
- */
-async function containerCpuMs(id: string): Promise<number | null> {
-  const v1 = await Deno.readTextFile(`/sys/fs/cgroup/cpuacct/docker/${id}/cpuacct.usage`)
-    .catch(() => null);
-  if (v1 !== null) return Number(v1.trim()) / 1e6;
-  for (
-    const dir of [`/sys/fs/cgroup/system.slice/docker-${id}.scope`, `/sys/fs/cgroup/docker/${id}`]
-  ) {
-    const stat = await Deno.readTextFile(`${dir}/cpu.stat`).catch(() => null);
-    const m = stat && /^usage_usec (\d+)$/m.exec(stat);
-    if (m) return Number(m[1]) / 1000;
-  }
-  return null;
 }
 
 const committedSum = async (group: string) =>
