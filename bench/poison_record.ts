@@ -218,7 +218,9 @@ async function sample(variant: Variant, rep: number) {
     // the last commit that moved anything: the job's progress ends there
     const moved = polls.findLast((p) => p.total > first.total) ?? last;
     before = rate(first, moved);
-    beforeCpu = perCpu(first, moved);
+    // the exited container's cgroup is gone: the CPU rate ends at the last poll that read it
+    const movedCpu = polls.findLast((p) => p.total > first.total && p.cpu !== null) ?? last;
+    beforeCpu = perCpu(first, movedCpu);
     after = 0;
     afterCpu = null;
   } else if (variant === "dead_letter") {
