@@ -182,6 +182,8 @@ export interface RunnerSpec {
   labels: Record<string, string>;
   extraEnv?: string[];
   cmd?: string[];
+  /** Overrides the image's entrypoint (JVM option variants of the benchmarks). */
+  entrypoint?: string[];
 }
 
 /** Create (not start) a runner container exactly as sluice does; returns its ID. */
@@ -197,6 +199,7 @@ export async function createRunner(d: Docker, s: RunnerSpec): Promise<string> {
       ...(s.extraEnv ?? []),
     ],
     ...(s.cmd ? { Cmd: s.cmd } : {}),
+    ...(s.entrypoint ? { Entrypoint: s.entrypoint } : {}),
     StopTimeout: RUNNER_EXECUTION.stopTimeoutSeconds,
     HostConfig: {
       Binds: [`${s.planPath}:${RUNNER_PATHS.plan}:ro`, `${s.volume}:${RUNNER_PATHS.volume}`],
@@ -220,4 +223,44 @@ export async function readStatus(
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU time the container has used (all its threads: stream thread, clients, GC, JIT), from its
+ * cgroup on this host (v1 cpuacct or v2 cpu.stat); null where neither is readable. Records per
+ * CPU-second measure the program where wall-clock rates mostly measure the machine's load.
+ */
+export async function containerCpuMs(id: string): Promise<number | null> {
+  const v1 = await Deno.readTextFile(`/sys/fs/cgroup/cpuacct/docker/${id}/cpuacct.usage`)
+    .catch(() => null);
+  if (v1 !== null) return Number(v1.trim()) / 1e6;
+  for (
+    const dir of [`/sys/fs/cgroup/system.slice/docker-${id}.scope`, `/sys/fs/cgroup/docker/${id}`]
+  ) {
+    const stat = await Deno.readTextFile(`${dir}/cpu.stat`).catch(() => null);
+    const m = stat && /^usage_usec (\d+)$/m.exec(stat);
+    if (m) return Number(m[1]) / 1000;
+  }
+  return null;
+}
+
+/** One stream of a container's log, as text (Docker's 8-byte frame headers removed). */
+export async function containerLog(
+  d: Docker,
+  id: string,
+  stream: "stdout" | "stderr",
+): Promise<string> {
+  const raw = await d.getContainer(id).logs({
+    stdout: stream === "stdout",
+    stderr: stream === "stderr",
+    follow: false,
+  });
+  const b = raw as unknown as Uint8Array;
+  const parts: Uint8Array[] = [];
+  for (let i = 0; i + 8 <= b.length;) {
+    const size = (b[i + 4] << 24) | (b[i + 5] << 16) | (b[i + 6] << 8) | b[i + 7];
+    parts.push(b.subarray(i + 8, i + 8 + size));
+    i += 8 + size;
+  }
+  return parts.map((p) => new TextDecoder().decode(p)).join("");
 }

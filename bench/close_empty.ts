@@ -1,7 +1,8 @@
 /**
  * Close → consumer group Empty: the runner's leave strategy (`SLUICE_LEAVE_MODE=internal`,
  * `main.consumer.internal.leave.group.on.close=true`) against Kafka Streams' default (`none`:
- * the member stays until `session.timeout.ms`, 45 s). Ported from runner/measure_close_empty.ts.
+ * the member stays until `session.timeout.ms`, 45 s). It supersedes the former
+ * runner/measure_close_empty.ts (which also measured static membership; figures in docs/runner.md).
  *
  *   deno run -A bench/close_empty.ts [--reps=5] [--none-reps=1] [--modes=internal,none]
  *

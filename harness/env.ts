@@ -80,6 +80,26 @@ export interface StartEnvOptions {
   startupTimeoutMs?: number;
   /** Start a Kafka Connect worker beside the broker (default true). */
   connect?: boolean;
+  /**
+   * Broker settings that differ from the image's `server.properties` (images/kafka): a value
+   * replaces the setting, `null` removes it so that Kafka's default applies. The benchmarks use
+   * `{ "group.initial.rebalance.delay.ms": null }` for a broker as most users run it (3 s), where
+   * the test broker sets 0.
+   */
+  brokerProperties?: Record<string, string | null>;
+}
+
+/** The image's server.properties with `overrides` applied (see {@link StartEnvOptions}). */
+export async function brokerServerProperties(
+  overrides: Record<string, string | null>,
+): Promise<string> {
+  const base = await Deno.readTextFile(
+    new URL("../images/kafka/server.properties", import.meta.url),
+  );
+  const keys = Object.keys(overrides);
+  const kept = base.split("\n").filter((line) => !keys.some((k) => line.startsWith(`${k}=`)));
+  const set = Object.entries(overrides).flatMap(([k, v]) => v === null ? [] : [`${k}=${v}`]);
+  return [...kept.join("\n").trimEnd().split("\n"), ...set].join("\n") + "\n";
 }
 
 /** The label every harness resource carries; its value is the run ID. */
@@ -125,7 +145,14 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
       const hostPort = freePort();
       const name = `${runId}-kafka-${attempt}`;
       try {
-        const started = await new GenericContainer(options.image ?? KAFKA_IMAGE)
+        let container = new GenericContainer(options.image ?? KAFKA_IMAGE);
+        if (options.brokerProperties) {
+          container = container.withCopyContentToContainer([{
+            content: await brokerServerProperties(options.brokerProperties),
+            target: "/opt/kafka/config/server.properties",
+          }]);
+        }
+        const started = await container
           .withName(name)
           .withLabels(labels)
           .withNetworkMode(network)

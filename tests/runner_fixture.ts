@@ -92,6 +92,8 @@ export interface PlanSpec {
   clusterId: string;
   inputTopicId: string;
   outputTopicId: string;
+  /** `on_invalid: dead_letter` to this topic (absent: stop). */
+  deadLetterTopic?: string;
 }
 
 /** The orders schema used by the runner tests. */
@@ -123,6 +125,9 @@ export function planBytes(spec: PlanSpec): { text: string; sha256: string } {
     network: spec.network,
     initial_offsets: "earliest",
     ownership: { managed_by: "sluice", project: "rt", environment: null },
+    ...(spec.deadLetterTopic
+      ? { on_invalid: { policy: "dead_letter", topic: spec.deadLetterTopic } }
+      : {}),
   };
   const plan = {
     format: "sluice.runner-plan",
@@ -274,27 +279,60 @@ export async function readStatus(
   return JSON.parse(r.stdout);
 }
 
-/** Run a DevTools command inside the runner image on the network (no host Java needed). */
+let testClasses: Promise<string> | undefined;
+
+/**
+ * Compile the runner's test tree once per process (`mvn test-compile`) and return the directory
+ * of its classes. DevTools lives there, not in the production jar.
+ */
+function runnerTestClasses(): Promise<string> {
+  testClasses ??= (async () => {
+    const r = await run("mvn", [
+      "-B",
+      "-q",
+      "-Dstyle.color=never",
+      "-f",
+      `${ROOT}runner/pom.xml`,
+      "test-compile",
+    ]);
+    if (r.code !== 0) {
+      throw new Error(`mvn test-compile failed (${r.code}): ${r.stdout}${r.stderr}`);
+    }
+    return `${ROOT}runner/target/test-classes`;
+  })();
+  return testClasses;
+}
+
+/**
+ * Run a DevTools command (runner/src/test/java: produce, consume, offsets) inside the runner
+ * image on the network, with the compiled test classes mounted read-only (no host Java run);
+ * `stdin` is piped to it (`produce`, `produce-json`).
+ */
 export async function devTools(
   image: string,
   network: string,
   labels: Record<string, string>,
   args: string[],
+  stdin?: string,
 ): Promise<string> {
-  const a = ["run", "--rm", "--network", network];
+  const classes = await runnerTestClasses();
+  const a = ["run", "--rm", ...(stdin === undefined ? [] : ["-i"]), "--network", network];
   for (const [k, v] of Object.entries({ ...labels, "sluice.test": "1" })) {
     a.push("--label", `${k}=${v}`);
   }
-  const r = await docker([
-    ...a,
+  a.push(
+    "-v",
+    `${classes}:/opt/sluice/test-classes:ro`,
     "--entrypoint",
     "java",
     image,
     "-cp",
-    "/opt/sluice/lib/*",
+    "/opt/sluice/lib/*:/opt/sluice/test-classes",
     "dev.sluice.runner.DevTools",
     ...args,
-  ]);
+  );
+  const r = await run(dockerCli(), a, stdin);
+  if (r.code !== 0) throw new Error(`DevTools ${args.join(" ")} → ${r.code}: ${r.stderr.trim()}`);
   return r.stdout;
 }
 

@@ -16,7 +16,7 @@ import { SluiceError } from "../errors.ts";
 import type { Expr, LiteralExpr } from "../expr/ast.ts";
 import { isColumnType } from "../expr/schema.ts";
 import type { SchemaField } from "../expr/schema.ts";
-import { canonicalJson, sha256Hex } from "./canonical.ts";
+import { canonicalJson, canonicalSha256, sha256Hex } from "./canonical.ts";
 
 /** The artifact format name. */
 export const ARTIFACT_FORMAT = "sluice.runner-artifact";
@@ -40,6 +40,18 @@ export interface RunnerArtifact {
   network: string;
   initial_offsets: "earliest" | "latest";
   ownership: { managed_by: "sluice"; project: string; environment: string | null };
+  /**
+   * `on_invalid: dead_letter` of the model: undecodable records go to this topic and the runner
+   * continues. Absent means `stop` (the default), so that the artifacts of models that do not
+   * opt in keep their bytes and checksums: the one field that is left out rather than null.
+   */
+  on_invalid?: DeadLetterPolicy;
+}
+
+/** The dead-letter policy as the artifact carries it. */
+export interface DeadLetterPolicy {
+  policy: "dead_letter";
+  topic: string;
 }
 
 /** Every top-level field of an artifact, in document order. */
@@ -61,6 +73,26 @@ export const ARTIFACT_FIELDS: ReadonlyArray<keyof RunnerArtifact> = [
   "ownership",
 ];
 
+/** Optional top-level fields: absent means their default (`on_invalid`: stop). */
+export const ARTIFACT_OPTIONAL_FIELDS: ReadonlyArray<keyof RunnerArtifact> = ["on_invalid"];
+
+/**
+ * The top-level fields whose content differs between two artifacts (required and optional;
+ * an absent optional field compares as null). Change detection uses this one list.
+ * @example
+ * ```ts
+ * changedArtifactFields(prior, desired); // e.g. ["predicate"]
+ * ```
+ */
+export function changedArtifactFields(
+  prior: RunnerArtifact,
+  desired: RunnerArtifact,
+): Array<keyof RunnerArtifact> {
+  return [...ARTIFACT_FIELDS, ...ARTIFACT_OPTIONAL_FIELDS].filter((f) =>
+    canonicalSha256(prior[f] ?? null) !== canonicalSha256(desired[f] ?? null)
+  );
+}
+
 /** The canonical JSON text of an artifact (the bytes that are hashed and written). */
 export function artifactCanonicalJson(artifact: RunnerArtifact): string {
   return canonicalJson(artifact);
@@ -75,13 +107,18 @@ function fail(path: string, message: string): never {
   throw new SluiceError("ARTIFACT_INVALID", `${path}: ${message}`, { evidence: { path } });
 }
 
-function obj(value: unknown, path: string, keys: readonly string[]): Record<string, unknown> {
+function obj(
+  value: unknown,
+  path: string,
+  keys: readonly string[],
+  optional: readonly string[] = [],
+): Record<string, unknown> {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     fail(path, "must be an object");
   }
   const record = value as Record<string, unknown>;
   for (const key of Object.keys(record)) {
-    if (!keys.includes(key)) fail(`${path}.${key}`, "unknown field");
+    if (!keys.includes(key) && !optional.includes(key)) fail(`${path}.${key}`, "unknown field");
   }
   for (const key of keys) {
     if (!(key in record)) fail(`${path}.${key}`, "missing field");
@@ -119,15 +156,28 @@ function arr(value: unknown, path: string, min: number): unknown[] {
  * ```
  */
 export function validateArtifact(value: unknown): RunnerArtifact {
-  const a = obj(value, "$", ARTIFACT_FIELDS);
+  const a = obj(value, "$", ARTIFACT_FIELDS, ARTIFACT_OPTIONAL_FIELDS);
   if (a.format !== ARTIFACT_FORMAT) fail("$.format", `must be '${ARTIFACT_FORMAT}'`);
   if (a.version !== ARTIFACT_VERSION) fail("$.version", `must be ${ARTIFACT_VERSION}`);
   str(a.project, "$.project");
   nullableStr(a.environment, "$.environment");
   str(a.model, "$.model");
   str(a.application_id, "$.application_id");
-  str(obj(a.input, "$.input", ["topic"]).topic, "$.input.topic");
-  str(obj(a.output, "$.output", ["topic"]).topic, "$.output.topic");
+  const input = str(obj(a.input, "$.input", ["topic"]).topic, "$.input.topic");
+  const output = str(obj(a.output, "$.output", ["topic"]).topic, "$.output.topic");
+  if ("on_invalid" in a) {
+    const oi = obj(a.on_invalid, "$.on_invalid", ["policy", "topic"]);
+    if (oi.policy !== "dead_letter") {
+      fail(
+        "$.on_invalid.policy",
+        "must be 'dead_letter' (stop is written by leaving on_invalid out)",
+      );
+    }
+    const topic = str(oi.topic, "$.on_invalid.topic");
+    if (topic === input || topic === output) {
+      fail("$.on_invalid.topic", "must differ from the input and output topics");
+    }
+  }
   const fields = new Map<string, string>();
   arr(a.schema, "$.schema", 1).forEach((f, i) => {
     const p = `$.schema[${i}]`;

@@ -1,6 +1,6 @@
-import { strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 import type { SluiceError } from "../errors.ts";
-import { artifactSha256, validateArtifact } from "./artifact.ts";
+import { artifactSha256, changedArtifactFields, validateArtifact } from "./artifact.ts";
 import type { RunnerArtifact } from "./artifact.ts";
 import { canonicalJson, sha256Hex } from "./canonical.ts";
 
@@ -68,4 +68,31 @@ Deno.test("validateArtifact rejects unknown, missing and malformed fields", () =
   );
   invalid((a) => (a.projection = [{ source: "zz", name: "a" }]), "$.projection[0].source");
   invalid((a) => ((a.ownership as { project: string }).project = "x"), "$.ownership.project");
+});
+
+Deno.test("on_invalid is optional: absent means stop, dead_letter names a distinct topic", () => {
+  const stop = sample();
+  const dl = { ...sample(), on_invalid: { policy: "dead_letter" as const, topic: "dlq" } };
+  validateArtifact(dl);
+  // opting in changes the bytes; not opting in keeps them (no key, not null)
+  strictEqual(canonicalJson(stop).includes("on_invalid"), false);
+  strictEqual(artifactSha256(dl) !== artifactSha256(stop), true);
+  invalid((a) => (a.on_invalid = null), "$.on_invalid");
+  invalid((a) => (a.on_invalid = { policy: "stop", topic: "x" }), "$.on_invalid.policy");
+  invalid((a) => (a.on_invalid = { policy: "dead_letter" }), "$.on_invalid.topic");
+  invalid((a) => (a.on_invalid = { policy: "dead_letter", topic: "in" }), "$.on_invalid.topic");
+  invalid((a) => (a.on_invalid = { policy: "dead_letter", topic: "out" }), "$.on_invalid.topic");
+  invalid(
+    (a) => (a.on_invalid = { policy: "dead_letter", topic: "x", extra: 1 }),
+    "$.on_invalid.extra",
+  );
+});
+
+Deno.test("changedArtifactFields compares required and optional fields (absent is null)", () => {
+  const a = sample();
+  deepStrictEqual(changedArtifactFields(a, sample()), []);
+  const b = { ...sample(), on_invalid: { policy: "dead_letter" as const, topic: "dlq" } };
+  deepStrictEqual(changedArtifactFields(a, b), ["on_invalid"]);
+  const c = { ...b, network: "other" };
+  deepStrictEqual(changedArtifactFields(b, c), ["network"]);
 });

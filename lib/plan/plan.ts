@@ -16,10 +16,11 @@
  * @module
  */
 import type { RunnerArtifact } from "../artifact/artifact.ts";
-import { ARTIFACT_FIELDS, artifactSha256, validateArtifact } from "../artifact/artifact.ts";
+import { artifactSha256, changedArtifactFields, validateArtifact } from "../artifact/artifact.ts";
 import { canonicalSha256 } from "../artifact/canonical.ts";
 import type { CompileResult } from "../project/compile.ts";
 import type { Project } from "../project/load.ts";
+import { projectTopics } from "../project/topics.ts";
 import type { OwnershipDocument } from "../state/ownership.ts";
 import type { RunnerAction, StoreIdentity } from "../state/journal.ts";
 import { parseMountedPlan } from "../protocol/mounted_plan.ts";
@@ -38,7 +39,12 @@ import type { PreviewSummary } from "./preview_summary.ts";
 
 /** A planned provider mutation. */
 export type PlannedAction =
-  | { type: "create_topic"; topic: string; partitions: number; role: "source" | "output" }
+  | {
+    type: "create_topic";
+    topic: string;
+    partitions: number;
+    role: "source" | "output" | "dead_letter";
+  }
   | { type: "create_runner"; model: string; application_id: string; artifact_sha256: string }
   | RunnerAction;
 
@@ -120,17 +126,22 @@ export function planProject(input: PlanInput): Plan {
   const inScope = (model: string) => selected === null || selected.includes(model);
   const models = project.models.filter((m) => inScope(m.name));
 
-  // ---- topics: managed sources and model outputs are sluice's; external ones must exist
-  const wanted = new Map<string, { partitions: number; role: "source" | "output" }>();
-  for (const s of project.manifest.sources) {
-    // a selected plan creates only the sources its models read
-    if (selected !== null && !models.some((m) => m.source.name === s.name)) continue;
-    if (s.kind === "managed") {
-      wanted.set(s.topic, { partitions: s.partitions ?? 1, role: "source" });
-    }
-  }
-  for (const m of models) {
-    wanted.set(m.decl.outputTopic, { partitions: m.outputPartitions, role: "output" });
+  // ---- topics: managed sources, model outputs and dead-letter topics are sluice's; external
+  // ones must exist. A selected plan creates only the topics of its models.
+  const selectedTopics = selected === null ? null : new Set(
+    models.flatMap((m) => [
+      m.source.topic,
+      m.decl.outputTopic,
+      ...(m.decl.deadLetter ? [m.decl.deadLetter.topic] : []),
+    ]),
+  );
+  const wanted = new Map<
+    string,
+    { partitions: number; role: "source" | "output" | "dead_letter" }
+  >();
+  for (const t of projectTopics(project)) {
+    if (selectedTopics !== null && !selectedTopics.has(t.topic)) continue;
+    if (t.role !== "external") wanted.set(t.topic, { partitions: t.partitions ?? 1, role: t.role });
   }
   for (const [topic, want] of wanted) {
     const owned = ownedTopics.find((t) => t.name === topic);
@@ -393,7 +404,7 @@ function priorArtifact(obs: RunnerObservation): RunnerArtifact | null {
 }
 
 function changedFields(prior: RunnerArtifact, desired: RunnerArtifact): string[] {
-  return ARTIFACT_FIELDS.filter((f) => canonicalSha256(prior[f]) !== canonicalSha256(desired[f]));
+  return changedArtifactFields(prior, desired);
 }
 
 const FIELD_BLOCKERS: Record<string, [string, string]> = {
@@ -404,6 +415,10 @@ const FIELD_BLOCKERS: Record<string, [string, string]> = {
   image: ["BLOCKED_IMAGE_CHANGE", "the runner image changed"],
   network: ["BLOCKED_NETWORK_CHANGE", "the Docker network changed"],
   initial_offsets: ["BLOCKED_OFFSET_POLICY_CHANGE", "the initial-offset policy changed"],
+  on_invalid: [
+    "BLOCKED_INVALID_POLICY_CHANGE",
+    "the on_invalid policy or its dead-letter topic changed",
+  ],
 };
 
 function fieldBlocker(
@@ -417,7 +432,8 @@ function fieldBlocker(
   return blocker(
     code,
     `model ${model}: ${what}; only the predicate of a running runner may be replaced`,
-    { model: model, evidence: { field, prior: prior[key], desired: desired[key] } },
+    // an absent optional field (on_invalid) is null: canonical JSON has no undefined
+    { model, evidence: { field, prior: prior[key] ?? null, desired: desired[key] ?? null } },
   );
 }
 

@@ -247,6 +247,27 @@ Deno.test("planner: nothing deployed → create both managed topics, then the ru
   assert.equal(isNoop(plan), false);
 });
 
+Deno.test("planner: a model with on_invalid: dead_letter → its dead-letter topic is created like the output", async () => {
+  const want = await desired({ manifest: withDeadLetter });
+  const a = want.compiled.artifacts[0];
+  assert.deepEqual(a.artifact.on_invalid, { policy: "dead_letter", topic: "eligible_orders_dlq" });
+  const plan = planProject({
+    project: want.project,
+    compiled: want.compiled,
+    state: { ownership: null, checksum: null, identity: STORE },
+    observation: observationOf(a.artifact, null),
+    topics: new Map(),
+    now: NOW,
+    sourceSha256: SOURCE,
+  });
+  assert.deepEqual(plan.blockers, []);
+  assert.deepEqual(plan.actions.filter((x) => x.type === "create_topic"), [
+    { type: "create_topic", topic: "raw_orders", partitions: 3, role: "source" },
+    { type: "create_topic", topic: "eligible_orders", partitions: 3, role: "output" },
+    { type: "create_topic", topic: "eligible_orders_dlq", partitions: 1, role: "dead_letter" },
+  ]);
+});
+
 Deno.test("planner: the owned artifact running healthy → no-op", async () => {
   const running = await deployed();
   const plan = planAgainst(await desired(), running);
@@ -344,7 +365,21 @@ const BLOCKED_CHANGES: Array<
     field: "initial_offsets",
     edit: { manifest: (t) => t.replace(/^initial_offsets: .*$/m, "initial_offsets: latest") },
   },
+  {
+    name: "on_invalid policy",
+    code: "BLOCKED_INVALID_POLICY_CHANGE",
+    field: "on_invalid",
+    edit: { manifest: withDeadLetter },
+  },
 ];
+
+/** The starter's model opted in to `on_invalid: dead_letter`. */
+function withDeadLetter(t: string): string {
+  return t.replace(
+    "      topic: eligible_orders\n",
+    "      topic: eligible_orders\n    on_invalid: dead_letter\n    dead_letter: { topic: eligible_orders_dlq }\n",
+  );
+}
 
 for (const c of BLOCKED_CHANGES) {
   Deno.test(`planner: a ${c.name} change of a running model → ${c.code}`, async () => {
@@ -354,7 +389,7 @@ for (const c of BLOCKED_CHANGES) {
     const found = plan.blockers.filter((b) => b.model === "eligible_orders");
     assert.deepEqual(found.map((b) => b.code), [c.code]);
     assert.equal(found[0].evidence?.field, c.field);
-    assert.deepEqual(found[0].evidence?.prior, running[c.field as keyof RunnerArtifact]);
+    assert.deepEqual(found[0].evidence?.prior, running[c.field as keyof RunnerArtifact] ?? null);
     assert.equal(plan.actions.some((a) => a.type === "replace_runner_predicate"), false);
     assert.equal(plan.format, 5);
     assert.equal(plan.typed_action, null);

@@ -77,6 +77,10 @@ export function compileModel(project: Project, model: ProjectModel): CompiledArt
     network: m.network,
     initial_offsets: m.initialOffsets,
     ownership: { managed_by: "sluice", project: m.project, environment: m.environment },
+    // only when the model opts in: a model without on_invalid keeps its artifact bytes
+    ...(model.decl.deadLetter
+      ? { on_invalid: { policy: "dead_letter" as const, topic: model.decl.deadLetter.topic } }
+      : {}),
   };
   const canonical = canonicalJson(artifact);
   return { model: model.name, artifact, canonical, sha256: sha256Hex(canonical) };

@@ -79,3 +79,33 @@ Deno.test("a model without WHERE compiles to the literal TRUE predicate", async 
     value: true,
   });
 });
+
+Deno.test("on_invalid: dead_letter is in the artifact; stop (written or not) keeps the bytes", async () => {
+  const plain = compile(await loadProject(await tempStarter()));
+  const output = "    output:\n      topic: eligible_orders\n";
+  const stop = compile(
+    await loadProject(
+      await tempStarter({
+        "sluice.yaml": MANIFEST.replace(output, `${output}    on_invalid: stop\n`),
+      }),
+    ),
+  );
+  strictEqual(stop.artifacts[0].canonical, plain.artifacts[0].canonical);
+  strictEqual(plain.artifacts[0].canonical.includes("on_invalid"), false);
+  const dl = compile(
+    await loadProject(
+      await tempStarter({
+        "sluice.yaml": MANIFEST.replace(
+          output,
+          `${output}    on_invalid: dead_letter\n    dead_letter: { topic: eligible_orders_dlq }\n`,
+        ),
+      }),
+    ),
+  );
+  deepStrictEqual(dl.artifacts[0].artifact.on_invalid, {
+    policy: "dead_letter",
+    topic: "eligible_orders_dlq",
+  });
+  strictEqual(dl.artifacts[0].artifact.application_id, plain.artifacts[0].artifact.application_id);
+  validateArtifact(JSON.parse(dl.artifacts[0].canonical));
+});

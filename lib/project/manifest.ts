@@ -71,6 +71,17 @@ export interface SourceDecl {
   span: Span;
 }
 
+/** What a model does with a record it cannot decode (docs/project-format.md). */
+export type OnInvalid = "stop" | "dead_letter";
+
+/** The dead-letter topic of a model with `on_invalid: dead_letter`: managed like its output. */
+export interface DeadLetterDecl {
+  topic: string;
+  /** Partitions of the dead-letter topic (default 1). */
+  partitions: number;
+  span: Span;
+}
+
 /** A SQL model and its output topic. */
 export interface ModelDecl {
   name: string;
@@ -82,6 +93,10 @@ export interface ModelDecl {
    * be managed and its partition count is used (settled by `loadProject`).
    */
   outputPartitions: number | null;
+  /** `stop` (the default: the runner stops at the record) or `dead_letter`. */
+  onInvalid: OnInvalid;
+  /** The dead-letter topic; set exactly when `onInvalid` is `dead_letter`. */
+  deadLetter: DeadLetterDecl | null;
   span: Span;
   sqlSpan: Span;
   outputSpan: Span;
@@ -684,7 +699,12 @@ function readModels(r: YamlReader, entry: MapEntry | undefined): ModelDecl[] {
         model.keySpan,
       );
     }
-    const m = r.map(model.value, where, ["sql", "output"], model.keySpan);
+    const m = r.map(
+      model.value,
+      where,
+      ["sql", "output", "on_invalid", "dead_letter"],
+      model.keySpan,
+    );
     if (!m) continue;
     const sqlEntry = r.required(m, "sql", where, model.keySpan);
     const sql = sqlEntry ? r.string(sqlEntry, `${where}.sql`) : null;
@@ -722,12 +742,15 @@ function readModels(r: YamlReader, entry: MapEntry | undefined): ModelDecl[] {
         if (pe) partitions = r.integer(pe, `${where}.output.partitions`, 1, 10000);
       }
     }
-    if (sql !== null && topic !== null && sqlEntry && outEntry) {
+    const invalid = readOnInvalid(r, m, where);
+    if (sql !== null && topic !== null && sqlEntry && outEntry && invalid) {
       out.push({
         name: model.key,
         sql,
         outputTopic: topic,
         outputPartitions: partitions,
+        onInvalid: invalid.onInvalid,
+        deadLetter: invalid.deadLetter,
         span: model.keySpan,
         sqlSpan: r.valueSpan(sqlEntry),
         outputSpan: outEntry.keySpan,
@@ -735,6 +758,71 @@ function readModels(r: YamlReader, entry: MapEntry | undefined): ModelDecl[] {
     }
   }
   return out;
+}
+
+/**
+ * `on_invalid: stop | dead_letter` and, with `dead_letter`, `dead_letter: { topic, partitions }`.
+ * Returns null when either is invalid (the error is reported).
+ */
+function readOnInvalid(
+  r: YamlReader,
+  m: Map<string, MapEntry>,
+  where: string,
+): { onInvalid: OnInvalid; deadLetter: DeadLetterDecl | null } | null {
+  const oi = m.get("on_invalid");
+  const dl = m.get("dead_letter");
+  let onInvalid: OnInvalid = "stop";
+  if (oi) {
+    const value = r.string(oi, `${where}.on_invalid`);
+    if (value === null) return null;
+    if (value !== "stop" && value !== "dead_letter") {
+      r.error(
+        "MANIFEST_INVALID_VALUE",
+        `${where}.on_invalid must be 'stop' or 'dead_letter', found '${value}'`,
+        r.valueSpan(oi),
+      );
+      return null;
+    }
+    onInvalid = value;
+  }
+  if (onInvalid === "stop") {
+    if (dl) {
+      r.error(
+        "MANIFEST_UNKNOWN_KEY",
+        `${where}.dead_letter applies only with 'on_invalid: dead_letter'`,
+        dl.keySpan,
+      );
+      return null;
+    }
+    return { onInvalid, deadLetter: null };
+  }
+  if (!dl) {
+    r.error(
+      "MANIFEST_MISSING_KEY",
+      `${where}: 'on_invalid: dead_letter' needs a declared dead-letter topic ('dead_letter: { topic: NAME }')`,
+      r.valueSpan(oi!),
+      { key: `${where}.dead_letter` },
+    );
+    return null;
+  }
+  const dm = r.map(dl.value, `${where}.dead_letter`, ["topic", "partitions"], dl.keySpan);
+  if (!dm) return null;
+  const te = r.required(dm, "topic", `${where}.dead_letter`, dl.keySpan);
+  if (!te) return null;
+  const topic = r.string(te, `${where}.dead_letter.topic`);
+  if (topic === null) return null;
+  if (!isTopicName(topic)) {
+    r.error(
+      "MANIFEST_INVALID_TOPIC",
+      `topic '${topic}' is not a valid Kafka topic name ([a-zA-Z0-9._-], at most 249 characters)`,
+      r.valueSpan(te),
+    );
+    return null;
+  }
+  const pe = dm.get("partitions");
+  const partitions = pe ? r.integer(pe, `${where}.dead_letter.partitions`, 1, 10000) : 1;
+  if (partitions === null) return null;
+  return { onInvalid, deadLetter: { topic, partitions, span: r.valueSpan(te) } };
 }
 
 function readExternals(
@@ -841,5 +929,18 @@ function checkTopics(r: YamlReader, sources: SourceDecl[], models: ModelDecl[]):
         { topic: m.outputTopic },
       );
     } else owners.set(m.outputTopic, `model '${m.name}'`);
+  }
+  // a dead-letter topic is the model's own: never an input, an output or another's dead letters
+  for (const m of models) {
+    if (!m.deadLetter) continue;
+    const prior = owners.get(m.deadLetter.topic);
+    if (prior) {
+      r.error(
+        "MANIFEST_TOPIC_CONFLICT",
+        `dead-letter topic '${m.deadLetter.topic}' of model '${m.name}' is also used by ${prior}`,
+        m.deadLetter.span,
+        { topic: m.deadLetter.topic },
+      );
+    } else owners.set(m.deadLetter.topic, `the dead letters of model '${m.name}'`);
   }
 }

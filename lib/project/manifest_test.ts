@@ -232,3 +232,66 @@ Deno.test("every error is reported, in document order", () => {
     return true;
   });
 });
+
+Deno.test("on_invalid: stop by default; dead_letter with a declared dead-letter topic", () => {
+  const plain = parseManifest(BASE, "sluice.yaml").models[0];
+  strictEqual(plain.onInvalid, "stop");
+  strictEqual(plain.deadLetter, null);
+  const stop = parseManifest(`${BASE}    on_invalid: stop\n`, "sluice.yaml").models[0];
+  strictEqual(stop.onInvalid, "stop");
+  strictEqual(stop.deadLetter, null);
+  const dl = parseManifest(
+    `${BASE}    on_invalid: dead_letter\n    dead_letter: { topic: m_dlq, partitions: 2 }\n`,
+    "sluice.yaml",
+  ).models[0];
+  strictEqual(dl.onInvalid, "dead_letter");
+  strictEqual(dl.deadLetter?.topic, "m_dlq");
+  strictEqual(dl.deadLetter?.partitions, 2);
+  const one = parseManifest(
+    `${BASE}    on_invalid: dead_letter\n    dead_letter: { topic: m_dlq }\n`,
+    "sluice.yaml",
+  ).models[0];
+  strictEqual(one.deadLetter?.partitions, 1);
+});
+
+Deno.test("a malformed on_invalid entry is an error at its file:line:col", () => {
+  rejects(
+    `${BASE}    on_invalid: skip\n`,
+    "MANIFEST_INVALID_VALUE",
+    "sluice.yaml:21:17",
+    "must be 'stop' or 'dead_letter', found 'skip'",
+  );
+  rejects(
+    `${BASE}    on_invalid: dead_letter\n`,
+    "MANIFEST_MISSING_KEY",
+    "sluice.yaml:21:17",
+    "needs a declared dead-letter topic",
+  );
+  rejects(
+    `${BASE}    dead_letter: { topic: x }\n`,
+    "MANIFEST_UNKNOWN_KEY",
+    "sluice.yaml:21:5",
+    "applies only with 'on_invalid: dead_letter'",
+  );
+  rejects(
+    `${BASE}    on_invalid: dead_letter\n    dead_letter: { topic: "bad topic" }\n`,
+    "MANIFEST_INVALID_TOPIC",
+    "sluice.yaml:22:27",
+    "is not a valid Kafka topic name",
+  );
+});
+
+Deno.test("the dead-letter topic is distinct from every input and output topic", () => {
+  rejects(
+    `${BASE}    on_invalid: dead_letter\n    dead_letter: { topic: raw_orders }\n`,
+    "MANIFEST_TOPIC_CONFLICT",
+    "sluice.yaml:22:27",
+    "dead-letter topic 'raw_orders' of model 'm' is also used by source 'raw_orders'",
+  );
+  rejects(
+    `${BASE}    on_invalid: dead_letter\n    dead_letter: { topic: out }\n`,
+    "MANIFEST_TOPIC_CONFLICT",
+    "sluice.yaml:22:27",
+    "dead-letter topic 'out' of model 'm' is also used by model 'm'",
+  );
+});

@@ -99,7 +99,7 @@ export interface Review {
   };
   changes: ModelReview[];
   /** Topics a plan creates. */
-  topics: Array<{ topic: string; partitions: number; role: "source" | "output" }>;
+  topics: Array<{ topic: string; partitions: number; role: "source" | "output" | "dead_letter" }>;
   /** Blockers that concern no single model. */
   blockers: Array<{ code: string; message: string }>;
   notes: string[];

@@ -18,6 +18,7 @@ import { compile } from "../project/compile.ts";
 import type { CompileResult } from "../project/compile.ts";
 import { loadProject } from "../project/load.ts";
 import type { Project } from "../project/load.ts";
+import { projectTopics } from "../project/topics.ts";
 import { openStateStore } from "../state/open.ts";
 import type { StateStore } from "../state/store.ts";
 import { dockerodePort } from "../providers/docker/dockerode.ts";
@@ -186,10 +187,7 @@ export async function planOpened(
   if (!offline) {
     live = await observeConsumers(p.kafka, p.project.models.map((m) => m.decl.outputTopic));
     observation = await observeRunners(p, p.compiled.artifacts.map((a) => targetOf(a.artifact)));
-    const names = [
-      ...p.project.manifest.sources.map((s) => s.topic),
-      ...p.project.models.map((m) => m.decl.outputTopic),
-    ];
+    const names = projectTopics(p.project).map((t) => t.topic);
     const d = await p.kafka.describe([...new Set(names)]);
     topics = new Map([...d.topics].map(([n, t]) => [n, { id: t.id, partitions: t.partitions }]));
   }

@@ -14,7 +14,8 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * The container-side identity gate: before any consumer or producer exists, one Admin client
- * checks that the cluster and both topics are the ones the plan was reviewed against (exit 12),
+ * checks that the cluster and both topics are the ones the plan was reviewed against, and that
+ * the dead-letter topic (on_invalid: dead_letter) exists (exit 12),
  * and that the group has a committed offset for every input partition (exit 14; the runner runs
  * with {@code auto.offset.reset=none} and never resets on its own).
  */
@@ -34,13 +35,16 @@ public final class IdentityGate {
   public static List<TopicPartition> checkIdentity(Admin admin, Plan plan) throws RunnerExit {
     String clusterId = get(admin.describeCluster().clusterId(), "describeCluster");
     if (!plan.clusterId().equals(clusterId)) {
-      throw new RunnerExit(RunnerExit.IDENTITY, "IDENTITY_CLUSTER_MISMATCH",
+      throw new RunnerExit("IDENTITY_CLUSTER_MISMATCH",
           "cluster ID is " + clusterId + ", the plan expects " + plan.clusterId());
     }
     TopicDescription in = describe(admin, plan.inputTopic());
     TopicDescription out = describe(admin, plan.outputTopic());
     checkTopic(in, plan.inputTopicId(), "input");
     checkTopic(out, plan.outputTopicId(), "output");
+    // the dead-letter topic must exist (the producer would otherwise create it on the broker's
+    // defaults); its identity is sluice's ownership check at plan time
+    if (plan.deadLetterTopic() != null) describe(admin, plan.deadLetterTopic());
 
     List<TopicPartition> partitions = new ArrayList<>();
     in.partitions().forEach(p -> partitions.add(new TopicPartition(plan.inputTopic(), p.partition())));
@@ -56,7 +60,7 @@ public final class IdentityGate {
       if (committed.get(tp) == null) missing.add(tp.toString());
     }
     if (!missing.isEmpty()) {
-      throw new RunnerExit(RunnerExit.OFFSETS_MISSING, "OFFSETS_MISSING",
+      throw new RunnerExit("OFFSETS_MISSING",
           "group " + plan.applicationId() + " has no committed offset for " + String.join(", ", missing)
               + "; sluice initializes them before the first start (init-offsets)");
     }
@@ -65,7 +69,7 @@ public final class IdentityGate {
   private static void checkTopic(TopicDescription d, String expectedId, String role) throws RunnerExit {
     String actual = d.topicId().toString(); // base64url, as Kafka prints it
     if (!actual.equals(expectedId)) {
-      throw new RunnerExit(RunnerExit.IDENTITY, "IDENTITY_TOPIC_MISMATCH",
+      throw new RunnerExit("IDENTITY_TOPIC_MISMATCH",
           role + " topic " + d.name() + " has ID " + actual + ", the plan expects " + expectedId);
     }
   }
@@ -75,14 +79,14 @@ public final class IdentityGate {
       return admin.describeTopics(List.of(topic)).allTopicNames().get(TIMEOUT_SECONDS, TimeUnit.SECONDS).get(topic);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-        throw new RunnerExit(RunnerExit.IDENTITY, "IDENTITY_TOPIC_MISSING", "topic " + topic + " does not exist");
+        throw new RunnerExit("IDENTITY_TOPIC_MISSING", "topic " + topic + " does not exist").with("topic", topic);
       }
-      throw new RunnerExit(RunnerExit.FATAL, "KAFKA_ADMIN_FAILED", "describeTopics " + topic + ": " + e.getCause());
+      throw new RunnerExit("KAFKA_ADMIN_FAILED", "describeTopics " + topic + ": " + e.getCause());
     } catch (TimeoutException e) {
-      throw new RunnerExit(RunnerExit.FATAL, "KAFKA_UNREACHABLE", "describeTopics " + topic + " timed out after " + TIMEOUT_SECONDS + " s");
+      throw new RunnerExit("KAFKA_UNREACHABLE", "describeTopics " + topic + " timed out after " + TIMEOUT_SECONDS + " s");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new RunnerExit(RunnerExit.FATAL, "INTERRUPTED", "interrupted");
+      throw new RunnerExit("INTERRUPTED", "interrupted");
     }
   }
 
@@ -90,12 +94,12 @@ public final class IdentityGate {
     try {
       return f.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
-      throw new RunnerExit(RunnerExit.FATAL, "KAFKA_ADMIN_FAILED", what + ": " + e.getCause());
+      throw new RunnerExit("KAFKA_ADMIN_FAILED", what + ": " + e.getCause());
     } catch (TimeoutException e) {
-      throw new RunnerExit(RunnerExit.FATAL, "KAFKA_UNREACHABLE", what + " timed out after " + TIMEOUT_SECONDS + " s");
+      throw new RunnerExit("KAFKA_UNREACHABLE", what + " timed out after " + TIMEOUT_SECONDS + " s");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new RunnerExit(RunnerExit.FATAL, "INTERRUPTED", what + " interrupted");
+      throw new RunnerExit("INTERRUPTED", what + " interrupted");
     }
   }
 }

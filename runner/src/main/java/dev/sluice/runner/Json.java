@@ -376,16 +376,31 @@ public final class Json {
   /** Convenience for building small JSON objects to print (status file, exit line). */
   public static String object(Object... keyValues) {
     Map<String, Object> m = new LinkedHashMap<>();
-    for (int i = 0; i < keyValues.length; i += 2) {
-      Object v = keyValues[i + 1];
-      if (v == null) v = NULL;
-      else if (v instanceof Integer || v instanceof Long) v = new Num(v.toString());
-      m.put((String) keyValues[i], v);
-    }
+    for (int i = 0; i < keyValues.length; i += 2) m.put((String) keyValues[i], keyValues[i + 1]);
     try {
-      return canonical(m);
+      return canonical(tree(m));
     } catch (NotCanonical e) {
       throw new IllegalArgumentException(e);
     }
+  }
+
+  /**
+   * A JSON tree of plain Java values: null → {@link #NULL}, Integer/Long → {@link Num}, maps and
+   * lists converted element by element; strings, booleans and trees pass through.
+   */
+  public static Object tree(Object v) {
+    if (v == null) return NULL;
+    if (v instanceof Integer || v instanceof Long) return new Num(v.toString());
+    if (v instanceof Map<?, ?> m) {
+      Map<String, Object> out = new LinkedHashMap<>();
+      m.forEach((k, x) -> out.put((String) k, tree(x)));
+      return out;
+    }
+    if (v instanceof List<?> l) {
+      List<Object> out = new ArrayList<>();
+      for (Object x : l) out.add(tree(x));
+      return out;
+    }
+    return v;
   }
 }

@@ -21,6 +21,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+import org.slf4j.LoggerFactory;
 
 /**
  * The runner's entry point (ENTRYPOINT of the image). Modes:
@@ -30,7 +31,9 @@ import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThr
  *       until SIGTERM (exit 143) or a fatal error (exit 10–15 with a one-line JSON reason);
  *   <li>{@code init-offsets}: load the plan, run the identity gate and set the group's committed
  *       offset to the artifact's {@code initial_offsets} for every input partition that has
- *       none (never moves an existing offset). Exit 0 on success.
+ *       none (never moves an existing offset). Exit 0 on success;
+ *   <li>{@code cds-training}: the image build's class-data-sharing training run
+ *       ({@link CdsTraining}); never used at run time.
  * </ul>
  *
  * <p>Environment: SLUICE_PLAN_PATH (default /etc/sluice/plan.json), SLUICE_PLAN_SHA256,
@@ -56,26 +59,39 @@ public final class Main {
       }
       return;
     }
+    if (mode.equals("cds-training")) {
+      // image build only (runner/Dockerfile): a normal exit, so the JVM writes the CDS archive
+      try {
+        CdsTraining.run();
+      } catch (Exception e) {
+        System.err.println("sluice-runner: CDS training failed: " + e);
+        System.exit(1);
+      }
+      System.exit(0);
+    }
     if (!mode.equals("run")) {
-      exitWith(new RunnerExit(RunnerExit.PLAN_INVALID, "USAGE", "unknown mode '" + mode + "' (run | init-offsets)"));
+      exitWith(new RunnerExit("USAGE", "unknown mode '" + mode + "' (run | init-offsets)"));
     }
     StatusFile status = new StatusFile(dataDir.resolve("status.json"), env.get("SLUICE_GENERATION"));
     try {
       Plan plan = Plan.load(planPath, env.get("SLUICE_PLAN_SHA256"));
-      status.setPlan(plan.sha256(), plan.applicationId());
+      status.setPlan(plan.sha256(), plan.applicationId(), plan.model());
       status.write("STARTING", null, null, null);
+      long gateStart = System.nanoTime();
       try (Admin admin = Admin.create(adminProps(plan))) {
         IdentityGate.check(admin, plan);
       }
+      // the first log line: logging starts after the status file says STARTING
+      LoggerFactory.getLogger(Main.class).info("identity gate passed in {} ms", (System.nanoTime() - gateStart) / 1_000_000);
       long closeMs = Long.parseLong(env.getOrDefault("SLUICE_CLOSE_TIMEOUT_MS", "20000"));
       String leaveMode = env.getOrDefault("SLUICE_LEAVE_MODE", "internal");
       new Main.Run(plan, status, dataDir.resolve("streams"), Duration.ofMillis(closeMs), leaveMode).run();
     } catch (RunnerExit e) {
-      status.write("FAILED", e.exitCode, e.reason, e.detail);
+      status.fail(e);
       exitWith(e);
     } catch (RuntimeException e) {
-      RunnerExit x = new RunnerExit(RunnerExit.FATAL, "RUNNER_FAILED", e.toString());
-      status.write("FAILED", x.exitCode, x.reason, x.detail);
+      RunnerExit x = new RunnerExit("RUNNER_FAILED", e.toString());
+      status.fail(x);
       exitWith(x);
     }
   }
@@ -216,7 +232,7 @@ public final class Main {
       RunnerExit e = fatal.get();
       if (e == null) {
         if (streams.state() == KafkaStreams.State.ERROR) {
-          e = new RunnerExit(RunnerExit.FATAL, "STREAMS_ERROR", "Kafka Streams entered ERROR");
+          e = new RunnerExit("STREAMS_ERROR", "Kafka Streams entered ERROR");
         } else {
           status.write("CLOSED", 0, "STREAMS_FINISHED", "the stream thread finished without a signal");
           System.out.flush();
@@ -236,9 +252,9 @@ public final class Main {
           ? streams.close(new KafkaStreams.CloseOptions().leaveGroup(true).timeout(closeTimeout))
           : streams.close(closeTimeout);
       if (!closed || streams.state() != KafkaStreams.State.NOT_RUNNING) {
-        RunnerExit e = new RunnerExit(RunnerExit.FATAL, "CLOSE_TIMEOUT",
+        RunnerExit e = new RunnerExit("CLOSE_TIMEOUT",
             "KafkaStreams.close did not finish cleanly within " + closeTimeout.toMillis() + " ms (state " + streams.state() + ")");
-        status.write("FAILED", e.exitCode, e.reason, e.detail);
+        status.fail(e);
         exitWith(e);
       }
       status.write("CLOSED", 143, "SIGTERM", "closed and committed");
@@ -249,12 +265,16 @@ public final class Main {
 
     static RunnerExit classify(Throwable e) {
       for (Throwable t = e; t != null; t = t.getCause()) {
-        if (t instanceof DecodeException d) return new RunnerExit(RunnerExit.DECODE, d.code, d.detail());
+        if (t instanceof DecodeException d) {
+          RunnerExit x = new RunnerExit(d.code, d.detail());
+          if (d.where != null) x.with("record", d.where.toMap());
+          return x.with("field", d.field).with("rule", d.rule);
+        }
         if (t instanceof NoOffsetForPartitionException n) {
-          return new RunnerExit(RunnerExit.OFFSETS_MISSING, "OFFSETS_MISSING", String.valueOf(n.getMessage()));
+          return new RunnerExit("OFFSETS_MISSING", String.valueOf(n.getMessage()));
         }
       }
-      return new RunnerExit(RunnerExit.FATAL, "STREAMS_FATAL", e.toString() + (e.getCause() == null ? "" : " caused by " + e.getCause()));
+      return new RunnerExit("STREAMS_FATAL", e.toString() + (e.getCause() == null ? "" : " caused by " + e.getCause()));
     }
 
     private static void parkForever() {

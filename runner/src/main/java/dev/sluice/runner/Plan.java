@@ -43,7 +43,8 @@ public record Plan(
     Predicate predicate,
     String image,
     String network,
-    String initialOffsets) {
+    String initialOffsets,
+    String deadLetterTopic) {
 
   private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
   private static final Pattern IMAGE = Pattern.compile("sha256:[0-9a-f]{64}");
@@ -56,7 +57,7 @@ public record Plan(
     try {
       bytes = Files.readAllBytes(path);
     } catch (IOException e) {
-      throw new RunnerExit(RunnerExit.PLAN_INVALID, "PLAN_UNREADABLE", "cannot read " + path + ": " + e);
+      throw new RunnerExit("PLAN_UNREADABLE", "cannot read " + path + ": " + e);
     }
     return fromBytes(bytes, expectedSha256);
   }
@@ -65,10 +66,10 @@ public record Plan(
   public static Plan fromBytes(byte[] bytes, String expectedSha256) throws RunnerExit {
     String sha = sha256(bytes);
     if (expectedSha256 == null || expectedSha256.isEmpty()) {
-      throw new RunnerExit(RunnerExit.PLAN_CHECKSUM, "PLAN_SHA256_MISSING", "SLUICE_PLAN_SHA256 is not set; the plan read has sha256 " + sha);
+      throw new RunnerExit("PLAN_SHA256_MISSING", "SLUICE_PLAN_SHA256 is not set; the plan read has sha256 " + sha);
     }
     if (!sha.equals(expectedSha256)) {
-      throw new RunnerExit(RunnerExit.PLAN_CHECKSUM, "PLAN_SHA256_MISMATCH", "plan sha256 is " + sha + ", SLUICE_PLAN_SHA256 is " + expectedSha256);
+      throw new RunnerExit("PLAN_SHA256_MISMATCH", "plan sha256 is " + sha + ", SLUICE_PLAN_SHA256 is " + expectedSha256);
     }
     Json.Parsed parsed;
     try {
@@ -103,8 +104,11 @@ public record Plan(
     if (!"sluice.runner-artifact".equals(artifact.get("format")) || !isOne(artifact.get("version"))) {
       throw invalid("PLAN_UNKNOWN_FORMAT", "expected artifact format sluice.runner-artifact version 1, got " + artifact.get("format") + " version " + artifact.get("version"));
     }
-    exactFields(artifact, "artifact", "format", "version", "project", "environment", "model", "application_id",
-        "input", "output", "schema", "projection", "predicate", "image", "network", "initial_offsets", "ownership");
+    // on_invalid is the one optional field: absent means "stop", so that artifacts of models
+    // that do not opt in keep their bytes and checksums (docs/artifact-format.md)
+    exactFields(artifact, "artifact", Set.of("on_invalid"), "format", "version", "project", "environment", "model",
+        "application_id", "input", "output", "schema", "projection", "predicate", "image", "network",
+        "initial_offsets", "ownership");
     String project = nonEmpty(artifact, "project", "artifact");
     String environment = nullableString(artifact, "environment", "artifact");
     String model = nonEmpty(artifact, "model", "artifact");
@@ -116,6 +120,18 @@ public record Plan(
     exactFields(output, "artifact.output", "topic");
     String outputTopic = matching(output, "topic", "artifact.output", TOPIC);
     if (inputTopic.equals(outputTopic)) throw invalid("PLAN_INVALID", "input and output topic are the same: " + inputTopic);
+    String deadLetterTopic = null;
+    if (artifact.containsKey("on_invalid")) {
+      Map<?, ?> onInvalid = object(artifact.get("on_invalid"), "artifact.on_invalid");
+      exactFields(onInvalid, "artifact.on_invalid", "policy", "topic");
+      if (!"dead_letter".equals(onInvalid.get("policy"))) {
+        throw invalid("PLAN_INVALID", "artifact.on_invalid.policy must be dead_letter (stop is written by leaving on_invalid out)");
+      }
+      deadLetterTopic = matching(onInvalid, "topic", "artifact.on_invalid", TOPIC);
+      if (deadLetterTopic.equals(inputTopic) || deadLetterTopic.equals(outputTopic)) {
+        throw invalid("PLAN_INVALID", "the dead-letter topic must differ from the input and output topics: " + deadLetterTopic);
+      }
+    }
 
     List<Field> schema = schema(artifact.get("schema"));
     Projection projection = projection(artifact.get("projection"), schema);
@@ -148,10 +164,10 @@ public record Plan(
       throw invalid("PLAN_NOT_CANONICAL", e.getMessage());
     }
     if (!computed.equals(artifactSha)) {
-      throw new RunnerExit(RunnerExit.PLAN_CHECKSUM, "ARTIFACT_SHA256_MISMATCH", "artifact sha256 is " + computed + ", the plan says " + artifactSha);
+      throw new RunnerExit("ARTIFACT_SHA256_MISMATCH", "artifact sha256 is " + computed + ", the plan says " + artifactSha);
     }
     return new Plan(sha, artifactSha, bootstrap, clusterId, inputTopicId, outputTopicId, project, environment, model,
-        appId, inputTopic, outputTopic, schema, projection, predicate, image, network, initialOffsets);
+        appId, inputTopic, outputTopic, schema, projection, predicate, image, network, initialOffsets, deadLetterTopic);
   }
 
   private static List<Field> schema(Object v) throws RunnerExit {
@@ -197,7 +213,7 @@ public record Plan(
   // --------------------------------------------------------------------------------------------
 
   private static RunnerExit invalid(String reason, String detail) {
-    return new RunnerExit(RunnerExit.PLAN_INVALID, reason, detail);
+    return new RunnerExit(reason, detail);
   }
 
   private static boolean isOne(Object v) {
@@ -210,9 +226,16 @@ public record Plan(
   }
 
   private static void exactFields(Map<?, ?> m, String path, String... names) throws RunnerExit {
+    exactFields(m, path, Set.of(), names);
+  }
+
+  /** Every name must be present; {@code optional} names may be; nothing else may. */
+  private static void exactFields(Map<?, ?> m, String path, Set<String> optional, String... names) throws RunnerExit {
     Set<String> allowed = Set.of(names);
     for (Object k : m.keySet()) {
-      if (!allowed.contains(k)) throw invalid("PLAN_UNKNOWN_FIELD", path + "." + k + " is not a known field");
+      if (!allowed.contains(k) && !optional.contains(k)) {
+        throw invalid("PLAN_UNKNOWN_FIELD", path + "." + k + " is not a known field");
+      }
     }
     for (String n : names) {
       if (!m.containsKey(n)) throw invalid("PLAN_MISSING_FIELD", path + "." + n + " is missing");

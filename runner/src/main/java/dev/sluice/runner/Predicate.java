@@ -256,14 +256,14 @@ public abstract class Predicate {
   }
 
   static final class Compare extends Predicate {
-    final String op;
+    final int op;
     final Predicate left;
     final Predicate right;
     final SqlType operandType;
 
     Compare(String op, Predicate left, Predicate right, SqlType operandType) {
       super(SqlType.BOOLEAN);
-      this.op = op;
+      this.op = opCode(op);
       this.left = left;
       this.right = right;
       this.operandType = operandType;
@@ -278,51 +278,74 @@ public abstract class Predicate {
     }
   }
 
+  static final int EQ = 0;
+  static final int NE = 1;
+  static final int LT = 2;
+  static final int LE = 3;
+  static final int GT = 4;
+  static final int GE = 5;
+
+  /** The operator's code, resolved once at compile time rather than per record. */
+  static int opCode(String op) {
+    return switch (op) {
+      case "=" -> EQ;
+      case "<>" -> NE;
+      case "<" -> LT;
+      case "<=" -> LE;
+      case ">" -> GT;
+      case ">=" -> GE;
+      default -> throw new IllegalArgumentException(op);
+    };
+  }
+
   /** Applies a comparison operator to two non-null values of the same type. */
   static boolean compare(String op, Object a, Object b) {
+    return compare(opCode(op), a, b);
+  }
+
+  /** Applies a comparison operator (its code) to two non-null values of the same type. */
+  static boolean compare(int op, Object a, Object b) {
     if (a instanceof Double x && b instanceof Double y) {
       // IEEE 754: primitive operators (-0.0 == 0.0); NaN cannot occur
       double p = x;
       double q = y;
       return switch (op) {
-        case "=" -> p == q;
-        case "<>" -> p != q;
-        case "<" -> p < q;
-        case "<=" -> p <= q;
-        case ">" -> p > q;
-        case ">=" -> p >= q;
-        default -> throw new IllegalArgumentException(op);
+        case EQ -> p == q;
+        case NE -> p != q;
+        case LT -> p < q;
+        case LE -> p <= q;
+        case GT -> p > q;
+        default -> p >= q;
       };
     }
     int c;
-    if (a instanceof String x && b instanceof String y) c = Values.compareCodePoints(x, y);
-    else if (a instanceof Long x && b instanceof Long y) c = Long.compare(x, y);
+    if (a instanceof Long x && b instanceof Long y) c = Long.compare(x, y);
+    else if (a instanceof String x && b instanceof String y) c = Values.compareCodePoints(x, y);
     else if (a instanceof Boolean x && b instanceof Boolean y) c = Boolean.compare(x, y);
     else throw new IllegalStateException("incomparable values " + a + " and " + b);
     return switch (op) {
-      case "=" -> c == 0;
-      case "<>" -> c != 0;
-      case "<" -> c < 0;
-      case "<=" -> c <= 0;
-      case ">" -> c > 0;
-      case ">=" -> c >= 0;
-      default -> throw new IllegalArgumentException(op);
+      case EQ -> c == 0;
+      case NE -> c != 0;
+      case LT -> c < 0;
+      case LE -> c <= 0;
+      case GT -> c > 0;
+      default -> c >= 0;
     };
   }
 
   static final class And extends Predicate {
-    final List<Predicate> args;
+    final Predicate[] args;
 
     And(List<Predicate> args) {
       super(SqlType.BOOLEAN);
-      this.args = List.copyOf(args);
+      this.args = args.toArray(new Predicate[0]);
     }
 
     @Override
     public Object eval(Object[] row) {
       boolean unknown = false;
-      for (Predicate p : args) {
-        Object v = p.eval(row);
+      for (int i = 0; i < args.length; i++) {
+        Object v = args[i].eval(row);
         if (Boolean.FALSE.equals(v)) return Boolean.FALSE;
         if (v == null) unknown = true;
       }
@@ -331,18 +354,18 @@ public abstract class Predicate {
   }
 
   static final class Or extends Predicate {
-    final List<Predicate> args;
+    final Predicate[] args;
 
     Or(List<Predicate> args) {
       super(SqlType.BOOLEAN);
-      this.args = List.copyOf(args);
+      this.args = args.toArray(new Predicate[0]);
     }
 
     @Override
     public Object eval(Object[] row) {
       boolean unknown = false;
-      for (Predicate p : args) {
-        Object v = p.eval(row);
+      for (int i = 0; i < args.length; i++) {
+        Object v = args[i].eval(row);
         if (Boolean.TRUE.equals(v)) return Boolean.TRUE;
         if (v == null) unknown = true;
       }
@@ -383,13 +406,13 @@ public abstract class Predicate {
 
   static final class In extends Predicate {
     final Predicate arg;
-    final List<Predicate> list;
+    final Predicate[] list;
     final boolean negated;
 
     In(Predicate arg, List<Predicate> list, boolean negated, SqlType operandType) {
       super(SqlType.BOOLEAN);
       this.arg = arg;
-      this.list = List.copyOf(list);
+      this.list = list.toArray(new Predicate[0]);
       this.negated = negated;
     }
 
@@ -398,11 +421,11 @@ public abstract class Predicate {
       Object x = arg.eval(row);
       Boolean result = x == null ? null : Boolean.FALSE;
       if (x != null) {
-        for (Predicate p : list) {
-          Object l = p.eval(row);
+        for (int i = 0; i < list.length; i++) {
+          Object l = list[i].eval(row);
           if (l == null) {
             result = null;
-          } else if (compare("=", x, l)) {
+          } else if (compare(EQ, x, l)) {
             result = Boolean.TRUE;
             break;
           }

@@ -21,6 +21,7 @@ public final class StatusFile {
   private final String startedAt = Instant.now().toString();
   private String planSha256;
   private String applicationId;
+  private String model;
   private String runningAt;
 
   public StatusFile(Path path, String generation) {
@@ -28,18 +29,33 @@ public final class StatusFile {
     this.generation = generation;
   }
 
-  public synchronized void setPlan(String planSha256, String applicationId) {
+  public synchronized void setPlan(String planSha256, String applicationId, String model) {
     this.planSha256 = planSha256;
     this.applicationId = applicationId;
+    this.model = model;
   }
 
   /** Records a state; {@code exit} is null unless the runner is about to exit. */
-  public synchronized void write(String state, Integer exitCode, String reason, String detail) {
+  public void write(String state, Integer exitCode, String reason, String detail) {
+    write(state, exitCode, reason, detail, null);
+  }
+
+  /**
+   * Records FAILED with the exit's code, reason, detail and its stop context (the model and
+   * application ID are added when the plan was read): why it stopped, without a record value.
+   */
+  public synchronized void fail(RunnerExit e) {
+    if (model != null && !e.context().containsKey("model")) e.with("model", model);
+    if (applicationId != null && !e.context().containsKey("application_id")) e.with("application_id", applicationId);
+    write("FAILED", e.exitCode, e.reason, e.detail, e.contextTree());
+  }
+
+  private synchronized void write(String state, Integer exitCode, String reason, String detail, Object stop) {
     String now = Instant.now().toString();
     if (state.equals("RUNNING")) runningAt = now;
     String json = Json.object(
         "format", "sluice.runner-status",
-        "version", 1,
+        "version", 2,
         "generation", generation,
         "plan_sha256", planSha256,
         "application_id", applicationId,
@@ -50,7 +66,8 @@ public final class StatusFile {
         "updated_at", now,
         "exit_code", exitCode,
         "reason", reason,
-        "detail", detail);
+        "detail", detail,
+        "stop", stop);
     try {
       Files.createDirectories(path.getParent());
       Path tmp = path.resolveSibling(path.getFileName() + ".tmp");

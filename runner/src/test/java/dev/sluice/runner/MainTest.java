@@ -53,7 +53,7 @@ class MainTest {
   void theStatusFileIsReplacedAtomicallyWithCanonicalJson() throws Exception {
     Path f = tmp.resolve("sluice/status.json");
     StatusFile status = new StatusFile(f, "g7");
-    status.setPlan("ab".repeat(32), "app");
+    status.setPlan("ab".repeat(32), "app", "model");
     status.write("RUNNING", null, null, null);
     status.write("CLOSED", 143, "SIGTERM", "closed and committed");
     String text = Files.readString(f);

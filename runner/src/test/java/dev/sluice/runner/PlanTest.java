@@ -229,7 +229,33 @@ class PlanTest {
 
   @Test
   void theExitLineIsOneCanonicalJsonObject() {
-    RunnerExit e = new RunnerExit(12, "IDENTITY_TOPIC_MISMATCH", "input topic \"x\"");
-    assertEquals("{\"detail\":\"input topic \\\"x\\\"\",\"reason\":\"IDENTITY_TOPIC_MISMATCH\",\"sluice_runner_exit\":12}", e.toJsonLine());
+    RunnerExit e = new RunnerExit("IDENTITY_TOPIC_MISMATCH", "input topic \"x\"");
+    assertEquals("{\"context\":{},\"detail\":\"input topic \\\"x\\\"\",\"reason\":\"IDENTITY_TOPIC_MISMATCH\",\"sluice_runner_exit\":12}", e.toJsonLine());
+  }
+
+  @Test
+  void onInvalidDeadLetterNamesTheDeadLetterTopicAndItsAbsenceMeansStop() throws Exception {
+    assertEquals(null, TestPlans.valid(TestPlans.STARTER).deadLetterTopic());
+    Plan p = TestPlans.load(TestPlans.bytes(TestPlans.deadLetterTree(TestPlans.STARTER, "orders_dlq")));
+    assertEquals("orders_dlq", p.deadLetterTopic());
+  }
+
+  @Test
+  void aMalformedOnInvalidIsExit10WithItsReason() throws Exception {
+    for (String[] c : new String[][] {
+        {"{\"policy\":\"stop\",\"topic\":\"x\"}", "PLAN_INVALID"},
+        {"{\"policy\":\"dead_letter\",\"topic\":\"raw_orders\"}", "PLAN_INVALID"},
+        {"{\"policy\":\"dead_letter\",\"topic\":\"eligible_orders\"}", "PLAN_INVALID"},
+        {"{\"policy\":\"dead_letter\",\"topic\":\"bad topic\"}", "PLAN_INVALID"},
+        {"{\"policy\":\"dead_letter\"}", "PLAN_MISSING_FIELD"},
+        {"{\"policy\":\"dead_letter\",\"topic\":\"x\",\"extra\":1}", "PLAN_UNKNOWN_FIELD"},
+        {"\"dead_letter\"", "PLAN_WRONG_TYPE"}}) {
+      Map<String, Object> tree = TestPlans.planTree(TestPlans.STARTER);
+      artifactOf(tree).put("on_invalid", Json.parse(c[0]).value());
+      reseal(tree);
+      RunnerExit e = rejectTree(tree);
+      assertEquals(10, e.exitCode, c[0]);
+      assertEquals(c[1], e.reason, c[0] + ": " + e.detail);
+    }
   }
 }

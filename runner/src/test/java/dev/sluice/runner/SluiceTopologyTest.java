@@ -2,6 +2,7 @@ package dev.sluice.runner;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -154,6 +155,44 @@ class SluiceTopologyTest {
     assertEquals(1, out.readRecordsToList().size());
   }
 
+  @Test
+  void theStopReasonNamesPositionFieldAndRuleButNoValueOfTheRecord() {
+    String secret = "{\"order_id\":\"s3cr3t-id\",\"amount\":\"4111111111111111\",\"paid\":true,\"score\":null,\"note\":\"pw=hunter2\"}";
+    in.pipeInput(b("key-1"), b(rec("o1", "150", true, "null", "null")));
+    RuntimeException e = assertThrows(RuntimeException.class, () -> in.pipeInput(b("key-2"), b(secret)));
+    RunnerExit x = Main.Run.classify(e);
+    assertEquals("DECODE_WRONG_TYPE", x.reason);
+    assertEquals("amount", x.context().get("field"));
+    assertEquals("the field expects BIGINT, got a string", x.context().get("rule"));
+    @SuppressWarnings("unchecked")
+    Map<String, Object> record = (Map<String, Object>) x.context().get("record");
+    assertEquals("raw_orders", record.get("topic"));
+    assertEquals(0, record.get("partition"));
+    assertEquals(1L, record.get("offset"));
+    assertEquals(5, record.get("key_bytes"));
+    assertEquals(secret.length(), record.get("value_bytes"));
+    assertEquals(List.of("order_id", "amount", "paid", "score", "note"), record.get("fields"));
+    String line = x.toJsonLine();
+    for (String value : List.of("s3cr3t", "4111", "hunter2", "key-2")) {
+      assertFalse(line.contains(value), line);
+      assertFalse(x.detail.contains(value), x.detail);
+    }
+    assertTrue(line.contains("\"sluice_runner_exit\":13"), line);
+  }
+
+  @Test
+  void aMalformedRecordReportsItsSizeAndNoFieldNamesItDoesNotHave() {
+    RuntimeException e = assertThrows(RuntimeException.class, () -> in.pipeInput(b("k"), b("not json at all")));
+    RunnerExit x = Main.Run.classify(e);
+    assertEquals("DECODE_MALFORMED", x.reason);
+    assertNull(x.context().get("field"));
+    @SuppressWarnings("unchecked")
+    Map<String, Object> record = (Map<String, Object>) x.context().get("record");
+    assertEquals(15, record.get("value_bytes"));
+    assertEquals(List.of(), record.get("fields"));
+    assertFalse(x.toJsonLine().contains("not json"), x.toJsonLine());
+  }
+
   /** Every shared decode rejection, through the deployed topology, with the runner's exit mapping. */
   @TestFactory
   List<DynamicTest> everyDecodeRejectionStopsTheTopologyWithItsCode() throws Exception {
@@ -220,7 +259,7 @@ class SluiceTopologyTest {
         Plan base = vectorsPlan(v);
         Predicate pred = Predicate.compile(p.get("ast"), base.schema());
         try (TopologyTestDriver d = new TopologyTestDriver(
-            SluiceTopology.build(base.inputTopic(), base.outputTopic(), new RecordDecoder(base.schema()), pred, base.projection()),
+            SluiceTopology.build(base.inputTopic(), base.outputTopic(), new RecordDecoder(base.schema()), pred, base.projection(), null),
             testProps(base))) {
           TestInputTopic<byte[], byte[]> i = d.createInputTopic(base.inputTopic(), new ByteArraySerializer(), new ByteArraySerializer());
           TestOutputTopic<byte[], byte[]> ot = d.createOutputTopic(base.outputTopic(), new ByteArrayDeserializer(), new ByteArrayDeserializer());

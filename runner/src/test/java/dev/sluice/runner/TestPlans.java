@@ -48,6 +48,19 @@ final class TestPlans {
     return plan;
   }
 
+  /** A valid plan whose artifact opts in to on_invalid: dead_letter with {@code topic}. */
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> deadLetterTree(String predicateJson, String topic) throws Exception {
+    Map<String, Object> tree = planTree(predicateJson);
+    Map<String, Object> artifact = (Map<String, Object>) tree.get("artifact");
+    Map<String, Object> onInvalid = new LinkedHashMap<>();
+    onInvalid.put("policy", "dead_letter");
+    onInvalid.put("topic", topic);
+    artifact.put("on_invalid", onInvalid);
+    tree.put("artifact_sha256", Plan.sha256(Json.canonicalBytes(artifact)));
+    return tree;
+  }
+
   static byte[] bytes(Map<String, Object> tree) throws Exception {
     return Json.canonicalBytes(tree);
   }

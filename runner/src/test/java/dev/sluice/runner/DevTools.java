@@ -27,16 +27,21 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Test and measurement helpers (not used by the runner itself): create topics, print IDs,
- * produce/consume, read group offsets and watch a group's state. Used by
- * tests/runner_docker_test.ts and the close→Empty measurement in docs/runner.md.
+ * Test helpers, kept in the test tree so the production jar holds only the runner: create
+ * topics, print IDs, produce/consume (read_committed, stopping at the last stable offset),
+ * read group offsets and watch a group's state. tests/runner_fixture.ts runs it inside the
+ * runner image with {@code target/test-classes} mounted.
  *
  * <pre>
- * java -cp 'runner/target/sluice-runner.jar:runner/target/lib/*' dev.sluice.runner.DevTools BOOTSTRAP CMD ARGS...
+ * java -cp '/opt/sluice/lib/*:/opt/sluice/test-classes' dev.sluice.runner.DevTools BOOTSTRAP CMD ARGS...
  *   create-topic TOPIC PARTITIONS      prints the topic ID
  *   topic-id TOPIC | cluster-id
  *   produce TOPIC                      stdin lines "key\tvalue" (value \N = tombstone)
+ *   produce-json TOPIC                 stdin JSON lines {"key_b64","value_b64","headers":[[name,b64]]}
+ *                                      (exact bytes, headers in order; null key or value allowed)
  *   consume TOPIC MAX TIMEOUT_MS       read_committed from the beginning to the end, JSON lines
+ *                                      (key, value as UTF-8 text; key_b64, value_b64, headers
+ *                                      [[name, b64]] in order, partition, offset, timestamp)
  *   group-offsets GROUP                {"partition":offset,...}
  *   group-state GROUP
  *   watch-group GROUP SECONDS          "epoch_ms STATE members" on each change
@@ -69,6 +74,7 @@ public final class DevTools {
         }
       }
       case "produce" -> produce(bootstrap, args[2]);
+      case "produce-json" -> produceJson(bootstrap, args[2]);
       case "consume" -> consume(bootstrap, args[2], Integer.parseInt(args[3]), Long.parseLong(args[4]));
       case "group-offsets" -> {
         try (Admin a = Admin.create(ap)) {
@@ -139,6 +145,36 @@ public final class DevTools {
     }
   }
 
+  private static byte[] b64(Object v) {
+    return v == Json.NULL ? null : java.util.Base64.getDecoder().decode((String) v);
+  }
+
+  private static Object b64(byte[] b) {
+    return b == null ? Json.NULL : java.util.Base64.getEncoder().encodeToString(b);
+  }
+
+  private static void produceJson(String bootstrap, String topic) throws Exception {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = in.readLine()) != null) {
+        if (line.isEmpty()) continue;
+        Map<?, ?> r = (Map<?, ?>) Json.parse(line).value();
+        ProducerRecord<byte[], byte[]> rec = new ProducerRecord<>(topic, b64(r.get("key_b64")), b64(r.get("value_b64")));
+        for (Object h : (List<?>) r.get("headers")) {
+          List<?> kv = (List<?>) h;
+          rec.headers().add((String) kv.get(0), b64(kv.get(1)));
+        }
+        producer.send(rec).get();
+      }
+      producer.flush();
+    }
+  }
+
   private static void consume(String bootstrap, String topic, int max, long timeoutMs) throws Exception {
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -163,6 +199,12 @@ public final class DevTools {
           out.put("offset", new Json.Num(Long.toString(r.offset())));
           out.put("partition", new Json.Num(Integer.toString(r.partition())));
           out.put("value", r.value() == null ? Json.NULL : new String(r.value(), StandardCharsets.UTF_8));
+          out.put("key_b64", b64(r.key()));
+          out.put("value_b64", b64(r.value()));
+          List<Object> headers = new ArrayList<>();
+          r.headers().forEach(h -> headers.add(List.of(h.key(), b64(h.value()))));
+          out.put("headers", headers);
+          out.put("timestamp", new Json.Num(Long.toString(r.timestamp())));
           System.out.println(Json.canonical(out));
           n++;
         }

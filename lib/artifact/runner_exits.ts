@@ -1,0 +1,174 @@
+/**
+ * Why a runner stopped: the runner's exit codes and stable stop reasons, as the one table the
+ * runner and sluice share (`runner/src/main/resources/runner-exits.json`, which the runner
+ * loads from its jar and this module imports), and the stop context the runner writes to its
+ * status file (`stop`) and its last stdout line (`context`): model, record position, the field
+ * and rule that failed, the record's sizes and field names — never a value of the record.
+ *
+ * @example
+ * ```ts
+ * import { describeRunnerStop, parseRunnerStop, runnerExit } from "./runner_exits.ts";
+ * runnerExit(13)?.kind; // "decode"
+ * const stop = parseRunnerStop(JSON.parse(statusFileText));
+ * if (stop) console.log(describeRunnerStop(stop));
+ * ```
+ * @module
+ */
+import table from "../../runner/src/main/resources/runner-exits.json" with { type: "json" };
+
+/** One exit code of the runner container. */
+export interface RunnerExitRow {
+  code: number;
+  /** `finished`, `closed`, `plan`, `plan_checksum`, `identity`, `decode`, `offsets`, `fatal`, … */
+  kind: string;
+  meaning: string;
+}
+
+/** One stable stop reason and the exit code it comes with. */
+export interface RunnerReasonRow {
+  reason: string;
+  exit: number;
+  meaning: string;
+}
+
+/** The table's format name and version (what the runner's jar and this module read). */
+export const RUNNER_EXITS_FORMAT = { format: table.format, version: table.version } as const;
+
+/** Every exit code, in the table's order. */
+export const RUNNER_EXITS: ReadonlyArray<RunnerExitRow> = table.exits;
+
+/** Every stop reason, in the table's order. */
+export const RUNNER_REASONS: ReadonlyArray<RunnerReasonRow> = table.reasons;
+
+/** The row of an exit code, or null when the runner does not document it. */
+export function runnerExit(code: number): RunnerExitRow | null {
+  return RUNNER_EXITS.find((e) => e.code === code) ?? null;
+}
+
+/** The row of a stop reason, or null when the runner does not document it. */
+export function runnerReason(reason: string): RunnerReasonRow | null {
+  return RUNNER_REASONS.find((r) => r.reason === reason) ?? null;
+}
+
+/** Where the record that stopped the runner was, and its shape (sizes and names only). */
+export interface RunnerStopRecord {
+  topic: string;
+  partition: number;
+  offset: number;
+  key_bytes: number;
+  value_bytes: number;
+  /** Top-level field names of the record, in document order, as far as it parses. */
+  fields: string[];
+}
+
+/** Why a runner stopped, from its status file or its last stdout line. */
+export interface RunnerStop {
+  exit_code: number;
+  reason: string;
+  detail: string | null;
+  model: string | null;
+  application_id: string | null;
+  /** The decoding rule's field and text (decode failures). */
+  field: string | null;
+  rule: string | null;
+  /** The record's position and shape (decode failures). */
+  record: RunnerStopRecord | null;
+}
+
+function str(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
+}
+
+function int(v: unknown): number | null {
+  return typeof v === "number" && Number.isSafeInteger(v) ? v : null;
+}
+
+function record(v: unknown): RunnerStopRecord | null {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return null;
+  const r = v as Record<string, unknown>;
+  const fields = Array.isArray(r.fields) && r.fields.every((f) => typeof f === "string")
+    ? r.fields as string[]
+    : null;
+  const topic = str(r.topic);
+  const partition = int(r.partition);
+  const offset = int(r.offset);
+  const keyBytes = int(r.key_bytes);
+  const valueBytes = int(r.value_bytes);
+  if (
+    topic === null || partition === null || offset === null || keyBytes === null ||
+    valueBytes === null || fields === null
+  ) return null;
+  return { topic, partition, offset, key_bytes: keyBytes, value_bytes: valueBytes, fields };
+}
+
+/**
+ * Read a runner's stop from its status file (format `sluice.runner-status`, version 1 or 2,
+ * state FAILED or CLOSED) or from its last stdout line (`{"sluice_runner_exit": …}`). Returns
+ * null when the value is neither, or describes no stop (e.g. a RUNNING status).
+ * @example
+ * ```ts
+ * parseRunnerStop({ sluice_runner_exit: 14, reason: "OFFSETS_MISSING", detail: "…", context: {} });
+ * ```
+ */
+export function parseRunnerStop(value: unknown): RunnerStop | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const v = value as Record<string, unknown>;
+  let exit: number | null;
+  let context: unknown;
+  if ("sluice_runner_exit" in v) {
+    exit = int(v.sluice_runner_exit);
+    context = v.context;
+  } else if (v.format === "sluice.runner-status" && (v.version === 1 || v.version === 2)) {
+    if (v.state !== "FAILED" && v.state !== "CLOSED") return null;
+    exit = int(v.exit_code);
+    context = v.stop;
+  } else {
+    return null;
+  }
+  const reason = str(v.reason);
+  if (exit === null || reason === null) return null;
+  const c = context !== null && typeof context === "object" && !Array.isArray(context)
+    ? context as Record<string, unknown>
+    : {};
+  return {
+    exit_code: exit,
+    reason,
+    detail: str(v.detail),
+    model: str(c.model),
+    application_id: str(c.application_id),
+    field: str(c.field),
+    rule: str(c.rule),
+    record: record(c.record),
+  };
+}
+
+/**
+ * One line a person can act on: reason and exit, model, position, field and rule, the record's
+ * size and field names, and the meaning from the table.
+ * @example
+ * ```ts
+ * describeRunnerStop(stop);
+ * // DECODE_WRONG_TYPE (exit 13) in model eligible_orders at raw_orders-0@9: field 'amount':
+ * // the field expects BIGINT, got a string; record 52 bytes (key 3), fields order_id, amount
+ * ```
+ */
+export function describeRunnerStop(stop: RunnerStop): string {
+  const parts = [`${stop.reason} (exit ${stop.exit_code})`];
+  if (stop.model) parts.push(`in model ${stop.model}`);
+  if (stop.record) {
+    parts.push(`at ${stop.record.topic}-${stop.record.partition}@${stop.record.offset}`);
+  }
+  let text = parts.join(" ");
+  if (stop.rule) {
+    text += `: ${stop.field ? `field '${stop.field}': ` : ""}${stop.rule}`;
+  } else {
+    const meaning = runnerReason(stop.reason)?.meaning ?? runnerExit(stop.exit_code)?.meaning;
+    if (meaning) text += `: ${meaning}`;
+  }
+  if (stop.record) {
+    text += `; record ${stop.record.value_bytes} bytes (key ${stop.record.key_bytes}), fields ${
+      stop.record.fields.length > 0 ? stop.record.fields.join(", ") : "none readable"
+    }`;
+  }
+  return text;
+}
