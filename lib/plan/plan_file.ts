@@ -17,7 +17,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
-import { writeFileAtomic } from "../atomic_file.ts";
+import { atomicReplace } from "../fs/atomic_write.ts";
 import { canonicalJson, parseCanonicalJson, sha256Hex } from "../artifact/canonical.ts";
 import type { StoreIdentity } from "../state/journal.ts";
 import type { Plan } from "./plan.ts";
@@ -36,10 +36,10 @@ export function sealPlan(plan: Plan): { bytes: Uint8Array; sha256: string; seale
   return { bytes, sha256: sha256Hex(bytes), sealed };
 }
 
-/** Write a plan file atomically (temp file, fsync, rename). Returns the file's sha256. */
+/** Write a plan file atomically (temp file, fsync, rename, fsync dir). Returns its sha256. */
 export async function writePlanFile(path: string, plan: Plan): Promise<{ sha256: string }> {
   const { bytes, sha256 } = sealPlan(plan);
-  await writeFileAtomic(path, bytes);
+  await atomicReplace(path, bytes);
   return { sha256 };
 }
 

@@ -15,7 +15,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
-import { writeFileAtomic } from "../atomic_file.ts";
+import { atomicReplace } from "../fs/atomic_write.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { sha256Hex } from "../artifact/canonical.ts";
 import type { Plan, PlannedAction } from "../plan/plan.ts";
@@ -250,7 +250,7 @@ export async function writeMountedPlanFile(
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  await writeFileAtomic(path, bytes, 0o444);
+  await atomicReplace(path, bytes, { mode: 0o444 });
   return path;
 }
 
