@@ -9,9 +9,10 @@ import { register as state } from "./state.ts";
 import { register as runtime } from "./runtime.ts";
 import { register as deploy } from "./deploy.ts";
 import { register as replacement } from "./replacement.ts";
+import { register as version } from "./version.ts";
 
 /** A function that adds one command group to the program. */
 export type Register = (program: Command) => void;
 
 /** Every command group, in the order `--help` lists them. */
-export const COMMANDS: Register[] = [project, deploy, state, replacement, runtime];
+export const COMMANDS: Register[] = [project, deploy, state, replacement, runtime, version];

@@ -23,6 +23,9 @@ import type { StoreIdentity } from "../state/journal.ts";
 import type { Plan } from "./plan.ts";
 import { typedActionSha256 } from "./plan.ts";
 
+/** The plan file formats this sluice reads and writes (6: a reviewed replacement; 5: any other). */
+export const PLAN_FORMATS: readonly Plan["format"][] = [5, 6];
+
 /** The file form: the plan plus its seal. */
 export interface SealedPlan extends Plan {
   seal: string;
@@ -69,7 +72,7 @@ export function parsePlanBytes(
   if (sealed === null || typeof sealed !== "object" || Array.isArray(sealed)) {
     throw new SluiceError("PLAN_INVALID", `${where}: not a plan object`);
   }
-  if (sealed.format !== 5 && sealed.format !== 6) {
+  if (!PLAN_FORMATS.includes(sealed.format)) {
     throw new SluiceError(
       "PLAN_INVALID",
       `${where}: unknown plan format ${JSON.stringify(sealed.format)}`,
