@@ -32,12 +32,14 @@ export interface VersionReport {
   runner_image: string;
   /** Why the image counts as not built (the check's words), when it does. */
   runner_image_note?: string;
+  /** Kafka versions. */
   kafka: {
     /** The broker's Apache Kafka version (`scripts/versions.sh`). */
     broker: string;
     /** The runner's kafka-streams version (`runner/pom.xml`). */
     runner_streams: string;
   };
+  /** The versions of the files and documents this sluice reads and writes. */
   formats: {
     /** Plan file formats (`lib/plan/plan_file.ts`). */
     plan: readonly number[];

@@ -6,12 +6,12 @@
  * `INTERNAL` is left for bugs. Kafka Connect's REST adapter (`connect/rest.ts`) follows the
  * same scheme with its own `ENV_CONNECT_UNREACHABLE`, `CONNECT_REFUSED`, `UNKNOWN_OUTCOME_CONNECT`.
  *
- * | what happened                                              | code                     | exit |
- * | ---------------------------------------------------------- | ------------------------ | ---- |
- * | nothing answered: no socket, refused, unknown host, timeout | `ENV_<P>_UNREACHABLE`    | 7    |
- * | it answered and denied access (permission, authentication)  | `ENV_<P>_DENIED`         | 7    |
- * | it answered and refused the request (Docker 4xx, Kafka error) | `<P>_REFUSED`          | 1    |
- * | a read got a server error (Docker 5xx)                      | `<P>_BAD_RESPONSE`       | 1    |
+ * | what happened                                                   | code                  | exit |
+ * | --------------------------------------------------------------- | --------------------- | ---- |
+ * | nothing answered: no socket, refused, unknown host, timeout     | `ENV_<P>_UNREACHABLE` | 7    |
+ * | it answered and denied access (permission, authentication)      | `ENV_<P>_DENIED`      | 7    |
+ * | it answered and refused the request (Docker 4xx, Kafka error)   | `<P>_REFUSED`         | 1    |
+ * | a read got a server error (Docker 5xx)                          | `<P>_BAD_RESPONSE`    | 1    |
  * | a mutation's response was lost (or a 5xx): it may have happened | `UNKNOWN_OUTCOME_<P>` | 6    |
  *
  * `<P>` is `DOCKER`, `KAFKA` or `POSTGRES`. A read whose connection broke after it was sent is
@@ -28,7 +28,7 @@
  *   address: "localhost:19092",
  *   origin: { setting: "kafka.bootstrap_host", location: { file: "sluice.yaml", line: 6, column: 19 } },
  * }, { operation: "describe", mutation: false });
- * console.log(e.code); // ENV_KAFKA_UNREACHABLE
+ * console.log((e as { code: string }).code); // ENV_KAFKA_UNREACHABLE
  * ```
  * @module
  */
@@ -59,9 +59,11 @@ export interface AddressOrigin {
 
 /** A provider endpoint as an error shows it: the address (never with credentials) and its origin. */
 export interface ProviderTarget {
+  /** Which provider. */
   provider: Provider;
   /** The address tried, as shown (credentials removed by the caller). */
   address: string;
+  /** Where the address came from. */
   origin: AddressOrigin;
 }
 
@@ -86,7 +88,9 @@ export type FailureKind = "unreachable" | "lost" | "denied" | "refused" | "serve
 
 /** A classified failure with a one-line reason (the client's words, or a plainer one). */
 export interface Failure {
+  /** What happened (decides the code). */
   kind: FailureKind;
+  /** Why, in one line (the client's words, or a plainer one). */
   detail: string;
 }
 
@@ -367,6 +371,7 @@ export function providerFailure(
 
 /** How {@link guardPort} classifies the failures of one adapter. */
 export interface PortGuard<T> {
+  /** The endpoint every failure names. */
   target: ProviderTarget;
   /** The methods that change the provider; every other method is a read. */
   mutations: ReadonlySet<keyof T & string>;
