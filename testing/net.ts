@@ -20,7 +20,7 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-/** A unix socket path in a fresh temporary directory, where nothing was ever created. */
+/** A unix socket path under a directory that does not exist (nothing is created). */
 export function missingSocket(): string {
-  return `${Deno.makeTempDirSync({ prefix: "sluice-nosock-" })}/docker.sock`;
+  return `${Deno.env.get("TMPDIR") ?? "/tmp"}/sluice-nosock-${crypto.randomUUID()}/docker.sock`;
 }
