@@ -64,7 +64,7 @@ export async function runCli(args: string[], deps: RuntimeDeps = {}): Promise<nu
   const program = buildProgram(deps);
   try {
     guardInventorySwitch();
-    await program.parseAsync(args, { from: "user" });
+    await program.parseAsync(withoutHelpOfUnknownCommand(program, args), { from: "user" });
     return EXIT.OK;
   } catch (error) {
     // commander signals help/version/usage through exceptions when exitOverride is on
@@ -105,6 +105,33 @@ function commandName(program: Command, args: string[]): string {
     cmd = sub;
   }
   return names.join(" ") || "sluice";
+}
+
+/**
+ * The arguments to parse: unchanged, unless they name an unknown command together with `-h` or
+ * `--help`. commander answers help before it looks for the command (`sluice nonexistent --help`
+ * would print the top help and exit 0); without the help flag it reports the unknown command as
+ * the usage error it is (exit 2).
+ */
+export function withoutHelpOfUnknownCommand(program: Command, args: string[]): string[] {
+  const help = (a: string) => a === "-h" || a === "--help";
+  if (!args.some(help)) return args;
+  let cmd: Command = program;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") break;
+    if (a === "-o" || a === "--output") {
+      i++;
+      continue;
+    }
+    if (a.startsWith("-")) continue;
+    // a command without subcommands takes the rest as its own arguments
+    if (cmd.commands.length === 0 || (cmd === program && a === "help")) return args;
+    const sub = cmd.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (!sub) return args.filter((x) => !help(x));
+    cmd = sub;
+  }
+  return args;
 }
 
 if (import.meta.main) {

@@ -32,6 +32,28 @@ Deno.test("an unknown command is a usage error with exit status 2", async () => 
   assert.match(r.stderr, /no-such-command|unknown command|too many arguments/);
 });
 
+Deno.test("an unknown command with --help or -h is still a usage error (exit 2), at any level", async () => {
+  for (
+    const args of [
+      ["nonexistent", "--help"],
+      ["--help", "nonexistent"],
+      ["-o", "json", "nonexistent", "-h"],
+      ["state", "nonexistent", "--help"],
+    ]
+  ) {
+    const r = await sluice(...args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.equal(r.stdout, "", args.join(" "));
+    assert.match(r.stderr, /error: unknown command 'nonexistent'/, args.join(" "));
+  }
+  // help of a known command, a group or a command's argument is still help
+  for (const args of [["state", "--help"], ["state", "show", "-h"], ["init", "--help", "dir"]]) {
+    const r = await sluice(...args);
+    assert.equal(r.code, 0, args.join(" "));
+    assert.match(r.stdout, /^Usage: sluice /, args.join(" "));
+  }
+});
+
 Deno.test("-o accepts only text or json", async () => {
   const r = await sluice("-o", "yaml", "--version");
   assert.equal(r.code, 2);

@@ -3,18 +3,8 @@
  * pinned versions live) so the harness and the bootstrap script cannot disagree.
  * @module
  */
-const versionsFile = new URL("../scripts/versions.sh", import.meta.url);
-
-function readVersions(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of Deno.readTextFileSync(versionsFile).split("\n")) {
-    const m = /^([A-Z_]+)=([^$\s]+)\s*$/.exec(line);
-    if (m) out[m[1]] = m[2];
-  }
-  return out;
-}
-
-const versions = readVersions();
+import { pinnedVersions } from "../lib/version.ts";
+const versions = pinnedVersions();
 
 /** The broker image built by scripts/bootstrap.sh. */
 export const KAFKA_IMAGE: string = versions.KAFKA_IMAGE;

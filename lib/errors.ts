@@ -60,7 +60,10 @@ export class SluiceError extends Error {
  */
 export const EXIT = {
   OK: 0,
-  /** Unexpected failure (a bug, an unreachable provider). */
+  /**
+   * A bug (`INTERNAL`), or a provider's refusal of a request (`DOCKER_REFUSED`, `KAFKA_REFUSED`,
+   * `CONNECT_REFUSED`, ...). An unreachable provider is {@link EXIT.ENVIRONMENT}.
+   */
   ERROR: 1,
   /** Bad command-line usage. */
   USAGE: 2,
@@ -72,7 +75,10 @@ export const EXIT = {
   CONFLICT: 5,
   /** The outcome is unknown (a response was lost): inspect with `state runner-status`. */
   UNKNOWN_OUTCOME: 6,
-  /** A required environment piece (Docker, Kafka, PostgreSQL, image) is missing. */
+  /**
+   * A required environment piece (Docker, Kafka, PostgreSQL, Kafka Connect, image, network) is
+   * missing, unreachable or denies access (`ENV_*`, e.g. `ENV_KAFKA_UNREACHABLE`).
+   */
   ENVIRONMENT: 7,
 } as const;
 

@@ -12,9 +12,9 @@
  * @module
  */
 import type { Command } from "commander";
-import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { SluiceError } from "../../lib/errors.ts";
+import { atomicReplace, ensureDir } from "../../lib/fs/atomic_write.ts";
 import { compile } from "../../lib/project/compile.ts";
 import type { CompileResult } from "../../lib/project/compile.ts";
 import { readProject } from "../../lib/project/load.ts";
@@ -78,12 +78,12 @@ export function register(program: Command): void {
           "artifacts",
           ...(result.environment ? [result.environment] : []),
         );
-      await mkdir(out, { recursive: true });
+      await ensureDir(out);
       const files: Array<{ model: string; path: string; sha256: string }> = [];
       for (const a of result.artifacts) {
         const path = join(out, `${a.model}.artifact.json`);
-        await writeAtomically(path, a.canonical);
-        await writeAtomically(
+        await atomicReplace(path, a.canonical);
+        await atomicReplace(
           join(out, `${a.model}.artifact.sha256`),
           `${a.sha256}  ${a.model}.artifact.json\n`,
         );
@@ -176,10 +176,4 @@ function renderInit(r: InitResult): string {
     `  ${f.action === "overwrite" ? "overwrite" : "create"} ${f.path}`
   );
   return [`${verb} ${r.files.length} files in ${r.dir}:`, ...lines].join("\n");
-}
-
-async function writeAtomically(path: string, content: string): Promise<void> {
-  const tmp = `${path}.tmp-${Deno.pid}`;
-  await writeFile(tmp, content);
-  await rename(tmp, path);
 }

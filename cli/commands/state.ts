@@ -61,6 +61,7 @@ export function storeConfigFromFlags(flags: StoreFlags): StateStoreConfig {
     return {
       backend: "postgres",
       url: pgUrl,
+      origin: flags.pgUrl ? { flag: "--pg-url" } : { variable: "SLUICE_PG_URL" },
       schema: flags.schema ?? "sluice",
       project: flags.projectName,
       environment,
@@ -102,6 +103,7 @@ export async function storeConfigFromProject(flags: StoreFlags): Promise<StateSt
   return {
     backend: "postgres",
     url,
+    origin: { ...m.addressSources["state.dsn_env"], variable: m.state.dsnEnv },
     schema: flags.schema ?? "sluice",
     project: m.project,
     environment: m.environment,

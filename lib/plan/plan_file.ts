@@ -17,11 +17,14 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
-import { writeFileAtomic } from "../atomic_file.ts";
+import { atomicReplace } from "../fs/atomic_write.ts";
 import { canonicalJson, parseCanonicalJson, sha256Hex } from "../artifact/canonical.ts";
 import type { StoreIdentity } from "../state/journal.ts";
 import type { Plan } from "./plan.ts";
 import { typedActionSha256 } from "./plan.ts";
+
+/** The plan file formats this sluice reads and writes (6: a reviewed replacement; 5: any other). */
+export const PLAN_FORMATS: readonly Plan["format"][] = [5, 6];
 
 /** The file form: the plan plus its seal. */
 export interface SealedPlan extends Plan {
@@ -36,10 +39,10 @@ export function sealPlan(plan: Plan): { bytes: Uint8Array; sha256: string; seale
   return { bytes, sha256: sha256Hex(bytes), sealed };
 }
 
-/** Write a plan file atomically (temp file, fsync, rename). Returns the file's sha256. */
+/** Write a plan file atomically (temp file, fsync, rename, fsync dir). Returns its sha256. */
 export async function writePlanFile(path: string, plan: Plan): Promise<{ sha256: string }> {
   const { bytes, sha256 } = sealPlan(plan);
-  await writeFileAtomic(path, bytes);
+  await atomicReplace(path, bytes);
   return { sha256 };
 }
 
@@ -69,7 +72,7 @@ export function parsePlanBytes(
   if (sealed === null || typeof sealed !== "object" || Array.isArray(sealed)) {
     throw new SluiceError("PLAN_INVALID", `${where}: not a plan object`);
   }
-  if (sealed.format !== 5 && sealed.format !== 6) {
+  if (!PLAN_FORMATS.includes(sealed.format)) {
     throw new SluiceError(
       "PLAN_INVALID",
       `${where}: unknown plan format ${JSON.stringify(sealed.format)}`,

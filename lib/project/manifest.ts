@@ -14,6 +14,7 @@
  */
 import { parseDocument } from "yaml";
 import { SluiceError } from "../errors.ts";
+import type { SourceLocation } from "../errors.ts";
 import { SourceFile } from "../expr/diagnostic.ts";
 import type { Span } from "../expr/diagnostic.ts";
 import { COLUMN_TYPES, isColumnType } from "../expr/schema.ts";
@@ -55,6 +56,19 @@ export interface KafkaAddresses {
 export type StateBackendConfig =
   | { backend: "local"; dir: string }
   | { backend: "postgres"; dsnEnv: string };
+
+/** The settings holding an address sluice connects to, whose place in sluice.yaml is kept. */
+export type AddressSetting = "kafka.bootstrap_host" | "kafka.bootstrap_internal" | "state.dsn_env";
+
+/**
+ * Where the effective value of an {@link AddressSetting} is written: the key path as written
+ * (`kafka.bootstrap_host`, or `environments.prod.kafka.bootstrap_host` when the chosen
+ * environment overrides it) and the value's position. An unreachable provider's error names it.
+ */
+export interface SettingSource {
+  setting: string;
+  location: SourceLocation;
+}
 
 /** Initial-offset policy for a new consumer group. */
 export type InitialOffsets = "earliest" | "latest";
@@ -133,6 +147,8 @@ export interface Manifest {
   /** Every declared environment name, in declaration order. */
   environments: string[];
   kafka: KafkaAddresses;
+  /** Where each address setting's effective value is written (for errors that name it). */
+  addressSources: Partial<Record<AddressSetting, SettingSource>>;
   network: string;
   image: string;
   initialOffsets: InitialOffsets;
@@ -182,6 +198,8 @@ interface Settings {
   /** The kafka map or one of its keys was present but invalid (already reported). */
   kafkaInvalid?: boolean;
   kafka: Partial<KafkaAddresses>;
+  /** Where the address settings read here are written. */
+  at: Partial<Record<AddressSetting, SettingSource>>;
   network?: string;
   image?: string;
   initialOffsets?: InitialOffsets;
@@ -246,7 +264,7 @@ export function readManifest(
   const base = readSettings(r, top, "sluice.yaml");
   const environments: string[] = [];
   let environment: string | null = null;
-  let overlay: Settings = { kafka: {} };
+  let overlay: Settings = { kafka: {}, at: {} };
   const envEntry = top.get("environments");
   const requested = options.environment ?? null;
   if (envEntry) {
@@ -271,7 +289,7 @@ export function readManifest(
         const where = `environments.${entry.key}`;
         if (entry.value === null || entry.value === undefined) continue; // no overrides
         const map = r.map(entry.value, where, OVERLAY_KEYS, entry.keySpan);
-        const settings = map ? readSettings(r, map, where) : { kafka: {} };
+        const settings = map ? readSettings(r, map, where) : { kafka: {}, at: {} };
         checkOverlayClusters(r, base.connect, settings.connect, entry.key);
         if (entry.key === requested) overlay = settings;
       }
@@ -320,6 +338,16 @@ export function readManifest(
   const image = overlay.image ?? base.image;
   const initialOffsets = overlay.initialOffsets ?? base.initialOffsets;
   const state = overlay.state ?? base.state;
+  // each address is where its effective value came from: the overlay's when it sets it
+  const addressSources: Partial<Record<AddressSetting, SettingSource>> = {
+    "kafka.bootstrap_host": overlay.at["kafka.bootstrap_host"] ?? base.at["kafka.bootstrap_host"],
+    "kafka.bootstrap_internal": overlay.at["kafka.bootstrap_internal"] ??
+      base.at["kafka.bootstrap_internal"],
+    "state.dsn_env": overlay.state ? overlay.at["state.dsn_env"] : base.at["state.dsn_env"],
+  };
+  for (const key of Object.keys(addressSources) as AddressSetting[]) {
+    if (addressSources[key] === undefined) delete addressSources[key];
+  }
   for (
     const [key, value] of [["network", network], ["image", image], [
       "initial_offsets",
@@ -366,6 +394,7 @@ export function readManifest(
       environment,
       environments,
       kafka: { bootstrapHost: kafka.bootstrapHost, bootstrapInternal: kafka.bootstrapInternal },
+      addressSources,
       network,
       image,
       initialOffsets,
@@ -408,7 +437,13 @@ function nameValue(r: YamlReader, entry: MapEntry, what: string): string | null 
 }
 
 function readSettings(r: YamlReader, map: Map<string, MapEntry>, where: string): Settings {
-  const settings: Settings = { kafka: {} };
+  const settings: Settings = { kafka: {}, at: {} };
+  // the key path as written: top-level, or under the environment being read
+  const prefix = where === "sluice.yaml" ? "" : `${where}.`;
+  const source = (setting: AddressSetting, entry: MapEntry): SettingSource => ({
+    setting: `${prefix}${setting}`,
+    location: r.source.locate(r.valueSpan(entry).start),
+  });
   const kafka = map.get("kafka");
   if (kafka) {
     const before = r.errors.length;
@@ -438,6 +473,7 @@ function readSettings(r: YamlReader, map: Map<string, MapEntry>, where: string):
           continue;
         }
         settings.kafka[field] = value;
+        settings.at[`kafka.${key}`] = source(`kafka.${key}`, entry);
       }
     }
     settings.kafkaInvalid = r.errors.length > before;
@@ -486,13 +522,22 @@ function readSettings(r: YamlReader, map: Map<string, MapEntry>, where: string):
     }
   }
   const state = map.get("state");
-  if (state) settings.state = readState(r, state) ?? undefined;
+  if (state) {
+    settings.state = readState(r, state, (dsnEnv) => {
+      settings.at["state.dsn_env"] = source("state.dsn_env", dsnEnv);
+    }) ?? undefined;
+  }
   const connect = map.get("connect");
   if (connect) settings.connect = readConnectSettings(r, connect, where);
   return settings;
 }
 
-function readState(r: YamlReader, entry: MapEntry): StateBackendConfig | null {
+/** Read `state:`; `located` receives the `dsn_env` entry of a valid postgres backend. */
+function readState(
+  r: YamlReader,
+  entry: MapEntry,
+  located: (dsnEnv: MapEntry) => void,
+): StateBackendConfig | null {
   const map = r.map(entry.value, "state", ["backend", "dir", "dsn_env"], entry.keySpan);
   if (!map) return null;
   const backendEntry = r.required(map, "backend", "state", entry.keySpan);
@@ -540,6 +585,7 @@ function readState(r: YamlReader, entry: MapEntry): StateBackendConfig | null {
       );
       return null;
     }
+    located(envEntry);
     return { backend: "postgres", dsnEnv };
   }
   if (backend !== null) {

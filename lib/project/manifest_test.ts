@@ -97,6 +97,55 @@ Deno.test("environments overlay the top-level settings", () => {
   );
 });
 
+Deno.test("each address keeps where its effective value is written, overlay or top level", () => {
+  const at = (file: string, line: number, column: number) => ({ file, line, column });
+  const starter = parseManifest(STARTER, "orders/sluice.yaml");
+  deepStrictEqual(starter.addressSources, {
+    "kafka.bootstrap_host": {
+      setting: "kafka.bootstrap_host",
+      location: at("orders/sluice.yaml", 6, 19),
+    },
+    "kafka.bootstrap_internal": {
+      setting: "kafka.bootstrap_internal",
+      location: at("orders/sluice.yaml", 8, 23),
+    },
+  });
+  const text =
+    BASE.replace("  backend: local", "  backend: postgres\n  dsn_env: SLUICE_STATE_DSN") +
+    `environments:
+  dev: {}
+  prod:
+    kafka: { bootstrap_host: "broker-prod:19092" }
+    state: { backend: postgres, dsn_env: PROD_DSN }
+`;
+  const dev = parseManifest(text, "sluice.yaml", { environment: "dev" });
+  deepStrictEqual(dev.addressSources["kafka.bootstrap_host"], {
+    setting: "kafka.bootstrap_host",
+    location: at("sluice.yaml", 3, 19),
+  });
+  deepStrictEqual(dev.addressSources["state.dsn_env"], {
+    setting: "state.dsn_env",
+    location: at("sluice.yaml", 10, 12),
+  });
+  const prod = parseManifest(text, "sluice.yaml", { environment: "prod" });
+  strictEqual(prod.kafka.bootstrapHost, "broker-prod:19092");
+  deepStrictEqual(prod.addressSources["kafka.bootstrap_host"], {
+    setting: "environments.prod.kafka.bootstrap_host",
+    location: at("sluice.yaml", 25, 30),
+  });
+  // not overridden in prod: still the top-level line
+  deepStrictEqual(prod.addressSources["kafka.bootstrap_internal"], {
+    setting: "kafka.bootstrap_internal",
+    location: at("sluice.yaml", 4, 23),
+  });
+  deepStrictEqual(prod.addressSources["state.dsn_env"], {
+    setting: "environments.prod.state.dsn_env",
+    location: at("sluice.yaml", 26, 42),
+  });
+  // a local backend has no DSN variable to point at
+  strictEqual(parseManifest(BASE, "sluice.yaml").addressSources["state.dsn_env"], undefined);
+});
+
 Deno.test("MANIFEST_YAML_SYNTAX and MANIFEST_DUPLICATE_KEY", () => {
   rejects("project: [orders\n", "MANIFEST_YAML_SYNTAX", "sluice.yaml:2:1", "invalid YAML");
   rejects(`${BASE}network: other\n`, "MANIFEST_DUPLICATE_KEY", "sluice.yaml:21:1", "unique");

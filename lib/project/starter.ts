@@ -11,9 +11,10 @@
  * ```
  * @module
  */
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { SluiceError } from "../errors.ts";
+import { atomicReplace, ensureDir } from "../fs/atomic_write.ts";
 
 /** The placeholder image ID of the starter: valid syntax, no real image. */
 export const PLACEHOLDER_IMAGE = `sha256:${"0".repeat(64)}`;
@@ -155,8 +156,9 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
   if (!options.dryRun) {
     for (const f of files) {
       const path = join(dir, f.path);
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, f.content);
+      await ensureDir(dirname(path));
+      // each file whole or not at all: an interrupted init never leaves a torn sluice.yaml
+      await atomicReplace(path, f.content);
     }
   }
   return { dir: resolve(dir), dryRun: options.dryRun === true, files: plan };

@@ -14,7 +14,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
-import { writeFileAtomic } from "../atomic_file.ts";
+import { atomicReplace } from "../fs/atomic_write.ts";
 import { sha256Hex } from "../artifact/canonical.ts";
 import { atSite } from "../fault/site.ts";
 import { MOUNTED_PLAN_WRITE } from "../protocol/replacement.ts";
@@ -45,6 +45,6 @@ export async function writeMountedPlanFile(
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  await atSite(MOUNTED_PLAN_WRITE, () => writeFileAtomic(path, bytes, 0o444));
+  await atSite(MOUNTED_PLAN_WRITE, () => atomicReplace(path, bytes, { mode: 0o444 }));
   return path;
 }

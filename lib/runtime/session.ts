@@ -110,13 +110,15 @@ export async function openProject(options: ProjectOptions = {}): Promise<OpenedP
     store = openStateStore({
       backend: "postgres",
       url,
+      origin: { ...m.addressSources["state.dsn_env"], variable: m.state.dsnEnv },
       project: m.project,
       environment: m.environment,
     }, engine);
   }
   await store.init();
   const docker = options.docker ?? dockerodePort();
-  const kafka = options.kafka ?? platformaticKafka(m.kafka.bootstrapHost);
+  const kafka = options.kafka ??
+    platformaticKafka(m.kafka.bootstrapHost, { origin: m.addressSources["kafka.bootstrap_host"] });
   return {
     project,
     compiled,

@@ -30,7 +30,7 @@ import { PG_URL, testSchema } from "../../testing/state/pg_env.ts";
 import { runWorker } from "../../testing/state/spawn.ts";
 import { sha256Hex } from "./_canonical.ts";
 import { revisionOfBody } from "./_stored.ts";
-import { TEMP_FILE } from "./local/atomic_write.ts";
+import { TEMP_FILE } from "../fs/atomic_write.ts";
 import type { StateStoreConfig } from "./open.ts";
 import { LOCAL_WRITE_ORDER, type LocalFile, STATE_SITES, type StateTransition } from "./sites.ts";
 

@@ -59,6 +59,12 @@ export type HistoryEvent =
     state_checksum: string;
   };
 
+/**
+ * The history envelope versions this sluice reads and writes: 1, 2 once it holds a resume
+ * authorization, 3 once it holds a completion receipt.
+ */
+export const HISTORY_VERSIONS: readonly HistoryDocument["version"][] = [1, 2, 3];
+
 /** The stored history envelope. */
 export interface HistoryDocument {
   format: "sluice.history";
@@ -104,7 +110,7 @@ export function openHistory(value: unknown): HistoryEvent[] {
   if (d?.format !== "sluice.history" || !Array.isArray(d.events)) {
     throw new SluiceError("STATE_CORRUPT_HISTORY", "history: not a sluice.history envelope");
   }
-  if (d.version !== 1 && d.version !== 2 && d.version !== 3) {
+  if (!HISTORY_VERSIONS.includes(d.version)) {
     throw new SluiceError("STATE_CORRUPT_HISTORY", `history: unsupported version ${d.version}`);
   }
   const events = d.events.map((e, i) => {

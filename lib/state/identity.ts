@@ -15,11 +15,14 @@
 import { SluiceError } from "../errors.ts";
 import { checksumOf } from "./_canonical.ts";
 
+/** The store identity record version this sluice writes (1 was the unsealed record). */
+export const STORE_VERSION = 2;
+
 /** The identity record's fields. */
 export interface StoreRecord {
   format: "sluice.store";
   /** 2: the sealed record (1 was the unsealed record of earlier versions). */
-  version: 2;
+  version: typeof STORE_VERSION;
   store_id: string;
   /** ISO-8601 UTC. */
   created_at: string;
@@ -44,7 +47,12 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
  * ```
  */
 export function newStoreRecord(storeId: string, createdAt: string): StoreRecord {
-  return { format: "sluice.store", version: 2, store_id: storeId, created_at: createdAt };
+  return {
+    format: "sluice.store",
+    version: STORE_VERSION,
+    store_id: storeId,
+    created_at: createdAt,
+  };
 }
 
 /**
@@ -117,7 +125,7 @@ export function openStoreRecord(value: unknown, where: string): StoreRecord {
     }
   }
   if (v.format !== "sluice.store") corrupt(where, "format", `${JSON.stringify(v.format)}`);
-  if (v.version !== 2) {
+  if (v.version !== STORE_VERSION) {
     corrupt(where, "version", `unsupported version ${JSON.stringify(v.version)}`);
   }
   if (typeof v.store_id !== "string" || !UUID.test(v.store_id)) {

@@ -206,6 +206,12 @@ export interface ControlV45 {
 /** Any stored control envelope. */
 export type ControlDocument = ControlV3 | ControlV45;
 
+/**
+ * The control envelope versions this sluice reads and writes: 3 for every operation kind but
+ * `runner_update`, 4 and 5 for it (5 after its first resume).
+ */
+export const CONTROL_VERSIONS: readonly ControlDocument["version"][] = [3, 4, 5];
+
 /** A control envelope with its sealed entries verified and parsed. */
 export interface OpenedControl {
   document: ControlDocument;
@@ -312,6 +318,7 @@ export function openControl(value: unknown): OpenedControl {
   if (d.format !== "sluice.control") corrupt(`unknown format ${JSON.stringify(d.format)}`);
   if (d.status !== "in_progress" && d.status !== "interrupted") corrupt("bad status");
   if (typeof d.operation_id !== "string") corrupt("operation_id missing");
+  if (!CONTROL_VERSIONS.includes(d.version as 3)) corrupt(`unsupported version ${d.version}`);
   if (d.version === 3) {
     const c = value as ControlV3;
     if (c.kind === "runner_update") corrupt("runner_update must use envelope version 4 or 5");
@@ -329,7 +336,6 @@ export function openControl(value: unknown): OpenedControl {
       resume_history: [],
     };
   }
-  if (d.version !== 4 && d.version !== 5) corrupt(`unsupported version ${d.version}`);
   const c = value as ControlV45;
   if (c.kind !== "runner_update") corrupt(`version ${c.version} holds only runner_update`);
   for (const key of ["actions", "checkpoints", "incidents"] as const) {

@@ -19,6 +19,7 @@ import { type EngineOptions, StateEngine } from "./engine.ts";
 import { LocalPrimitive } from "./local/local_primitive.ts";
 import { PgPrimitive } from "./postgres/pg_primitive.ts";
 import type { StateStore } from "./store.ts";
+import type { AddressOrigin } from "../providers/errors.ts";
 
 /** Where the state lives. `environment: null` is a single-environment project. */
 export type StateStoreConfig =
@@ -28,6 +29,8 @@ export type StateStoreConfig =
     url: string;
     /** Schema holding sluice's tables (default `sluice`). */
     schema?: string;
+    /** Where `url` came from (named when PostgreSQL cannot be reached). */
+    origin?: AddressOrigin;
     project: string;
     environment: string | null;
   };

@@ -35,10 +35,13 @@ export interface OwnedRunner {
   container_name: string;
 }
 
+/** The ownership document version this sluice reads and writes. */
+export const OWNERSHIP_VERSION = 1;
+
 /** The ownership document (`format: "sluice.ownership"`, `version: 1`). */
 export interface OwnershipDocument {
   format: "sluice.ownership";
-  version: 1;
+  version: typeof OWNERSHIP_VERSION;
   project: string;
   /** `null` for a single-environment project; never an invented "default". */
   environment: string | null;
@@ -59,7 +62,7 @@ export interface OwnershipDocument {
 export function emptyOwnership(project: string, environment: string | null): OwnershipDocument {
   return {
     format: "sluice.ownership",
-    version: 1,
+    version: OWNERSHIP_VERSION,
     project,
     environment,
     serial: 0,
@@ -102,7 +105,7 @@ export function validateOwnership(
   if (typeof value !== "object" || value === null || Array.isArray(value)) fail("not an object");
   const d = value as Record<string, unknown>;
   if (d.format !== "sluice.ownership") fail(`unknown format ${JSON.stringify(d.format)}`);
-  if (d.version !== 1) fail(`unsupported version ${JSON.stringify(d.version)}`);
+  if (d.version !== OWNERSHIP_VERSION) fail(`unsupported version ${JSON.stringify(d.version)}`);
   if (typeof d.project !== "string" || d.project === "") fail("project must be a string");
   if (d.environment !== null && typeof d.environment !== "string") {
     fail("environment must be a string or null");

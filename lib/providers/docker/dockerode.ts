@@ -2,6 +2,12 @@
  * The real {@link DockerPort} on dockerode, against the daemon at `DOCKER_HOST` or the default
  * socket.
  *
+ * Failures leave as provider errors (`../errors.ts`) naming the daemon's address and where it
+ * came from (`$DOCKER_HOST`, or the default socket): `ENV_DOCKER_UNREACHABLE`,
+ * `ENV_DOCKER_DENIED`, `DOCKER_REFUSED` (the daemon's 4xx answer, its message kept),
+ * `DOCKER_BAD_RESPONSE`, `UNKNOWN_OUTCOME_DOCKER`. A TCP daemon is first checked to accept a
+ * connection within {@link DOCKER_CONNECT_TIMEOUT_MS}.
+ *
  * @example
  * ```ts
  * import { dockerodePort } from "./dockerode.ts";
@@ -15,6 +21,15 @@ import { Buffer } from "node:buffer";
 import type { ContainerInfo, ContainerSpec, DockerPort, ImageInfo, VolumeInfo } from "./port.ts";
 import { SluiceError } from "../../errors.ts";
 import { tarSingleFile, untarSingleFile } from "./_tar.ts";
+import {
+  type AddressOrigin,
+  type Failure,
+  failureError,
+  guardPort,
+  type ProviderTarget,
+  withoutCredentials,
+} from "../errors.ts";
+import { reachAny } from "../reach.ts";
 
 interface HttpError {
   statusCode?: number;
@@ -84,9 +99,116 @@ function asList(v: string | string[] | undefined | null): string[] {
   return Array.isArray(v) ? v : [v];
 }
 
+/** How long a TCP daemon (`DOCKER_HOST=tcp://...`) may take to accept a connection. */
+export const DOCKER_CONNECT_TIMEOUT_MS = 5_000;
+
+/** The Docker port's mutations; every other method is a read. */
+const MUTATIONS: ReadonlySet<keyof DockerPort & string> = new Set([
+  "createContainer",
+  "startContainer",
+  "signalTerm",
+  "removeContainer",
+  "createVolume",
+]);
+
+/** The daemon's answer: 401/403 deny access, other 4xx refuse the request, 5xx fail. */
+function dockerFailure(error: unknown): Failure | null {
+  const code = status(error);
+  if (code === undefined) return null;
+  const detail = (error as HttpError).message ?? `HTTP ${code}`;
+  if (code === 401 || code === 403) return { kind: "denied", detail };
+  return { kind: code >= 500 ? "server" : "refused", detail };
+}
+
+function envGet(name: string): string | undefined {
+  try {
+    return Deno.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The socket docker-modem uses without DOCKER_HOST (for display only). */
+function defaultSocket(): string {
+  const home = envGet("HOME");
+  for (
+    const path of ["/var/run/docker.sock", ...(home ? [`${home}/.docker/run/docker.sock`] : [])]
+  ) {
+    try {
+      Deno.statSync(path);
+      return path;
+    } catch {
+      // not there: the next candidate
+    }
+  }
+  return "/var/run/docker.sock";
+}
+
+/** The daemon's address as shown, and where it came from. */
+function daemonTarget(client: Docker | undefined, origin?: AddressOrigin): ProviderTarget {
+  const modem = (client as unknown as { modem?: DockerModem } | undefined)?.modem;
+  if (modem) {
+    // a client given by the caller: its own address
+    const address = typeof modem.socketPath === "string"
+      ? `unix://${modem.socketPath}`
+      : modem.host
+      ? `${modem.protocol ?? "http"}://${modem.host}${modem.port ? `:${modem.port}` : ""}`
+      : `unix://${defaultSocket()}`;
+    return { provider: "docker", address: withoutCredentials(address), origin: origin ?? {} };
+  }
+  const host = envGet("DOCKER_HOST");
+  return host
+    ? {
+      provider: "docker",
+      address: withoutCredentials(host),
+      origin: origin ?? { variable: "DOCKER_HOST" },
+    }
+    : {
+      provider: "docker",
+      address: `unix://${defaultSocket()}`,
+      origin: origin ?? { default: "DOCKER_HOST is not set" },
+    };
+}
+
+/** What docker-modem knows of the daemon's address. */
+interface DockerModem {
+  socketPath?: unknown;
+  host?: string;
+  port?: string | number;
+  protocol?: string;
+}
+
+/** Options of {@link dockerodePort}. */
+export interface DockerodePortOptions {
+  /** Where the daemon's address came from (default: `$DOCKER_HOST`, or the default socket). */
+  origin?: AddressOrigin;
+}
+
 /** A {@link DockerPort} for the daemon dockerode finds (`DOCKER_HOST` or the default socket). */
-export function dockerodePort(client: Docker = new Docker()): DockerPort {
-  const d = client;
+export function dockerodePort(client?: Docker, options: DockerodePortOptions = {}): DockerPort {
+  const target = daemonTarget(client, options.origin);
+  let d: Docker;
+  try {
+    d = client ?? new Docker();
+  } catch (error) {
+    // docker-modem refuses a malformed DOCKER_HOST when the client is made
+    throw new SluiceError(
+      "ENV_DOCKER_HOST_INVALID",
+      `$DOCKER_HOST (${target.address}) is not a Docker address: ${(error as Error).message}`,
+      { evidence: { address: target.address, origin: target.origin }, cause: error },
+    );
+  }
+  const modem = (d as unknown as { modem?: DockerModem }).modem;
+  let reached: Promise<void> | null = null;
+  const ready = modem?.host
+    ? () =>
+      reached ??= reachAny([`${modem.host}:${modem.port ?? 2375}`], DOCKER_CONNECT_TIMEOUT_MS)
+        .then((failure) => {
+          if (failure === null) return;
+          reached = null;
+          throw failureError(failure, target, { operation: "connect", mutation: false });
+        })
+    : undefined;
 
   async function withScratch<T>(
     volume: string,
@@ -115,7 +237,7 @@ export function dockerodePort(client: Docker = new Docker()): DockerPort {
     }
   }
 
-  return {
+  return guardPort<DockerPort>({
     async daemonId() {
       const info = await d.info() as { ID: string };
       return info.ID;
@@ -234,5 +356,5 @@ export function dockerodePort(client: Docker = new Docker()): DockerPort {
         return bytes === null ? null : new TextDecoder().decode(bytes);
       });
     },
-  };
+  }, { target, mutations: MUTATIONS, specific: dockerFailure, ready });
 }

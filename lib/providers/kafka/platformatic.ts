@@ -2,6 +2,12 @@
  * The real {@link KafkaPort} on `@platformatic/kafka` (chosen in docs/decisions.md: it reads
  * the cluster ID and topic IDs).
  *
+ * Failures leave as provider errors (`../errors.ts`) naming the bootstrap address and where it
+ * came from: `ENV_KAFKA_UNREACHABLE`, `ENV_KAFKA_DENIED`, `KAFKA_REFUSED`,
+ * `UNKNOWN_OUTCOME_KAFKA`. Before its first request the adapter checks, within
+ * {@link KAFKA_CONNECT_TIMEOUT_MS}, that a bootstrap broker accepts a TCP connection, so a
+ * refused or unknown address fails in milliseconds instead of after the client's retries.
+ *
  * @example
  * ```ts
  * import { platformaticKafka } from "./platformatic.ts";
@@ -24,12 +30,27 @@ import type {
   TopicInfo,
 } from "./port.ts";
 import { toKafkaUuid } from "./uuid.ts";
+import { type AddressOrigin, failureError, guardPort } from "../errors.ts";
+import { reachAny } from "../reach.ts";
+import { KAFKA_MUTATIONS, kafkaFailure } from "./_failure.ts";
+
+/** How long the first connection to a bootstrap broker may take before it is unreachable. */
+export const KAFKA_CONNECT_TIMEOUT_MS = 5_000;
+
+/** Options of {@link platformaticKafka}. */
+export interface PlatformaticKafkaOptions {
+  /** Where `bootstrap` came from (named in errors), e.g. the manifest's `kafka.bootstrap_host`. */
+  origin?: AddressOrigin;
+}
 
 const EARLIEST = -2n;
 const LATEST = -1n;
 
 /** A {@link KafkaPort} for the cluster at `bootstrap` (`host:port`, comma-separated). */
-export function platformaticKafka(bootstrap: string): KafkaPort {
+export function platformaticKafka(
+  bootstrap: string,
+  options: PlatformaticKafkaOptions = {},
+): KafkaPort {
   const brokers = bootstrap.split(",").map((s) => s.trim());
   const admin = new Admin({
     clientId: "sluice",
@@ -50,7 +71,17 @@ export function platformaticKafka(bootstrap: string): KafkaPort {
       timeout: 15_000,
     });
 
-  return {
+  const target = { provider: "kafka" as const, address: bootstrap, origin: options.origin ?? {} };
+  let reached: Promise<void> | null = null;
+  const ready = () =>
+    reached ??= reachAny(bootstrap.split(",").map((s) => s.trim()), KAFKA_CONNECT_TIMEOUT_MS)
+      .then((failure) => {
+        if (failure === null) return;
+        reached = null; // a later call checks again
+        throw failureError(failure, target, { operation: "connect", mutation: false });
+      });
+
+  return guardPort<KafkaPort>({
     async describe(topics) {
       // A metadata request naming an absent topic fails as a whole, so ask only for those
       // that exist (one listing, then one metadata request for all of them).
@@ -182,7 +213,7 @@ export function platformaticKafka(bootstrap: string): KafkaPort {
       await admin.close();
       if (reader) await reader.close(true);
     },
-  };
+  }, { target, mutations: KAFKA_MUTATIONS, specific: kafkaFailure, ready });
 }
 
 const STATES = ["Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Dead"];

@@ -42,7 +42,7 @@ import {
   ensureDir,
   exclusiveCreate,
   TEMP_FILE,
-} from "./atomic_write.ts";
+} from "../../fs/atomic_write.ts";
 import {
   acquireLockFile,
   breakStaleLockFile,

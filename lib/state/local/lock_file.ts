@@ -22,7 +22,7 @@ import { dirname } from "node:path";
 import { SluiceError } from "../../errors.ts";
 import { canonicalJson } from "../_canonical.ts";
 import type { LockOwner, LockStatus } from "../primitive.ts";
-import { fsyncDir } from "./atomic_write.ts";
+import { fsyncDir } from "../../fs/atomic_write.ts";
 
 async function readHolder(path: string): Promise<LockOwner | null | "unreadable"> {
   let text: string;

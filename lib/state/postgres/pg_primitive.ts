@@ -33,10 +33,14 @@ import type {
 } from "../primitive.ts";
 import { lockOperationSite, pgCommitSite, type StateTransition } from "../sites.ts";
 import { CREATED_AT_TEXT, MIGRATIONS } from "./migrations.ts";
+import type { AddressOrigin } from "../../providers/errors.ts";
+import { connectFailure, PG_CONNECT_TIMEOUT_MS } from "./connect_failure.ts";
 
 /** Connection settings of the PostgreSQL backend. */
 export interface PgStoreConfig {
   url: string;
+  /** Where `url` came from (named when PostgreSQL cannot be reached), e.g. the DSN variable. */
+  origin?: AddressOrigin;
   /** Schema holding sluice's tables (default `sluice`). */
   schema?: string;
   project: string;
@@ -129,20 +133,21 @@ export class PgPrimitive implements StatePrimitive {
         cause: this.#dead,
       });
     }
-    const c = new pg.Client({ connectionString: this.#config.url });
+    const c = new pg.Client({
+      connectionString: this.#config.url,
+      connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    });
     c.on("error", (e: unknown) => {
       this.#dead = e ?? new Error("connection error");
     });
     try {
       await c.connect();
     } catch (e) {
-      throw new SluiceError(
-        "ENV_POSTGRES",
-        `cannot connect to PostgreSQL at ${redactPgUrl(this.#config.url, this.schema)}: ${
-          (e as Error).message
-        }`,
-        { cause: e },
-      );
+      throw connectFailure(e, {
+        provider: "postgres",
+        address: redactPgUrl(this.#config.url, this.schema),
+        origin: this.#config.origin ?? {},
+      });
     }
     this.#client = c;
     return c;

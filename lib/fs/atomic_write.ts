@@ -1,13 +1,14 @@
 /**
- * Durable file writes, in one helper: write a temp file beside the target, fsync it, rename
- * it over the target (or hard-link it into place for an exclusive create), fsync the
- * directory. Removal is unlink + directory fsync. A crash leaves the old file or the new one,
- * never a torn one; a temp file left by a crash is never read as the file.
+ * Durable file writes, the one writer of every file sluice writes: write a temp file beside the
+ * target, fsync it, rename it over the target (or hard-link it into place for an exclusive
+ * create), fsync the directory. Removal is unlink + directory fsync. A crash leaves the old file
+ * or the new one, never a torn one; a temp file left by a crash is never read as the file.
  *
  * Each durable step can be a fault site (`lib/fault/site.ts`): the local state backend passes
  * the sites of the write it is making (`lib/state/sites.ts`), so a test can kill the process
  * after the temp file, after the rename or after the directory fsync. Without sites this is
- * the plain atomic writer for any other file (plan files, mounted plans, project files).
+ * the plain atomic writer for any other file (plan files, mounted plans, compiled artifacts,
+ * the starter's project files).
  *
  * @example
  * ```ts
@@ -18,7 +19,7 @@
  * @module
  */
 import { dirname } from "node:path";
-import { atSite, type FaultSite } from "../../fault/site.ts";
+import { atSite, type FaultSite } from "../fault/site.ts";
 
 /** The fault sites of one write's durable steps (any may be absent). */
 export interface DurableStepSites {
@@ -128,7 +129,13 @@ export async function atomicReplace(
 ): Promise<void> {
   const s = options.sites ?? {};
   const tmp = await step(s.temp, () => writeTemp(path, data, options.mode ?? 0o644));
-  await step(s.rename, () => Deno.rename(tmp, path));
+  try {
+    await step(s.rename, () => Deno.rename(tmp, path));
+  } catch (e) {
+    // the rename did not happen: the old file stands, and the temp file is litter
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
   await step(s.dirsync, () => fsyncDir(dirname(path)));
 }
 
