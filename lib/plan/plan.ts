@@ -31,7 +31,7 @@ import {
   type ReviewedEvidence,
 } from "../validation/reviewed_evidence.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import type { ImpactChange, LiveConsumers, PlanImpact } from "./impact.ts";
 import { planImpact } from "./impact.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
@@ -396,7 +396,7 @@ function changedFields(prior: RunnerArtifact, desired: RunnerArtifact): string[]
   return ARTIFACT_FIELDS.filter((f) => canonicalSha256(prior[f]) !== canonicalSha256(desired[f]));
 }
 
-const FIELD_BLOCKERS: Record<string, [string, string]> = {
+const FIELD_BLOCKERS: Record<string, [ErrorCode, string]> = {
   projection: ["BLOCKED_PROJECTION_CHANGE", "the projection changed"],
   schema: ["BLOCKED_SCHEMA_CHANGE", "the source schema changed"],
   input: ["BLOCKED_TOPIC_CHANGE", "the input topic changed"],

@@ -13,7 +13,7 @@
  * ```
  * @module
  */
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import { canonicalJson, type Json, sha256Hex } from "./_canonical.ts";
 import { CHECKPOINT_ORDER, type CheckpointName } from "../protocol/replacement.ts";
 
@@ -237,7 +237,7 @@ function corrupt(msg: string): never {
  */
 export function validateCheckpointSequence(
   checkpoints: Checkpoint[],
-  code = "STATE_CORRUPT_JOURNAL",
+  code: ErrorCode = "STATE_CORRUPT_JOURNAL",
 ): void {
   // the last checkpoint of the table is terminal: success follows the whole chain, failure may
   // follow any recorded checkpoint; every other checkpoint follows its predecessor exactly

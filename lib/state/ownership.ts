@@ -10,7 +10,7 @@
  * ```
  * @module
  */
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import { checksumOf } from "./_canonical.ts";
 
 /** A topic the project owns. */
@@ -94,7 +94,7 @@ const HEX64 = /^[0-9a-f]{64}$/;
  */
 export function validateOwnership(
   value: unknown,
-  code = "STATE_CORRUPT_OWNERSHIP",
+  code: ErrorCode = "STATE_CORRUPT_OWNERSHIP",
 ): OwnershipDocument {
   const fail = (what: string): never => {
     throw new SluiceError(code, `ownership document: ${what}`);

@@ -18,6 +18,7 @@
  * ```
  * @module
  */
+import type { ErrorCode } from "../errors.ts";
 import type { CompletionReceipt, HistoryDocument, HistoryEvent } from "./history.ts";
 import type {
   Checkpoint,
@@ -87,7 +88,7 @@ export interface IntegrityReport {
   /** The verified revision (null when corrupt). */
   revision: string | null;
   /** The `STATE_CORRUPT_*` error: code, message naming document and field, evidence. */
-  problem: { code: string; message: string; evidence: Record<string, unknown> } | null;
+  problem: { code: ErrorCode; message: string; evidence: Record<string, unknown> } | null;
 }
 
 /** Options for acquiring the deployment lock. */
