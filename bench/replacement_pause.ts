@@ -24,6 +24,7 @@
  * The sluice side also counts its Docker HTTP requests, port calls and the time spent in them.
  * @module
  */
+import { progressLabel } from "../lib/runtime/progress.ts";
 import Docker from "dockerode";
 import { Producer, stringSerializers } from "@platformatic/kafka";
 import { sharedEnv } from "../harness/env.ts";
@@ -238,7 +239,9 @@ async function sluiceSample(i: number) {
     extraLabels: labels,
     docker: countingPort(dockerodePort(dc.client), calls, dockerMs),
     kafka: countingPort(kport, calls, kafkaMs),
-    progress: (step) => {
+    onProgress: (e) => {
+      if (e.kind === "wait") return;
+      const step = progressLabel(e);
       steps[step] = Date.now();
       if (step === "term") {
         probeAck = probe(sp.inputTopic, key);

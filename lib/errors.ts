@@ -13,12 +13,29 @@
 
 /** Where in a project file a problem is. Lines and columns are 1-based. */
 export interface SourceLocation {
+  /** The file, as the project names it (a path, or `REF:path` for a Git revision). */
   file: string;
+  /** The line. */
   line: number;
+  /** The column. */
   column: number;
 }
 
-/** A failure with a stable code, a precise message and optional evidence. */
+/**
+ * A failure with a stable code, a precise message and optional evidence.
+ *
+ * @example
+ * ```ts
+ * import { exitCodeFor, SluiceError } from "./errors.ts";
+ * try {
+ *   throw new SluiceError("BLOCKED_OOM", "the old runner was OOM-killed", {
+ *     evidence: { exitCode: 137 },
+ *   });
+ * } catch (e) {
+ *   if (e instanceof SluiceError) console.log(e.code, exitCodeFor(e), e.toJSON()); // BLOCKED_OOM 4
+ * }
+ * ```
+ */
 export class SluiceError extends Error {
   /** Stable code, e.g. `PLAN_STALE_STATE`, `BLOCKED_FOREIGN_GENERATION`, `STATE_LOCK_LOST`. */
   readonly code: ErrorCode;
@@ -28,8 +45,11 @@ export class SluiceError extends Error {
   readonly location?: SourceLocation;
 
   /**
+   * A failure with its code, its message and, optionally, evidence, location and cause.
+   *
    * @param code the stable code (one of {@link ERROR_CODES})
    * @param message what is wrong and where (file:line:col when it comes from a file)
+   * @param options evidence (JSON-serialisable), the location in a project file, the cause
    */
   constructor(
     code: ErrorCode,
@@ -122,6 +142,7 @@ export const ERROR_CODES = {
   USAGE_PREVIEW_OFFLINE: EXIT.USAGE,
   USAGE_PREVIEW_RECORDS: EXIT.USAGE,
   USAGE_PROJECT: EXIT.USAGE,
+  USAGE_PROJECT_CLOSED: EXIT.USAGE,
   USAGE_SCHEMA: EXIT.USAGE,
   USAGE_SELECT_UNKNOWN_MODEL: EXIT.USAGE,
   USAGE_STATE: EXIT.USAGE,
@@ -302,7 +323,6 @@ export const ERROR_CODES = {
   ENV_IMAGE_MISSING: EXIT.ENVIRONMENT,
   ENV_NETWORK_MISSING: EXIT.ENVIRONMENT,
   ENV_POSTGRES: EXIT.ENVIRONMENT,
-  ENV_POSTGRES_DSN: EXIT.ENVIRONMENT,
   ENV_PREVIEW_FAILED: EXIT.ENVIRONMENT,
   ENV_PREVIEW_UNAVAILABLE: EXIT.ENVIRONMENT,
   ENV_RUNNER_BUILD_FAILED: EXIT.ENVIRONMENT,

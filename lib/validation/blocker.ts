@@ -22,6 +22,7 @@ export interface Blocker {
   code: ErrorCode;
   /** The model it concerns; null for project-wide findings. */
   model: string | null;
+  /** What is wrong, in words. */
   message: string;
   /** Always present (possibly empty): plan files are canonical JSON, which has no undefined. */
   evidence: Record<string, unknown>;
