@@ -194,9 +194,12 @@ export interface SluiceProject extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+/** The session options of a handle's calls: its ports are always there. */
+type HandleDeps = SessionOptions & Required<Pick<SessionOptions, "docker" | "kafka" | "store">>;
+
 /** The ports of a handle: given, or created on first use (and then closed by the handle). */
 interface Ports {
-  deps: SessionOptions;
+  deps: HandleDeps;
   close(): Promise<void>;
 }
 
@@ -329,11 +332,11 @@ class ProjectHandle implements SluiceProject {
   }
 
   state(): Promise<StateView> {
-    return this.#online((deps) => inspectState(deps.store!));
+    return this.#online((deps) => inspectState(deps.store));
   }
 
   initState(): Promise<StoreIdentity> {
-    return this.#online((deps) => deps.store!.init());
+    return this.#online((deps) => deps.store.init());
   }
 
   close(): Promise<void> {
@@ -363,11 +366,11 @@ class ProjectHandle implements SluiceProject {
   }
 
   /** A call that needs the ports: the session options with the handle's ports. */
-  #online<T>(fn: (deps: SessionOptions) => Promise<T>): Promise<T> {
+  #online<T>(fn: (deps: HandleDeps) => Promise<T>): Promise<T> {
     return this.#run(async () => fn(await this.#deps()));
   }
 
-  async #deps(): Promise<SessionOptions> {
+  async #deps(): Promise<HandleDeps> {
     return (await this.#openPorts()).deps;
   }
 
@@ -392,7 +395,7 @@ class ProjectHandle implements SluiceProject {
       openStateStore(projectStoreConfig(project!), { clock: () => new Date(clock.now()) });
     const kafka = o.kafka ?? platformaticKafka(project!.manifest.kafka.bootstrapHost);
     const docker = o.docker ?? dockerodePort();
-    const deps: SessionOptions = {
+    const deps: HandleDeps = {
       dir: this.dir,
       environment: this.environment,
       actor: o.actor,
