@@ -28,6 +28,7 @@
  * pair for both settings side by side.
  * @module
  */
+import { progressLabel } from "../lib/runtime/progress.ts";
 import Docker from "dockerode";
 import { Producer, stringSerializers } from "@platformatic/kafka";
 import { sharedEnv, startEnv } from "../harness/env.ts";
@@ -274,7 +275,9 @@ async function prepare(env: EnvDescriptor) {
       extraLabels: labels,
       docker: countingPort(dockerodePort(dc.client), calls, dockerMs),
       kafka: countingPort(kport, calls, kafkaMs),
-      progress: (step) => {
+      onProgress: (e) => {
+        if (e.kind === "wait") return;
+        const step = progressLabel(e);
         steps[step] = Date.now();
         if (step === "term") {
           probeAck = probe(sp.inputTopic, key);

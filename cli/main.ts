@@ -1,6 +1,7 @@
 /**
- * The `sluice` command. Thin: it parses arguments, calls the SDK and renders the result.
- * Each command group lives in `cli/commands/<name>.ts` and exports `register(program, deps)`.
+ * The `sluice` command. Thin: it parses arguments, calls the SDK (`mod.ts`, nothing else) and
+ * renders the result (`cli/output.ts`). Each command group lives in `cli/commands/<name>.ts`
+ * and exports `register(program, deps)`.
  *
  * {@link runCli} is the whole command as a function: the launcher calls it with the process's
  * arguments and the real ports; a test wrapper may call it with other ports, clock and UUID
@@ -15,10 +16,8 @@
  * @module
  */
 import { Command, Option } from "commander";
-import { SLUICE_VERSION } from "../lib/version.ts";
-import { EXIT } from "../lib/errors.ts";
-import { guardInventorySwitch } from "../lib/fault/inventory.ts";
-import type { RuntimeDeps } from "../lib/runtime/deps.ts";
+import { EXIT, guardInventorySwitch, SLUICE_VERSION } from "../mod.ts";
+import type { RuntimeDeps } from "../mod.ts";
 import { printFailure } from "./output.ts";
 import type { OutputFormat } from "./output.ts";
 import { COMMANDS } from "./commands/mod.ts";
@@ -39,13 +38,6 @@ export function buildProgram(deps: RuntimeDeps = {}): Command {
     .exitOverride();
   for (const register of COMMANDS) register(program, deps);
   return program;
-}
-
-/** The output format chosen on the command line (global `-o`). */
-export function outputFormat(cmd: Command): OutputFormat {
-  let root: Command = cmd;
-  while (root.parent) root = root.parent;
-  return root.opts().output === "json" ? "json" : "text";
 }
 
 /**

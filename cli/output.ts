@@ -1,12 +1,14 @@
 /**
  * Rendering of command results: human text, or the `-o json` envelope
- * `{ ok, command, data, errors }` printed as one JSON document on stdout. Everything printed
- * passes through `redactText` last (connection-string credentials, secret `KEY=value`), a
- * backstop behind the redaction each result already carries.
+ * `{ ok, command, data, errors }` printed as one JSON document on stdout; the output format
+ * chosen on the command line ({@link outputFormat}); and progress events as timed lines.
+ * Everything printed passes through `redactText` last (connection-string credentials, secret
+ * `KEY=value`), a backstop behind the redaction each result already carries.
  * @module
  */
-import { exitCodeFor, SluiceError } from "../lib/errors.ts";
-import { redactText } from "../lib/artifact/redact.ts";
+import type { Command } from "commander";
+import { exitCodeFor, progressLabel, redactText, SluiceError } from "../mod.ts";
+import type { ProgressEvent, ProgressListener } from "../mod.ts";
 
 /** Output format chosen with `-o`. */
 export type OutputFormat = "text" | "json";
@@ -17,6 +19,13 @@ export interface Envelope {
   command: string;
   data: unknown;
   errors: Array<Record<string, unknown>>;
+}
+
+/** The output format chosen on the command line (global `-o`). */
+export function outputFormat(cmd: Command): OutputFormat {
+  let root: Command = cmd;
+  while (root.parent) root = root.parent;
+  return root.opts().output === "json" ? "json" : "text";
 }
 
 /** Print a successful result. `text` renders the human form. */
@@ -49,20 +58,31 @@ export function printFailure(format: OutputFormat, command: string, error: unkno
   return exitCodeFor(error);
 }
 
+/** Waits are shown once every this many milliseconds of waiting (they arrive once per poll). */
+const WAIT_LINE_EVERY_MS = 5_000;
+
 /**
- * A progress callback that prints one timed line per step on a terminal (text output), or
- * nothing under `-o json` (the envelope is the only output there).
+ * A progress listener that prints one timed line per event on a terminal (text output), or
+ * none under `-o json` (the envelope is the only output there). A wait is shown once every
+ * five seconds of waiting.
  */
-export function progressPrinter(
-  format: OutputFormat,
-): ((step: string, detail: string) => void) | undefined {
+export function progressPrinter(format: OutputFormat): ProgressListener | undefined {
   if (format === "json") return undefined;
   const t0 = Date.now();
-  return (step: string, detail: string) => {
-    console.log(
-      redactText(
-        `  ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${step.padEnd(20)} ${detail}`,
-      ),
-    );
+  let shownWait = 0;
+  return (e: ProgressEvent) => {
+    let message = e.message;
+    if (e.kind === "wait") {
+      const step = Math.floor(e.waited_ms / WAIT_LINE_EVERY_MS);
+      if (step <= shownWait) return;
+      shownWait = step;
+      message = `${e.message} (${Math.round(e.waited_ms / 1000)} s of at most ${
+        Math.round(e.bound_ms / 1000)
+      } s)`;
+    } else {
+      shownWait = 0;
+    }
+    const elapsed = ((Date.now() - t0) / 1000).toFixed(1).padStart(5);
+    console.log(redactText(`  ${elapsed}s  ${progressLabel(e).padEnd(20)} ${message}`));
   };
 }

@@ -13,6 +13,8 @@
  * ```
  * @module
  */
+import { SluiceError } from "./errors.ts";
+import { buildRunnerImage } from "./runtime/runner_image.ts";
 import { ARTIFACT_VERSION } from "./artifact/artifact.ts";
 import { PLAN_FORMATS } from "./plan/plan_file.ts";
 import { HISTORY_VERSIONS } from "./state/history.ts";
@@ -98,4 +100,26 @@ export function versionReport(
       postgres_schema: Math.max(...MIGRATIONS.map((m) => m.version)),
     },
   };
+}
+
+/**
+ * The version report with the runner image as `runner/build.sh --check` finds it (nothing is
+ * built): `sluice version`.
+ *
+ * @example
+ * ```ts
+ * import { sluiceVersion } from "./version_report.ts";
+ * const r = await sluiceVersion();
+ * console.log(r.cli, r.runner_image, r.formats.plan);
+ * ```
+ */
+export async function sluiceVersion(): Promise<VersionReport> {
+  try {
+    return versionReport({ runnerImage: (await buildRunnerImage({ check: true })).image });
+  } catch (error) {
+    if (error instanceof SluiceError) {
+      return versionReport({ runnerImage: null, note: error.message });
+    }
+    throw error;
+  }
 }

@@ -1,6 +1,7 @@
 // Needs: Docker, the broker, the runner image (shared environment from tools/test.ts).
 // The first user journey through the SDK: plan → apply creates topics, volume and runner →
 // exact output → a repeated plan/apply is a no-op that writes nothing.
+import { progressLabel } from "../lib/runtime/progress.ts";
 import assert from "node:assert/strict";
 import { sharedEnv } from "../harness/env.ts";
 import { produce, readAll } from "../harness/kafka.ts";
@@ -40,7 +41,7 @@ Deno.test(
         plan: first.plan,
         planSha256: first.sha256,
         extraLabels: env.labels,
-        progress: (step) => steps.push(step),
+        onProgress: (e) => e.kind !== "wait" && steps.push(progressLabel(e)),
       });
     } finally {
       stop();

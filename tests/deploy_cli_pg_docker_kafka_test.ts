@@ -54,11 +54,12 @@ Deno.test(
       assert.match(planned.stdout, new RegExp(`\\+ create runner ${appId} `));
       assert.match(planned.stdout, new RegExp(`written to ${planFile}`));
 
-      // apply --plan: one progress line per step, then the summary
+      // apply --plan: one progress line per step (and a line every 5 s of a wait), then the
+      // summary
       const applied = await sluice(["apply", "--project", p.dir, "--plan", planFile], vars);
       assertExit(applied, 0);
       const steps = applied.stdout.split("\n").map((l) => l.trim().split(/\s+/)[1]).filter(
-        Boolean,
+        (s) => s && s !== "wait",
       );
       assert.deepEqual(steps.slice(0, 8), [
         "intent",

@@ -2,6 +2,7 @@
 // The reason sluice exists: the quickstart's filter changes from amount >= 100 to
 // amount >= 200 through a reviewed format-6 plan, keeping application ID, volume instance
 // and committed offsets; output is exact before, during and after; then a no-op plan.
+import { progressLabel } from "../lib/runtime/progress.ts";
 import assert from "node:assert/strict";
 import { sharedEnv } from "../harness/env.ts";
 import { committedOffsets, produce, readAll } from "../harness/kafka.ts";
@@ -87,7 +88,7 @@ Deno.test(
         dir: p.dir,
         planPath,
         extraLabels: env.labels,
-        progress: (s) => steps.push(s),
+        onProgress: (e) => e.kind !== "wait" && steps.push(progressLabel(e)),
         openlineage: lineageFile,
       });
     } finally {

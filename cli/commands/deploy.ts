@@ -1,25 +1,22 @@
 /**
  * Deployment commands: `sluice plan`, `sluice apply`, `sluice observe`, `sluice status`.
- * Thin: they call the SDK (lib/runtime/session.ts; `plan` through lib/review/journey.ts, which
- * adds the review) and render the result as text (a progress line per step), Markdown (the
- * review, `--format markdown`) or the `-o json` envelope.
+ * Thin: each opens the project handle (`openProject` from mod.ts), makes one call and renders
+ * the result as text (a progress line per event), Markdown (the review, `--format markdown`)
+ * or the `-o json` envelope.
  * @module
  */
 import type { Command } from "commander";
-import { SluiceError } from "../../lib/errors.ts";
-import { redactForDisplay, redactText } from "../../lib/artifact/redact.ts";
-import { isNoop } from "../../lib/plan/plan.ts";
-import { readPlanFile, writePlanFile } from "../../lib/plan/plan_file.ts";
-import { apply, observe } from "../../lib/runtime/session.ts";
-import { planReview } from "../../lib/review/journey.ts";
+import {
+  openProject,
+  redactForDisplay,
+  redactText,
+  SluiceError,
+  writePlanFile,
+} from "../../mod.ts";
+import type { ProjectObservation, ProjectStatus, RuntimeDeps } from "../../mod.ts";
 import { formatOption, reviewRenderer } from "./review.ts";
-import type { ProjectObservation } from "../../lib/validation/observation.ts";
-import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
-import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { reportReplacement } from "./replacement.ts";
-import { storeIntegrity } from "./state.ts";
-import { outputFormat } from "../main.ts";
-import { printResult, progressPrinter } from "../output.ts";
+import { outputFormat, printResult, progressPrinter } from "../output.ts";
 
 interface Common {
   project: string;
@@ -77,13 +74,16 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .addOption(formatOption())
     .action(async (opts: PlanFlags, cmd: Command) => {
       const render = reviewRenderer(cmd, opts.format);
-      const result = await planReview({
+      const preview = previewFlag(opts.preview);
+      await using project = await openProject({
         ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
+      });
+      const result = await project.plan({
         offline: opts.offline,
         select: opts.select ?? null,
-        preview: previewFlag(opts.preview),
+        preview,
         base: opts.base,
         file: opts.out ?? null,
       });
@@ -116,7 +116,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         plan: redactForDisplay(result.plan),
         sha256: result.sha256,
         file: written,
-        noop: isNoop(result.plan),
+        noop: result.noop,
         review: result.review,
       };
       printResult(format, "plan", data, () => render(result.review));
@@ -138,34 +138,26 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     )
     .action(async (opts: ApplyFlags, cmd: Command) => {
       const format = outputFormat(cmd);
-      const file = opts.plan ? await readPlanFile(opts.plan) : undefined;
-      if (file && file.plan.format === 6) {
-        // a reviewed replacement enters the coordinator before any generic mutation path
-        const r = await executeReviewed({
-          ...deps,
-          dir: opts.project,
-          environment: opts.env ?? null,
-          planPath: opts.plan!,
-          progress: progressPrinter(format),
-          openlineage: opts.openlineage,
-          breakStaleLock: opts.breakStaleLock,
-        });
-        reportReplacement(format, "apply", r);
-        return;
-      }
-      const result = await apply({
+      await using project = await openProject({
         ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
-        plan: file?.plan,
-        planSha256: file?.sha256,
-        progress: progressPrinter(format),
+        onProgress: progressPrinter(format),
+      });
+      const outcome = await project.apply({
+        plan: opts.plan,
+        openlineage: opts.openlineage,
         breakStaleLock: opts.breakStaleLock,
       });
+      if (outcome.kind === "replacement") {
+        reportReplacement(format, "apply", outcome.result);
+        return;
+      }
+      const result = outcome.result;
       printResult(
         format,
         "apply",
-        { ...result, plan: undefined, plan_sha256: file?.sha256 ?? null },
+        { ...result, plan_sha256: outcome.plan_sha256 },
         () =>
           result.noop
             ? "No changes: the running system matches the project. Nothing was written."
@@ -181,7 +173,12 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .option("--project <dir>", "project directory", ".")
     .option("--env <name>", "environment (required when the manifest declares environments)")
     .action(async (opts: Common, cmd: Command) => {
-      const obs = await observe({ ...deps, dir: opts.project, environment: opts.env ?? null });
+      await using project = await openProject({
+        ...deps,
+        dir: opts.project,
+        environment: opts.env ?? null,
+      });
+      const obs = await project.observe();
       printResult(outputFormat(cmd), "observe", obs, () => renderObservation(obs));
     });
 
@@ -192,61 +189,36 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .option("--env <name>", "environment (required when the manifest declares environments)")
     .option("--health", "exit 4 unless every model has exactly one running, healthy generation")
     .action(async (opts: Common & { health?: boolean }, cmd: Command) => {
-      // a corrupt state store is reported (exit 3), never hidden behind healthy runners
-      const state = await storeIntegrity(opts);
-      if (!state.ok) {
-        throw new SluiceError(
-          state.problem!.code,
-          `the state store is corrupt: ${state.problem!.message}`,
-          { evidence: state.problem!.evidence },
-        );
-      }
-      const obs = await observe({ ...deps, dir: opts.project, environment: opts.env ?? null });
-      const rows = obs.runners.map((r) => {
-        const c = r.containers;
-        const lag = r.kafka.ranges.reduce((sum, p) => {
-          const committed = r.kafka.committed[String(p.partition)];
-          return sum + (committed === undefined ? 0n : BigInt(p.latest) - BigInt(committed));
-        }, 0n);
-        const healthy = c.length === 1 && c[0].running && c[0].plan.matchesLabel &&
-          c[0].environment.ok &&
-          c[0].execution.ok && c[0].runnerStatus?.state === "RUNNING" &&
-          r.kafka.group.members.length === 1;
-        return {
-          model: r.target.applicationId,
-          containers: c.length,
-          state: c.length === 1 ? c[0].status : c.length === 0 ? "absent" : "several",
-          generation: c.length === 1 ? c[0].labels.generation : null,
-          group: r.kafka.group.state,
-          members: r.kafka.group.members.length,
-          lag: lag.toString(),
-          healthy,
-        };
+      await using project = await openProject({
+        ...deps,
+        dir: opts.project,
+        environment: opts.env ?? null,
       });
-      printResult(
-        outputFormat(cmd),
-        "status",
-        { state: { ok: true, store: state.identity, revision: state.revision }, models: rows },
-        () =>
-          [
-            `ok   state ${
-              state.identity
-                ? `${state.identity.backend} store ${state.identity.store_id}`
-                : "store"
-            } (${state.revision ?? "new"}): every stored byte verified`,
-          ].concat(rows.map((r) =>
-            `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  generation=${
-              r.generation ?? "-"
-            }  group=${r.group}/${r.members}  lag=${r.lag}`
-          )).join("\n"),
-      );
-      if (opts.health && rows.some((r) => !r.healthy)) {
+      const status = await project.status();
+      printResult(outputFormat(cmd), "status", status, () => renderStatus(status));
+      const unhealthy = status.models.filter((m) => !m.healthy);
+      if (opts.health && unhealthy.length > 0) {
         throw new SluiceError(
           "BLOCKED_UNHEALTHY",
-          `${rows.filter((r) => !r.healthy).length} model(s) are not healthy`,
+          `${unhealthy.length} model(s) are not healthy`,
         );
       }
     });
+}
+
+function renderStatus(s: ProjectStatus): string {
+  const store = s.state.store;
+  return [
+    `ok   state ${store ? `${store.backend} store ${store.store_id}` : "store"} (${
+      s.state.revision ?? "new"
+    }): every stored byte verified`,
+  ].concat(
+    s.models.map((r) =>
+      `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  generation=${
+        r.generation ?? "-"
+      }  group=${r.group}/${r.members}  lag=${r.lag}`
+    ),
+  ).join("\n");
 }
 
 function renderObservation(obs: ProjectObservation): string {

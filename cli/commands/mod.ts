@@ -1,10 +1,13 @@
 /**
  * The registered command groups. Each entry adds its subcommands to the program.
- * Add a new group by writing `cli/commands/<name>.ts` and listing its `register` here.
+ * Add a new group by writing `cli/commands/<name>.ts` and listing its `register` here. A command
+ * is one SDK call (a method of the project handle, or a `mod.ts` function) and a renderer: it
+ * parses its flags, opens the project with `await using`, calls the SDK and prints the result
+ * with `printResult` (or throws a `SluiceError`, which `runCli` prints with its exit status).
  * @module
  */
 import type { Command } from "commander";
-import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
+import type { RuntimeDeps } from "../../mod.ts";
 import { register as project } from "./project.ts";
 import { register as state } from "./state.ts";
 import { register as runtime } from "./runtime.ts";

@@ -1,21 +1,14 @@
 /**
  * Replacement commands: `sluice state runner-status` and `sluice state resume` (the reviewed
- * `apply --plan FILE` path is in deploy.ts and calls the same coordinator). Exit statuses:
+ * `apply --plan FILE` path is in deploy.ts and renders its result here). Exit statuses:
  * 0 when the operation is verified completed (or the report was produced), 4 when blocked,
  * 6 when the outcome is unknown (`committed: null`).
  * @module
  */
 import type { Command } from "commander";
-import { SluiceError } from "../../lib/errors.ts";
-import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
-import { resumeReviewed } from "../../lib/runtime/replacement/resume.ts";
-import { runnerStatus } from "../../lib/runtime/replacement/runner_status.ts";
-import type {
-  ReplacementResult,
-  RunnerStatusReport,
-} from "../../lib/runtime/replacement/result.ts";
-import { outputFormat } from "../main.ts";
-import { printResult, progressPrinter } from "../output.ts";
+import { openProject, SluiceError } from "../../mod.ts";
+import type { ReplacementResult, RunnerStatusReport, RuntimeDeps } from "../../mod.ts";
+import { outputFormat, printResult, progressPrinter } from "../output.ts";
 
 interface OperationFlags {
   project: string;
@@ -78,11 +71,13 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
   common(state.command("runner-status"))
     .description("read-only: validate storage and audit, observe, report the next proven boundary")
     .action(async (opts: OperationFlags, cmd: Command) => {
-      const report = await runnerStatus({
+      await using project = await openProject({
         ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
-        planPath: opts.plan,
+      });
+      const report = await project.runnerStatus({
+        plan: opts.plan,
         operationId: opts.operationId,
         breakStaleLock: opts.breakStaleLock,
       });
@@ -97,15 +92,17 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     )
     .action(async (opts: OperationFlags, cmd: Command) => {
       const format = outputFormat(cmd);
-      const r = await resumeReviewed({
+      await using project = await openProject({
         ...deps,
         dir: opts.project,
         environment: opts.env ?? null,
-        planPath: opts.plan,
+        onProgress: progressPrinter(format),
+      });
+      const r = await project.resume({
+        plan: opts.plan,
         operationId: opts.operationId,
         confirmEnv: opts.confirmEnv,
         breakStaleLock: opts.breakStaleLock,
-        progress: progressPrinter(format),
         openlineage: opts.openlineage,
       });
       reportReplacement(format, "state resume", r);

@@ -6,13 +6,9 @@
  */
 import type { Command } from "commander";
 import { Option } from "commander";
-import { SluiceError } from "../../lib/errors.ts";
-import { diff } from "../../lib/review/journey.ts";
-import type { Review } from "../../lib/review/review.ts";
-import { renderReviewMarkdown } from "../../lib/review/render_markdown.ts";
-import { renderReviewText } from "../../lib/review/render_text.ts";
-import { outputFormat } from "../main.ts";
-import { printResult } from "../output.ts";
+import { openProject, renderReviewMarkdown, renderReviewText, SluiceError } from "../../mod.ts";
+import type { Review, RuntimeDeps } from "../../mod.ts";
+import { outputFormat, printResult } from "../output.ts";
 
 /** The `--format` option of review-producing commands. */
 export function formatOption(): Option {
@@ -35,7 +31,7 @@ export function reviewRenderer(
 }
 
 /** Add `diff`. */
-export function register(program: Command): void {
+export function register(program: Command, deps: RuntimeDeps = {}): void {
   program
     .command("diff")
     .description(
@@ -52,12 +48,12 @@ export function register(program: Command): void {
         cmd: Command,
       ) => {
         const render = reviewRenderer(cmd, opts.format);
-        const review = await diff({
+        await using project = await openProject({
+          ...deps,
           dir: opts.project,
           environment: opts.env ?? null,
-          base: opts.base,
-          head: opts.head ?? null,
         });
+        const review = await project.diff({ base: opts.base, head: opts.head ?? null });
         printResult(outputFormat(cmd), "diff", review, () => render(review));
       },
     );

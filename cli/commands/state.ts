@@ -13,14 +13,9 @@
  * @module
  */
 import type { Command } from "commander";
-import { resolve } from "node:path";
-import { SluiceError } from "../../lib/errors.ts";
-import { loadProject } from "../../lib/project/load.ts";
-import { openStateStore, type StateStoreConfig } from "../../lib/state/open.ts";
-import type { IntegrityReport, StateSnapshot, StateStore } from "../../lib/state/store.ts";
-import type { LockStatus } from "../../lib/state/primitive.ts";
-import { outputFormat } from "../main.ts";
-import { printResult } from "../output.ts";
+import { initStateStore, resolveStateStore, showStateStore, SluiceError } from "../../mod.ts";
+import type { StateStoreConfig, StateView } from "../../mod.ts";
+import { outputFormat, printResult } from "../output.ts";
 
 interface StoreFlags {
   stateDir?: string;
@@ -71,43 +66,18 @@ export function storeConfigFromFlags(flags: StoreFlags): StateStoreConfig {
 }
 
 /** The store a project manifest declares (`state:` in sluice.yaml). */
-export async function storeConfigFromProject(flags: StoreFlags): Promise<StateStoreConfig> {
+async function storeConfigFromProject(flags: StoreFlags): Promise<StateStoreConfig> {
   if (flags.stateDir || flags.pgUrl || flags.projectName) {
     throw new SluiceError(
       "USAGE_STATE",
       "--project reads the store from sluice.yaml; do not combine it with --state-dir, --pg-url or --project-name",
     );
   }
-  const project = await loadProject(flags.project, { environment: flags.env ?? null });
-  const m = project.manifest;
-  if (m.state.backend === "local") {
-    return {
-      backend: "local",
-      dir: resolve(project.dir, m.state.dir),
-      project: m.project,
-      environment: m.environment,
-    };
-  }
-  let url: string | undefined;
-  try {
-    url = Deno.env.get(m.state.dsnEnv) || undefined;
-  } catch {
-    url = undefined;
-  }
-  if (!url) {
-    throw new SluiceError(
-      "ENV_POSTGRES_DSN",
-      `sluice.yaml names the PostgreSQL state DSN in $${m.state.dsnEnv}, which is not set`,
-    );
-  }
-  return {
-    backend: "postgres",
-    url,
-    origin: { ...m.addressSources["state.dsn_env"], variable: m.state.dsnEnv },
-    schema: flags.schema ?? "sluice",
-    project: m.project,
-    environment: m.environment,
-  };
+  return await resolveStateStore({
+    dir: flags.project,
+    environment: flags.env ?? null,
+    schema: flags.schema,
+  });
 }
 
 function envPgUrl(): string | undefined {
@@ -116,71 +86,6 @@ function envPgUrl(): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The `state show` view: a summary, not the raw documents. */
-export interface StateView {
-  store: { store_id: string; backend: string; address: string };
-  project: string;
-  environment: string | null;
-  revision: string;
-  lock: LockStatus;
-  ownership: {
-    serial: number;
-    state_checksum: string;
-    topics: string[];
-    runners: Array<{ model: string; application_id: string; artifact_sha256: string }>;
-  } | null;
-  pending_operation: {
-    operation_id: string;
-    kind: string;
-    envelope_version: number;
-    status: string;
-    last_checkpoint: string | null;
-    incidents: number;
-    resume_authorizations: number;
-  } | null;
-  history: { envelope_version: number; events: number; last_event: string | null };
-}
-
-/** Summarize a snapshot for `state show` (exported for tests). */
-export function stateView(snap: StateSnapshot, lock: LockStatus): StateView {
-  const c = snap.control?.opened ?? null;
-  return {
-    store: snap.identity,
-    project: snap.project,
-    environment: snap.environment,
-    revision: snap.revision,
-    lock,
-    ownership: snap.ownership
-      ? {
-        serial: snap.ownership.document.serial,
-        state_checksum: snap.ownership.checksum,
-        topics: snap.ownership.document.topics.map((t) => t.name),
-        runners: snap.ownership.document.runners.map((r) => ({
-          model: r.model,
-          application_id: r.application_id,
-          artifact_sha256: r.artifact_sha256,
-        })),
-      }
-      : null,
-    pending_operation: c
-      ? {
-        operation_id: c.operation_id,
-        kind: c.kind,
-        envelope_version: c.version,
-        status: c.status,
-        last_checkpoint: c.checkpoints.at(-1)?.name ?? null,
-        incidents: c.incidents.length,
-        resume_authorizations: c.resume_history.length,
-      }
-      : null,
-    history: {
-      envelope_version: snap.history.document.version,
-      events: snap.history.events.length,
-      last_event: snap.history.events.at(-1)?.kind ?? null,
-    },
-  };
 }
 
 function renderView(data: unknown): string {
@@ -216,29 +121,11 @@ function renderView(data: unknown): string {
   return lines.join("\n");
 }
 
-async function withStore<T>(flags: StoreFlags, fn: (s: StateStore) => Promise<T>): Promise<T> {
-  const config = flags.project !== undefined
+/** The store named by the flags: the project's, or the one given explicitly. */
+async function storeConfig(flags: StoreFlags): Promise<StateStoreConfig> {
+  return flags.project !== undefined
     ? await storeConfigFromProject(flags)
     : storeConfigFromFlags(flags);
-  const store = openStateStore(config);
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
-
-/**
- * Verify every stored byte of the project's state store (read-only, no lock): the report
- * `sluice status` renders before it observes anything.
- */
-export async function storeIntegrity(
-  flags: { project: string; env?: string },
-): Promise<IntegrityReport> {
-  return await withStore(
-    { project: flags.project, env: flags.env },
-    (store) => store.verifyIntegrity(),
-  );
 }
 
 /** Register `sluice state show|init`. */
@@ -252,11 +139,8 @@ export function register(program: Command): void {
       "show ownership, the pending operation, history and the lock",
     ),
   ).action(async (flags: StoreFlags, cmd: Command) => {
-    const view = await withStore(flags, async (store) => {
-      // read-only: no lock is taken, so `show` works while someone else holds it
-      const snap = await store.load();
-      return stateView(snap, await store.inspectLock());
-    });
+    // read-only: no lock is taken, so `show` works while someone else holds it
+    const view = await showStateStore(await storeConfig(flags));
     printResult(outputFormat(cmd), "state show", view, renderView);
   });
 
@@ -265,7 +149,7 @@ export function register(program: Command): void {
       "create the state store (PostgreSQL schema with versioned migrations); idempotent",
     ),
   ).action(async (flags: StoreFlags, cmd: Command) => {
-    const identity = await withStore(flags, (store) => store.init());
+    const identity = await initStateStore(await storeConfig(flags));
     printResult(
       outputFormat(cmd),
       "state init",

@@ -10,21 +10,9 @@
  * @module
  */
 import type { Command } from "commander";
-import { SluiceError } from "../../lib/errors.ts";
-import { type VersionReport, versionReport } from "../../lib/version_report.ts";
-import { outputFormat } from "../main.ts";
-import { printResult } from "../output.ts";
-import { buildRunnerImage } from "./runtime.ts";
-
-/** The runner image `runner/build.sh --check` finds, or null with the check's reason. */
-async function runnerImage(): Promise<{ runnerImage: string | null; note?: string }> {
-  try {
-    return { runnerImage: (await buildRunnerImage(true)).image };
-  } catch (error) {
-    if (error instanceof SluiceError) return { runnerImage: null, note: error.message };
-    throw error;
-  }
-}
+import { sluiceVersion } from "../../mod.ts";
+import type { VersionReport } from "../../mod.ts";
+import { outputFormat, printResult } from "../output.ts";
 
 function render(r: VersionReport): string {
   const list = (xs: readonly number[]) => xs.join(", ");
@@ -49,7 +37,7 @@ export function register(program: Command): void {
     .command("version")
     .description("print the versions: CLI, runner image, Kafka, plan, journal and state formats")
     .action(async (_opts: unknown, cmd: Command) => {
-      const report = versionReport(await runnerImage());
+      const report = await sluiceVersion();
       printResult(outputFormat(cmd), "version", report, (d) => render(d as VersionReport));
     });
 }

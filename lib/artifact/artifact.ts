@@ -18,27 +18,58 @@ import { isColumnType } from "../expr/schema.ts";
 import type { SchemaField } from "../expr/schema.ts";
 import { canonicalJson, canonicalSha256, sha256Hex } from "./canonical.ts";
 
-/** The artifact format name. */
+/**
+ * The artifact format name.
+ *
+ * @example
+ * ```ts
+ * import { ARTIFACT_FORMAT } from "./artifact.ts";
+ * console.log(ARTIFACT_FORMAT); // sluice.runner-artifact
+ * ```
+ */
 export const ARTIFACT_FORMAT = "sluice.runner-artifact";
-/** The artifact format version. */
+/**
+ * The artifact format version.
+ *
+ * @example
+ * ```ts
+ * import { ARTIFACT_VERSION } from "./artifact.ts";
+ * console.log(ARTIFACT_VERSION); // 1
+ * ```
+ */
 export const ARTIFACT_VERSION = 1;
 
 /** A compiled model, exactly as serialised (snake_case field names per the document). */
 export interface RunnerArtifact {
+  /** Document format name ({@link ARTIFACT_FORMAT}). */
   format: typeof ARTIFACT_FORMAT;
+  /** Document version ({@link ARTIFACT_VERSION}). */
   version: typeof ARTIFACT_VERSION;
+  /** The project name. */
   project: string;
+  /** The environment, or null. */
   environment: string | null;
+  /** The model name. */
   model: string;
+  /** The Kafka Streams application ID (also the group ID and the volume's name stem). */
   application_id: string;
+  /** The input topic. */
   input: { topic: string };
+  /** The output topic. */
   output: { topic: string };
+  /** The input record schema, decoded strictly. */
   schema: SchemaField[];
+  /** Output columns: each input field and the name it is written as. */
   projection: Array<{ source: string; name: string }>;
+  /** The filter: a record is written when it evaluates to TRUE. */
   predicate: Expr;
+  /** The pinned runner image ID. */
   image: string;
+  /** The Docker network runners join. */
   network: string;
+  /** Where a new consumer group starts reading. */
   initial_offsets: "earliest" | "latest";
+  /** Who owns the runner (always sluice) and for which project and environment. */
   ownership: { managed_by: "sluice"; project: string; environment: string | null };
   /**
    * `on_invalid: dead_letter` of the model: undecodable records go to this topic and the runner
@@ -50,7 +81,9 @@ export interface RunnerArtifact {
 
 /** The dead-letter policy as the artifact carries it. */
 export interface DeadLetterPolicy {
+  /** The only policy that is written out (`stop`, the default, is the field's absence). */
   policy: "dead_letter";
+  /** The declared, managed topic that receives undecodable records unchanged. */
   topic: string;
 }
 
@@ -81,7 +114,11 @@ export const ARTIFACT_OPTIONAL_FIELDS: ReadonlyArray<keyof RunnerArtifact> = ["o
  * an absent optional field compares as null). Change detection uses this one list.
  * @example
  * ```ts
- * changedArtifactFields(prior, desired); // e.g. ["predicate"]
+ * import { changedArtifactFields } from "./artifact.ts";
+ * import type { RunnerArtifact } from "./artifact.ts";
+ * function changes(prior: RunnerArtifact, desired: RunnerArtifact) {
+ *   return changedArtifactFields(prior, desired); // e.g. ["predicate"]
+ * }
  * ```
  */
 export function changedArtifactFields(
@@ -152,7 +189,9 @@ function arr(value: unknown, path: string, min: number): unknown[] {
  * `ARTIFACT_INVALID` naming the first offending path.
  * @example
  * ```ts
+ * const text = await Deno.readTextFile(".sluice/artifacts/eligible_orders.artifact.json");
  * const artifact = validateArtifact(JSON.parse(text));
+ * console.log(artifact.application_id);
  * ```
  */
 export function validateArtifact(value: unknown): RunnerArtifact {

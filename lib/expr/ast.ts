@@ -19,8 +19,11 @@ import type { ColumnType } from "./schema.ts";
 
 /** A reference to an input field. */
 export interface ColumnExpr {
+  /** Discriminant. */
   kind: "column";
+  /** The field name. */
   name: string;
+  /** Its declared type. */
   type: ColumnType;
 }
 
@@ -35,51 +38,73 @@ export type CompareOp = "=" | "<>" | "<" | "<=" | ">" | ">=";
 
 /** `left op right`. */
 export interface CompareExpr {
+  /** Discriminant. */
   kind: "compare";
+  /** The operator. */
   op: CompareOp;
+  /** The left operand. */
   left: Expr;
+  /** The right operand. */
   right: Expr;
 }
 
 /** `a AND b AND ...` (two or more arguments). */
 export interface AndExpr {
+  /** Discriminant. */
   kind: "and";
+  /** The conjuncts. */
   args: Expr[];
 }
 
 /** `a OR b OR ...` (two or more arguments). */
 export interface OrExpr {
+  /** Discriminant. */
   kind: "or";
+  /** The disjuncts. */
   args: Expr[];
 }
 
 /** `NOT a`. */
 export interface NotExpr {
+  /** Discriminant. */
   kind: "not";
+  /** The negated expression. */
   arg: Expr;
 }
 
 /** `a IS [NOT] NULL`. */
 export interface IsNullExpr {
+  /** Discriminant. */
   kind: "is_null";
+  /** The tested expression. */
   arg: Expr;
+  /** True for `IS NOT NULL`. */
   negated: boolean;
 }
 
 /** `a [NOT] IN (l1, ...)`: the list holds literals only. */
 export interface InExpr {
+  /** Discriminant. */
   kind: "in";
+  /** The tested expression. */
   arg: Expr;
+  /** The literals it may equal. */
   list: LiteralExpr[];
+  /** True for `NOT IN`. */
   negated: boolean;
 }
 
 /** `a [NOT] BETWEEN low AND high` (inclusive). */
 export interface BetweenExpr {
+  /** Discriminant. */
   kind: "between";
+  /** The tested expression. */
   arg: Expr;
+  /** The lower bound (inclusive). */
   low: Expr;
+  /** The upper bound (inclusive). */
   high: Expr;
+  /** True for `NOT BETWEEN`. */
   negated: boolean;
 }
 

@@ -12,7 +12,7 @@
  * ```
  * @module
  */
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import type { SourceLocation } from "../errors.ts";
 
 /** A half-open range of UTF-16 offsets into a source text. */
@@ -78,7 +78,7 @@ export function excerpt(source: SourceFile, span: Span): string {
  */
 export function diagnostic(
   source: SourceFile,
-  code: string,
+  code: ErrorCode,
   message: string,
   span: Span,
   evidence?: Record<string, unknown>,

@@ -20,8 +20,11 @@ export const COLUMN_TYPES: readonly ColumnType[] = ["STRING", "BOOLEAN", "BIGINT
 
 /** One field of a record schema. */
 export interface SchemaField {
+  /** The JSON field name. */
   name: string;
+  /** Its SQL type. */
   type: ColumnType;
+  /** Whether null (or an absent field) is allowed. */
   nullable: boolean;
 }
 

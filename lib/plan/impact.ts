@@ -30,7 +30,9 @@ export type ImpactChange = "create" | "replace_predicate" | "blocked" | "remove"
 
 /** A consumer group with committed offsets on one topic, as read from the broker. */
 export interface LiveGroup {
+  /** The group ID. */
   group_id: string;
+  /** Kafka's state name for the group. */
   state: string;
   /** Members when the group was described; null when that read failed. */
   members: number | null;
@@ -53,6 +55,7 @@ export interface LiveConsumer extends LiveGroup {
 
 /** One external declaration consuming a changed model. */
 export interface DeclaredConsumer {
+  /** The external declaration's name. */
   external: string;
   /** The consumer group ID the declaration names (its own name unless `group_id` is set). */
   group_id: string;
@@ -62,10 +65,13 @@ export interface DeclaredConsumer {
 
 /** The impact of one changed model. */
 export interface ModelImpact {
+  /** The changed model. */
   model: string;
+  /** What the plan does to it. */
   change: ImpactChange;
   /** Null for a model that is owned but no longer declared (its topic is not in the project). */
   output_topic: string | null;
+  /** The external declarations consuming it. */
   declared: DeclaredConsumer[];
   /** Models whose source topic is this model's output topic. */
   downstream_models: string[];
@@ -79,6 +85,7 @@ export interface ModelImpact {
 
 /** The impact section of a plan. */
 export interface PlanImpact {
+  /** One entry per changed model. */
   models: ModelImpact[];
 }
 
@@ -102,7 +109,9 @@ export function declaredGroupId(ext: { name: string; groupId?: string | null }):
  * Compute the impact section. Pure.
  * @example
  * ```ts
- * const { models } = planImpact({ project, changes, live: null, liveUnobserved: "offline plan" });
+ * function offlineImpact(input: Omit<ImpactInput, "live" | "liveUnobserved">) {
+ *   return planImpact({ ...input, live: null, liveUnobserved: "offline plan" }).models;
+ * }
  * ```
  */
 export function planImpact(input: ImpactInput): PlanImpact {

@@ -32,7 +32,7 @@ import {
   type ReviewedEvidence,
 } from "../validation/reviewed_evidence.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import type { ImpactChange, LiveConsumers, PlanImpact } from "./impact.ts";
 import { planImpact } from "./impact.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
@@ -52,9 +52,13 @@ export type { ProviderIdentities };
 
 /** A computed plan (immutable value). */
 export interface Plan {
+  /** 5 for a plan of creates and no-ops, 6 for a reviewed predicate replacement. */
   format: 5 | 6;
+  /** The project name. */
   project: string;
+  /** The environment, or null. */
   environment: string | null;
+  /** Whether Docker and Kafka were observed (online) or only the state (offline). */
   mode: "online" | "offline";
   /**
    * `full`: every model of the project; `selected`: only `selected` (`plan --select`), which
@@ -63,15 +67,19 @@ export interface Plan {
   scope: "full" | "selected";
   /** The selected models (sorted), or null for a full plan. */
   selected: string[] | null;
+  /** When the plan was made (RFC 3339). */
   created_at: string;
   /** sha256 over the manifest and every SQL model's bytes. */
   source_sha256: string;
   /** The ownership state the plan was computed from (the protected state). */
   protected_state: { checksum: string | null; serial: number };
+  /** The state store the plan was computed against (apply refuses another). */
   store: StoreIdentity;
   /** Desired artifacts (full preimages) by model. */
   artifacts: Array<{ model: string; sha256: string; artifact: RunnerArtifact }>;
+  /** What applying the plan does, in order. */
   actions: PlannedAction[];
+  /** Why applying is refused; a plan with blockers is never applied. */
   blockers: Blocker[];
   /** Format 6 only: the typed replacement and its own checksum over its complete content. */
   typed_action: { action: RunnerAction; sha256: string } | null;
@@ -407,7 +415,7 @@ function changedFields(prior: RunnerArtifact, desired: RunnerArtifact): string[]
   return changedArtifactFields(prior, desired);
 }
 
-const FIELD_BLOCKERS: Record<string, [string, string]> = {
+const FIELD_BLOCKERS: Record<string, [ErrorCode, string]> = {
   projection: ["BLOCKED_PROJECTION_CHANGE", "the projection changed"],
   schema: ["BLOCKED_SCHEMA_CHANGE", "the source schema changed"],
   input: ["BLOCKED_TOPIC_CHANGE", "the input topic changed"],

@@ -39,7 +39,19 @@ export function sealPlan(plan: Plan): { bytes: Uint8Array; sha256: string; seale
   return { bytes, sha256: sha256Hex(bytes), sealed };
 }
 
-/** Write a plan file atomically (temp file, fsync, rename, fsync dir). Returns its sha256. */
+/**
+ * Write a plan file atomically (temp file, fsync, rename, fsync dir). Returns the file's sha256.
+ *
+ * @example
+ * ```ts
+ * import { readPlanFile, writePlanFile } from "./plan_file.ts";
+ * import type { Plan } from "./plan.ts";
+ * async function keep(plan: Plan, path: string) {
+ *   const { sha256 } = await writePlanFile(path, plan);
+ *   console.log((await readPlanFile(path)).sha256 === sha256); // true
+ * }
+ * ```
+ */
 export async function writePlanFile(path: string, plan: Plan): Promise<{ sha256: string }> {
   const { bytes, sha256 } = sealPlan(plan);
   await atomicReplace(path, bytes);
@@ -124,7 +136,17 @@ export function parsePlanBytes(
   return { plan: read, sha256: sha256Hex(bytes) };
 }
 
-/** Read and verify a plan file. */
+/**
+ * Read and verify a plan file: its seal, its format and its content (`PLAN_UNREADABLE`,
+ * `PLAN_TAMPERED`, `PLAN_INVALID`, exit 3). Returns the plan and the sha256 of the file's bytes.
+ *
+ * @example
+ * ```ts
+ * import { readPlanFile } from "./plan_file.ts";
+ * const { plan, sha256 } = await readPlanFile("replace.plan.json");
+ * console.log(plan.format, plan.actions.length, sha256);
+ * ```
+ */
 export async function readPlanFile(
   path: string,
 ): Promise<{ plan: Plan; sha256: string; bytes: Uint8Array }> {

@@ -39,7 +39,7 @@ async function starterPlan(): Promise<Plan> {
   });
   // a blocker with evidence and text that needs escaping, so the round trip covers both
   plan.blockers.push({
-    code: "BLOCKED_EXAMPLE",
+    code: "BLOCKED_VOLUME_MISSING",
     model: null,
     message: 'quote " backslash \\ newline \n unicode é ✓',
     evidence: { nested: { list: [1, "2", null, true] } },

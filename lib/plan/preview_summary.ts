@@ -16,11 +16,15 @@
 
 /** Counts of one model's preview. */
 export interface PreviewSummary {
+  /** The model. */
   model: string;
+  /** The input topic sampled. */
   input_topic: string;
   /** Records evaluated (decoded or not; tombstones excluded). */
   sampled: number;
+  /** Records the old predicate admits. */
   admitted_old: number;
+  /** Records the new predicate admits. */
   admitted_new: number;
   /** Admitted by the new predicate, not by the old. */
   newly_admitted: number;
@@ -34,5 +38,6 @@ export interface PreviewSummary {
   tombstones: number;
   /** Why the read stopped before the requested sample, if it did. */
   stopped: null | "bytes" | "time";
+  /** When the sample was read (RFC 3339). */
   sampled_at: string;
 }

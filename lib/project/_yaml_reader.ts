@@ -6,7 +6,7 @@
  */
 import { isAlias, isMap, isScalar, isSeq } from "yaml";
 import type { Node, Pair, YAMLMap, YAMLSeq } from "yaml";
-import type { SluiceError } from "../errors.ts";
+import type { ErrorCode, SluiceError } from "../errors.ts";
 import { diagnostic } from "../expr/diagnostic.ts";
 import type { SourceFile, Span } from "../expr/diagnostic.ts";
 
@@ -33,7 +33,7 @@ export class YamlReader {
     return { start: range[0], end: Math.max(range[0] + 1, range[1]) };
   }
 
-  error(code: string, message: string, span: Span, evidence?: Record<string, unknown>): void {
+  error(code: ErrorCode, message: string, span: Span, evidence?: Record<string, unknown>): void {
     this.errors.push(diagnostic(this.source, code, message, span, evidence));
   }
 

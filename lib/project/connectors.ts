@@ -14,6 +14,7 @@
  * ```
  * @module
  */
+import type { ErrorCode } from "../errors.ts";
 import { diagnostic, SourceFile } from "../expr/diagnostic.ts";
 import type { Span } from "../expr/diagnostic.ts";
 import { connectorName } from "../artifact/connector.ts";
@@ -421,7 +422,7 @@ function configValue(r: YamlReader, e: MapEntry, at: string): string | null {
  */
 function secretError(
   r: YamlReader,
-  code: string,
+  code: ErrorCode,
   message: string,
   span: Span,
   evidence?: Record<string, unknown>,

@@ -13,7 +13,7 @@
  * @module
  */
 import { parseDocument } from "yaml";
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import type { SourceLocation } from "../errors.ts";
 import { SourceFile } from "../expr/diagnostic.ts";
 import type { Span } from "../expr/diagnostic.ts";
@@ -227,7 +227,7 @@ export function parseManifest(
 }
 
 /** Several errors as one: the error itself when there is one, else a combined error. */
-export function combineErrors(errors: SluiceError[], code: string): SluiceError {
+export function combineErrors(errors: SluiceError[], code: ErrorCode): SluiceError {
   if (errors.length === 1) return errors[0];
   return new SluiceError(
     code,

@@ -113,8 +113,11 @@ export interface InitOptions {
 
 /** What `init` did (or would do) with each file. */
 export interface InitResult {
+  /** The project directory. */
   dir: string;
+  /** True when nothing was written. */
   dryRun: boolean;
+  /** Each file, created or overwritten. */
   files: Array<{ path: string; action: "create" | "overwrite" }>;
 }
 

@@ -321,8 +321,35 @@ const ROWS = [
   },
 ] as const;
 
-/** A checkpoint name, in the order the table records them. */
-export type CheckpointName = Extract<(typeof ROWS)[number], { checkpoint: string }>["checkpoint"];
+/**
+ * The spec's checkpoint names, in the order the table records them. The table below is the
+ * source of the order ({@link CHECKPOINT_ORDER}); this list only gives the names a public type
+ * of their own, and the compiler holds the two equal (`_TableRecordsEveryName`).
+ *
+ * @example
+ * ```ts
+ * import { CHECKPOINT_NAMES } from "./replacement.ts";
+ * console.log(CHECKPOINT_NAMES.join(" → ")); // action_started → old_closed → ...
+ * ```
+ */
+export const CHECKPOINT_NAMES = [
+  "action_started",
+  "old_closed",
+  "old_removed",
+  "replacement_created",
+  "action_completed",
+] as const;
+
+/** A checkpoint name (one of {@link CHECKPOINT_NAMES}). */
+export type CheckpointName = (typeof CHECKPOINT_NAMES)[number];
+
+/** The names the table's rows record: exactly {@link CheckpointName}, or this fails to compile. */
+type TableCheckpoint = Extract<(typeof ROWS)[number], { checkpoint: string }>["checkpoint"];
+type _TableRecordsEveryName = [CheckpointName] extends [TableCheckpoint]
+  ? [TableCheckpoint] extends [CheckpointName] ? true : never
+  : never;
+const _tableRecordsEveryName: _TableRecordsEveryName = true;
+void _tableRecordsEveryName;
 
 /** The last durable point of an action: its intent only, or its last checkpoint. */
 export type Stage = "intent" | CheckpointName;

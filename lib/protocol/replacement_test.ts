@@ -1,6 +1,7 @@
 // The replacement table is the program: these tests pin what every reader derives from it.
 import assert from "node:assert/strict";
 import {
+  CHECKPOINT_NAMES,
   CHECKPOINT_ORDER,
   EVERY_STAGE_BLOCKERS,
   OPERATION_WRITES,
@@ -19,6 +20,8 @@ Deno.test("the checkpoint order is the spec's, read from the table's record rows
     "action_completed",
   ]);
   assert.deepEqual([...STAGES], ["intent", ...CHECKPOINT_ORDER]);
+  // the public list of names is the table's order, not another sequence kept by hand
+  assert.deepEqual([...CHECKPOINT_NAMES], [...CHECKPOINT_ORDER]);
 });
 
 Deno.test("a record row at a stage writes exactly the next checkpoint", () => {

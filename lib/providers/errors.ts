@@ -33,7 +33,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
-import type { SourceLocation } from "../errors.ts";
+import type { ErrorCode, SourceLocation } from "../errors.ts";
 
 /** The providers classified here. */
 export type Provider = "docker" | "kafka" | "postgres";
@@ -99,6 +99,31 @@ const NAMES: Record<Provider, string> = {
   kafka: "Kafka",
   postgres: "PostgreSQL",
 };
+
+/** The stable codes of each provider's failures (written out, so each code is findable). */
+const CODES = {
+  docker: {
+    unreachable: "ENV_DOCKER_UNREACHABLE",
+    denied: "ENV_DOCKER_DENIED",
+    refused: "DOCKER_REFUSED",
+    bad: "DOCKER_BAD_RESPONSE",
+    unknown: "UNKNOWN_OUTCOME_DOCKER",
+  },
+  kafka: {
+    unreachable: "ENV_KAFKA_UNREACHABLE",
+    denied: "ENV_KAFKA_DENIED",
+    refused: "KAFKA_REFUSED",
+    bad: "KAFKA_BAD_RESPONSE",
+    unknown: "UNKNOWN_OUTCOME_KAFKA",
+  },
+  postgres: {
+    unreachable: "ENV_POSTGRES_UNREACHABLE",
+    denied: "ENV_POSTGRES_DENIED",
+    refused: "POSTGRES_REFUSED",
+    bad: "POSTGRES_BAD_RESPONSE",
+    unknown: "UNKNOWN_OUTCOME_POSTGRES",
+  },
+} as const satisfies Record<Provider, Record<string, ErrorCode>>;
 
 const START: Record<Provider, string> = {
   docker: "start the Docker daemon",
@@ -268,7 +293,7 @@ export function failureError(
   call: ProviderCall,
   cause?: unknown,
 ): SluiceError {
-  const P = target.provider.toUpperCase();
+  const C = CODES[target.provider];
   const name = NAMES[target.provider];
   const at = `${name} at ${target.address} (${describeOrigin(target.origin)})`;
   const fix = target.origin.setting || target.origin.variable || target.origin.flag
@@ -276,43 +301,43 @@ export function failureError(
     : target.provider === "docker"
     ? "set DOCKER_HOST"
     : "give its address";
-  let code: string;
+  let code: ErrorCode;
   let message: string;
   switch (failure.kind) {
     case "unreachable":
-      code = `ENV_${P}_UNREACHABLE`;
+      code = C.unreachable;
       message = `${at} is unreachable: ${failure.detail}; ${
         START[target.provider]
       }, or ${fix} if the address is wrong`;
       break;
     case "denied":
-      code = `ENV_${P}_DENIED`;
+      code = C.denied;
       message = `${at} denied access: ${failure.detail}; check the permissions or credentials, ` +
         `or ${fix}`;
       break;
     case "lost":
       if (call.mutation) {
-        code = `UNKNOWN_OUTCOME_${P}`;
+        code = C.unknown;
         message = `${call.operation} on ${at} lost its response (${failure.detail}); ` +
           "it may or may not have been applied: observe before retrying";
       } else {
-        code = `ENV_${P}_UNREACHABLE`;
+        code = C.unreachable;
         message = `${at} did not answer ${call.operation}: ${failure.detail}; ${
           START[target.provider]
         } or check its health, or ${fix} if the address is wrong`;
       }
       break;
     case "refused":
-      code = `${P}_REFUSED`;
+      code = C.refused;
       message = `${at} refused ${call.operation}: ${failure.detail}`;
       break;
     case "server":
       if (call.mutation) {
-        code = `UNKNOWN_OUTCOME_${P}`;
+        code = C.unknown;
         message = `${call.operation} on ${at} answered a server error (${failure.detail}); ` +
           "it may or may not have been applied: observe before retrying";
       } else {
-        code = `${P}_BAD_RESPONSE`;
+        code = C.bad;
         message = `${at} answered ${call.operation} with a server error: ${failure.detail}`;
       }
       break;

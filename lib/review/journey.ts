@@ -22,7 +22,7 @@ import type { Plan } from "../plan/plan.ts";
 import { sealPlan } from "../plan/plan_file.ts";
 import { openRevision } from "../providers/git/git.ts";
 import type { GitLimits, Revision } from "../providers/git/git.ts";
-import { openProject, planOpened } from "../runtime/session.ts";
+import { openSession, planSession } from "../runtime/session.ts";
 import type { PlanOptions, PlanResult } from "../runtime/session.ts";
 import { compareProjects } from "./compare.ts";
 import type { RevisionProject } from "./compare.ts";
@@ -48,7 +48,9 @@ export interface PlanReviewOptions extends PlanOptions {
 
 /** A plan with its review. */
 export interface PlanReviewResult extends PlanResult {
+  /** The canonical review (render it with renderReviewText or renderReviewMarkdown). */
   review: Review;
+  /** The full preview of each changed model, examples included (the plan seals only counts). */
   previews: PreviewModel[];
 }
 
@@ -61,6 +63,94 @@ export interface PlanReviewResult extends PlanResult {
  * ```
  */
 export async function planReview(options: PlanReviewOptions = {}): Promise<PlanReviewResult> {
+  const offline = checkPlanReviewOptions(options);
+  await using p = await openSession(options);
+  const computed = await planSession(p, offline, options.select ?? null);
+  let plan: Plan = computed.plan;
+  const previews: PreviewModel[] = [];
+  if (options.preview) {
+    const limits = previewLimits(options.preview);
+    for (const target of previewTargets(plan)) {
+      try {
+        previews.push(await sampleModel(p.kafka, target, limits));
+      } catch (error) {
+        if (error instanceof SluiceError) throw error;
+        // the preview is never required: say which read failed and how to plan without it
+        throw new SluiceError(
+          "ENV_PREVIEW_FAILED",
+          `the preview of ${target.model} could not read ${target.input_topic}: ${
+            (error as Error).message
+          } (nothing was changed; plan without --preview to skip it)`,
+          { cause: error },
+        );
+      }
+    }
+    // the reviewer's view is recorded with the plan: the counts, never the records
+    plan = { ...plan, preview: previews.map(previewSummary) };
+  }
+  const { bytes, sha256 } = sealPlan(plan);
+  let review = reviewOfPlan({
+    project: p.project,
+    plan,
+    sha256,
+    file: options.file ?? null,
+    previews,
+  });
+  if (options.base !== undefined) {
+    // the Git comparison says what changes between the revisions; the offline plan says what
+    // applying now would do: its blockers are kept, each naming its model
+    const compared = await compareWithBase(options, p.project);
+    const inGit = new Set(compared.changes.map((c) => c.model));
+    const changes = [...compared.changes, ...review.changes.filter((c) => !inGit.has(c.model))];
+    review = {
+      ...compared,
+      plan: review.plan,
+      summary: summarize(
+        changes,
+        compared.summary.unchanged.filter((m) => !changes.some((c) => c.model === m)),
+      ),
+      changes,
+      topics: review.topics,
+      blockers: plan.blockers.map((b) => ({
+        code: b.code,
+        message: b.model ? `${b.model}: ${b.message}` : b.message,
+      })),
+      notes: [
+        ...compared.notes,
+        ...review.notes.filter((n) => !compared.notes.includes(n)),
+        ...review.changes.filter((c) => inGit.has(c.model)).map((c) =>
+          `From deployment state, this plan's action for ${c.model} is: ${
+            c.kind === "create" ? "create the runner" : c.kind.replace("_", " ")
+          }${c.why.length > 0 ? ` (${c.why.map((w) => w.code).join(", ")})` : ""}.`
+        ),
+      ],
+    };
+    review = safe(review);
+  }
+  return {
+    plan,
+    bytes,
+    sha256,
+    observation: computed.observation,
+    noop: computed.noop,
+    review,
+    previews,
+  };
+}
+
+/**
+ * Refuse options that contradict each other before anything is opened
+ * (`USAGE_PREVIEW_OFFLINE`); returns whether the plan is offline.
+ *
+ * @example
+ * ```ts
+ * import { checkPlanReviewOptions } from "./journey.ts";
+ * console.log(checkPlanReviewOptions({ base: "HEAD~1" })); // true: a Git comparison is offline
+ * ```
+ */
+export function checkPlanReviewOptions(
+  options: { offline?: boolean; base?: string; preview?: unknown },
+): boolean {
   const offline = options.offline === true || options.base !== undefined;
   if (offline && options.preview) {
     throw new SluiceError(
@@ -68,74 +158,7 @@ export async function planReview(options: PlanReviewOptions = {}): Promise<PlanR
       "--preview reads the input topics live; it cannot run with --offline or --base",
     );
   }
-  const p = await openProject(options);
-  try {
-    const computed = await planOpened(p, offline, options.select ?? null);
-    let plan: Plan = computed.plan;
-    const previews: PreviewModel[] = [];
-    if (options.preview) {
-      const limits = previewLimits(options.preview);
-      for (const target of previewTargets(plan)) {
-        try {
-          previews.push(await sampleModel(p.kafka, target, limits));
-        } catch (error) {
-          if (error instanceof SluiceError) throw error;
-          // the preview is never required: say which read failed and how to plan without it
-          throw new SluiceError(
-            "ENV_PREVIEW_FAILED",
-            `the preview of ${target.model} could not read ${target.input_topic}: ${
-              (error as Error).message
-            } (nothing was changed; plan without --preview to skip it)`,
-            { cause: error },
-          );
-        }
-      }
-      // the reviewer's view is recorded with the plan: the counts, never the records
-      plan = { ...plan, preview: previews.map(previewSummary) };
-    }
-    const { bytes, sha256 } = sealPlan(plan);
-    let review = reviewOfPlan({
-      project: p.project,
-      plan,
-      sha256,
-      file: options.file ?? null,
-      previews,
-    });
-    if (options.base !== undefined) {
-      // the Git comparison says what changes between the revisions; the offline plan says what
-      // applying now would do: its blockers are kept, each naming its model
-      const compared = await compareWithBase(options, p.project);
-      const inGit = new Set(compared.changes.map((c) => c.model));
-      const changes = [...compared.changes, ...review.changes.filter((c) => !inGit.has(c.model))];
-      review = {
-        ...compared,
-        plan: review.plan,
-        summary: summarize(
-          changes,
-          compared.summary.unchanged.filter((m) => !changes.some((c) => c.model === m)),
-        ),
-        changes,
-        topics: review.topics,
-        blockers: plan.blockers.map((b) => ({
-          code: b.code,
-          message: b.model ? `${b.model}: ${b.message}` : b.message,
-        })),
-        notes: [
-          ...compared.notes,
-          ...review.notes.filter((n) => !compared.notes.includes(n)),
-          ...review.changes.filter((c) => inGit.has(c.model)).map((c) =>
-            `From deployment state, this plan's action for ${c.model} is: ${
-              c.kind === "create" ? "create the runner" : c.kind.replace("_", " ")
-            }${c.why.length > 0 ? ` (${c.why.map((w) => w.code).join(", ")})` : ""}.`
-          ),
-        ],
-      };
-      review = safe(review);
-    }
-    return { plan, bytes, sha256, observation: computed.observation, review, previews };
-  } finally {
-    await p.close();
-  }
+  return offline;
 }
 
 /** Options of {@link diff}. */

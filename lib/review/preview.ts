@@ -59,8 +59,11 @@ export const PREVIEW_DEFAULTS: PreviewLimits = {
 
 /** One example record: where it is and its output columns (BIGINT as decimal text). */
 export interface PreviewExample {
+  /** The partition. */
   partition: number;
+  /** The offset (decimal). */
   offset: string;
+  /** The model's output columns of the record. */
   values: Record<string, string | number | boolean | null>;
 }
 
@@ -85,7 +88,8 @@ const EXAMPLES = 5;
  * and new predicate) or a new runner (no old predicate).
  * @example
  * ```ts
- * const targets = previewTargets(plan);
+ * import type { Plan } from "../plan/plan.ts";
+ * const changed = (plan: Plan) => previewTargets(plan).map((t) => t.model);
  * ```
  */
 export function previewTargets(plan: Plan): PreviewTarget[] {
@@ -119,8 +123,11 @@ function targetOf(a: RunnerArtifact, old: Expr | null): PreviewTarget {
  * and evaluate them.
  * @example
  * ```ts
- * const m = await sampleModel(kafka, target, { records: 100, maxBytes: 1 << 20, timeoutMs: 5000 });
- * console.log(m.newly_dropped);
+ * import type { KafkaPort } from "../providers/kafka/port.ts";
+ * async function dropped(kafka: KafkaPort, target: PreviewTarget) {
+ *   const m = await sampleModel(kafka, target, { ...PREVIEW_DEFAULTS, records: 100 });
+ *   return m.newly_dropped;
+ * }
  * ```
  */
 export async function sampleModel(
@@ -169,7 +176,15 @@ export async function sampleModel(
  * decode each strictly, evaluate old and new predicate, count and pick examples.
  * @example
  * ```ts
- * const m = evaluateSample(target, records, { limits, sampledAt, slices: [], stopped: null });
+ * import type { SampledRecord } from "../providers/kafka/port.ts";
+ * function evaluate(target: PreviewTarget, records: SampledRecord[]) {
+ *   return evaluateSample(target, records, {
+ *     limits: PREVIEW_DEFAULTS,
+ *     sampledAt: new Date().toISOString(),
+ *     slices: [],
+ *     stopped: null,
+ *   });
+ * }
  * ```
  */
 export function evaluateSample(

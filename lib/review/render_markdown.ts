@@ -26,7 +26,8 @@ const TITLE: Record<ModelReview["kind"], string> = {
  * Render a review as Markdown.
  * @example
  * ```ts
- * console.log(renderReviewMarkdown(review));
+ * import type { Review } from "./review.ts";
+ * const comment = (review: Review) => renderReviewMarkdown(review);
  * ```
  */
 export function renderReviewMarkdown(review: Review): string {

@@ -33,7 +33,8 @@ function headline(c: ModelReview): string {
  * Render a review as text.
  * @example
  * ```ts
- * console.log(renderReviewText(review));
+ * import type { Review } from "./review.ts";
+ * const show = (review: Review) => console.log(renderReviewText(review));
  * ```
  */
 export function renderReviewText(review: Review): string {

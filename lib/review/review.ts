@@ -42,8 +42,11 @@ export interface PredicateSide {
 
 /** The review of one model. */
 export interface ModelReview {
+  /** The model. */
   model: string;
+  /** Its application ID. */
   application_id: string;
+  /** What kind of change it is. */
   kind: ChangeKind;
   /** True for a change sluice can carry out (a create, a predicate-only replacement). */
   reviewable: boolean;
@@ -71,9 +74,13 @@ export interface ModelReview {
 
 /** The canonical review. */
 export interface Review {
+  /** Document format name. */
   format: "sluice.review";
+  /** Document version. */
   version: 1;
+  /** The project name (the head side of a comparison). */
   project: string;
+  /** The environment, or null. */
   environment: string | null;
   /** The plan reviewed, when the review comes from one. */
   plan: {
@@ -90,6 +97,7 @@ export interface Review {
     base: { ref: string; commit: string };
     head: { ref: string; commit: string | null };
   } | null;
+  /** How many models each kind of change concerns, and the unchanged ones. */
   summary: {
     replacements: number;
     creates: number;
@@ -97,11 +105,13 @@ export interface Review {
     removed: number;
     unchanged: string[];
   };
+  /** One entry per changed model. */
   changes: ModelReview[];
   /** Topics a plan creates. */
   topics: Array<{ topic: string; partitions: number; role: "source" | "output" | "dead_letter" }>;
   /** Blockers that concern no single model. */
   blockers: Array<{ code: string; message: string }>;
+  /** What the reviewer should know, e.g. that a replacement is forward-only. */
   notes: string[];
 }
 
@@ -124,7 +134,10 @@ export interface PlanReviewInput {
  * The review of a plan. Pure.
  * @example
  * ```ts
- * const review = reviewOfPlan({ project, plan, sha256, file: null });
+ * import type { Project } from "../project/load.ts";
+ * import type { Plan } from "../plan/plan.ts";
+ * const review = (project: Project, plan: Plan, sha256: string) =>
+ *   reviewOfPlan({ project, plan, sha256, file: null });
  * ```
  */
 export function reviewOfPlan(input: PlanReviewInput): Review {

@@ -32,6 +32,7 @@ import type { RunnerTarget } from "../validation/observation.ts";
 import { createSite } from "../protocol/create.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
 import { type Clock, isoNow, RANDOM_UUIDS, sleep, SYSTEM_CLOCK, type UuidSource } from "./deps.ts";
+import type { ProgressEvent, ProgressListener } from "./progress.ts";
 import { writeMountedPlanFile } from "./mounted_plan_file.ts";
 import {
   generationOf,
@@ -57,8 +58,8 @@ export interface RuntimeContext {
   plansDir: string;
   /** The project's current source hash (re-read from disk by the caller). */
   sourceSha256: string;
-  /** Progress reporting (the CLI prints one line per step on a terminal). */
-  progress?: (step: string, detail: string) => void;
+  /** Progress events: the intent, each resource created, each poll of the ready wait, the commit. */
+  onProgress?: ProgressListener;
   /** Default: the system clock and random UUIDs. */
   clock?: Clock;
   uuids?: UuidSource;
@@ -72,10 +73,15 @@ export interface RuntimeContext {
 
 /** The result of an apply. */
 export interface ApplyResult {
+  /** True when nothing needed doing (nothing was written). */
   noop: boolean;
+  /** The operation's UUID; null for a no-op. */
   operation_id: string | null;
+  /** The ownership serial after the apply. */
   serial: number;
+  /** The actions carried out. */
   actions: PlannedAction[];
+  /** Each runner created: its container and its volume's instance UUID. */
   runners: Array<
     { model: string; application_id: string; container_id: string; volume_instance: string }
   >;
@@ -96,7 +102,7 @@ export async function applyPlan(
   if (plan.blockers.length > 0) throw blockerError(plan.blockers);
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const now = () => isoNow(clock);
-  const progress = ctx.progress ?? (() => {});
+  const progress = ctx.onProgress ?? (() => {});
   if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
   await ctx.store.acquireLock({ actor: ctx.actor });
   try {
@@ -176,7 +182,11 @@ export async function applyPlan(
           actions: plan.actions.map((a) => a.type + ":" + describe(a)),
         },
       }));
-    progress("intent", `operation ${operationId} recorded`);
+    progress({
+      kind: "intent",
+      operation_id: operationId,
+      message: `operation ${operationId} recorded`,
+    });
 
     const next: OwnershipDocument = structuredClone(prior);
     next.serial = prior.serial + 1;
@@ -188,12 +198,15 @@ export async function applyPlan(
           () => ctx.kafka.createTopic(a.topic, a.partitions),
         );
         next.topics.push({ name: a.topic, topic_id: id });
-        progress(
-          "topic",
-          `${a.topic} created (${a.partitions} partition${
+        progress({
+          kind: "created",
+          operation_id: operationId,
+          resource: "topic",
+          name: a.topic,
+          message: `${a.topic} created (${a.partitions} partition${
             a.partitions === 1 ? "" : "s"
           }, id ${id})`,
-        );
+        });
       }
     }
     for (const a of plan.actions) {
@@ -215,7 +228,12 @@ export async function applyPlan(
       createSite("commit"),
       () => ctx.store.commitOwnership(snap, next, { operationId, recordedAt: now() }),
     );
-    progress("commit", `ownership serial ${next.serial}`);
+    progress({
+      kind: "committed",
+      operation_id: operationId,
+      serial: next.serial,
+      message: `ownership serial ${next.serial}`,
+    });
     return {
       noop: false,
       operation_id: operationId,
@@ -272,7 +290,7 @@ async function createRunner(
   artifact: RunnerArtifact,
   artifactSha: string,
   operationId: string,
-  progress: (step: string, detail: string) => void,
+  progress: (event: ProgressEvent) => void,
 ): Promise<{ container_id: string; volume_instance: string }> {
   const appId = artifact.application_id;
   const image = await requireImageAndNetwork(ctx, artifact);
@@ -295,7 +313,13 @@ async function createRunner(
         uuid: instance,
       }),
   );
-  progress("volume", `${volume} created (instance ${instance})`);
+  progress({
+    kind: "created",
+    operation_id: operationId,
+    resource: "volume",
+    name: volume,
+    message: `${volume} created (instance ${instance})`,
+  });
 
   const cluster = await ctx.kafka.describe([artifact.input.topic, artifact.output.topic]);
   const input = cluster.topics.get(artifact.input.topic);
@@ -319,12 +343,15 @@ async function createRunner(
     createSite("position_offsets"),
     () => ctx.kafka.setGroupOffsets(appId, input.name, initial),
   );
-  progress(
-    "offsets",
-    `group ${appId} positioned at ${artifact.initial_offsets} (${
+  progress({
+    kind: "created",
+    operation_id: operationId,
+    resource: "offsets",
+    name: appId,
+    message: `group ${appId} positioned at ${artifact.initial_offsets} (${
       [...initial].map(([p, o]) => `${p}:${o}`).join(", ")
     })`,
-  );
+  });
 
   const mounted = buildMountedPlan(artifact, ctx.bootstrapInternal, {
     cluster_id: cluster.clusterId,
@@ -362,10 +389,36 @@ async function createRunner(
         stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
       }),
   );
-  progress("container", `${initialContainerName(appId)} created (${containerId.slice(0, 12)})`);
+  const name = initialContainerName(appId);
+  progress({
+    kind: "created",
+    operation_id: operationId,
+    resource: "container",
+    name,
+    message: `${name} created (${containerId.slice(0, 12)})`,
+  });
   await atSite(createSite("start_container"), () => ctx.docker.startContainer(containerId));
-  await waitReady(ctx, containerId, generation, sha256, ctx.readyTimeoutMs ?? 120_000);
-  progress("ready", `${initialContainerName(appId)} is RUNNING`);
+  await waitReady(
+    ctx,
+    containerId,
+    generation,
+    sha256,
+    ctx.readyTimeoutMs ?? 120_000,
+    (ms) =>
+      progress({
+        kind: "wait",
+        operation_id: operationId,
+        waited_ms: ms,
+        bound_ms: ctx.readyTimeoutMs ?? 120_000,
+        message: `waiting for ${name} to report RUNNING`,
+      }),
+  );
+  progress({
+    kind: "ready",
+    operation_id: operationId,
+    container: name,
+    message: `${name} is RUNNING`,
+  });
   return { container_id: containerId, volume_instance: instance };
 }
 
@@ -380,9 +433,11 @@ export async function waitReady(
   generation: string,
   planSha256: string,
   timeoutMs: number,
+  waiting: (waitedMs: number) => void = () => {},
 ): Promise<void> {
   const clock = ctx.clock ?? SYSTEM_CLOCK;
-  const deadline = clock.now() + timeoutMs;
+  const start = clock.now();
+  const deadline = start + timeoutMs;
   while (true) {
     const c = await ctx.docker.inspectContainer(containerId);
     if (!c) throw new SluiceError("BLOCKED_RUNNER_MISSING", `container ${containerId} disappeared`);
@@ -412,6 +467,7 @@ export async function waitReady(
         `runner ${c.name} did not report RUNNING within ${timeoutMs / 1000}s; it was left as it is`,
       );
     }
+    waiting(clock.now() - start);
     await sleep(clock, 100);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * What the journeys take from outside besides the project: the ports (Docker, Kafka, the state
- * store), a clock and a UUID source. Production code uses the real adapters, the system clock
+ * store), a clock, a UUID source and a logger. Production code uses the real adapters, the system clock
  * and `crypto.randomUUID`; tests and the crash sweep pass fakes. Nothing in `lib/runtime` reads
  * the time or makes an ID any other way, so a journey run on fakes is reproducible.
  *
@@ -19,9 +19,11 @@
 import type { DockerPort } from "../providers/docker/port.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { StateStore } from "../state/store.ts";
+import type { Logger } from "./progress.ts";
 
 /** Milliseconds since the epoch, and a way to wait (a fake clock may advance instead). */
 export interface Clock {
+  /** Milliseconds since the epoch. */
   now(): number;
   /** Wait `ms` (default: a real timer). A fake clock advances its time and returns. */
   sleep?(ms: number): Promise<void>;
@@ -29,17 +31,24 @@ export interface Clock {
 
 /** Where operation, incident, authorization and volume-instance UUIDs come from. */
 export interface UuidSource {
+  /** A fresh UUID. */
   uuid(): string;
 }
 
 /** Injectable dependencies of every journey; each absent one is the real thing. */
 export interface RuntimeDeps {
+  /** The Docker Engine (default: the daemon at `DOCKER_HOST` or the default socket). */
   docker?: DockerPort;
+  /** The Kafka cluster (default: a client for the manifest's `kafka.bootstrap_host`). */
   kafka?: KafkaPort;
   /** A state store to use instead of the one the manifest names (the caller closes it). */
   store?: StateStore;
+  /** The clock (default: the system clock). */
   clock?: Clock;
+  /** The UUID source (default: `crypto.randomUUID`). */
   uuids?: UuidSource;
+  /** Warnings that do not change a result (default: dropped; lib never prints). */
+  logger?: Logger;
 }
 
 /**

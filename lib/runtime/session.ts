@@ -1,7 +1,10 @@
 /**
- * The SDK's user journeys over a project directory: {@link observe}, {@link plan} and
- * {@link apply}. Each opens what it needs (project, state store, Docker and Kafka adapters),
- * returns a typed result, prints nothing, and closes what it opened.
+ * A session over a project directory: the project loaded and compiled, its state store and the
+ * Docker and Kafka ports, the clock, UUID source, logger and actor — what every journey works
+ * with. {@link openSession} opens it (the ports it is not given are the real adapters) and
+ * disposing it closes what it opened (`await using`). {@link observe}, {@link plan} and
+ * {@link apply} are the journeys over one session; each returns a typed result and prints
+ * nothing. The SDK's project handle (`lib/sdk/project.ts`) calls them with its shared ports.
  *
  * @example
  * ```ts
@@ -13,7 +16,6 @@
  */
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
-import { SluiceError } from "../errors.ts";
 import { compile } from "../project/compile.ts";
 import type { CompileResult } from "../project/compile.ts";
 import { loadProject } from "../project/load.ts";
@@ -26,7 +28,7 @@ import type { DockerPort } from "../providers/docker/port.ts";
 import { platformaticKafka } from "../providers/kafka/platformatic.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { Plan } from "../plan/plan.ts";
-import { planProject } from "../plan/plan.ts";
+import { isNoop, planProject } from "../plan/plan.ts";
 import { sealPlan } from "../plan/plan_file.ts";
 import { projectSourceSha256 } from "../plan/source_hash.ts";
 import { applyPlan, targetOf } from "./apply.ts";
@@ -41,27 +43,29 @@ import {
   SYSTEM_CLOCK,
   type UuidSource,
 } from "./deps.ts";
+import { type Logger, type ProgressListener, SILENT_LOGGER } from "./progress.ts";
+import { projectStoreConfig } from "./state_store.ts";
 import { observeConsumers } from "../review/consumers.ts";
 
 /**
- * Where the project is and which environment to use; the ports, clock and UUID source default
- * to the real ones ({@link RuntimeDeps}).
+ * Where the project is and which environment to use; the ports, clock, UUID source and logger
+ * default to the real ones ({@link RuntimeDeps}).
  */
-export interface ProjectOptions extends RuntimeDeps {
+export interface SessionOptions extends RuntimeDeps {
   /** Project directory (default "."). */
   dir?: string;
   /** Environment (required when the manifest declares environments). */
   environment?: string | null;
   /** Who acts (default `$USER@host`). */
   actor?: string;
-  /** Progress callback: one call per step. */
-  progress?: (step: string, detail: string) => void;
+  /** Progress events: each boundary crossed, each resource created, each poll of a wait. */
+  onProgress?: ProgressListener;
   /** Labels added to every container and volume created (e.g. a test run's label). */
   extraLabels?: Record<string, string>;
 }
 
-/** An opened project with its adapters; close it when done. */
-export interface OpenedProject {
+/** An opened project with its ports; dispose it (`await using`) to close what it opened. */
+export interface Session extends AsyncDisposable {
   project: Project;
   compiled: CompileResult;
   store: StateStore;
@@ -72,7 +76,7 @@ export interface OpenedProject {
   actor: string;
   clock: Clock;
   uuids: UuidSource;
-  close(): Promise<void>;
+  logger: Logger;
 }
 
 /** Default actor name: user@host. */
@@ -80,45 +84,27 @@ export function defaultActor(): string {
   return `${Deno.env.get("USER") ?? "unknown"}@${hostname()}`;
 }
 
-/** Load, compile and open a project's state store and adapters. */
-export async function openProject(options: ProjectOptions = {}): Promise<OpenedProject> {
+/** Load, compile and open a project's state store and ports. */
+export async function openSession(options: SessionOptions = {}): Promise<Session> {
   const dir = resolve(options.dir ?? ".");
   const project = await loadProject(dir, { environment: options.environment ?? null });
   const compiled = compile(project);
-  const m = project.manifest;
   const clock = options.clock ?? SYSTEM_CLOCK;
+  const logger = options.logger ?? SILENT_LOGGER;
   // the store stamps its records with the same clock as the journeys
-  const engine = { clock: () => new Date(clock.now()) };
-  let store: StateStore;
-  if (options.store) {
-    store = options.store;
-  } else if (m.state.backend === "local") {
-    store = openStateStore({
-      backend: "local",
-      dir: resolve(dir, m.state.dir),
-      project: m.project,
-      environment: m.environment,
-    }, engine);
-  } else {
-    const url = Deno.env.get(m.state.dsnEnv);
-    if (!url) {
-      throw new SluiceError(
-        "ENV_STATE_DSN_MISSING",
-        `the manifest reads the PostgreSQL DSN from $${m.state.dsnEnv}, which is not set`,
-      );
-    }
-    store = openStateStore({
-      backend: "postgres",
-      url,
-      origin: { ...m.addressSources["state.dsn_env"], variable: m.state.dsnEnv },
-      project: m.project,
-      environment: m.environment,
-    }, engine);
+  const store = options.store ??
+    openStateStore(projectStoreConfig(project), { clock: () => new Date(clock.now()) });
+  try {
+    await store.init();
+  } catch (error) {
+    if (!options.store) await store.close();
+    throw error;
   }
-  await store.init();
   const docker = options.docker ?? dockerodePort();
   const kafka = options.kafka ??
-    platformaticKafka(m.kafka.bootstrapHost, { origin: m.addressSources["kafka.bootstrap_host"] });
+    platformaticKafka(project.manifest.kafka.bootstrapHost, {
+      origin: project.manifest.addressSources["kafka.bootstrap_host"],
+    });
   return {
     project,
     compiled,
@@ -130,7 +116,8 @@ export async function openProject(options: ProjectOptions = {}): Promise<OpenedP
     actor: options.actor ?? defaultActor(),
     clock,
     uuids: options.uuids ?? RANDOM_UUIDS,
-    async close() {
+    logger,
+    async [Symbol.asyncDispose]() {
       // what the caller passed in, the caller closes
       if (!options.store) await store.close();
       if (!options.kafka) await kafka.close();
@@ -139,17 +126,13 @@ export async function openProject(options: ProjectOptions = {}): Promise<OpenedP
 }
 
 /** Observe every runner model of a project (read-only). */
-export async function observe(options: ProjectOptions = {}): Promise<ProjectObservation> {
-  const p = await openProject(options);
-  try {
-    return await observeRunners(p, p.compiled.artifacts.map((a) => targetOf(a.artifact)));
-  } finally {
-    await p.close();
-  }
+export async function observe(options: SessionOptions = {}): Promise<ProjectObservation> {
+  await using s = await openSession(options);
+  return await observeRunners(s, s.compiled.artifacts.map((a) => targetOf(a.artifact)));
 }
 
 /** Options of {@link plan}. */
-export interface PlanOptions extends ProjectOptions {
+export interface PlanOptions extends SessionOptions {
   /** Plan from state alone, without contacting Docker or Kafka. */
   offline?: boolean;
   /** Plan only these models (`plan --select`): creates and no-ops, never a replacement. */
@@ -158,44 +141,45 @@ export interface PlanOptions extends ProjectOptions {
 
 /** A computed plan with its sealed bytes (ready to write with `writePlanFile`). */
 export interface PlanResult {
+  /** The plan (format 5, or 6 for a reviewed predicate replacement). */
   plan: Plan;
+  /** The sealed bytes of the plan file. */
   bytes: Uint8Array;
+  /** The sha256 of those bytes: what `apply` verifies. */
   sha256: string;
   /** The observation the plan was computed from (null offline). */
   observation: ProjectObservation | null;
+  /** True when applying the plan would do nothing: no action, no blocker. */
+  noop: boolean;
 }
 
 /** Compute a plan for a project. Writes nothing. */
 export async function plan(options: PlanOptions = {}): Promise<PlanResult> {
-  const p = await openProject(options);
-  try {
-    return await planOpened(p, options.offline ?? false, options.select ?? null);
-  } finally {
-    await p.close();
-  }
+  await using s = await openSession(options);
+  return await planSession(s, options.offline ?? false, options.select ?? null);
 }
 
-/** Compute a plan for an already opened project. */
-export async function planOpened(
-  p: OpenedProject,
+/** Compute a plan in an opened session. */
+export async function planSession(
+  s: Session,
   offline: boolean,
   select: string[] | null = null,
 ): Promise<PlanResult> {
-  const snap = await p.store.load();
+  const snap = await s.store.load();
   let observation: ProjectObservation | null = null;
   let topics: Map<string, { id: string; partitions: number }> | null = null;
   // the plan's impact section: live groups on the output topics (read-only)
   let live: Awaited<ReturnType<typeof observeConsumers>> = { consumers: null };
   if (!offline) {
-    live = await observeConsumers(p.kafka, p.project.models.map((m) => m.decl.outputTopic));
-    observation = await observeRunners(p, p.compiled.artifacts.map((a) => targetOf(a.artifact)));
-    const names = projectTopics(p.project).map((t) => t.topic);
-    const d = await p.kafka.describe([...new Set(names)]);
+    live = await observeConsumers(s.kafka, s.project.models.map((m) => m.decl.outputTopic));
+    observation = await observeRunners(s, s.compiled.artifacts.map((a) => targetOf(a.artifact)));
+    const names = projectTopics(s.project).map((t) => t.topic);
+    const d = await s.kafka.describe([...new Set(names)]);
     topics = new Map([...d.topics].map(([n, t]) => [n, { id: t.id, partitions: t.partitions }]));
   }
   const computed = planProject({
-    project: p.project,
-    compiled: p.compiled,
+    project: s.project,
+    compiled: s.compiled,
     state: {
       ownership: snap.ownership?.document ?? null,
       checksum: snap.ownership?.checksum ?? null,
@@ -203,18 +187,18 @@ export async function planOpened(
     },
     observation,
     topics,
-    now: isoNow(p.clock),
-    sourceSha256: p.sourceSha256,
+    now: isoNow(s.clock),
+    sourceSha256: s.sourceSha256,
     select,
     consumers: live.consumers,
     consumersUnobserved: live.unobserved,
   });
   const { bytes, sha256 } = sealPlan(computed);
-  return { plan: computed, bytes, sha256, observation };
+  return { plan: computed, bytes, sha256, observation, noop: isNoop(computed) };
 }
 
 /** Options of {@link apply}. */
-export interface ApplyOptions extends ProjectOptions {
+export interface ApplyOptions extends SessionOptions {
   /** A reviewed plan (from `readPlanFile`); without it, apply plans online first. */
   plan?: Plan;
   planSha256?: string;
@@ -224,38 +208,34 @@ export interface ApplyOptions extends ProjectOptions {
   breakStaleLock?: string;
 }
 
-/** Apply a plan (or a fresh online plan) to a project. */
+/** Apply a format-5 plan (or a fresh online plan) to a project. */
 export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & { plan: Plan }> {
-  const p = await openProject(options);
-  try {
-    let planned = options.plan;
-    let sha = options.planSha256;
-    if (!planned) {
-      const fresh = await planOpened(p, false);
-      planned = fresh.plan;
-      sha = fresh.sha256;
-    }
-    const result = await applyPlan(
-      {
-        docker: p.docker,
-        kafka: p.kafka,
-        store: p.store,
-        actor: p.actor,
-        bootstrapInternal: p.project.manifest.kafka.bootstrapInternal,
-        plansDir: p.plansDir,
-        sourceSha256: p.sourceSha256,
-        progress: options.progress,
-        readyTimeoutMs: options.readyTimeoutMs,
-        extraLabels: options.extraLabels,
-        breakStaleLock: options.breakStaleLock,
-        clock: p.clock,
-        uuids: p.uuids,
-      },
-      planned,
-      sha ?? sealPlan(planned).sha256,
-    );
-    return { ...result, plan: planned };
-  } finally {
-    await p.close();
+  await using s = await openSession(options);
+  let planned = options.plan;
+  let sha = options.planSha256;
+  if (!planned) {
+    const fresh = await planSession(s, false);
+    planned = fresh.plan;
+    sha = fresh.sha256;
   }
+  const result = await applyPlan(
+    {
+      docker: s.docker,
+      kafka: s.kafka,
+      store: s.store,
+      actor: s.actor,
+      bootstrapInternal: s.project.manifest.kafka.bootstrapInternal,
+      plansDir: s.plansDir,
+      sourceSha256: s.sourceSha256,
+      onProgress: options.onProgress,
+      readyTimeoutMs: options.readyTimeoutMs,
+      extraLabels: options.extraLabels,
+      breakStaleLock: options.breakStaleLock,
+      clock: s.clock,
+      uuids: s.uuids,
+    },
+    planned,
+    sha ?? sealPlan(planned).sha256,
+  );
+  return { ...result, plan: planned };
 }

@@ -5,7 +5,7 @@
  * byte of the body is covered.
  * @module
  */
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import { canonicalJson, checksumOf, sha256Hex } from "./_canonical.ts";
 import type { DocName } from "./primitive.ts";
 
@@ -20,7 +20,7 @@ export interface StoredDoc<T> {
 }
 
 /** The corruption code of each document. */
-export const CORRUPT: Record<DocName, string> = {
+export const CORRUPT: Record<DocName, ErrorCode> = {
   ownership: "STATE_CORRUPT_OWNERSHIP",
   control: "STATE_CORRUPT_JOURNAL",
   history: "STATE_CORRUPT_HISTORY",

@@ -14,7 +14,7 @@
  * @module
  */
 import { hostname } from "node:os";
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import { canonicalJson } from "./_canonical.ts";
 import { decodeBody, encodeBody } from "./_stored.ts";
 import { verifyScopeIntegrity } from "./integrity.ts";
@@ -66,7 +66,7 @@ import type {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-function blocked(code: string, message: string, evidence?: Record<string, unknown>): never {
+function blocked(code: ErrorCode, message: string, evidence?: Record<string, unknown>): never {
   throw new SluiceError(code, message, evidence ? { evidence } : {});
 }
 

@@ -29,20 +29,33 @@ import {
 
 /** The receipt archived when a runner update is finalized (`kind: "runner_completed"`). */
 export interface CompletionReceipt {
+  /** A runner replacement completed. */
   kind: "runner_completed";
+  /** The completed operation. */
   operation_id: string;
+  /** When the completion was recorded (RFC 3339). */
   recorded_at: string;
+  /** The model whose runner was replaced. */
   model: string;
+  /** The sha256 of the artifact before. */
   prior_artifact_sha256: string;
+  /** The sha256 of the artifact after. */
   result_artifact_sha256: string;
+  /** The ownership checksum before. */
   prior_state_checksum: string;
+  /** The ownership checksum after. */
   result_state_checksum: string;
+  /** The ownership serial before. */
   prior_serial: number;
+  /** The ownership serial after. */
   result_serial: number;
+  /** The operation's recorded intent. */
   intent: OperationIntent;
   /** The full terminal control, frozen. */
   terminal_control: ControlDocument;
+  /** The interruptions it went through. */
   incidents: Incident[];
+  /** The resumes that continued it. */
   resume_history: ResumeAuthorization[];
 }
 
@@ -67,10 +80,15 @@ export const HISTORY_VERSIONS: readonly HistoryDocument["version"][] = [1, 2, 3]
 
 /** The stored history envelope. */
 export interface HistoryDocument {
+  /** Document format name. */
   format: "sluice.history";
+  /** Envelope version. */
   version: 1 | 2 | 3;
+  /** The project name. */
   project: string;
+  /** The environment, or null. */
   environment: string | null;
+  /** The sealed events, oldest first. */
   events: SealedEntry[];
 }
 

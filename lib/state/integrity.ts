@@ -27,7 +27,7 @@
  * ```
  * @module
  */
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import type { CompletionReceipt, HistoryEvent } from "./history.ts";
 import type { OpenedControl, ResumeAuthorization, StoreIdentity } from "./journal.ts";
 import { emptyOwnership, type OwnershipDocument, stateChecksum } from "./ownership.ts";
@@ -56,7 +56,7 @@ interface RecordedState {
 }
 
 function fail(
-  code: string,
+  code: ErrorCode,
   where: string,
   document: string,
   field: string,

@@ -13,7 +13,7 @@
  * ```
  * @module
  */
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import { canonicalJson, type Json, sha256Hex } from "./_canonical.ts";
 import { CHECKPOINT_ORDER, type CheckpointName } from "../protocol/replacement.ts";
 
@@ -22,7 +22,9 @@ export const RESUME_LIMIT = 32;
 
 /** One journal entry: its exact canonical-JSON bytes and their sha256. */
 export interface SealedEntry {
+  /** The entry's canonical JSON text, exactly as stored. */
   bytes: string;
+  /** The sha256 of those bytes (hex). */
   sha256: string;
 }
 
@@ -80,8 +82,11 @@ export type { CheckpointName } from "../protocol/replacement.ts";
 
 /** A committed position of one input partition. Offsets are decimal strings (64-bit). */
 export interface PartitionOffset {
+  /** The input topic. */
   topic: string;
+  /** The partition number. */
   partition: number;
+  /** The committed offset, as a decimal string. */
   offset: string;
 }
 
@@ -109,10 +114,15 @@ export type Checkpoint =
 
 /** The typed runner replacement action (the plan's reviewed tuple, opaque evidence kept whole). */
 export interface RunnerAction {
+  /** The only typed action: replace a running runner's predicate. */
   type: "replace_runner_predicate";
+  /** The model whose runner is replaced. */
   model: string;
+  /** Its application ID (kept by the replacement). */
   application_id: string;
+  /** The sha256 of the running (prior) artifact. */
   prior_artifact_sha256: string;
+  /** The sha256 of the reviewed (desired) artifact. */
   desired_artifact_sha256: string;
   /** Reviewed evidence (container ID, volume instance, offsets lower bounds, ...). */
   evidence: { [key: string]: Json };
@@ -120,11 +130,17 @@ export interface RunnerAction {
 
 /** The recorded intent of an operation. */
 export interface OperationIntent {
+  /** The operation's UUID. */
   operation_id: string;
+  /** The operation kind (`create`, `runner_update`, ...). */
   kind: string;
+  /** The project name. */
   project: string;
+  /** The environment, or null for a single-environment project. */
   environment: string | null;
+  /** Who started the operation. */
   actor: string;
+  /** When the intent was recorded (RFC 3339). */
   created_at: string;
   /** Checksum of the ownership document the operation started from (protected state). */
   original_state_checksum: string;
@@ -136,20 +152,29 @@ export interface OperationIntent {
 
 /** An interruption record (an incident). */
 export interface Incident {
+  /** The incident's UUID. */
   incident_id: string;
+  /** The interrupted operation. */
   operation_id: string;
+  /** Who recorded the interruption. */
   actor: string;
+  /** When it was recorded (RFC 3339). */
   recorded_at: string;
   /** Last durable checkpoint when the interruption was recorded (null: intent only). */
   last_checkpoint: CheckpointName | null;
+  /** How many checkpoints were durable at the interruption. */
   checkpoint_count: number;
+  /** Why the operation was interrupted. */
   reason: string;
 }
 
 /** What the caller supplies to authorize a resume. */
 export interface ResumeRecord {
+  /** The authorization's UUID. */
   authorization_id: string;
+  /** Who authorized the resume. */
   actor: string;
+  /** When it was authorized (RFC 3339). */
   authorized_at: string;
   /** The full recovery record (runner-status evidence) that justified the resume. */
   recovery: { [key: string]: Json };
@@ -157,47 +182,75 @@ export interface ResumeRecord {
 
 /** Identity of a state store: generated UUID and a redacted address. */
 export interface StoreIdentity {
+  /** The store's generated UUID. */
   store_id: string;
+  /** The backend kind. */
   backend: "local" | "postgres";
+  /** Where the store is (credentials redacted). */
   address: string;
 }
 
 /** One resume_history entry (what the store archives for an authorization). */
 export interface ResumeAuthorization {
+  /** The authorization's UUID. */
   authorization_id: string;
+  /** The resumed operation. */
   operation_id: string;
+  /** Who authorized the resume. */
   actor: string;
+  /** When it was authorized (RFC 3339). */
   authorized_at: string;
+  /** The store that recorded it. */
   store: StoreIdentity;
+  /** Checksum of the ownership document the operation started from. */
   original_state_checksum: string;
+  /** How far the operation had come when it was resumed. */
   progress: { checkpoint_count: number; last_checkpoint: CheckpointName | null };
+  /** The sha256 of the control document that was resumed. */
   interrupted_control_sha256: string;
+  /** The runner-status evidence that justified the resume. */
   recovery: { [key: string]: Json };
 }
 
 /** Control envelope version 3: every operation kind except runner_update. */
 export interface ControlV3 {
+  /** Document format name. */
   format: "sluice.control";
+  /** Envelope version. */
   version: 3;
+  /** The operation's UUID. */
   operation_id: string;
+  /** The operation kind. */
   kind: string;
+  /** In progress under its lock, or interrupted (an incident was recorded). */
   status: "in_progress" | "interrupted";
+  /** The recorded intent. */
   intent: OperationIntent;
+  /** Recorded interruptions. */
   incidents: Incident[];
 }
 
 /** Control envelope version 4/5: a typed runner update with sealed entries. */
 export interface ControlV45 {
+  /** Document format name. */
   format: "sluice.control";
+  /** Envelope version (5 adds the resume history). */
   version: 4 | 5;
+  /** The operation's UUID. */
   operation_id: string;
+  /** Always a runner update. */
   kind: "runner_update";
+  /** In progress under its lock, or interrupted (an incident was recorded). */
   status: "in_progress" | "interrupted";
   /** Lock UUID of the holder that began or last resumed the operation. */
   holder_lock_id: string;
+  /** The sealed intent. */
   intent: SealedEntry;
+  /** The sealed typed actions. */
   actions: SealedEntry[];
+  /** The sealed checkpoints, in order. */
   checkpoints: SealedEntry[];
+  /** The sealed interruptions. */
   incidents: SealedEntry[];
   /** Present only in version 5. */
   resume_history?: SealedEntry[];
@@ -214,15 +267,25 @@ export const CONTROL_VERSIONS: readonly ControlDocument["version"][] = [3, 4, 5]
 
 /** A control envelope with its sealed entries verified and parsed. */
 export interface OpenedControl {
+  /** The stored envelope. */
   document: ControlDocument;
+  /** The operation's UUID. */
   operation_id: string;
+  /** The operation kind. */
   kind: string;
+  /** The envelope version. */
   version: 3 | 4 | 5;
+  /** In progress under its lock, or interrupted. */
   status: "in_progress" | "interrupted";
+  /** The recorded intent. */
   intent: OperationIntent;
+  /** The typed actions (one for a replacement). */
   actions: RunnerAction[];
+  /** The durable checkpoints, in order. */
   checkpoints: Checkpoint[];
+  /** Recorded interruptions. */
   incidents: Incident[];
+  /** Resume authorizations, in order. */
   resume_history: ResumeAuthorization[];
 }
 
@@ -243,7 +306,7 @@ function corrupt(msg: string): never {
  */
 export function validateCheckpointSequence(
   checkpoints: Checkpoint[],
-  code = "STATE_CORRUPT_JOURNAL",
+  code: ErrorCode = "STATE_CORRUPT_JOURNAL",
 ): void {
   // the last checkpoint of the table is terminal: success follows the whole chain, failure may
   // follow any recorded checkpoint; every other checkpoint follows its predecessor exactly

@@ -10,11 +10,12 @@
  * ```
  * @module
  */
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import { checksumOf } from "./_canonical.ts";
 
 /** A topic the project owns. */
 export interface OwnedTopic {
+  /** The topic name. */
   name: string;
   /** Kafka topic UUID (base64url) when known. */
   topic_id: string | null;
@@ -22,31 +23,52 @@ export interface OwnedTopic {
 
 /** The retained state volume of a runner: a name plus its generated instance UUID. */
 export interface OwnedVolume {
+  /** The volume name. */
   name: string;
+  /** The instance UUID written into the volume when it was created. */
   instance_id: string;
 }
 
 /** A runner the project owns. */
 export interface OwnedRunner {
+  /** The model. */
   model: string;
+  /** Its application ID. */
   application_id: string;
+  /** The sha256 of the artifact it runs. */
   artifact_sha256: string;
+  /** Its state volume. */
   volume: OwnedVolume;
+  /** The container name it was created with. */
   container_name: string;
 }
 
-/** The ownership document version this sluice reads and writes. */
+/**
+ * The ownership document version this sluice reads and writes.
+ *
+ * @example
+ * ```ts
+ * import { OWNERSHIP_VERSION } from "./ownership.ts";
+ * console.log(OWNERSHIP_VERSION); // 1
+ * ```
+ */
 export const OWNERSHIP_VERSION = 1;
 
 /** The ownership document (`format: "sluice.ownership"`, `version: 1`). */
 export interface OwnershipDocument {
+  /** Document format name. */
   format: "sluice.ownership";
+  /** Document version. */
   version: typeof OWNERSHIP_VERSION;
+  /** The project name. */
   project: string;
   /** `null` for a single-environment project; never an invented "default". */
   environment: string | null;
+  /** Incremented by every committed change. */
   serial: number;
+  /** Topics sluice created and owns. */
   topics: OwnedTopic[];
+  /** Runners sluice created and owns. */
   runners: OwnedRunner[];
 }
 
@@ -97,7 +119,7 @@ const HEX64 = /^[0-9a-f]{64}$/;
  */
 export function validateOwnership(
   value: unknown,
-  code = "STATE_CORRUPT_OWNERSHIP",
+  code: ErrorCode = "STATE_CORRUPT_OWNERSHIP",
 ): OwnershipDocument {
   const fail = (what: string): never => {
     throw new SluiceError(code, `ownership document: ${what}`);

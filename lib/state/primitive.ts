@@ -34,12 +34,19 @@ export interface DocWrite {
 
 /** Who holds a deployment lock. */
 export interface LockOwner {
+  /** The lock's UUID (the ID to name when breaking a stale lock). */
   lock_id: string;
+  /** The project it locks. */
   project: string;
+  /** The environment it locks, or null. */
   environment: string | null;
+  /** Who holds it. */
   actor: string;
+  /** The host of the holding process. */
   host: string;
+  /** The holding process's ID. */
   pid: number;
+  /** When it was acquired (RFC 3339). */
   acquired_at: string;
   /** PostgreSQL only: the backend PID of the session holding the advisory lock. */
   session_pid?: number | null;
@@ -47,10 +54,13 @@ export interface LockOwner {
 
 /** A lock inspection (read-only). */
 export interface LockStatus {
+  /** Whether anyone holds the lock. */
   held: boolean;
+  /** Who holds it. */
   holder: LockOwner | null;
   /** True when the holder is a dead process on this host (reported, never broken silently). */
   stale: boolean;
+  /** One line for a human: free, held by whom since when, or stale. */
   diagnosis: string;
 }
 

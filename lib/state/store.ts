@@ -18,6 +18,7 @@
  * ```
  * @module
  */
+import type { ErrorCode } from "../errors.ts";
 import type { CompletionReceipt, HistoryDocument, HistoryEvent } from "./history.ts";
 import type {
   Checkpoint,
@@ -34,15 +35,21 @@ import type { LockOwner, LockStatus } from "./primitive.ts";
 
 /** A verified, immutable read of one scope's state, taken under the lock. */
 export interface StateSnapshot {
+  /** The store's verified identity. */
   identity: StoreIdentity;
+  /** The project the store is scoped to. */
   project: string;
+  /** The environment, or null. */
   environment: string | null;
   /** The lock UUID held when this snapshot was read (null: read without the lock). */
   lock_id: string | null;
   /** `ownership:<r>/control:<r>/history:<r>`; 0 means absent. */
   revision: string;
+  /** The ownership document and its checksum, or null before the first commit. */
   ownership: { document: OwnershipDocument; checksum: string; revision: number } | null;
+  /** The pending operation, or null. */
   control: { opened: OpenedControl; checksum: string; revision: number } | null;
+  /** The history and its events. */
   history: { document: HistoryDocument; events: HistoryEvent[]; revision: number };
   /** sha256 of each stored body, what compare-and-set compares. */
   bodies: { ownership: string | null; control: string | null; history: string | null };
@@ -50,15 +57,21 @@ export interface StateSnapshot {
 
 /** The interruption the caller records (the store adds progress). */
 export interface InterruptionInput {
+  /** The incident's UUID. */
   incident_id: string;
+  /** Who records the interruption. */
   actor: string;
+  /** When (RFC 3339). */
   recorded_at: string;
+  /** Why the operation was interrupted. */
   reason: string;
 }
 
 /** Result of finalizing a completed runner update. */
 export interface FinalizeResult {
+  /** The store after finalization. */
   snapshot: StateSnapshot;
+  /** The completion receipt written. */
   receipt: CompletionReceipt;
   /** True when this call only cleared control after an interrupted clear. */
   retried_clear: boolean;
@@ -66,7 +79,9 @@ export interface FinalizeResult {
 
 /** Result of the read-only completed-receipt lookup. */
 export interface CompletedReceiptLookup {
+  /** The receipt of the completed operation. */
   receipt: CompletionReceipt;
+  /** When it completed (RFC 3339). */
   completed_at: string;
   /** False while the terminal control is still pending (an interrupted clear). */
   control_cleared: boolean;
@@ -74,24 +89,29 @@ export interface CompletedReceiptLookup {
 
 /** Result of the terminal pending-snapshot validation gate. */
 export interface TerminalPending {
+  /** The terminal operation. */
   operation_id: string;
+  /** How its action ended. */
   outcome: "success" | "failure";
+  /** Whether its completion receipt is already archived. */
   receipt_archived: boolean;
 }
 
 /** The result of {@link StateStore.verifyIntegrity}: ok, or the first corruption found. */
 export interface IntegrityReport {
+  /** Whether every stored byte verified. */
   ok: boolean;
   /** The verified identity (null when corrupt, or when nothing is stored yet). */
   identity: StoreIdentity | null;
   /** The verified revision (null when corrupt). */
   revision: string | null;
   /** The `STATE_CORRUPT_*` error: code, message naming document and field, evidence. */
-  problem: { code: string; message: string; evidence: Record<string, unknown> } | null;
+  problem: { code: ErrorCode; message: string; evidence: Record<string, unknown> } | null;
 }
 
 /** Options for acquiring the deployment lock. */
 export interface AcquireLockOptions {
+  /** Who takes the lock. */
   actor: string;
   /** Retry STATE_LOCK_HELD (only that error) with backoff until this deadline; 0 = once. */
   timeoutMs?: number;
@@ -99,7 +119,9 @@ export interface AcquireLockOptions {
 
 /** The deployment state contract. Every write names the snapshot (revisions) it read. */
 export interface StateStore {
+  /** The project the store is scoped to. */
   readonly project: string;
+  /** The environment, or null. */
   readonly environment: string | null;
   /** Create the store (schema/dirs and store ID); idempotent. */
   init(): Promise<StoreIdentity>;

@@ -14,13 +14,15 @@
  * ```
  * @module
  */
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 
 /** One reason a step is not authorized. */
 export interface Blocker {
-  code: string;
+  /** The stable code (`BLOCKED_*`, or `ENV_*` for a missing environment piece). */
+  code: ErrorCode;
   /** The model it concerns; null for project-wide findings. */
   model: string | null;
+  /** What is wrong, in words. */
   message: string;
   /** Always present (possibly empty): plan files are canonical JSON, which has no undefined. */
   evidence: Record<string, unknown>;
@@ -36,7 +38,7 @@ export interface Blocker {
  * ```
  */
 export function blocker(
-  code: string,
+  code: ErrorCode,
   message: string,
   options: { model?: string | null; evidence?: Record<string, unknown> } = {},
 ): Blocker {

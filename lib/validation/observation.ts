@@ -18,8 +18,11 @@ import type { ContainerInfo } from "../providers/docker/port.ts";
 
 /** What to observe for one runner model. */
 export interface RunnerTarget {
+  /** The model's application ID (container label, volume name, group ID). */
   applicationId: string;
+  /** The input topic's name. */
   inputTopic: string;
+  /** The output topic's name. */
   outputTopic: string;
   /** The pinned runner image ID (`sha256:...`). */
   image: string;
@@ -29,20 +32,33 @@ export interface RunnerTarget {
 
 /** Evidence about one container labelled with the application ID. */
 export interface ContainerEvidence {
+  /** The container's exact ID. */
   id: string;
+  /** Its name. */
   name: string;
+  /** Docker's status (`created`, `running`, `exited`, ...). */
   status: ContainerInfo["state"]["status"];
+  /** Whether it is running. */
   running: boolean;
+  /** The raw exit code (meaningful once exited). */
   exitCode: number;
+  /** Whether the kernel's OOM killer stopped it. */
   oomKilled: boolean;
+  /** When it last started (RFC 3339; Docker's zero time if never). */
   startedAt: string;
+  /** When it last finished (RFC 3339; Docker's zero time if never). */
   finishedAt: string;
   /** Whether the container has ever been started (Docker keeps a zero StartedAt otherwise). */
   everStarted: boolean;
+  /** The image ID it was created from. */
   imageId: string;
+  /** The network it was created on. */
   networkMode: string;
+  /** Network name → network ID it is attached to. */
   networks: Record<string, string>;
+  /** Its mounts. */
   mounts: ContainerInfo["mounts"];
+  /** sluice's labels on it (null where absent). */
   labels: {
     applicationId: string | null;
     artifactSha256: string | null;
@@ -52,6 +68,7 @@ export interface ContainerEvidence {
     actionIndex: string | null;
     evidenceFingerprint: string | null;
   };
+  /** The plan file mounted into it, read through the container. */
   plan: {
     /** sha256 of the exact bytes mounted at /etc/sluice/plan.json; null when unreadable. */
     sha256: string | null;
@@ -80,8 +97,11 @@ export interface ContainerEvidence {
 
 /** Evidence about the state volume. */
 export interface VolumeEvidence {
+  /** The volume name (derived from the application ID). */
   name: string;
+  /** Whether it exists. */
   exists: boolean;
+  /** Its labels. */
   labels: Record<string, string>;
   /** The instance UUID label written at creation. */
   instanceLabel: string | null;
@@ -91,9 +111,13 @@ export interface VolumeEvidence {
 
 /** Kafka evidence for one application. */
 export interface KafkaEvidence {
+  /** The cluster ID. */
   clusterId: string;
+  /** The input topic as the broker reports it; null when absent. */
   input: { name: string; id: string; partitions: number } | null;
+  /** The output topic as the broker reports it; null when absent. */
   output: { name: string; id: string; partitions: number } | null;
+  /** The consumer group (the application ID): its state and members. */
   group: {
     state: string;
     members: Array<
@@ -108,25 +132,37 @@ export interface KafkaEvidence {
 
 /** Everything observed for one runner model. */
 export interface RunnerObservation {
+  /** The application ID. */
   applicationId: string;
+  /** What was observed. */
   target: RunnerTarget;
+  /** When (RFC 3339). */
   observedAt: string;
+  /** The Docker daemon's ID. */
   daemonId: string;
   /**
    * The image's own ID and environment as the daemon reports it, each value as a keyed hash
    * (`KEY=hmac:…`); null if the image is absent.
    */
   image: { id: string; env: string[] } | null;
+  /** The network's ID; null when absent. */
   networkId: string | null;
+  /** Every container carrying the application ID. */
   containers: ContainerEvidence[];
+  /** The state volume. */
   volume: VolumeEvidence;
+  /** Topics, group and offsets. */
   kafka: KafkaEvidence;
 }
 
 /** Observation of several models, sharing one daemon and cluster read. */
 export interface ProjectObservation {
+  /** When (RFC 3339). */
   observedAt: string;
+  /** The Docker daemon's ID. */
   daemonId: string;
+  /** The Kafka cluster's ID. */
   clusterId: string;
+  /** One observation per runner model. */
   runners: RunnerObservation[];
 }

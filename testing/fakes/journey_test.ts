@@ -2,6 +2,7 @@
 // runner, replaces its predicate through a reviewed format-6 plan and plans a no-op, all on a
 // file-backed fake world, with the same checks as tests/replace_e2e_docker_kafka_test.ts on
 // the real services: output follows the predicate in force, identity, volume and offsets kept.
+import { progressLabel } from "../../lib/runtime/progress.ts";
 import assert from "node:assert/strict";
 import { starterProject } from "../../harness/project.ts";
 import { writePlanFile } from "../../lib/plan/plan_file.ts";
@@ -73,7 +74,7 @@ Deno.test("create, reviewed predicate replacement and no-op plan run to completi
       dir: p.dir,
       planPath,
       ...ports,
-      progress: (s) => steps.push(s),
+      onProgress: (e) => e.kind !== "wait" && steps.push(progressLabel(e)),
     });
     assert.equal(r.committed, true, JSON.stringify(r));
     assert.equal(r.outcome, "completed");

@@ -18,12 +18,15 @@ export interface ContainerInfo {
   name: string;
   /** Image ID (`sha256:...`) the container was created from. */
   imageId: string;
+  /** Its labels. */
   labels: Record<string, string>;
   /** Environment as `KEY=value` strings, in the container's order. */
   env: string[];
   /** Entrypoint and command as created. */
   entrypoint: string[];
+  /** The command (arguments after the entrypoint). */
   cmd: string[];
+  /** Its state as `docker inspect` reports it. */
   state: {
     status: "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead";
     running: boolean;
@@ -38,6 +41,7 @@ export interface ContainerInfo {
   networkMode: string;
   /** Network name → network ID the container is attached to (IDs are empty until started). */
   networks: Record<string, string>;
+  /** Its mounts. */
   mounts: Array<{
     type: string;
     /** Volume name (volumes) or host path (binds). */
@@ -49,36 +53,53 @@ export interface ContainerInfo {
   restartPolicy: string;
   /** Memory limit in bytes (0 = none). */
   memory: number;
+  /** When it was created (RFC 3339). */
   createdAt: string;
 }
 
 /** A named volume. Docker volumes have no ID; the instance UUID is a label and a file. */
 export interface VolumeInfo {
+  /** The volume name. */
   name: string;
+  /** Its labels. */
   labels: Record<string, string>;
+  /** When it was created (RFC 3339). */
   createdAt: string;
 }
 
 /** An image, by its immutable ID. */
 export interface ImageInfo {
+  /** The immutable image ID (`sha256:...`). */
   id: string;
+  /** Its environment as `KEY=value` strings. */
   env: string[];
+  /** Its labels. */
   labels: Record<string, string>;
+  /** Its entrypoint. */
   entrypoint: string[];
 }
 
 /** What `create` needs; the adapter adds nothing of its own. */
 export interface ContainerSpec {
+  /** The container name. */
   name: string;
+  /** The image ID to create it from. */
   image: string;
+  /** Labels to set. */
   labels: Record<string, string>;
+  /** Environment as `KEY=value` strings. */
   env: string[];
+  /** The network to create it on. */
   network: string;
   /** Host path of the plan file, bind-mounted read-only. */
   planHostPath: string;
+  /** Where the plan file appears inside the container. */
   planContainerPath: string;
+  /** The state volume to mount. */
   volume: string;
+  /** Where the volume appears inside the container. */
   volumeContainerPath: string;
+  /** Memory limit in bytes. */
   memoryBytes: number;
   /**
    * Seconds Docker waits after SIGTERM before SIGKILL when *it* stops the container (daemon
@@ -98,13 +119,16 @@ export interface DockerPort {
   inspectContainer(idOrName: string): Promise<ContainerInfo | null>;
   /** Bytes of a file inside a container (works on created and exited containers, and mounts). */
   readContainerFile(id: string, path: string): Promise<Uint8Array | null>;
+  /** A volume by name; `null` when absent. */
   inspectVolume(name: string): Promise<VolumeInfo | null>;
+  /** An image by ID; `null` when absent. */
   inspectImage(id: string): Promise<ImageInfo | null>;
   /** Network ID by name; `null` when absent. */
   networkId(name: string): Promise<string | null>;
 
   /** Create (never start) a container. Returns its exact ID. */
   createContainer(spec: ContainerSpec): Promise<string>;
+  /** Start a created container. */
   startContainer(id: string): Promise<void>;
   /** Send SIGTERM. Never escalates to SIGKILL. */
   signalTerm(id: string): Promise<void>;

@@ -11,36 +11,49 @@
 
 /** A topic as the broker's metadata reports it. */
 export interface TopicInfo {
+  /** The topic name. */
   name: string;
   /** Kafka-form topic ID (22 characters). */
   id: string;
+  /** Its partition count. */
   partitions: number;
 }
 
 /** A consumer group member. */
 export interface GroupMember {
+  /** The member's ID. */
   memberId: string;
+  /** The client ID it reported. */
   clientId: string;
+  /** The host it connected from. */
   clientHost: string;
+  /** Its static membership ID, or null. */
   groupInstanceId: string | null;
 }
 
 /** A consumer group's state. `state` is Kafka's name (`Empty`, `Stable`, `Dead`, ...). */
 export interface GroupInfo {
+  /** The group ID. */
   groupId: string;
+  /** Kafka's state name (`Empty`, `Stable`, `Dead`, ...). */
   state: string;
+  /** Its members. */
   members: GroupMember[];
 }
 
 /** Earliest and latest offsets of one partition. */
 export interface PartitionRange {
+  /** The partition number. */
   partition: number;
+  /** The earliest offset still stored. */
   earliest: bigint;
+  /** The next offset to be written (the high watermark). */
   latest: bigint;
 }
 
 /** A consumer group as the broker lists it. */
 export interface GroupListing {
+  /** The group ID. */
   groupId: string;
   /** Kafka's state name (`Empty`, `Stable`, ...). */
   state: string;
@@ -50,10 +63,13 @@ export interface GroupListing {
 
 /** One record read for a preview: raw bytes, never decoded by the port. */
 export interface SampledRecord {
+  /** The partition it was read from. */
   partition: number;
+  /** Its offset. */
   offset: bigint;
   /** Record timestamp (ms since the epoch). */
   timestamp: bigint;
+  /** Its key bytes; null without a key. */
   key: Uint8Array | null;
   /** `null` is a tombstone. */
   value: Uint8Array | null;
@@ -61,8 +77,11 @@ export interface SampledRecord {
 
 /** Offsets to read from one partition: `[from, to)`. */
 export interface PartitionSlice {
+  /** The partition to read. */
   partition: number;
+  /** The first offset to read. */
   from: bigint;
+  /** The offset to stop before. */
   to: bigint;
 }
 
@@ -76,7 +95,9 @@ export interface ReadLimits {
 
 /** What {@link KafkaPort.readRecords} read, and why it stopped early if it did. */
 export interface RecordRead {
+  /** The records read, in partition and offset order. */
   records: SampledRecord[];
+  /** Key and value bytes read. */
   bytes: number;
   /** `null` when every slice was read to its end (or to the last stable offset). */
   stopped: null | "bytes" | "time";

@@ -1,6 +1,7 @@
 // Unit tests of the transition function: every row of the boundary table and every
 // rejection, with hand-built observations (no services). `decide` is a pure lookup here; its
 // real-service behaviour is covered by tests/replace_*_test.ts and the probes.
+import type { ErrorCode } from "../../errors.ts";
 import assert from "node:assert/strict";
 import type { RunnerArtifact } from "../../artifact/artifact.ts";
 import { compile } from "../../project/compile.ts";
@@ -630,7 +631,13 @@ Deno.test("a guard may give only the blockers its row declares", () => {
   const saved = GUARDS.oldAbsent;
   GUARDS.oldAbsent = () => ({
     kind: "blocked",
-    blockers: [{ code: "BLOCKED_SOMETHING_NEW", model: null, message: "x", evidence: {} }],
+    // a code the row does not declare (not even a stable code: the cast is the point)
+    blockers: [{
+      code: "BLOCKED_SOMETHING_NEW" as ErrorCode,
+      model: null,
+      message: "x",
+      evidence: {},
+    }],
   });
   try {
     assert.throws(

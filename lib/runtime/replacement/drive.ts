@@ -26,6 +26,7 @@ import { type Blocker, blocker, blockerError } from "../../validation/blocker.ts
 import type { RunnerObservation } from "../../validation/observation.ts";
 import { type Clock, sleep, SYSTEM_CLOCK } from "../deps.ts";
 import { writeMountedPlanFile } from "../mounted_plan_file.ts";
+import type { ProgressListener } from "../progress.ts";
 import { observeRunner } from "../observer.ts";
 import { type CandidateExpectation, candidateSpec, candidateTarget } from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
@@ -44,7 +45,10 @@ export interface DriveContext {
   closeTimeoutMs?: number;
   readyTimeoutMs?: number;
   pollMs?: number;
-  progress?: (step: string, detail: string) => void;
+  /** The operation being driven (named in every progress event). */
+  operationId: string;
+  /** Each checkpoint recorded, each provider action, each poll of a wait. */
+  onProgress?: ProgressListener;
   /** Called once a checkpoint's write was acknowledged by the store. */
   acknowledged?: (checkpoint: Checkpoint) => void;
 }
@@ -123,7 +127,8 @@ export async function drive(
   options: { resuming: boolean },
 ): Promise<DriveOutcome> {
   const clock = ctx.clock ?? SYSTEM_CLOCK;
-  const progress = ctx.progress ?? (() => {});
+  const progress = ctx.onProgress ?? (() => {});
+  const operation_id = ctx.operationId;
   const memory = { termRequested: false, startRequested: false };
   const target = candidateTarget(candidate);
   let snap = start;
@@ -152,17 +157,30 @@ export async function drive(
         const bound = step.row.wait === "close"
           ? (ctx.closeTimeoutMs ?? 60_000)
           : (ctx.readyTimeoutMs ?? 120_000);
-        if (clock.now() - waitingSince > bound) {
+        const waited = clock.now() - waitingSince;
+        if (waited > bound) {
           // no force-kill on timeout: leave everything as it is
           return { kind: "timeout", snapshot: snap, reason: step.reason, stage };
         }
+        progress({
+          kind: "wait",
+          operation_id,
+          waited_ms: waited,
+          bound_ms: bound,
+          message: step.reason,
+        });
         await sleep(clock, ctx.pollMs ?? 100);
         continue;
       }
       case "record": {
         snap = await atSite(step.row.site, () => ctx.store.recordCheckpoint(snap, step.checkpoint));
         ctx.acknowledged?.(step.checkpoint);
-        progress(step.checkpoint.name, describeCheckpoint(step.checkpoint));
+        progress({
+          kind: "checkpoint",
+          operation_id,
+          checkpoint: step.checkpoint.name,
+          message: describeCheckpoint(step.checkpoint),
+        });
         continue;
       }
       default: {
@@ -170,7 +188,7 @@ export async function drive(
         const detail = await act(ctx, candidate, step);
         if (step.kind === "term") memory.termRequested = true;
         if (step.kind === "start") memory.startRequested = true;
-        progress(step.kind, detail);
+        progress({ kind: "action", operation_id, action: step.kind, message: detail });
         continue;
       }
     }

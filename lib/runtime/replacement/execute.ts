@@ -89,7 +89,11 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
       reviewed_plan_sha256: r.sha256,
       details: { model: r.action.model, application_id: r.action.application_id },
     }, [r.action]));
-  options.progress?.("intent", `operation ${operationId} recorded`);
+  options.onProgress?.({
+    kind: "intent",
+    operation_id: operationId,
+    message: `operation ${operationId} recorded`,
+  });
   const lineage = lineageFor(op, operationId);
   // START only after the intent is acknowledged
   await lineage.emit("START");

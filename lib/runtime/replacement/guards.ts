@@ -18,6 +18,7 @@
  * ```
  * @module
  */
+import type { ErrorCode } from "../../errors.ts";
 import type { Checkpoint, PartitionOffset, RunnerAction } from "../../state/journal.ts";
 import type { GuardName, Stage } from "../../protocol/replacement.ts";
 import { type Blocker, blocker } from "../../validation/blocker.ts";
@@ -65,7 +66,7 @@ const go = (extra: Omit<Extract<Verdict, { kind: "go" }>, "kind"> = {}): Verdict
 });
 const wait = (reason: string): Verdict => ({ kind: "wait", reason });
 const blocked = (blockers: Blocker[]): Verdict => ({ kind: "blocked", blockers });
-const one = (code: string, message: string, v: GuardView, evidence?: Record<string, unknown>) =>
+const one = (code: ErrorCode, message: string, v: GuardView, evidence?: Record<string, unknown>) =>
   blocked([blocker(code, message, { model: v.action.model, evidence })]);
 
 /** The committed vector of the observation, as the journal records it. */
@@ -142,7 +143,7 @@ function atLeastCleanClose(v: GuardView): Blocker[] {
 }
 
 /** Before a clean close is recorded: the exact prior generation and no candidate yet. */
-function priorGeneration(v: GuardView, vanished: string): Verdict | ContainerEvidence {
+function priorGeneration(v: GuardView, vanished: ErrorCode): Verdict | ContainerEvidence {
   if (v.cand) {
     return one("BLOCKED_FOREIGN_GENERATION", "a candidate exists before the old runner closed", v);
   }
@@ -212,7 +213,7 @@ export const GUARDS: Record<GuardName, Guard> = {
     if (old.running) return SKIP;
     const started = checkpoint(v, "action_started");
     const out: Blocker[] = [];
-    const b = (code: string, message: string, evidence?: Record<string, unknown>) =>
+    const b = (code: ErrorCode, message: string, evidence?: Record<string, unknown>) =>
       out.push(blocker(code, message, { model: v.action.model, evidence }));
     if (old.status !== "exited") {
       b("BLOCKED_UNKNOWN_EXIT", `the old runner is ${old.status}, not exited`);

@@ -27,12 +27,12 @@ import { typedActionSha256 } from "../../plan/plan.ts";
 import { readPlanFile } from "../../plan/plan_file.ts";
 import type { OpenedControl, RunnerAction } from "../../state/journal.ts";
 import type { StateSnapshot } from "../../state/store.ts";
-import { openProject } from "../session.ts";
-import type { OpenedProject, ProjectOptions } from "../session.ts";
+import { openSession } from "../session.ts";
+import type { Session, SessionOptions } from "../session.ts";
 import { type CandidateExpectation, expectCandidate } from "./candidate.ts";
 
 /** Options shared by the reviewed-replacement journeys. */
-export interface ReviewedOptions extends ProjectOptions {
+export interface ReviewedOptions extends SessionOptions {
   /** The original format-6 plan file. */
   planPath: string;
   closeTimeoutMs?: number;
@@ -60,7 +60,7 @@ export interface Reviewed {
 
 /** An opened, locked reviewed operation. Dispose it to release the lock and close. */
 export interface ReviewedOperation extends AsyncDisposable {
-  project: OpenedProject;
+  project: Session;
   reviewed: Reviewed;
   options: ReviewedOptions;
   /** The candidate expectation of the operation `operationId` (action 0). */
@@ -82,17 +82,14 @@ export async function openOperation(
   options: ReviewedOptions,
   policy: { confirmEnv?: string | null } = {},
 ): Promise<ReviewedOperation> {
-  const p = await openProject(options);
-  let reviewed: Reviewed;
-  try {
-    if (policy.confirmEnv !== undefined) requireConfirmedEnv(p, policy.confirmEnv);
-    reviewed = await loadReviewed(p, options.planPath);
-    if (options.breakStaleLock) await p.store.breakStaleLock(options.breakStaleLock);
-    await p.store.acquireLock({ actor: p.actor });
-  } catch (error) {
-    await p.close();
-    throw error;
-  }
+  // a failure before the lock is taken closes the session; after, the operation owns it
+  await using opening = new AsyncDisposableStack();
+  const p = opening.use(await openSession(options));
+  if (policy.confirmEnv !== undefined) requireConfirmedEnv(p, policy.confirmEnv);
+  const reviewed = await loadReviewed(p, options.planPath);
+  if (options.breakStaleLock) await p.store.breakStaleLock(options.breakStaleLock);
+  await p.store.acquireLock({ actor: p.actor });
+  const session = opening.move();
   return {
     project: p,
     reviewed,
@@ -109,18 +106,23 @@ export async function openOperation(
     async [Symbol.asyncDispose]() {
       try {
         await p.store.releaseLock();
-      } catch {
+      } catch (error) {
         // a lock-release error after a verified result keeps committed: true (spec); the lock
         // itself is diagnosed by the next command
+        p.logger.warn(
+          `the deployment lock could not be released: ${
+            error instanceof Error ? error.message : String(error)
+          } (see 'sluice state show')`,
+        );
       } finally {
-        await p.close();
+        await session.disposeAsync();
       }
     },
   };
 }
 
 /** Resuming where environments are declared requires `--confirm-env <the environment>`. */
-function requireConfirmedEnv(p: OpenedProject, confirmEnv: string | null): void {
+function requireConfirmedEnv(p: Session, confirmEnv: string | null): void {
   const m = p.project.manifest;
   if (m.environments.length > 0 && confirmEnv !== m.environment) {
     throw new SluiceError(
@@ -131,7 +133,7 @@ function requireConfirmedEnv(p: OpenedProject, confirmEnv: string | null): void 
 }
 
 /** Read the plan file, require format 6 and verify its typed action against the current project. */
-async function loadReviewed(p: OpenedProject, planPath: string): Promise<Reviewed> {
+async function loadReviewed(p: Session, planPath: string): Promise<Reviewed> {
   const { plan, sha256 } = await readPlanFile(planPath);
   if (plan.format !== 6 || !plan.typed_action) {
     throw new SluiceError(

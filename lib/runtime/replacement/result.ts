@@ -15,19 +15,25 @@ import type { CompletionReceipt } from "../../state/history.ts";
 import type { Stage } from "../../protocol/replacement.ts";
 import type { Blocker } from "../../validation/blocker.ts";
 import type { RunnerObservation } from "../../validation/observation.ts";
-import type { Step } from "./decide.ts";
+import type { StepKind } from "../../protocol/replacement.ts";
 
 /** The result of executing or resuming a reviewed replacement. */
 export interface ReplacementResult {
+  /** The operation's UUID. */
   operation_id: string;
   /** true: verified and committed; null: outcome unknown (a response was lost); false: not committed. */
   committed: boolean | null;
+  /** How the invocation ended. */
   outcome: "completed" | "blocked" | "timeout" | "unknown";
   /** The last durable (acknowledged) boundary. */
   last_boundary: Stage | "finalized";
+  /** Why it is blocked (when `outcome` is `blocked`). */
   blockers: Blocker[];
+  /** What happened, in words, when it did not complete. */
   reason: string | null;
+  /** The ownership serial after a commit; null otherwise. */
   serial: number | null;
+  /** The completion receipt of a committed replacement. */
   receipt: CompletionReceipt | null;
   /** Exact commands to inspect and resume this operation. */
   commands: { status: string; resume: string };
@@ -37,20 +43,33 @@ export interface ReplacementResult {
 
 /** A read-only status report. */
 export interface RunnerStatusReport {
+  /** The operation's UUID. */
   operation_id: string;
   /** pending (in progress or interrupted), completed (receipt verified), absent. */
   state: "in_progress" | "interrupted" | "completed" | "absent";
+  /** The last durable boundary; null for an absent operation. */
   last_boundary: Stage | "finalized" | null;
+  /** The durable checkpoints, in order. */
   checkpoints: Checkpoint[];
   /**
    * The next step the fresh evidence would authorize (it is not authorized by this report), and
    * the boundary-table row that says so.
    */
-  next: { step: Step["kind"]; detail: string; row: string | null; table_row: string | null };
+  next: {
+    step: StepKind | "wait" | "blocked";
+    detail: string;
+    row: string | null;
+    table_row: string | null;
+  };
+  /** Why the next step is blocked, if it is. */
   blockers: Blocker[];
+  /** Interruptions recorded. */
   incidents: number;
+  /** Resumes authorized. */
   resumes: number;
+  /** The fresh read-only observation the report was made from. */
   observation: RunnerObservation | null;
+  /** Exact commands to inspect and resume this operation. */
   commands: { status: string; resume: string };
 }
 

@@ -121,7 +121,13 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
       recovery: recoveryRecord(stage, obs),
     };
   snap = await atSite(OPERATION_WRITES.resume, () => p.store.resumeOperation(snap, record));
-  options.progress?.("resume", `authorization ${record.authorization_id} recorded at ${stage}`);
+  options.onProgress?.({
+    kind: "resume_authorized",
+    operation_id: operationId,
+    authorization_id: record.authorization_id,
+    stage,
+    message: `authorization ${record.authorization_id} recorded at ${stage}`,
+  });
   // the original invocation sent START; a resume reports only the final outcome
   const lineage = lineageFor(op, operationId);
   const result = await driveThenFinalize(op, operationId, snap, { resuming: true });

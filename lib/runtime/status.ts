@@ -1,0 +1,116 @@
+/**
+ * Health and lag of every runner model ({@link projectStatus}): the state store's integrity is
+ * verified first (a corrupt store is `STATE_CORRUPT_*`, exit 3, never hidden behind healthy
+ * runners), then each model is observed read-only: its container, generation, consumer group
+ * and the lag of the committed offsets behind the input's latest offsets.
+ *
+ * A model is healthy when exactly one container of it runs the plan its label names, with the
+ * expected environment and execution settings, reports RUNNING, and its group has exactly one
+ * member.
+ *
+ * @example
+ * ```ts
+ * import { projectStatus } from "./status.ts";
+ * const s = await projectStatus({ dir: "./orders" });
+ * for (const m of s.models) console.log(m.model, m.healthy, m.lag);
+ * ```
+ * @module
+ */
+import { resolve } from "node:path";
+import { SluiceError } from "../errors.ts";
+import { loadProject } from "../project/load.ts";
+import { openStateStore } from "../state/open.ts";
+import type { StoreIdentity } from "../state/journal.ts";
+import type { RunnerObservation } from "../validation/observation.ts";
+import { SYSTEM_CLOCK } from "./deps.ts";
+import { observe, type SessionOptions } from "./session.ts";
+import { projectStoreConfig } from "./state_store.ts";
+
+/** The health and lag of one runner model. */
+export interface ModelStatus {
+  /** The model's application ID. */
+  model: string;
+  /** How many containers carry the application ID. */
+  containers: number;
+  /** The container's status, `absent` without one, `several` with more than one. */
+  state: string;
+  /** The running generation (`<operation>/<action>`), when there is exactly one container. */
+  generation: string | null;
+  /** The consumer group's state (Stable, Empty, Dead, ...). */
+  group: string;
+  /** Members of the group. */
+  members: number;
+  /** Records the committed offsets are behind the input's latest offsets (decimal text). */
+  lag: string;
+  /** Exactly one running, healthy generation (see the module documentation). */
+  healthy: boolean;
+}
+
+/** The status of a project: the verified state store and one row per runner model. */
+export interface ProjectStatus {
+  /** The state store, verified byte by byte. */
+  state: { ok: true; store: StoreIdentity | null; revision: string | null };
+  /** One row per runner model. */
+  models: ModelStatus[];
+}
+
+/**
+ * Verify the state store, then observe every runner model (read-only).
+ *
+ * @example
+ * ```ts
+ * import { projectStatus } from "./status.ts";
+ * const s = await projectStatus({ dir: "./orders" });
+ * if (s.models.some((m) => !m.healthy)) Deno.exitCode = 4;
+ * ```
+ */
+export async function projectStatus(options: SessionOptions = {}): Promise<ProjectStatus> {
+  await using owned = new AsyncDisposableStack();
+  let store = options.store;
+  if (!store) {
+    const project = await loadProject(resolve(options.dir ?? "."), {
+      environment: options.environment ?? null,
+    });
+    const clock = options.clock ?? SYSTEM_CLOCK;
+    const opened = openStateStore(projectStoreConfig(project), {
+      clock: () => new Date(clock.now()),
+    });
+    owned.defer(() => opened.close());
+    store = opened;
+  }
+  // read-only and without the lock: every stored byte verified before anything is observed
+  const integrity = await store.verifyIntegrity();
+  if (!integrity.ok) {
+    const problem = integrity.problem!;
+    throw new SluiceError(problem.code, `the state store is corrupt: ${problem.message}`, {
+      evidence: problem.evidence,
+    });
+  }
+  const obs = await observe({ ...options, store });
+  return {
+    state: { ok: true, store: integrity.identity, revision: integrity.revision },
+    models: obs.runners.map(modelStatus),
+  };
+}
+
+/** One model's row (pure: from its observation). */
+export function modelStatus(r: RunnerObservation): ModelStatus {
+  const c = r.containers;
+  const lag = r.kafka.ranges.reduce((sum, p) => {
+    const committed = r.kafka.committed[String(p.partition)];
+    return sum + (committed === undefined ? 0n : BigInt(p.latest) - BigInt(committed));
+  }, 0n);
+  const healthy = c.length === 1 && c[0].running && c[0].plan.matchesLabel &&
+    c[0].environment.ok && c[0].execution.ok && c[0].runnerStatus?.state === "RUNNING" &&
+    r.kafka.group.members.length === 1;
+  return {
+    model: r.target.applicationId,
+    containers: c.length,
+    state: c.length === 1 ? c[0].status : c.length === 0 ? "absent" : "several",
+    generation: c.length === 1 ? c[0].labels.generation : null,
+    group: r.kafka.group.state,
+    members: r.kafka.group.members.length,
+    lag: lag.toString(),
+    healthy,
+  };
+}

@@ -1,0 +1,432 @@
+/**
+ * The SDK's front door: {@link openProject} gives a {@link SluiceProject}, a handle on one
+ * project directory (and environment) with every journey the `sluice` command has — validate,
+ * compile, plan (with its review), apply (a reviewed replacement or a create), observe, status,
+ * runner-status, resume, diff and the state store's view. Dispose it with `await using`.
+ *
+ * The handle reads the project from disk at each call, as it is then (a plan and the apply of
+ * its file each see the files of their own time; apply verifies the plan against them). The
+ * Docker, Kafka and state-store ports it is given are used as they are and never closed by it;
+ * those it is not given are the real adapters, created on first use from the manifest (the
+ * Kafka client for `kafka.bootstrap_host`, the store `state:` declares) and closed when the
+ * handle is disposed. Calls on one handle run one at a time, in order.
+ *
+ * @example
+ * ```ts
+ * import { openProject } from "./project.ts";
+ * await using project = await openProject({
+ *   dir: "./orders",
+ *   onProgress: (e) => console.log(e.kind, e.message),
+ * });
+ * const { plan, review } = await project.plan();
+ * console.log(review.summary, plan.blockers.length);
+ * ```
+ * @module
+ */
+import { resolve } from "node:path";
+import { SluiceError } from "../errors.ts";
+import { guardInventorySwitch } from "../fault/inventory.ts";
+import { loadProject } from "../project/load.ts";
+import {
+  type CompileOutput,
+  compileProject,
+  validateProject,
+  type ValidateResult,
+} from "../project/environments.ts";
+import type { PreviewLimits } from "../review/preview.ts";
+import {
+  checkPlanReviewOptions,
+  diff,
+  planReview,
+  type PlanReviewResult,
+} from "../review/journey.ts";
+import type { Review } from "../review/review.ts";
+import type { GitLimits } from "../providers/git/git.ts";
+import { readPlanFile } from "../plan/plan_file.ts";
+import { dockerodePort } from "../providers/docker/dockerode.ts";
+import { platformaticKafka } from "../providers/kafka/platformatic.ts";
+import type { ApplyResult } from "../runtime/apply.ts";
+import { type RuntimeDeps, SYSTEM_CLOCK } from "../runtime/deps.ts";
+import { type ProgressListener, SILENT_LOGGER } from "../runtime/progress.ts";
+import { executeReviewed } from "../runtime/replacement/execute.ts";
+import { resumeReviewed } from "../runtime/replacement/resume.ts";
+import { runnerStatus } from "../runtime/replacement/runner_status.ts";
+import type { ReplacementResult, RunnerStatusReport } from "../runtime/replacement/result.ts";
+import { apply, observe, type SessionOptions } from "../runtime/session.ts";
+import { projectStoreConfig } from "../runtime/state_store.ts";
+import { type ProjectStatus, projectStatus } from "../runtime/status.ts";
+import type { StoreIdentity } from "../state/journal.ts";
+import { openStateStore } from "../state/open.ts";
+import { inspectState, type StateView } from "../state/view.ts";
+import type { ProjectObservation } from "../validation/observation.ts";
+
+/**
+ * Where the project is, which environment, and what the journeys use from outside: the
+ * Docker, Kafka and state-store ports, the clock, the UUID source and the logger (each absent
+ * one is the real thing), plus a progress callback.
+ */
+export interface OpenProjectOptions extends RuntimeDeps {
+  /** Project directory (default "."). */
+  dir?: string;
+  /**
+   * Environment, required for every online call when the manifest declares environments.
+   * Without one, `validate` checks every declared environment.
+   */
+  environment?: string | null;
+  /** Who acts, recorded in intents, locks and audit (default `$USER@host`). */
+  actor?: string;
+  /** Progress events of apply and resume: each boundary crossed, each action, each wait. */
+  onProgress?: ProgressListener;
+  /** Labels added to every container and volume sluice creates (e.g. a test run's label). */
+  extraLabels?: Record<string, string>;
+}
+
+/** Options of {@link SluiceProject.plan}. */
+export interface ProjectPlanOptions {
+  /** Plan from state alone, without contacting Docker or Kafka. */
+  offline?: boolean;
+  /** Plan only these models: creates and no-ops, never a replacement. */
+  select?: string[] | null;
+  /**
+   * Preview each changed filter on the last records of its input (read-only, online only):
+   * `true` for the defaults (1,000 records), a record count, or full bounds.
+   */
+  preview?: boolean | number | Partial<PreviewLimits>;
+  /** Also compare with the project at this Git revision (the plan is then offline). */
+  base?: string;
+  /** The file the plan will be written to, recorded in the review. */
+  file?: string | null;
+}
+
+/** Options of {@link SluiceProject.apply}. */
+export interface ProjectApplyOptions {
+  /**
+   * A plan file written by `writePlanFile`: a reviewed predicate replacement (format 6) is
+   * carried out boundary by boundary, any other plan by the create journey. Without one, a
+   * fresh online plan is applied (never a replacement: those are applied from their file).
+   */
+  plan?: string;
+  /** OpenLineage target of a replacement: an http(s) URL or a file (JSON lines). */
+  openlineage?: string;
+  /** First remove this stale lock left by a dead process (its ID is in the state view). */
+  breakStaleLock?: string;
+  /** How long a runner may take to report RUNNING (default 120 s). */
+  readyTimeoutMs?: number;
+  /** How long the old runner of a replacement may take to close (default 60 s). */
+  closeTimeoutMs?: number;
+}
+
+/** What {@link SluiceProject.apply} did: a create (or no-op) apply, or a replacement. */
+export type ApplyOutcome =
+  | {
+    kind: "apply";
+    result: ApplyResult;
+    /** The sha256 of the plan file applied; null for a fresh plan. */
+    plan_sha256: string | null;
+  }
+  | {
+    kind: "replacement";
+    /** `committed` is true (verified), null (unknown: inspect with runnerStatus) or false. */
+    result: ReplacementResult;
+  };
+
+/** The operation a runner-status or resume is about. */
+export interface OperationRef {
+  /** The original reviewed (format-6) plan file of the operation. */
+  plan: string;
+  /** The operation's UUID (in the state view's pending operation, or an apply's result). */
+  operationId: string;
+  /** First remove this stale lock left by a dead process. */
+  breakStaleLock?: string;
+}
+
+/** Options of {@link SluiceProject.resume}. */
+export interface ResumeOptions extends OperationRef {
+  /** The environment's name, repeated, where the manifest declares environments. */
+  confirmEnv?: string;
+  /** OpenLineage target for the final outcome. */
+  openlineage?: string;
+  /** How long the candidate may take to report RUNNING (default 120 s). */
+  readyTimeoutMs?: number;
+  /** How long the old runner may take to close (default 60 s). */
+  closeTimeoutMs?: number;
+}
+
+/** Options of {@link SluiceProject.diff}. */
+export interface ProjectDiffOptions {
+  /** The base revision (commit, branch, tag, `HEAD~1`, ...). */
+  base: string;
+  /** The head revision; the working tree when absent. */
+  head?: string | null;
+  /** Bounds of every Git call. */
+  git?: GitLimits;
+}
+
+/** A project handle (see the module documentation). Dispose it to close what it opened. */
+export interface SluiceProject extends AsyncDisposable {
+  /** The absolute project directory. */
+  readonly dir: string;
+  /** The environment, or null. */
+  readonly environment: string | null;
+  /** Check the manifest and every model, offline (every environment when none was chosen). */
+  validate(options?: { strict?: boolean }): Promise<ValidateResult>;
+  /** Compile every model and write its artifact and checksum (default `.sluice/artifacts`). */
+  compile(options?: { strict?: boolean; out?: string }): Promise<CompileOutput>;
+  /** Compute the plan and its review. Writes and mutates nothing. */
+  plan(options?: ProjectPlanOptions): Promise<PlanReviewResult>;
+  /** Apply a plan file (or a fresh online plan). */
+  apply(options?: ProjectApplyOptions): Promise<ApplyOutcome>;
+  /** Observe every runner model, read-only. */
+  observe(): Promise<ProjectObservation>;
+  /** Verify the state store, then report each model's health and lag. */
+  status(): Promise<ProjectStatus>;
+  /** Read-only diagnosis of an operation: the next proven boundary. Grants nothing. */
+  runnerStatus(operation: OperationRef): Promise<RunnerStatusReport>;
+  /** Continue the same operation from its last durable boundary under a new lock. */
+  resume(operation: ResumeOptions): Promise<ReplacementResult>;
+  /** Compare the project at a Git revision with another or the working tree, offline. */
+  diff(options: ProjectDiffOptions): Promise<Review>;
+  /** The state store's view: ownership, the pending operation, history and the lock. */
+  state(): Promise<StateView>;
+  /** Create the project's state store (idempotent). */
+  initState(): Promise<StoreIdentity>;
+  /** Close what the handle opened (the same as disposing it). */
+  close(): Promise<void>;
+}
+
+/** The session options of a handle's calls: its ports are always there. */
+type HandleDeps = SessionOptions & Required<Pick<SessionOptions, "docker" | "kafka" | "store">>;
+
+/** The ports of a handle: given, or created on first use (and then closed by the handle). */
+interface Ports {
+  deps: HandleDeps;
+  close(): Promise<void>;
+}
+
+/**
+ * Open a project handle. Nothing is read or connected yet: each call reads the project, and the
+ * ports are created on the first call that needs them. A test-only fault switch set without
+ * its permission is refused here (`USAGE_FAULT_SWITCH_NOT_ALLOWED`).
+ *
+ * @example
+ * ```ts
+ * import { openProject } from "./project.ts";
+ * await using project = await openProject({ dir: "./orders" });
+ * const outcome = await project.apply({ plan: "replace.plan.json" });
+ * if (outcome.kind === "replacement" && outcome.result.committed !== true) {
+ *   console.log(outcome.result.commands.resume);
+ * }
+ * ```
+ */
+export function openProject(options: OpenProjectOptions = {}): Promise<SluiceProject> {
+  try {
+    // a stray test-only fault switch is refused before anything runs
+    guardInventorySwitch();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return Promise.resolve(new ProjectHandle(options));
+}
+
+class ProjectHandle implements SluiceProject {
+  readonly dir: string;
+  readonly environment: string | null;
+  #options: OpenProjectOptions;
+  #ports: Promise<Ports> | null = null;
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  constructor(options: OpenProjectOptions) {
+    this.#options = options;
+    this.dir = resolve(options.dir ?? ".");
+    this.environment = options.environment ?? null;
+  }
+
+  validate(options: { strict?: boolean } = {}): Promise<ValidateResult> {
+    return this.#run(() =>
+      validateProject(this.dir, { environment: this.environment, strict: options.strict })
+    );
+  }
+
+  compile(options: { strict?: boolean; out?: string } = {}): Promise<CompileOutput> {
+    return this.#run(() =>
+      compileProject(this.dir, {
+        environment: this.environment,
+        strict: options.strict,
+        out: options.out,
+      })
+    );
+  }
+
+  plan(options: ProjectPlanOptions = {}): Promise<PlanReviewResult> {
+    return this.#run(async () => {
+      checkPlanReviewOptions(options);
+      return await planReview({ ...(await this.#deps()), ...options });
+    });
+  }
+
+  apply(options: ProjectApplyOptions = {}): Promise<ApplyOutcome> {
+    return this.#run(async () => {
+      // the plan file is read (and verified) before anything is opened
+      const file = options.plan ? await readPlanFile(options.plan) : undefined;
+      const deps = await this.#deps();
+      if (file && file.plan.format === 6) {
+        // a reviewed replacement enters the coordinator before any generic mutation path
+        const result = await executeReviewed({
+          ...deps,
+          planPath: options.plan!,
+          openlineage: options.openlineage,
+          breakStaleLock: options.breakStaleLock,
+          readyTimeoutMs: options.readyTimeoutMs,
+          closeTimeoutMs: options.closeTimeoutMs,
+        });
+        return { kind: "replacement", result };
+      }
+      const { plan: _applied, ...result } = await apply({
+        ...deps,
+        plan: file?.plan,
+        planSha256: file?.sha256,
+        breakStaleLock: options.breakStaleLock,
+        readyTimeoutMs: options.readyTimeoutMs,
+      });
+      return { kind: "apply", result, plan_sha256: file?.sha256 ?? null };
+    });
+  }
+
+  observe(): Promise<ProjectObservation> {
+    return this.#online((deps) => observe(deps));
+  }
+
+  status(): Promise<ProjectStatus> {
+    return this.#online((deps) => projectStatus(deps));
+  }
+
+  runnerStatus(operation: OperationRef): Promise<RunnerStatusReport> {
+    return this.#online((deps) =>
+      runnerStatus({
+        ...deps,
+        planPath: operation.plan,
+        operationId: operation.operationId,
+        breakStaleLock: operation.breakStaleLock,
+      })
+    );
+  }
+
+  resume(operation: ResumeOptions): Promise<ReplacementResult> {
+    return this.#online((deps) =>
+      resumeReviewed({
+        ...deps,
+        planPath: operation.plan,
+        operationId: operation.operationId,
+        breakStaleLock: operation.breakStaleLock,
+        confirmEnv: operation.confirmEnv,
+        openlineage: operation.openlineage,
+        readyTimeoutMs: operation.readyTimeoutMs,
+        closeTimeoutMs: operation.closeTimeoutMs,
+      })
+    );
+  }
+
+  diff(options: ProjectDiffOptions): Promise<Review> {
+    return this.#run(() => diff({ ...options, dir: this.dir, environment: this.environment }));
+  }
+
+  state(): Promise<StateView> {
+    return this.#online((deps) => inspectState(deps.store));
+  }
+
+  initState(): Promise<StoreIdentity> {
+    return this.#online((deps) => deps.store.init());
+  }
+
+  close(): Promise<void> {
+    return this[Symbol.asyncDispose]();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    // let a call in progress finish with its ports before they are closed
+    await this.#queue.catch(() => {});
+    const ports = this.#ports;
+    this.#ports = null;
+    if (ports) await (await ports.catch(() => null))?.close();
+  }
+
+  /** Run calls one at a time, in order; refuse them once the handle is closed. */
+  #run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#closed) {
+      return Promise.reject(
+        new SluiceError("USAGE_PROJECT_CLOSED", `the project handle of ${this.dir} is closed`),
+      );
+    }
+    const next = this.#queue.catch(() => {}).then(fn);
+    this.#queue = next;
+    return next;
+  }
+
+  /** A call that needs the ports: the session options with the handle's ports. */
+  #online<T>(fn: (deps: HandleDeps) => Promise<T>): Promise<T> {
+    return this.#run(async () => fn(await this.#deps()));
+  }
+
+  async #deps(): Promise<HandleDeps> {
+    return (await this.#openPorts()).deps;
+  }
+
+  #openPorts(): Promise<Ports> {
+    this.#ports ??= this.#createPorts().catch((error) => {
+      // a project that could not be read is read again at the next call
+      this.#ports = null;
+      throw error;
+    });
+    return this.#ports;
+  }
+
+  async #createPorts(): Promise<Ports> {
+    const o = this.#options;
+    const logger = o.logger ?? SILENT_LOGGER;
+    const clock = o.clock ?? SYSTEM_CLOCK;
+    const needsManifest = !o.kafka || !o.store;
+    const project = needsManifest
+      ? await loadProject(this.dir, { environment: this.environment })
+      : null;
+    const store = o.store ??
+      openStateStore(projectStoreConfig(project!), { clock: () => new Date(clock.now()) });
+    const kafka = o.kafka ?? platformaticKafka(project!.manifest.kafka.bootstrapHost);
+    const docker = o.docker ?? dockerodePort();
+    const deps: HandleDeps = {
+      dir: this.dir,
+      environment: this.environment,
+      actor: o.actor,
+      onProgress: o.onProgress,
+      extraLabels: o.extraLabels,
+      clock: o.clock,
+      uuids: o.uuids,
+      logger,
+      docker,
+      kafka,
+      store,
+    };
+    return {
+      deps,
+      async close() {
+        // only what the handle created; a failure to close changes no result
+        const closing: Array<[string, () => Promise<void>]> = [];
+        if (!o.store) closing.push(["state store", () => store.close()]);
+        if (!o.kafka) closing.push(["Kafka client", () => kafka.close()]);
+        for (const [what, close] of closing) {
+          try {
+            await close();
+          } catch (error) {
+            logger.warn(
+              `the ${what} did not close cleanly: ${
+                error instanceof Error ? error.message : String(error)
+              }`,
+            );
+          }
+        }
+      },
+    };
+  }
+}
