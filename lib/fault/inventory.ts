@@ -7,7 +7,8 @@
  *
  * Each entry names the journeys that cross the site, so a harness knows which command to arm:
  * `replacement` (`apply --plan` of a reviewed plan), `resume` (`state resume` only), `create`
- * (`apply --plan` of a create plan). `deno task probes --list` prints {@link formatInventory};
+ * (`apply --plan` of a create plan), `operator` (an operator's explicit decision about a pending
+ * operation: `state accept-retention-loss`, `state abandon`). `deno task probes --list` prints {@link formatInventory};
  * entry points refuse a fault switch naming anything else ({@link guardInventorySwitch}).
  *
  * @example
@@ -31,7 +32,7 @@ import {
 } from "../state/sites.ts";
 
 /** The public command whose run crosses a site. */
-export type Journey = "replacement" | "resume" | "create";
+export type Journey = "replacement" | "resume" | "create" | "operator";
 
 /** One site of the inventory. */
 export interface InventoryEntry {
@@ -55,6 +56,8 @@ const TRANSITION_JOURNEYS: Readonly<Record<StateTransition, readonly Journey[]>>
   interrupt: ["resume"],
   resume: ["resume"],
   finalize: ["replacement"],
+  decide: ["operator"],
+  abandon: ["operator"],
 };
 
 /** The state layer's sites (lib/state/sites.ts), each with the journeys that cross it. */

@@ -1,7 +1,8 @@
 /**
  * The history (audit) envelope: an append-only list of sealed events. Its envelope version
  * is 1 while it holds only incidents and commits, becomes 2 only when it holds a resume
- * authorization, and 3 only when it holds a `runner_completed` receipt. Earlier events keep
+ * authorization, 3 only when it holds a `runner_completed` receipt, and 4 only when it holds
+ * an operator's decision (`operator_decision`) or an abandonment (`operation_abandoned`). Earlier events keep
  * their exact bytes and checksums: appending never re-encodes them.
  *
  * @example
@@ -21,6 +22,7 @@ import {
   type ControlDocument,
   type Incident,
   type OperationIntent,
+  type OperatorDecision,
   type ResumeAuthorization,
   seal,
   type SealedEntry,
@@ -46,11 +48,30 @@ export interface CompletionReceipt {
   resume_history: ResumeAuthorization[];
 }
 
+/**
+ * The audit record of an abandoned operation: who decided it, why, what the runtime looked like
+ * (read-only evidence), and the operation as it was left, frozen. Nothing was mutated.
+ */
+export interface OperationAbandoned {
+  kind: "operation_abandoned";
+  operation_id: string;
+  operation_kind: string;
+  actor: string;
+  recorded_at: string;
+  reason: string;
+  evidence: { [key: string]: Json };
+  intent: OperationIntent;
+  /** The control as it was abandoned. */
+  terminal_control: ControlDocument;
+}
+
 /** An event of the history envelope. */
 export type HistoryEvent =
   | ({ kind: "incident" } & Incident)
   | ({ kind: "resume_authorized" } & ResumeAuthorization)
   | CompletionReceipt
+  | OperationAbandoned
+  | ({ kind: "operator_decision" } & OperatorDecision)
   | {
     kind: "ownership_committed";
     operation_id: string | null;
@@ -62,7 +83,7 @@ export type HistoryEvent =
 /** The stored history envelope. */
 export interface HistoryDocument {
   format: "sluice.history";
-  version: 1 | 2 | 3;
+  version: 1 | 2 | 3 | 4;
   project: string;
   environment: string | null;
   events: SealedEntry[];
@@ -81,11 +102,17 @@ export function emptyHistory(project: string, environment: string | null): Histo
   return { format: "sluice.history", version: 1, project, environment, events: [] };
 }
 
-function versionFor(events: HistoryEvent[], current: 1 | 2 | 3): 1 | 2 | 3 {
-  let v: 1 | 2 | 3 = current;
+type HistoryVersion = HistoryDocument["version"];
+
+function versionFor(events: HistoryEvent[], current: HistoryVersion): HistoryVersion {
+  let v: HistoryVersion = current;
+  const atLeast = (n: HistoryVersion) => {
+    if (v < n) v = n;
+  };
   for (const e of events) {
-    if (e.kind === "runner_completed") v = 3;
-    else if (e.kind === "resume_authorized" && v < 2) v = 2;
+    if (e.kind === "operation_abandoned" || e.kind === "operator_decision") atLeast(4);
+    else if (e.kind === "runner_completed") atLeast(3);
+    else if (e.kind === "resume_authorized") atLeast(2);
   }
   return v;
 }
@@ -104,7 +131,7 @@ export function openHistory(value: unknown): HistoryEvent[] {
   if (d?.format !== "sluice.history" || !Array.isArray(d.events)) {
     throw new SluiceError("STATE_CORRUPT_HISTORY", "history: not a sluice.history envelope");
   }
-  if (d.version !== 1 && d.version !== 2 && d.version !== 3) {
+  if (![1, 2, 3, 4].includes(d.version)) {
     throw new SluiceError("STATE_CORRUPT_HISTORY", `history: unsupported version ${d.version}`);
   }
   const events = d.events.map((e, i) => {

@@ -18,12 +18,14 @@
  * ```
  * @module
  */
+import type { Json } from "./_canonical.ts";
 import type { CompletionReceipt, HistoryDocument, HistoryEvent } from "./history.ts";
 import type {
   Checkpoint,
   Incident,
   OpenedControl,
   OperationIntent,
+  OperatorDecision,
   ResumeAuthorization,
   ResumeRecord,
   RunnerAction,
@@ -54,6 +56,18 @@ export interface InterruptionInput {
   actor: string;
   recorded_at: string;
   reason: string;
+}
+
+/** What the caller records when abandoning an operation (the store adds the operation). */
+export interface AbandonInput {
+  /** The operation the operator names (must be the pending one). */
+  operation_id: string;
+  actor: string;
+  recorded_at: string;
+  /** Why it can never continue (required). */
+  reason: string;
+  /** The read-only observation of the runtime as it was left. */
+  evidence: { [key: string]: Json };
 }
 
 /** Result of finalizing a completed runner update. */
@@ -150,6 +164,17 @@ export interface StateStore {
   resumeOperation(snapshot: StateSnapshot, record: ResumeRecord): Promise<StateSnapshot>;
   /** The sole archived authorization left before its control update, or null. Read-only. */
   pendingResumeAuthorization(snapshot: StateSnapshot): Promise<ResumeAuthorization | null>;
+  /**
+   * Record an operator's decision about the pending runner update (control, then its audit
+   * event). Makes no provider change: the caller performs what it authorizes afterwards.
+   */
+  recordDecision(snapshot: StateSnapshot, decision: OperatorDecision): Promise<StateSnapshot>;
+  /**
+   * Abandon the pending operation: archive who, why, the evidence and the operation as it was
+   * (`operation_abandoned`), then clear control. Ownership is unchanged; a completed operation
+   * (receipt archived) cannot be abandoned.
+   */
+  abandonOperation(snapshot: StateSnapshot, input: AbandonInput): Promise<StateSnapshot>;
   /** Commit the desired runner checksum (serial + 1), archive the receipt and clear control. */
   finalizeCompletedRunner(snapshot: StateSnapshot, options?: { recordedAt?: string }): Promise<
     FinalizeResult
