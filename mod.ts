@@ -148,6 +148,17 @@ export {
 } from "./lib/runtime/replacement/execute.ts";
 export { resumeReviewed as resume } from "./lib/runtime/replacement/resume.ts";
 export { runnerStatus } from "./lib/runtime/replacement/runner_status.ts";
+// The operator's explicit, audited decisions about a pending operation. Example:
+//   await acceptRetentionLoss({ dir, planPath, operationId, reason: "expired records accepted" });
+//   await abandon({ dir, operationId, reason: "the state volume was removed by hand" });
+export { abandon } from "./lib/runtime/abandon.ts";
+export type { AbandonOptions, AbandonResult } from "./lib/runtime/abandon.ts";
+export { acceptRetentionLoss } from "./lib/runtime/replacement/retention.ts";
+export type { RetentionOptions, RetentionResult } from "./lib/runtime/replacement/retention.ts";
+export { OPERATOR_SITES } from "./lib/protocol/operator.ts";
+export type { OperatorDecision } from "./lib/state/journal.ts";
+export type { PendingOperation } from "./lib/plan/plan.ts";
+export { pendingCommands } from "./lib/plan/plan.ts";
 export type { OperationOptions, ReviewedOptions } from "./lib/runtime/replacement/operation.ts";
 export type { ReplacementResult, RunnerStatusReport } from "./lib/runtime/replacement/result.ts";
 export type { Clock, RuntimeDeps, UuidSource } from "./lib/runtime/deps.ts";

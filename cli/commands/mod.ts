@@ -11,6 +11,7 @@ import { register as runtime } from "./runtime.ts";
 import { register as deploy } from "./deploy.ts";
 import { register as replacement } from "./replacement.ts";
 import { register as review } from "./review.ts";
+import { register as operator } from "./operator.ts";
 
 /**
  * A function that adds one command group to the program; `deps` (ports, clock, UUID source) are
@@ -19,4 +20,12 @@ import { register as review } from "./review.ts";
 export type Register = (program: Command, deps: RuntimeDeps) => void;
 
 /** Every command group, in the order `--help` lists them. */
-export const COMMANDS: Register[] = [project, deploy, review, state, replacement, runtime];
+export const COMMANDS: Register[] = [
+  project,
+  deploy,
+  review,
+  state,
+  replacement,
+  operator,
+  runtime,
+];

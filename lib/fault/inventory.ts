@@ -21,6 +21,7 @@
 import { type FaultSite, guardFaultSwitch, siteLocation } from "./site.ts";
 import { OPERATION_WRITES, replacementSites } from "../protocol/replacement.ts";
 import { createSites } from "../protocol/create.ts";
+import { operatorSites } from "../protocol/operator.ts";
 import {
   LOCAL_WRITE_ORDER,
   localWriteSites,
@@ -102,6 +103,7 @@ export function faultInventory(): InventoryEntry[] {
   const resumeOnly: FaultSite[] = [OPERATION_WRITES.interruption, OPERATION_WRITES.resume];
   for (const s of replacementSites()) add(s, resumeOnly.includes(s) ? "resume" : "replacement");
   for (const s of createSites()) add(s, "create");
+  for (const s of operatorSites()) add(s, "operator");
   for (const [s, journeys] of stateSites()) for (const j of journeys) add(s, j);
   // every declared state site is composed (the state layer's own list is the check)
   const missing = STATE_SITES.filter((s) => !entries.has(s.name)).map((s) => s.name);

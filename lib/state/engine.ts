@@ -24,8 +24,8 @@ import {
   emptyHistory,
   type HistoryDocument,
   type HistoryEvent,
-  type OperationAbandoned,
   openHistory,
+  type OperationAbandoned,
 } from "./history.ts";
 import {
   type Checkpoint,
@@ -636,7 +636,10 @@ export class StateEngine implements StateStore {
     }
   }
 
-  async recordDecision(snapshot: StateSnapshot, decision: OperatorDecision): Promise<StateSnapshot> {
+  async recordDecision(
+    snapshot: StateSnapshot,
+    decision: OperatorDecision,
+  ): Promise<StateSnapshot> {
     this.#requireLock(snapshot);
     const c = this.#runnerControl(snapshot);
     this.#refuseFrozen(snapshot, c);
@@ -732,10 +735,13 @@ export class StateEngine implements StateStore {
       terminal_control: c.document,
     };
     return await this.#write("abandon", snapshot, [
-      ["history", appendEvents(snapshot.history.document, [
-        ...this.#unarchivedIncidents(snapshot, c),
-        event,
-      ])],
+      [
+        "history",
+        appendEvents(snapshot.history.document, [
+          ...this.#unarchivedIncidents(snapshot, c),
+          event,
+        ]),
+      ],
       ["control", null],
     ]);
   }

@@ -18,7 +18,12 @@
  * ```
  * @module
  */
-import type { Checkpoint, PartitionOffset, RunnerAction } from "../../state/journal.ts";
+import type {
+  Checkpoint,
+  OperatorDecision,
+  PartitionOffset,
+  RunnerAction,
+} from "../../state/journal.ts";
 import type { GuardName, Stage } from "../../protocol/replacement.ts";
 import { type Blocker, blocker } from "../../validation/blocker.ts";
 import type { ContainerEvidence, RunnerObservation } from "../../validation/observation.ts";
@@ -53,6 +58,8 @@ export interface GuardView {
   memory: { termRequested: boolean; startRequested: boolean };
   /** True under an explicit `state resume`. */
   resuming: boolean;
+  /** The operator's recorded decisions (retention-loss acceptances) of this operation. */
+  decisions: OperatorDecision[];
 }
 
 /** A guard. */
@@ -84,10 +91,20 @@ function checkpoint<N extends Checkpoint["name"]>(
   return v.checkpoints.find((x): x is Extract<Checkpoint, { name: N }> => x.name === name) ?? null;
 }
 
+/**
+ * The durable clean-close vector, as moved by the operator's recorded retention-loss
+ * acceptances: a partition named by a decision is expected at that decision's `to` (the
+ * earliest retained offset it moved to), the last decision winning.
+ */
 function cleanCloseVector(v: GuardView): PartitionOffset[] {
   const cp = checkpoint(v, "old_closed");
   if (!cp) throw new Error("old_closed checkpoint missing at a stage after it");
-  return cp.offsets;
+  return cp.offsets.map((o) => {
+    const moved = v.decisions.flatMap((d) =>
+      d.partitions.filter((p) => p.partition === o.partition && p.topic === o.topic)
+    ).at(-1);
+    return moved ? { ...o, offset: moved.to } : o;
+  });
 }
 
 function vectorsEqual(a: PartitionOffset[], b: PartitionOffset[]): boolean {

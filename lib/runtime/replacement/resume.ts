@@ -26,7 +26,7 @@ import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
 import { startupFailureEvidence } from "./guards.ts";
-import { checkpointsOf } from "./drive.ts";
+import { checkpointsOf, decisionsOf } from "./drive.ts";
 import { driveThenFinalize, finalizeOperation } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import {
@@ -113,6 +113,7 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
     obs,
     memory: { termRequested: false, startRequested: false },
     resuming: true,
+    decisions: decisionsOf(snap),
   });
   if (first?.kind === "blocked") {
     return notCommitted(base, {
