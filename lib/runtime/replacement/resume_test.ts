@@ -1,7 +1,7 @@
 // No stranded finalize (issue 12 item 3): a reviewed replacement's `apply --plan` is killed by
-// SIGKILL at each fault site of the finalization (the local backend's receipt → ownership →
-// clear writes, each temp/rename/fsync, and the finalize site itself), through the CLI in its
-// own OS process on a file-backed fake world. A fresh `state resume` then completes the same
+// SIGKILL inside the finalization (one site for each state the local backend's receipt →
+// ownership → clear writes can leave, and the finalize site itself), through the CLI in its own
+// OS process on a file-backed fake world. A fresh `state resume` then completes the same
 // operation: serial + 1 exactly once, one receipt, no Docker or Kafka mutation, and the next
 // plan is a no-op. The same way out is proven on the real services in
 // tests/ways_out_docker_kafka_pg_test.ts.
@@ -13,9 +13,16 @@ import { STATE_SITES } from "../../state/sites.ts";
 import { apply, plan } from "../session.ts";
 import { fakeProject } from "../../../testing/ways/fake_project.ts";
 
-const FINALIZE_SITES = [
-  OPERATION_WRITES.finalize.name,
-  ...STATE_SITES.map((s) => s.name).filter((n) => n.startsWith("state.local.finalize.")),
+// one kill for each state the local finalize (receipt → ownership → clear) can leave, and the
+// finalize site itself; the exhaustive sweep (testing/sweep) kills at every site
+const FINALIZE_KILLS: Array<[string, "before" | "after"]> = [
+  [OPERATION_WRITES.finalize.name, "before"], // nothing written
+  ["state.local.finalize.history.rename", "before"], // a temp file only
+  ["state.local.finalize.history.dirsync", "before"], // the receipt
+  ["state.local.finalize.ownership.rename", "after"], // receipt and ownership
+  ["state.local.finalize.control.unlink", "before"], // receipt and ownership, fsynced
+  ["state.local.finalize.control.unlink", "after"], // cleared, directory not fsynced
+  [OPERATION_WRITES.finalize.name, "after"], // finished, the response lost
 ];
 
 const order = (i: number, amount: number) => ({
@@ -120,9 +127,11 @@ async function receiptOperation(dir: string, project: string): Promise<string> {
   }
 }
 
-for (const site of FINALIZE_SITES) {
-  for (const side of ["before", "after"] as const) {
-    Deno.test(`a replacement killed at ${site}:${side} is finished by state resume`, () =>
-      killedFinalize(site, side));
-  }
+for (const [site, side] of FINALIZE_KILLS) {
+  assert.ok(
+    site === OPERATION_WRITES.finalize.name || STATE_SITES.some((s) => s.name === site),
+    `${site} is a declared site`,
+  );
+  Deno.test(`a replacement killed at ${site}:${side} is finished by state resume`, () =>
+    killedFinalize(site, side));
 }
