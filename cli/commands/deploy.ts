@@ -212,8 +212,12 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
           c[0].environment.ok &&
           c[0].execution.ok && c[0].runnerStatus?.state === "RUNNING" &&
           r.kafka.group.members.length === 1;
+        // a container of the pending operation is its candidate, not a foreign generation
+        const pendingId = state.pending?.operation_id ?? null;
+        const candidate = c.find((x) => pendingId !== null && x.labels.operationId === pendingId);
         return {
           model: r.target.applicationId,
+          candidate_of: candidate ? pendingId : null,
           containers: c.length,
           state: c.length === 1 ? c[0].status : c.length === 0 ? "absent" : "several",
           generation: c.length === 1 ? c[0].labels.generation : null,
@@ -226,7 +230,15 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       printResult(
         outputFormat(cmd),
         "status",
-        { state: { ok: true, store: state.identity, revision: state.revision }, models: rows },
+        {
+          state: {
+            ok: true,
+            store: state.identity,
+            revision: state.revision,
+            pending: state.pending,
+          },
+          models: rows,
+        },
         () =>
           [
             `ok   state ${
@@ -234,9 +246,19 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
                 ? `${state.identity.backend} store ${state.identity.store_id}`
                 : "store"
             } (${state.revision ?? "new"}): every stored byte verified`,
-          ].concat(rows.map((r) =>
+          ].concat(
+            state.pending
+              ? [
+                `WAIT pending ${state.pending.kind} ${state.pending.operation_id} (${state.pending.status}, last boundary ${
+                  state.pending.last_checkpoint ?? "intent"
+                }): see docs/runbook.md`,
+              ]
+              : [],
+          ).concat(rows.map((r) =>
             `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  generation=${
               r.generation ?? "-"
+            }${
+              r.candidate_of ? ` (candidate of pending operation ${r.candidate_of})` : ""
             }  group=${r.group}/${r.members}  lag=${r.lag}`
           )).join("\n"),
       );

@@ -47,8 +47,13 @@ Deno.test("a candidate that failed at start-up before processing is named as the
     codes.some((b) => /is that operation's candidate/.test(b.message)),
     JSON.stringify(codes),
   );
-  const status = await r.cli(["-o", "json", "status", "--project", r.p.dir]);
-  assert.doesNotMatch(status.stdout, /FOREIGN/);
+  const status = (await r.cli(["-o", "json", "status", "--project", r.p.dir])).json().data!;
+  const models = status.models as Array<{ candidate_of: string | null }>;
+  assert.equal(models[0].candidate_of, operationId);
+  assert.equal(
+    (status.state as { pending: { operation_id: string } }).pending.operation_id,
+    operationId,
+  );
 
   // runner-status: the next proven step restarts the candidate
   const diag = (await r.cli(["-o", "json", "state", "runner-status", ...r.common(operationId)]))

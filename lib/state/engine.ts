@@ -207,14 +207,28 @@ export class StateEngine implements StateStore {
   async verifyIntegrity(): Promise<IntegrityReport> {
     try {
       if ((await this.#p.identity()) === null) {
-        return { ok: true, identity: null, revision: null, problem: null }; // nothing stored
+        return { ok: true, identity: null, revision: null, problem: null, pending: null };
       }
       const snap = await this.load();
-      return { ok: true, identity: snap.identity, revision: snap.revision, problem: null };
+      const c = snap.control?.opened ?? null;
+      return {
+        ok: true,
+        identity: snap.identity,
+        revision: snap.revision,
+        problem: null,
+        pending: c
+          ? {
+            operation_id: c.operation_id,
+            kind: c.kind,
+            status: c.status,
+            last_checkpoint: c.checkpoints.at(-1)?.name ?? null,
+          }
+          : null,
+      };
     } catch (e) {
       if (e instanceof SluiceError && e.code === "STATE_NOT_INITIALIZED") {
         // a schema awaiting its migrations: the next init migrates and seals it
-        return { ok: true, identity: null, revision: null, problem: null };
+        return { ok: true, identity: null, revision: null, problem: null, pending: null };
       }
       if (e instanceof SluiceError && e.code.startsWith("STATE_CORRUPT")) {
         return {
@@ -222,6 +236,7 @@ export class StateEngine implements StateStore {
           identity: null,
           revision: null,
           problem: { code: e.code, message: e.message, evidence: e.evidence ?? {} },
+          pending: null,
         };
       }
       throw e;

@@ -102,6 +102,13 @@ export interface IntegrityReport {
   revision: string | null;
   /** The `STATE_CORRUPT_*` error: code, message naming document and field, evidence. */
   problem: { code: string; message: string; evidence: Record<string, unknown> } | null;
+  /** The pending operation of a verified store, if any (what `sluice status` names). */
+  pending: {
+    operation_id: string;
+    kind: string;
+    status: string;
+    last_checkpoint: string | null;
+  } | null;
 }
 
 /** Options for acquiring the deployment lock. */
