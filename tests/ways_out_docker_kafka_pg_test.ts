@@ -330,7 +330,15 @@ Deno.test(
       assert.equal(json(resumed).data.committed, true);
       const receipt = json(resumed).data.receipt;
       assert.equal(receipt.resume_history[0].recovery.startup_failure.exit_code, 15);
-      assert.equal(receipt.resume_history[0].recovery.startup_failure.reason, "KAFKA_UNREACHABLE");
+      // which of the two the runner gives depends on how its admin call ends (a timeout, or a
+      // failure once the broker's address cannot be connected): both are documented start-up
+      // failures that a reachable broker cures
+      assert.ok(
+        ["KAFKA_UNREACHABLE", "KAFKA_ADMIN_FAILED"].includes(
+          receipt.resume_history[0].recovery.startup_failure.reason,
+        ),
+        JSON.stringify(receipt.resume_history[0].recovery.startup_failure),
+      );
     } finally {
       await removeLabelled(LABEL.applicationId, c.appId);
       await removeLabelled(LABEL.applicationId, `${c.appId}-forwarder`);

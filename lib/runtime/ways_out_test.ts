@@ -173,6 +173,7 @@ Deno.test("state abandon records the decision, mutates nothing and frees the pro
   // resume and a second abandon say what happened; nothing is written
   const resumed = await r.cli(["-o", "json", "state", "resume", ...r.common(operationId)]);
   assert.equal(resumed.code, 4);
+  assert.equal(resumed.json().errors[0].code, "BLOCKED_OPERATION_ABANDONED");
   const again = await r.cli([
     "-o",
     "json",

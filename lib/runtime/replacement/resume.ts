@@ -2,10 +2,15 @@
  * `state resume --plan FILE --operation-id UUID`: continue the same operation under a new lock
  * (spec, "Resume is not read-only recovery"). An operation already completed is verified from
  * its receipt and the running candidate (no redeploy, audit append or serial increment). A
- * pending one is checked against the same plan and current project; an in-progress control
- * first gets its interruption recorded; an action recorded completed only finalizes; otherwise
- * the resume is authorized (reusing an exact prewritten authorization) and the table is driven
- * from the last durable boundary. Each of these writes crosses its fault site.
+ * pending one is checked against the same plan and current project. A receipt beside the
+ * pending control (a local finalize killed after its receipt or ownership write) only completes
+ * the finalization, with no runtime writes. Otherwise the fresh evidence must authorize a step
+ * before anything is written (a blocked resume records nothing and spends no authorization);
+ * then an in-progress control first gets its interruption recorded; an action recorded completed
+ * only finalizes; otherwise the resume is authorized (reusing an exact prewritten authorization,
+ * its recovery record naming the step and, for a candidate restarted after a start-up failure,
+ * that failure) and the table is driven from the last durable boundary. Each of these writes
+ * crosses its fault site. An abandoned operation is reported as such.
  *
  * @example
  * ```ts
@@ -18,6 +23,7 @@ import { SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
 import { verifyPlanCurrent } from "../../plan/plan_file.ts";
 import { OPERATION_WRITES } from "../../protocol/replacement.ts";
+import { findAbandonment } from "../../state/engine.ts";
 import type { ResumeRecord } from "../../state/journal.ts";
 import type { RunnerObservation } from "../../validation/observation.ts";
 import type { Stage } from "../../protocol/replacement.ts";
@@ -59,6 +65,13 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
     // no redeploy, no audit append, no serial increment
     const receipt = await p.store.completedReceipt(operationId);
     if (!receipt) {
+      const abandoned = findAbandonment(snap.history.events, operationId);
+      if (abandoned) {
+        throw new SluiceError(
+          "BLOCKED_OPERATION_ABANDONED",
+          `operation ${operationId} was abandoned by ${abandoned.actor} at ${abandoned.recorded_at} (${abandoned.reason}); it can never continue: plan again`,
+        );
+      }
       throw new SluiceError(
         "BLOCKED_NO_PENDING_OPERATION",
         `operation ${operationId} is neither pending nor completed`,
