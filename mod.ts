@@ -34,6 +34,7 @@ export type { ErrorCode, ExitStatus, SourceLocation } from "./lib/errors.ts";
 // the front door: a project handle and its journeys
 export { openProject } from "./lib/sdk/project.ts";
 export type {
+  AbandonRequest,
   ApplyOutcome,
   OpenProjectOptions,
   OperationRef,
@@ -41,17 +42,27 @@ export type {
   ProjectDiffOptions,
   ProjectPlanOptions,
   ResumeOptions,
+  RetentionRequest,
   SluiceProject,
 } from "./lib/sdk/project.ts";
+export type { AbandonResult } from "./lib/runtime/abandon.ts";
+export type { RetentionResult } from "./lib/runtime/replacement/retention.ts";
+export type { OperatorDecision } from "./lib/state/journal.ts";
+export type { OperationAbandoned } from "./lib/state/history.ts";
+export type { AbandonInput } from "./lib/state/store.ts";
 export type { Clock, RuntimeDeps, UuidSource } from "./lib/runtime/deps.ts";
 export { progressLabel } from "./lib/runtime/progress.ts";
 export type {
   ActionEvent,
+  AdoptedEvent,
   CheckpointEvent,
   CommittedEvent,
+  ContinuedEvent,
   CreatedEvent,
+  DecisionEvent,
   IntentEvent,
   Logger,
+  OffsetsMovedEvent,
   ProgressBase,
   ProgressEvent,
   ProgressListener,

@@ -213,9 +213,17 @@ function renderStatus(s: ProjectStatus): string {
       s.state.revision ?? "new"
     }): every stored byte verified`,
   ].concat(
+    s.state.pending
+      ? [
+        `WAIT pending ${s.state.pending.kind} ${s.state.pending.operation_id} (${s.state.pending.status}, last boundary ${
+          s.state.pending.last_checkpoint ?? "intent"
+        }): see docs/runbook.md`,
+      ]
+      : [],
+  ).concat(
     s.models.map((r) =>
-      `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  generation=${
-        r.generation ?? "-"
+      `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  generation=${r.generation ?? "-"}${
+        r.candidate_of ? ` (candidate of pending operation ${r.candidate_of})` : ""
       }  group=${r.group}/${r.members}  lag=${r.lag}`
     ),
   ).join("\n");

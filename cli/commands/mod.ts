@@ -15,6 +15,7 @@ import { register as deploy } from "./deploy.ts";
 import { register as replacement } from "./replacement.ts";
 import { register as review } from "./review.ts";
 import { register as version } from "./version.ts";
+import { register as operator } from "./operator.ts";
 
 /**
  * A function that adds one command group to the program; `deps` (ports, clock, UUID source) are
@@ -23,4 +24,13 @@ import { register as version } from "./version.ts";
 export type Register = (program: Command, deps: RuntimeDeps) => void;
 
 /** Every command group, in the order `--help` lists them. */
-export const COMMANDS: Register[] = [project, deploy, review, state, replacement, runtime, version];
+export const COMMANDS: Register[] = [
+  project,
+  deploy,
+  review,
+  state,
+  replacement,
+  operator,
+  runtime,
+  version,
+];

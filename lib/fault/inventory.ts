@@ -7,7 +7,8 @@
  *
  * Each entry names the journeys that cross the site, so a harness knows which command to arm:
  * `replacement` (`apply --plan` of a reviewed plan), `resume` (`state resume` only), `create`
- * (`apply --plan` of a create plan). `deno task probes --list` prints {@link formatInventory};
+ * (`apply --plan` of a create plan), `operator` (an operator's explicit decision about a pending
+ * operation: `state accept-retention-loss`, `state abandon`). `deno task probes --list` prints {@link formatInventory};
  * entry points refuse a fault switch naming anything else ({@link guardInventorySwitch}).
  *
  * @example
@@ -20,6 +21,7 @@
 import { type FaultSite, guardFaultSwitch, siteLocation } from "./site.ts";
 import { OPERATION_WRITES, replacementSites } from "../protocol/replacement.ts";
 import { createSites } from "../protocol/create.ts";
+import { operatorSites } from "../protocol/operator.ts";
 import {
   LOCAL_WRITE_ORDER,
   localWriteSites,
@@ -31,7 +33,7 @@ import {
 } from "../state/sites.ts";
 
 /** The public command whose run crosses a site. */
-export type Journey = "replacement" | "resume" | "create";
+export type Journey = "replacement" | "resume" | "create" | "operator";
 
 /** One site of the inventory. */
 export interface InventoryEntry {
@@ -55,6 +57,8 @@ const TRANSITION_JOURNEYS: Readonly<Record<StateTransition, readonly Journey[]>>
   interrupt: ["resume"],
   resume: ["resume"],
   finalize: ["replacement"],
+  decide: ["operator"],
+  abandon: ["operator"],
 };
 
 /** The state layer's sites (lib/state/sites.ts), each with the journeys that cross it. */
@@ -99,6 +103,7 @@ export function faultInventory(): InventoryEntry[] {
   const resumeOnly: FaultSite[] = [OPERATION_WRITES.interruption, OPERATION_WRITES.resume];
   for (const s of replacementSites()) add(s, resumeOnly.includes(s) ? "resume" : "replacement");
   for (const s of createSites()) add(s, "create");
+  for (const s of operatorSites()) add(s, "operator");
   for (const [s, journeys] of stateSites()) for (const j of journeys) add(s, j);
   // every declared state site is composed (the state layer's own list is the check)
   const missing = STATE_SITES.filter((s) => !entries.has(s.name)).map((s) => s.name);

@@ -110,6 +110,67 @@ export interface PlanInput {
   consumers?: LiveConsumers | null;
   /** Why `consumers` is null online (e.g. the Kafka port cannot list groups). */
   consumersUnobserved?: string;
+  /**
+   * The operation pending in the state store, if any: the plan is then blocked by
+   * `BLOCKED_OPERATION_PENDING` naming it and the commands that finish or abandon it (a plan
+   * never says "no changes" while an operation is pending), and containers labelled with its
+   * operation ID are named as that operation's, not as foreign generations.
+   */
+  pending?: PendingOperation | null;
+}
+
+/** The pending operation as the planner shows it. */
+export interface PendingOperation {
+  operation_id: string;
+  kind: string;
+  status: string;
+  /** The last durable checkpoint (null: intent only). */
+  last_boundary: string | null;
+  /** sha256 of the plan file the operation started from (give that same file to continue). */
+  plan_sha256: string | null;
+}
+
+/**
+ * The commands that finish or end a pending operation, by kind: a replacement is diagnosed and
+ * continued with its original reviewed plan file; a create is continued by applying the same
+ * plan file again; either may be abandoned by an explicit, audited decision.
+ *
+ * @example
+ * ```ts
+ * import { pendingCommands } from "./plan.ts";
+ * console.log(pendingCommands({ operation_id: "op", kind: "create", status: "in_progress",
+ *   last_boundary: null, plan_sha256: null }).continue);
+ * ```
+ */
+export function pendingCommands(p: PendingOperation): {
+  status: string | null;
+  continue: string;
+  abandon: string;
+} {
+  const file = `PLAN_FILE (the plan file with sha256 ${p.plan_sha256 ?? "unknown"})`;
+  return p.kind === "runner_update"
+    ? {
+      status: `sluice state runner-status --plan ${file} --operation-id ${p.operation_id}`,
+      continue: `sluice state resume --plan ${file} --operation-id ${p.operation_id}`,
+      abandon: `sluice state abandon --operation-id ${p.operation_id} --reason TEXT`,
+    }
+    : {
+      status: null,
+      continue: `sluice apply --plan ${file}`,
+      abandon: `sluice state abandon --operation-id ${p.operation_id} --reason TEXT`,
+    };
+}
+
+/** The blocker a pending operation gives every plan. */
+function pendingBlocker(p: PendingOperation): Blocker {
+  const cmds = pendingCommands(p);
+  return blocker(
+    "BLOCKED_OPERATION_PENDING",
+    `operation ${p.operation_id} (${p.kind}, ${p.status}, last boundary ${
+      p.last_boundary ?? "intent"
+    }) is pending; nothing else may change until it is finished (${cmds.continue}) or abandoned (${cmds.abandon})`,
+    { evidence: { ...p, commands: cmds } },
+  );
 }
 
 /** True when the plan changes nothing and nothing blocks it. */
@@ -130,6 +191,8 @@ export function planProject(input: PlanInput): Plan {
   const ownedTopics = ownership?.topics ?? [];
   const actions: PlannedAction[] = [];
   const blockers: Blocker[] = [];
+  const pending = input.pending ?? null;
+  if (pending) blockers.push(pendingBlocker(pending));
   const selected = selectedModels(project, input.select ?? null);
   const inScope = (model: string) => selected === null || selected.includes(model);
   const models = project.models.filter((m) => inScope(m.name));
@@ -260,6 +323,36 @@ export function planProject(input: PlanInput): Plan {
           ),
         );
       }
+      continue;
+    }
+    const mine = pending
+      ? obs.containers.filter((c) => c.labels.operationId === pending.operation_id)
+      : [];
+    if (pending && mine.length > 0) {
+      // the pending operation's own containers are its candidate, not foreign generations
+      blockers.push(blocker(
+        "BLOCKED_OPERATION_PENDING",
+        `model ${a.model} is being changed by pending operation ${pending.operation_id}: ${
+          mine.map((c) =>
+            `container ${c.id.slice(0, 12)} (${c.name}, ${c.status}${
+              c.status === "exited" ? ` exit ${c.exitCode}` : ""
+            }) is that operation's candidate`
+          ).join("; ")
+        }`,
+        {
+          model: a.model,
+          evidence: {
+            operation_id: pending.operation_id,
+            containers: mine.map((c) => ({
+              id: c.id,
+              name: c.name,
+              status: c.status,
+              exit_code: c.exitCode,
+              generation: c.labels.generation,
+            })),
+          },
+        },
+      ));
       continue;
     }
     const checked = verifyOwnedRunner(obs, owned, ownedTopics);

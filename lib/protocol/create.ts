@@ -54,12 +54,15 @@ export const CREATE_TABLE: readonly CreateRow[] = [
     per: "operation",
     requires:
       "a current sealed plan, no pending operation, no topic to create exists, the runner image and network exist, nothing carries a new application ID",
-    next: "record the create operation's intent",
+    next:
+      "record the create operation's intent with every identity it will create (volume instances, container names and generations, initial positions)",
     site: site("journal.create_intent", "journal", "record the create operation's intent"),
     blockers: [
       "BLOCKED_OPERATION_PENDING",
       "BLOCKED_UNOWNED_TOPIC",
       "BLOCKED_UNOWNED_RUNTIME",
+      "BLOCKED_TOPIC_MISSING",
+      "BLOCKED_CREATE_NOT_CONTINUABLE",
       "ENV_IMAGE_MISSING",
       "ENV_NETWORK_MISSING",
     ],
@@ -67,30 +70,33 @@ export const CREATE_TABLE: readonly CreateRow[] = [
   {
     step: "create_topic",
     per: "topic",
-    requires: "the intent is recorded",
+    requires:
+      "the intent is recorded; the topic is absent (or, continuing, present with the planned partitions: the one whose create response was lost)",
     next: "create the topic with its declared partitions",
     site: site("kafka.create_topic", "provider", "create a topic (once per topic to create)"),
-    blockers: [],
+    blockers: ["BLOCKED_UNOWNED_TOPIC"],
   },
   {
     step: "create_volume",
     per: "runner",
-    requires: "the runner image and network exist",
-    next: "create the state volume with a fresh instance UUID (label and instance file)",
+    requires:
+      "the runner image and network exist; the volume is absent (or carries exactly the recorded instance and this operation's label)",
+    next: "create the state volume with the recorded instance UUID (label and instance file)",
     site: site("docker.create_volume", "provider", "create the state volume and its instance file"),
-    blockers: ["ENV_IMAGE_MISSING", "ENV_NETWORK_MISSING"],
+    blockers: ["ENV_IMAGE_MISSING", "ENV_NETWORK_MISSING", "BLOCKED_UNOWNED_RUNTIME"],
   },
   {
     step: "position_offsets",
     per: "runner",
-    requires: "the input and output topics exist",
-    next: "position the consumer group at the initial-offset policy (the runner never resets)",
+    requires:
+      "the input and output topics exist; no committed offsets (or exactly the recorded positions); the recorded positions are retained",
+    next: "position the consumer group at the recorded initial positions (the runner never resets)",
     site: site(
       "kafka.position_offsets",
       "provider",
       "set the new consumer group's committed offsets before the runner first starts",
     ),
-    blockers: ["BLOCKED_TOPIC_MISSING"],
+    blockers: ["BLOCKED_TOPIC_MISSING", "BLOCKED_UNOWNED_RUNTIME", "BLOCKED_RETENTION_LOSS"],
   },
   {
     step: "write_mounted_plan",
@@ -103,18 +109,20 @@ export const CREATE_TABLE: readonly CreateRow[] = [
   {
     step: "create_container",
     per: "runner",
-    requires: "the mounted plan file is written",
+    requires:
+      "the mounted plan file is written; no container carries the application ID (or exactly this operation's)",
     next: "create the stopped runner container with its generation labels",
     site: site("docker.create_runner", "provider", "create the first runner container"),
-    blockers: [],
+    blockers: ["BLOCKED_UNOWNED_RUNTIME"],
   },
   {
     step: "start_container",
     per: "runner",
-    requires: "the container was created",
+    requires:
+      "the container was created and never started (or exited before RUNNING with its positions untouched)",
     next: "start it",
     site: site("docker.start_runner", "provider", "start the first runner container"),
-    blockers: [],
+    blockers: ["BLOCKED_RUNNER_EXITED"],
   },
   {
     step: "await_ready",

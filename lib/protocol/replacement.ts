@@ -287,6 +287,22 @@ const ROWS = [
     blockers: [...RECORDED_CANDIDATE, "BLOCKED_OFFSET_REGRESSION"],
   },
   {
+    id: "restart_failed_candidate",
+    stage: "replacement_created",
+    spec: {
+      durable: "Candidate failed before processing anything",
+      requires:
+        "Explicit resume; the candidate never reached RUNNING, exited with a documented start-up failure (exit 15, KAFKA_UNREACHABLE or KAFKA_ADMIN_FAILED), no OOM, committed positions still equal the clean-close vector, inactive group",
+      next:
+        "Start that candidate again once the cause is fixed (the evidence is recorded with the resume authorization); never fresh initial positions",
+    },
+    guard: "failedBeforeProcessingUnderResume",
+    step: "start",
+    site: S.start,
+    wait: "ready",
+    blockers: [...RECORDED_CANDIDATE, ...STOPPED, "BLOCKED_CANDIDATE_STARTUP_FAILED"],
+  },
+  {
     id: "restart_candidate",
     stage: "replacement_created",
     spec: {

@@ -10,6 +10,22 @@
  * It never pulls or builds an image and never adopts a resource it did not create. A
  * format-6 plan (a predicate replacement) is executed by the reviewed coordinator, not here.
  *
+ * **Continuation.** The intent records ahead every identity sluice chooses for what it will
+ * create (`details.identities`): each runner's volume instance UUID, container name and
+ * generation (written as labels atomically by Docker), and the group's initial positions
+ * (decided before the intent; a new topic starts at 0). A process killed anywhere leaves the
+ * operation pending; `apply --plan` with the same plan file continues it: every step observes
+ * first, creates what is absent, adopts what carries exactly these identities (the volume by its
+ * instance label, file and operation label; the container by name, operation and generation;
+ * the positions by equality with the recorded ones) and blocks on anything else
+ * (`BLOCKED_UNOWNED_RUNTIME`). Kafka assigns topic IDs and a topic carries no labels: a planned
+ * topic (absent when the intent was recorded under the lock) found with the planned partition
+ * count is adopted as the one whose create response was lost; another partition count blocks
+ * (`BLOCKED_UNOWNED_TOPIC`). A runner that exited before RUNNING with its positions untouched is
+ * started again. Applying a plan that an operation already committed is a verified no-op: the
+ * state must be the plan's protected state plus exactly its creations, and every created runner
+ * is observed as owned.
+ *
  * @example
  * ```ts
  * import { applyPlan } from "./apply.ts";
@@ -20,9 +36,12 @@
 import { SluiceError } from "../errors.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { atSite } from "../fault/site.ts";
-import type { Plan, PlannedAction } from "../plan/plan.ts";
+import { pendingCommands, type Plan, type PlannedAction } from "../plan/plan.ts";
 import { verifyPlanCurrent } from "../plan/plan_file.ts";
-import type { StateStore } from "../state/store.ts";
+import type { StateSnapshot, StateStore } from "../state/store.ts";
+import type { OperationIntent } from "../state/journal.ts";
+import type { Json } from "../state/_canonical.ts";
+import { checkGeneration, verifyOwnedRunner } from "../validation/runner_checks.ts";
 import type { OwnershipDocument } from "../state/ownership.ts";
 import { emptyOwnership, stateChecksum } from "../state/ownership.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
@@ -32,7 +51,7 @@ import type { RunnerTarget } from "../validation/observation.ts";
 import { createSite } from "../protocol/create.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
 import { type Clock, isoNow, RANDOM_UUIDS, sleep, SYSTEM_CLOCK, type UuidSource } from "./deps.ts";
-import type { ProgressEvent, ProgressListener } from "./progress.ts";
+import type { ProgressListener } from "./progress.ts";
 import { writeMountedPlanFile } from "./mounted_plan_file.ts";
 import {
   generationOf,
@@ -58,7 +77,7 @@ export interface RuntimeContext {
   plansDir: string;
   /** The project's current source hash (re-read from disk by the caller). */
   sourceSha256: string;
-  /** Progress events: the intent, each resource created, each poll of the ready wait, the commit. */
+  /** Progress events (the CLI prints one line per event on a terminal). */
   onProgress?: ProgressListener;
   /** Default: the system clock and random UUIDs. */
   clock?: Clock;
@@ -75,6 +94,8 @@ export interface RuntimeContext {
 export interface ApplyResult {
   /** True when nothing needed doing (nothing was written). */
   noop: boolean;
+  /** True when the plan was already applied (a verified repeat: nothing written). */
+  already_applied: boolean;
   /** The operation's UUID; null for a no-op. */
   operation_id: string | null;
   /** The ownership serial after the apply. */
@@ -102,31 +123,72 @@ export async function applyPlan(
   if (plan.blockers.length > 0) throw blockerError(plan.blockers);
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const now = () => isoNow(clock);
-  const progress = ctx.onProgress ?? (() => {});
   if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
   await ctx.store.acquireLock({ actor: ctx.actor });
   try {
     let snap = await ctx.store.load();
-    verifyPlanCurrent(plan, {
+    const current = (checksum: string | null) => ({
       project: ctx.store.project,
       environment: ctx.store.environment,
       sourceSha256: ctx.sourceSha256,
-      stateChecksum: snap.ownership?.checksum ?? null,
+      stateChecksum: checksum,
       store: snap.identity,
     });
+    const pending = snap.control?.opened ?? null;
+    if (
+      pending && pending.kind === "create" && pending.intent.reviewed_plan_sha256 === planSha256
+    ) {
+      // the same plan file again: continue that operation from exact observation. Its intent
+      // was recorded from these plan bytes against their protected state; while it is pending
+      // nothing else can change ownership (a local commit may have written its result already,
+      // which the commit's retry verifies)
+      verifyPlanCurrent(plan, current(plan.protected_state.checksum));
+      ctx.onProgress?.({
+        kind: "continued",
+        operation_id: pending.operation_id,
+        message: `operation ${pending.operation_id} continues from its intent`,
+      });
+      return await runCreate(ctx, plan, snap, pending.operation_id, identitiesOf(pending.intent));
+    }
+    if (!pending && plan.actions.length > 0) {
+      const done = completedBy(plan, snap);
+      if (done) {
+        // a repeated apply of a completed create: verified, nothing written
+        verifyPlanCurrent(plan, current(plan.protected_state.checksum));
+        await verifyCreated(ctx, plan, snap);
+        return {
+          noop: true,
+          already_applied: true,
+          operation_id: done,
+          serial: snap.ownership!.document.serial,
+          actions: [],
+          runners: [],
+        };
+      }
+    }
+    verifyPlanCurrent(plan, current(snap.ownership?.checksum ?? null));
     if (plan.actions.length === 0) {
       return {
         noop: true,
+        already_applied: false,
         operation_id: null,
         serial: snap.ownership?.document.serial ?? 0,
         actions: [],
         runners: [],
       };
     }
-    if (snap.control) {
+    if (pending) {
+      const cmds = pendingCommands({
+        operation_id: pending.operation_id,
+        kind: pending.kind,
+        status: pending.status,
+        last_boundary: pending.checkpoints.at(-1)?.name ?? null,
+        plan_sha256: pending.intent.reviewed_plan_sha256,
+      });
       throw new SluiceError(
         "BLOCKED_OPERATION_PENDING",
-        `operation ${snap.control.opened.operation_id} (${snap.control.opened.kind}) is pending; inspect it with 'sluice state show'`,
+        `operation ${pending.operation_id} (${pending.kind}) is pending; finish it (${cmds.continue}) or abandon it (${cmds.abandon})`,
+        { evidence: { operation_id: pending.operation_id, commands: cmds } },
       );
     }
     // fresh re-verification before the intent, so that a foreseeable failure leaves no
@@ -165,6 +227,10 @@ export async function applyPlan(
     }
 
     const operationId = (ctx.uuids ?? RANDOM_UUIDS).uuid();
+    // written ahead in the intent: every identity this operation will create that sluice
+    // chooses (volume instances, container names and generations, initial positions), so that
+    // a continuation adopts exactly these and nothing else
+    const identities = await plannedIdentities(ctx, plan, operationId);
     const prior: OwnershipDocument = snap.ownership?.document ??
       emptyOwnership(ctx.store.project, ctx.store.environment);
     snap = await atSite(createSite("intent"), () =>
@@ -180,69 +246,278 @@ export async function applyPlan(
         details: {
           plan_sha256: planSha256,
           actions: plan.actions.map((a) => a.type + ":" + describe(a)),
+          identities: identitiesJson(identities),
         },
       }));
-    progress({
+    ctx.onProgress?.({
       kind: "intent",
       operation_id: operationId,
       message: `operation ${operationId} recorded`,
     });
-
-    const next: OwnershipDocument = structuredClone(prior);
-    next.serial = prior.serial + 1;
-    const runners: ApplyResult["runners"] = [];
-    for (const a of plan.actions) {
-      if (a.type === "create_topic") {
-        const id = await atSite(
-          createSite("create_topic"),
-          () => ctx.kafka.createTopic(a.topic, a.partitions),
-        );
-        next.topics.push({ name: a.topic, topic_id: id });
-        progress({
-          kind: "created",
-          operation_id: operationId,
-          resource: "topic",
-          name: a.topic,
-          message: `${a.topic} created (${a.partitions} partition${
-            a.partitions === 1 ? "" : "s"
-          }, id ${id})`,
-        });
-      }
-    }
-    for (const a of plan.actions) {
-      if (a.type !== "create_runner") continue;
-      const artifact = artifactOf(plan, a.model);
-      const created = await createRunner(ctx, artifact, a.artifact_sha256, operationId, progress);
-      runners.push({ model: a.model, application_id: artifact.application_id, ...created });
-      next.runners.push({
-        model: a.model,
-        application_id: artifact.application_id,
-        artifact_sha256: a.artifact_sha256,
-        volume: { name: volumeName(artifact.application_id), instance_id: created.volume_instance },
-        container_name: initialContainerName(artifact.application_id),
-      });
-    }
-    next.topics.sort((x, y) => x.name.localeCompare(y.name));
-    next.runners.sort((x, y) => x.model.localeCompare(y.model));
-    snap = await atSite(
-      createSite("commit"),
-      () => ctx.store.commitOwnership(snap, next, { operationId, recordedAt: now() }),
-    );
-    progress({
-      kind: "committed",
-      operation_id: operationId,
-      serial: next.serial,
-      message: `ownership serial ${next.serial}`,
-    });
-    return {
-      noop: false,
-      operation_id: operationId,
-      serial: next.serial,
-      actions: plan.actions,
-      runners,
-    };
+    return await runCreate(ctx, plan, snap, operationId, identities);
   } finally {
     await ctx.store.releaseLock();
+  }
+}
+
+/**
+ * The create table's rows from the recorded intent: each step observes first, then creates
+ * what is absent, adopts what this operation exactly created (by the identities its intent
+ * recorded), and blocks on anything else. A first run finds everything absent; a continuation
+ * (the same plan file after a kill) finds what the first run made.
+ */
+async function runCreate(
+  ctx: RuntimeContext,
+  plan: Plan,
+  start: StateSnapshot,
+  operationId: string,
+  ids: CreateIdentities,
+): Promise<ApplyResult> {
+  const clock = ctx.clock ?? SYSTEM_CLOCK;
+  const progress = ctx.onProgress ?? (() => {});
+  let snap = start;
+  const prior = priorOwnership(ctx, snap, ids);
+  const next: OwnershipDocument = structuredClone(prior);
+  next.serial = prior.serial + 1;
+  const runners: ApplyResult["runners"] = [];
+  for (const t of ids.topics) {
+    const seen = (await ctx.kafka.describe([t.name])).topics.get(t.name);
+    let id: string;
+    if (!seen) {
+      id = await atSite(
+        createSite("create_topic"),
+        () => ctx.kafka.createTopic(t.name, t.partitions),
+      );
+      progress({
+        kind: "created",
+        operation_id: operationId,
+        resource: "topic",
+        name: t.name,
+        message: `${t.name} created (${t.partitions} partition${
+          t.partitions === 1 ? "" : "s"
+        }, id ${id})`,
+      });
+    } else if (seen.partitions === t.partitions) {
+      // Kafka assigns topic IDs and topics carry no labels: a topic this operation planned,
+      // absent when its intent was recorded under the lock, found with the planned partitions
+      // is taken as the one whose create response was lost (runbook: create journey)
+      id = seen.id;
+      progress({
+        kind: "adopted",
+        operation_id: operationId,
+        resource: "topic",
+        name: t.name,
+        message: `${t.name} adopted (created by this operation, id ${id})`,
+      });
+    } else {
+      throw new SluiceError(
+        "BLOCKED_UNOWNED_TOPIC",
+        `topic ${t.name} has ${seen.partitions} partitions, not the ${t.partitions} this operation creates; sluice never adopts it`,
+        { evidence: { topic: t.name, partitions: seen.partitions, planned: t.partitions } },
+      );
+    }
+    next.topics.push({ name: t.name, topic_id: id });
+  }
+  for (const r of ids.runners) {
+    const a = plan.actions.find((x) => x.type === "create_runner" && x.model === r.model);
+    if (!a || a.type !== "create_runner") {
+      throw new SluiceError("PLAN_INVALID", `the plan does not create runner ${r.model}`);
+    }
+    const artifact = artifactOf(plan, r.model);
+    const created = await createRunner(ctx, artifact, a.artifact_sha256, operationId, r, clock);
+    runners.push({ model: r.model, application_id: artifact.application_id, ...created });
+    next.runners.push({
+      model: r.model,
+      application_id: artifact.application_id,
+      artifact_sha256: a.artifact_sha256,
+      volume: { name: r.volume, instance_id: r.volume_instance },
+      container_name: r.container,
+    });
+  }
+  next.topics.sort((x, y) => x.name.localeCompare(y.name));
+  next.runners.sort((x, y) => x.model.localeCompare(y.model));
+  snap = await atSite(
+    createSite("commit"),
+    () => ctx.store.commitOwnership(snap, next, { operationId, recordedAt: isoNow(clock) }),
+  );
+  progress({
+    kind: "committed",
+    operation_id: operationId,
+    serial: next.serial,
+    message: `ownership serial ${next.serial}`,
+  });
+  return {
+    noop: false,
+    already_applied: false,
+    operation_id: operationId,
+    serial: next.serial,
+    actions: plan.actions,
+    runners,
+  };
+}
+
+/**
+ * The ownership the operation started from. A local commit writes history, then ownership, then
+ * the clear: killed after the ownership, the state is already the result, and undoing exactly the
+ * recorded creations must give back the intent's original state (anything else changed it).
+ */
+function priorOwnership(
+  ctx: RuntimeContext,
+  snap: StateSnapshot,
+  ids: CreateIdentities,
+): OwnershipDocument {
+  const original = snap.control!.opened.intent.original_state_checksum;
+  const current = snap.ownership?.document ??
+    emptyOwnership(ctx.store.project, ctx.store.environment);
+  if (stateChecksum(current) === original) return current;
+  const undone: OwnershipDocument = {
+    ...current,
+    serial: current.serial - 1,
+    topics: current.topics.filter((t) => !ids.topics.some((x) => x.name === t.name)),
+    runners: current.runners.filter((r) => !ids.runners.some((x) => x.model === r.model)),
+  };
+  if (stateChecksum(undone) !== original) {
+    throw new SluiceError(
+      "BLOCKED_STATE_CHANGED",
+      `ownership changed while create operation ${
+        snap.control!.opened.operation_id
+      } was pending: it is neither its original state nor that state plus its creations`,
+      { evidence: { original, current: stateChecksum(current) } },
+    );
+  }
+  return undone;
+}
+
+/** What a create operation records ahead in its intent (`details.identities`). */
+export interface CreateIdentities {
+  topics: Array<{ name: string; partitions: number }>;
+  runners: Array<{
+    model: string;
+    application_id: string;
+    volume: string;
+    volume_instance: string;
+    container: string;
+    generation: string;
+    input_topic: string;
+    /** The initial positions, decided before the intent (a new topic starts at 0). */
+    offsets: Array<{ partition: number; offset: string }>;
+  }>;
+}
+
+/** Decide every identity before the intent. */
+async function plannedIdentities(
+  ctx: RuntimeContext,
+  plan: Plan,
+  operationId: string,
+): Promise<CreateIdentities> {
+  const uuids = ctx.uuids ?? RANDOM_UUIDS;
+  const topics = plan.actions.flatMap((a) =>
+    a.type === "create_topic" ? [{ name: a.topic, partitions: a.partitions }] : []
+  );
+  const runners: CreateIdentities["runners"] = [];
+  for (const a of plan.actions) {
+    if (a.type !== "create_runner") continue;
+    const artifact = artifactOf(plan, a.model);
+    const input = artifact.input.topic;
+    const planned = topics.find((t) => t.name === input);
+    let offsets: Array<{ partition: number; offset: string }>;
+    if (planned) {
+      offsets = [...Array(planned.partitions).keys()].map((p) => ({ partition: p, offset: "0" }));
+    } else {
+      const t = (await ctx.kafka.describe([input])).topics.get(input);
+      if (!t) {
+        throw new SluiceError("BLOCKED_TOPIC_MISSING", `input topic ${input} does not exist`);
+      }
+      const ranges = await ctx.kafka.offsetRanges(input, [...Array(t.partitions).keys()]);
+      offsets = ranges.map((r) => ({
+        partition: r.partition,
+        offset: String(artifact.initial_offsets === "earliest" ? r.earliest : r.latest),
+      }));
+    }
+    runners.push({
+      model: a.model,
+      application_id: artifact.application_id,
+      volume: volumeName(artifact.application_id),
+      volume_instance: uuids.uuid(),
+      container: initialContainerName(artifact.application_id),
+      generation: generationOf(operationId, 0),
+      input_topic: input,
+      offsets,
+    });
+  }
+  return { topics, runners };
+}
+
+function identitiesJson(ids: CreateIdentities): Json {
+  return JSON.parse(JSON.stringify(ids)) as Json;
+}
+
+/** Read the identities a create intent recorded (strictly: an older intent cannot continue). */
+function identitiesOf(intent: OperationIntent): CreateIdentities {
+  const v = intent.details.identities as unknown;
+  const bad = (why: string): never => {
+    throw new SluiceError(
+      "BLOCKED_CREATE_NOT_CONTINUABLE",
+      `create operation ${intent.operation_id} cannot be continued: its intent ${why}; abandon it ('sluice state abandon')`,
+    );
+  };
+  if (typeof v !== "object" || v === null) return bad("records no identities");
+  const ids = v as CreateIdentities;
+  if (!Array.isArray(ids.topics) || !Array.isArray(ids.runners)) return bad("is malformed");
+  for (const r of ids.runners) {
+    if (
+      typeof r.volume_instance !== "string" || typeof r.generation !== "string" ||
+      !Array.isArray(r.offsets)
+    ) {
+      bad(`records runner ${String(r.model)} incompletely`);
+    }
+  }
+  return ids;
+}
+
+/**
+ * The operation that already committed exactly this plan, if the current state is the plan's
+ * protected state plus exactly its creations (one serial later, nothing after it).
+ */
+function completedBy(plan: Plan, snap: StateSnapshot): string | null {
+  const own = snap.ownership;
+  if (!own || own.document.serial !== plan.protected_state.serial + 1) return null;
+  const last = snap.history.events.filter((e) =>
+    e.kind === "ownership_committed" || e.kind === "runner_completed"
+  ).at(-1);
+  if (!last || last.kind !== "ownership_committed" || last.serial !== own.document.serial) {
+    return null;
+  }
+  const topics = plan.actions.flatMap((a) => a.type === "create_topic" ? [a.topic] : []);
+  const runners = plan.actions.flatMap((a) => a.type === "create_runner" ? [a] : []);
+  for (const t of topics) if (!own.document.topics.some((x) => x.name === t)) return null;
+  for (const r of runners) {
+    const o = own.document.runners.find((x) => x.model === r.model);
+    if (!o || o.artifact_sha256 !== r.artifact_sha256 || o.application_id !== r.application_id) {
+      return null;
+    }
+  }
+  // undo exactly those creations: the result must be the plan's protected state
+  const prior: OwnershipDocument = {
+    ...own.document,
+    serial: own.document.serial - 1,
+    topics: own.document.topics.filter((x) => !topics.includes(x.name)),
+    runners: own.document.runners.filter((x) => !runners.some((r) => r.model === x.model)),
+  };
+  const expected = plan.protected_state.checksum ??
+    stateChecksum(emptyOwnership(plan.project, plan.environment));
+  return stateChecksum(prior) === expected ? last.operation_id : null;
+}
+
+/** Every runner the completed plan created is observed exactly as owned (read-only). */
+async function verifyCreated(ctx: RuntimeContext, plan: Plan, snap: StateSnapshot) {
+  const own = snap.ownership!.document;
+  for (const a of plan.actions) {
+    if (a.type !== "create_runner") continue;
+    const owned = own.runners.find((r) => r.model === a.model)!;
+    const obs = await observeRunner(ctx, targetOf(artifactOf(plan, a.model)));
+    const { blockers } = verifyOwnedRunner(obs, owned, own.topics);
+    if (blockers.length > 0) throw blockerError(blockers);
   }
 }
 
@@ -290,8 +565,10 @@ async function createRunner(
   artifact: RunnerArtifact,
   artifactSha: string,
   operationId: string,
-  progress: (event: ProgressEvent) => void,
+  id: CreateIdentities["runners"][number],
+  clock: Clock,
 ): Promise<{ container_id: string; volume_instance: string }> {
+  const progress = ctx.onProgress ?? (() => {});
   const appId = artifact.application_id;
   const image = await requireImageAndNetwork(ctx, artifact);
   const baseLabels = {
@@ -302,24 +579,108 @@ async function createRunner(
     [LABEL.model]: artifact.model,
     [LABEL.applicationId]: appId,
   };
-  const instance = (ctx.uuids ?? RANDOM_UUIDS).uuid();
-  const volume = volumeName(appId);
-  await atSite(
-    createSite("create_volume"),
-    () =>
-      ctx.docker.createVolume(volume, { ...baseLabels, [LABEL.volumeInstance]: instance }, {
-        image: artifact.image,
-        path: RUNNER_PATHS.instanceFile,
-        uuid: instance,
-      }),
+  const obs = await observeRunner({ ...ctx, clock }, targetOf(artifact));
+  const unowned = (what: string, evidence: Record<string, unknown>): never => {
+    throw new SluiceError(
+      "BLOCKED_UNOWNED_RUNTIME",
+      `application ID ${appId}: ${what}; sluice adopts only what operation ${operationId} created`,
+      { evidence },
+    );
+  };
+
+  // the state volume: absent → create it with the recorded instance; ours → adopt
+  const v = obs.volume;
+  if (!v.exists) {
+    await atSite(
+      createSite("create_volume"),
+      () =>
+        ctx.docker.createVolume(id.volume, {
+          ...baseLabels,
+          [LABEL.volumeInstance]: id.volume_instance,
+          [LABEL.operationId]: operationId,
+        }, { image: artifact.image, path: RUNNER_PATHS.instanceFile, uuid: id.volume_instance }),
+    );
+    progress({
+      kind: "created",
+      operation_id: operationId,
+      resource: "volume",
+      name: id.volume,
+      message: `${id.volume} created (instance ${id.volume_instance})`,
+    });
+  } else if (
+    v.instanceLabel === id.volume_instance && v.labels[LABEL.operationId] === operationId &&
+    v.instanceFile === id.volume_instance
+  ) {
+    progress({
+      kind: "adopted",
+      operation_id: operationId,
+      resource: "volume",
+      name: id.volume,
+      message: `${id.volume} adopted (instance ${id.volume_instance}, this operation's)`,
+    });
+  } else {
+    unowned(`volume ${id.volume} is not the instance this operation created`, {
+      volume: id.volume,
+      label: v.instanceLabel,
+      file: v.instanceFile,
+      operation: v.labels[LABEL.operationId] ?? null,
+      expected: id.volume_instance,
+    });
+  }
+
+  // the container: none yet, or exactly this operation's (name, generation, operation)
+  const foreign = obs.containers.filter((c) =>
+    c.name !== id.container || c.labels.operationId !== operationId ||
+    c.labels.generation !== id.generation
   );
-  progress({
-    kind: "created",
-    operation_id: operationId,
-    resource: "volume",
-    name: volume,
-    message: `${volume} created (instance ${instance})`,
-  });
+  if (foreign.length > 0) {
+    unowned("a container carries it that this operation did not create", {
+      containers: foreign.map((c) => ({ id: c.id, name: c.name, generation: c.labels.generation })),
+    });
+  }
+  const mine = obs.containers[0] ?? null;
+
+  // the group's initial positions, recorded ahead: absent → position; equal → ours
+  const recorded = new Map(id.offsets.map((o) => [o.partition, o.offset]));
+  const committed = obs.kafka.committed;
+  const equalsRecorded = Object.keys(committed).length === recorded.size &&
+    [...recorded].every(([p, o]) => committed[String(p)] === o);
+  if (obs.kafka.group.members.length > 0 && !mine?.running) {
+    unowned("its consumer group has members while this operation's runner is not running", {
+      members: obs.kafka.group.members,
+    });
+  }
+  if (Object.keys(committed).length === 0) {
+    const short = obs.kafka.ranges.filter((r) =>
+      BigInt(recorded.get(r.partition) ?? "0") < BigInt(r.earliest)
+    );
+    if (short.length > 0 || obs.kafka.ranges.length !== recorded.size) {
+      throw new SluiceError(
+        "BLOCKED_RETENTION_LOSS",
+        `the recorded initial positions of ${appId} are no longer retained; abandon the operation and plan again`,
+        { evidence: { recorded: id.offsets, ranges: obs.kafka.ranges } },
+      );
+    }
+    const initial = new Map(id.offsets.map((o) => [o.partition, BigInt(o.offset)]));
+    await atSite(
+      createSite("position_offsets"),
+      () => ctx.kafka.setGroupOffsets(appId, id.input_topic, initial),
+    );
+    progress({
+      kind: "created",
+      operation_id: operationId,
+      resource: "offsets",
+      name: appId,
+      message: `group ${appId} positioned at ${artifact.initial_offsets} (${
+        id.offsets.map((o) => `${o.partition}:${o.offset}`).join(", ")
+      })`,
+    });
+  } else if (!equalsRecorded && !mine?.everStarted) {
+    unowned("its committed offsets are not the positions this operation recorded", {
+      committed,
+      recorded: id.offsets,
+    });
+  }
 
   const cluster = await ctx.kafka.describe([artifact.input.topic, artifact.output.topic]);
   const input = cluster.topics.get(artifact.input.topic);
@@ -330,29 +691,6 @@ async function createRunner(
       `topic ${!input ? artifact.input.topic : artifact.output.topic} does not exist`,
     );
   }
-  // the consumer group is positioned explicitly before the runner first starts; the runner
-  // itself never resets offsets (auto.offset.reset=none)
-  const partitions = [...Array(input.partitions).keys()];
-  const ranges = await ctx.kafka.offsetRanges(input.name, partitions);
-  const initial = new Map(
-    ranges.map((
-      r,
-    ) => [r.partition, artifact.initial_offsets === "earliest" ? r.earliest : r.latest]),
-  );
-  await atSite(
-    createSite("position_offsets"),
-    () => ctx.kafka.setGroupOffsets(appId, input.name, initial),
-  );
-  progress({
-    kind: "created",
-    operation_id: operationId,
-    resource: "offsets",
-    name: appId,
-    message: `group ${appId} positioned at ${artifact.initial_offsets} (${
-      [...initial].map(([p, o]) => `${p}:${o}`).join(", ")
-    })`,
-  });
-
   const mounted = buildMountedPlan(artifact, ctx.bootstrapInternal, {
     cluster_id: cluster.clusterId,
     input_topic_id: input.id,
@@ -360,66 +698,97 @@ async function createRunner(
   });
   const { bytes, sha256 } = mountedPlanBytes(mounted);
   const planPath = await writeMountedPlanFile(ctx.plansDir, bytes, sha256);
-  const generation = generationOf(operationId, 0);
-  const containerId = await atSite(
-    createSite("create_container"),
-    () =>
-      ctx.docker.createContainer({
-        name: initialContainerName(appId),
-        image: artifact.image,
-        labels: {
-          ...baseLabels,
-          [LABEL.artifactSha256]: artifactSha,
-          [LABEL.planSha256]: sha256,
-          [LABEL.generation]: generation,
-          [LABEL.operationId]: operationId,
-          [LABEL.actionIndex]: "0",
-        },
-        env: [
-          ...image.env,
-          `${RUNNER_ENV.planSha256}=${sha256}`,
-          `${RUNNER_ENV.generation}=${generation}`,
-        ],
-        network: artifact.network,
-        planHostPath: planPath,
-        planContainerPath: RUNNER_PATHS.plan,
-        volume,
-        volumeContainerPath: RUNNER_PATHS.volume,
-        memoryBytes: RUNNER_EXECUTION.memoryBytes,
-        stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
-      }),
-  );
-  const name = initialContainerName(appId);
-  progress({
-    kind: "created",
-    operation_id: operationId,
-    resource: "container",
-    name,
-    message: `${name} created (${containerId.slice(0, 12)})`,
-  });
-  await atSite(createSite("start_container"), () => ctx.docker.startContainer(containerId));
-  await waitReady(
-    ctx,
-    containerId,
-    generation,
-    sha256,
-    ctx.readyTimeoutMs ?? 120_000,
-    (ms) =>
-      progress({
-        kind: "wait",
-        operation_id: operationId,
-        waited_ms: ms,
-        bound_ms: ctx.readyTimeoutMs ?? 120_000,
-        message: `waiting for ${name} to report RUNNING`,
-      }),
-  );
+  let containerId: string;
+  if (!mine) {
+    containerId = await atSite(
+      createSite("create_container"),
+      () =>
+        ctx.docker.createContainer({
+          name: id.container,
+          image: artifact.image,
+          labels: {
+            ...baseLabels,
+            [LABEL.artifactSha256]: artifactSha,
+            [LABEL.planSha256]: sha256,
+            [LABEL.generation]: id.generation,
+            [LABEL.operationId]: operationId,
+            [LABEL.actionIndex]: "0",
+          },
+          env: [
+            ...image.env,
+            `${RUNNER_ENV.planSha256}=${sha256}`,
+            `${RUNNER_ENV.generation}=${id.generation}`,
+          ],
+          network: artifact.network,
+          planHostPath: planPath,
+          planContainerPath: RUNNER_PATHS.plan,
+          volume: id.volume,
+          volumeContainerPath: RUNNER_PATHS.volume,
+          memoryBytes: RUNNER_EXECUTION.memoryBytes,
+          stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
+        }),
+    );
+    progress({
+      kind: "created",
+      operation_id: operationId,
+      resource: "container",
+      name: id.container,
+      message: `${id.container} created (${containerId.slice(0, 12)})`,
+    });
+  } else {
+    const problems = checkGeneration(mine, artifactSha, artifact.model);
+    if (problems.length > 0 || mine.labels.planSha256 !== sha256) {
+      unowned(`container ${mine.id.slice(0, 12)} is not the generation this operation creates`, {
+        container: mine.id,
+        problems: problems.map((b) => b.code),
+      });
+    }
+    containerId = mine.id;
+    progress({
+      kind: "adopted",
+      operation_id: operationId,
+      resource: "container",
+      name: id.container,
+      message: `${id.container} adopted (${containerId.slice(0, 12)})`,
+    });
+  }
+  // start it: never started; or exited before RUNNING with nothing processed (the same first
+  // start again); a runner that processed and then exited is not this journey's to restart
+  if (!mine || (!mine.everStarted && !mine.running)) {
+    await atSite(createSite("start_container"), () => ctx.docker.startContainer(containerId));
+  } else if (!mine.running) {
+    const neverRunning = (mine.runnerStatus?.running_at ?? null) === null;
+    if (!neverRunning || !equalsRecorded) {
+      throw new SluiceError(
+        "BLOCKED_RUNNER_EXITED",
+        `runner ${mine.name} exited with code ${mine.exitCode} after it processed records; abandon the operation ('sluice state abandon')`,
+        { evidence: { exitCode: mine.exitCode, oomKilled: mine.oomKilled } },
+      );
+    }
+    await atSite(createSite("start_container"), () => ctx.docker.startContainer(containerId));
+    progress({
+      kind: "action",
+      operation_id: operationId,
+      action: "start",
+      message: `${id.container} started again (it had exited ${mine.exitCode} before RUNNING)`,
+    });
+  }
+  const bound = ctx.readyTimeoutMs ?? 120_000;
+  await waitReady(ctx, containerId, id.generation, sha256, bound, (ms) =>
+    progress({
+      kind: "wait",
+      operation_id: operationId,
+      waited_ms: ms,
+      bound_ms: bound,
+      message: `waiting for ${id.container} to report RUNNING`,
+    }));
   progress({
     kind: "ready",
     operation_id: operationId,
-    container: name,
-    message: `${name} is RUNNING`,
+    container: id.container,
+    message: `${id.container} is RUNNING`,
   });
-  return { container_id: containerId, volume_instance: instance };
+  return { container_id: containerId, volume_instance: id.volume_instance };
 }
 
 /**

@@ -26,12 +26,16 @@ import type { Stage } from "../protocol/replacement.ts";
  */
 export type ProgressEvent =
   | IntentEvent
+  | ContinuedEvent
   | CheckpointEvent
   | ActionEvent
   | CreatedEvent
+  | AdoptedEvent
   | ReadyEvent
   | CommittedEvent
   | ResumeAuthorizedEvent
+  | DecisionEvent
+  | OffsetsMovedEvent
   | WaitEvent;
 
 /** What every progress event carries. */
@@ -46,6 +50,15 @@ export interface ProgressBase {
 export interface IntentEvent extends ProgressBase {
   /** Discriminant. */
   kind: "intent";
+}
+
+/**
+ * A pending operation continues from its recorded intent (`apply --plan` with the same plan
+ * file after an interruption).
+ */
+export interface ContinuedEvent extends ProgressBase {
+  /** Discriminant. */
+  kind: "continued";
 }
 
 /** A replacement's journal checkpoint was durably recorded (a boundary was crossed). */
@@ -74,6 +87,19 @@ export interface CreatedEvent extends ProgressBase {
   name: string;
 }
 
+/**
+ * A continued apply found a resource this operation had already created (its response was lost)
+ * and adopted it by the identity its intent recorded.
+ */
+export interface AdoptedEvent extends ProgressBase {
+  /** Discriminant. */
+  kind: "adopted";
+  /** What was adopted. */
+  resource: "topic" | "volume" | "container";
+  /** The topic, volume or container name. */
+  name: string;
+}
+
 /** A runner created by an apply reported RUNNING for its generation and plan. */
 export interface ReadyEvent extends ProgressBase {
   /** Discriminant. */
@@ -98,6 +124,22 @@ export interface ResumeAuthorizedEvent extends ProgressBase {
   authorization_id: string;
   /** The durable stage the operation resumes from. */
   stage: Stage;
+}
+
+/** An operator's explicit decision about a pending operation was recorded in the audit. */
+export interface DecisionEvent extends ProgressBase {
+  /** Discriminant. */
+  kind: "decision";
+  /** Which decision. */
+  decision: "abandon" | "accept_retention_loss";
+}
+
+/** Committed positions were moved by an operator's recorded decision (never otherwise). */
+export interface OffsetsMovedEvent extends ProgressBase {
+  /** Discriminant. */
+  kind: "offsets_moved";
+  /** How many partitions moved. */
+  partitions: number;
 }
 
 /**

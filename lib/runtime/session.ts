@@ -22,12 +22,12 @@ import { loadProject } from "../project/load.ts";
 import type { Project } from "../project/load.ts";
 import { projectTopics } from "../project/topics.ts";
 import { openStateStore } from "../state/open.ts";
-import type { StateStore } from "../state/store.ts";
+import type { StateSnapshot, StateStore } from "../state/store.ts";
 import { dockerodePort } from "../providers/docker/dockerode.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
 import { platformaticKafka } from "../providers/kafka/platformatic.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
-import type { Plan } from "../plan/plan.ts";
+import type { PendingOperation, Plan } from "../plan/plan.ts";
 import { isNoop, planProject } from "../plan/plan.ts";
 import { sealPlan } from "../plan/plan_file.ts";
 import { projectSourceSha256 } from "../plan/source_hash.ts";
@@ -192,9 +192,23 @@ export async function planSession(
     select,
     consumers: live.consumers,
     consumersUnobserved: live.unobserved,
+    pending: pendingOf(snap),
   });
   const { bytes, sha256 } = sealPlan(computed);
   return { plan: computed, bytes, sha256, observation, noop: isNoop(computed) };
+}
+
+/** The pending operation of a snapshot, as the planner shows it. */
+function pendingOf(snap: StateSnapshot): PendingOperation | null {
+  const c = snap.control?.opened;
+  if (!c) return null;
+  return {
+    operation_id: c.operation_id,
+    kind: c.kind,
+    status: c.status,
+    last_boundary: c.checkpoints.at(-1)?.name ?? null,
+    plan_sha256: c.intent.reviewed_plan_sha256,
+  };
 }
 
 /** Options of {@link apply}. */

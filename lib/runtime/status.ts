@@ -21,6 +21,7 @@ import { SluiceError } from "../errors.ts";
 import { loadProject } from "../project/load.ts";
 import { openStateStore } from "../state/open.ts";
 import type { StoreIdentity } from "../state/journal.ts";
+import type { IntegrityReport } from "../state/store.ts";
 import type { RunnerObservation } from "../validation/observation.ts";
 import { SYSTEM_CLOCK } from "./deps.ts";
 import { observe, type SessionOptions } from "./session.ts";
@@ -30,6 +31,11 @@ import { projectStoreConfig } from "./state_store.ts";
 export interface ModelStatus {
   /** The model's application ID. */
   model: string;
+  /**
+   * The pending operation whose candidate this model's container is (a container of the pending
+   * operation is its candidate, not a foreign generation), or null.
+   */
+  candidate_of: string | null;
   /** How many containers carry the application ID. */
   containers: number;
   /** The container's status, `absent` without one, `several` with more than one. */
@@ -49,7 +55,13 @@ export interface ModelStatus {
 /** The status of a project: the verified state store and one row per runner model. */
 export interface ProjectStatus {
   /** The state store, verified byte by byte. */
-  state: { ok: true; store: StoreIdentity | null; revision: string | null };
+  state: {
+    ok: true;
+    store: StoreIdentity | null;
+    revision: string | null;
+    /** The pending operation, if any (the runbook says how to continue or abandon it). */
+    pending: IntegrityReport["pending"];
+  };
   /** One row per runner model. */
   models: ModelStatus[];
 }
@@ -88,13 +100,18 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
   }
   const obs = await observe({ ...options, store });
   return {
-    state: { ok: true, store: integrity.identity, revision: integrity.revision },
-    models: obs.runners.map(modelStatus),
+    state: {
+      ok: true,
+      store: integrity.identity,
+      revision: integrity.revision,
+      pending: integrity.pending,
+    },
+    models: obs.runners.map((r) => modelStatus(r, integrity.pending?.operation_id ?? null)),
   };
 }
 
-/** One model's row (pure: from its observation). */
-export function modelStatus(r: RunnerObservation): ModelStatus {
+/** One model's row (pure: from its observation and the pending operation's ID, if any). */
+export function modelStatus(r: RunnerObservation, pendingId: string | null = null): ModelStatus {
   const c = r.containers;
   const lag = r.kafka.ranges.reduce((sum, p) => {
     const committed = r.kafka.committed[String(p.partition)];
@@ -103,8 +120,10 @@ export function modelStatus(r: RunnerObservation): ModelStatus {
   const healthy = c.length === 1 && c[0].running && c[0].plan.matchesLabel &&
     c[0].environment.ok && c[0].execution.ok && c[0].runnerStatus?.state === "RUNNING" &&
     r.kafka.group.members.length === 1;
+  const candidate = c.find((x) => pendingId !== null && x.labels.operationId === pendingId);
   return {
     model: r.target.applicationId,
+    candidate_of: candidate ? pendingId : null,
     containers: c.length,
     state: c.length === 1 ? c[0].status : c.length === 0 ? "absent" : "several",
     generation: c.length === 1 ? c[0].labels.generation : null,

@@ -51,6 +51,8 @@ import { type ProgressListener, SILENT_LOGGER } from "../runtime/progress.ts";
 import { executeReviewed } from "../runtime/replacement/execute.ts";
 import { resumeReviewed } from "../runtime/replacement/resume.ts";
 import { runnerStatus } from "../runtime/replacement/runner_status.ts";
+import { acceptRetentionLoss, type RetentionResult } from "../runtime/replacement/retention.ts";
+import { abandon, type AbandonResult } from "../runtime/abandon.ts";
 import type { ReplacementResult, RunnerStatusReport } from "../runtime/replacement/result.ts";
 import { apply, observe, type SessionOptions } from "../runtime/session.ts";
 import { projectStoreConfig } from "../runtime/state_store.ts";
@@ -152,6 +154,26 @@ export interface ResumeOptions extends OperationRef {
   closeTimeoutMs?: number;
 }
 
+/** Options of {@link SluiceProject.abandon}. */
+export interface AbandonRequest {
+  /** The pending operation's UUID. */
+  operationId: string;
+  /** Why it can never continue (required; recorded in the audit with who and when). */
+  reason: string;
+  /** The environment's name, repeated, where the manifest declares environments. */
+  confirmEnv?: string;
+  /** First remove this stale lock left by a dead process. */
+  breakStaleLock?: string;
+}
+
+/** Options of {@link SluiceProject.acceptRetentionLoss}. */
+export interface RetentionRequest extends OperationRef {
+  /** Why the loss is accepted (required; recorded in the audit with who and when). */
+  reason: string;
+  /** The environment's name, repeated, where the manifest declares environments. */
+  confirmEnv?: string;
+}
+
 /** Options of {@link SluiceProject.diff}. */
 export interface ProjectDiffOptions {
   /** The base revision (commit, branch, tag, `HEAD~1`, ...). */
@@ -184,6 +206,16 @@ export interface SluiceProject extends AsyncDisposable {
   runnerStatus(operation: OperationRef): Promise<RunnerStatusReport>;
   /** Continue the same operation from its last durable boundary under a new lock. */
   resume(operation: ResumeOptions): Promise<ReplacementResult>;
+  /**
+   * Record an operator's audited decision that a pending operation can never continue, and free
+   * the project. Stops, removes, creates and starts nothing; moves no offset.
+   */
+  abandon(request: AbandonRequest): Promise<AbandonResult>;
+  /**
+   * Record an operator's audited acceptance of a retention loss under a stopped replacement,
+   * then move only those positions to the earliest retained; `resume` can then continue.
+   */
+  acceptRetentionLoss(request: RetentionRequest): Promise<RetentionResult>;
   /** Compare the project at a Git revision with another or the working tree, offline. */
   diff(options: ProjectDiffOptions): Promise<Review>;
   /** The state store's view: ownership, the pending operation, history and the lock. */
@@ -323,6 +355,31 @@ class ProjectHandle implements SluiceProject {
         openlineage: operation.openlineage,
         readyTimeoutMs: operation.readyTimeoutMs,
         closeTimeoutMs: operation.closeTimeoutMs,
+      })
+    );
+  }
+
+  abandon(request: AbandonRequest): Promise<AbandonResult> {
+    return this.#online((deps) =>
+      abandon({
+        ...deps,
+        operationId: request.operationId,
+        reason: request.reason,
+        confirmEnv: request.confirmEnv,
+        breakStaleLock: request.breakStaleLock,
+      })
+    );
+  }
+
+  acceptRetentionLoss(request: RetentionRequest): Promise<RetentionResult> {
+    return this.#online((deps) =>
+      acceptRetentionLoss({
+        ...deps,
+        planPath: request.plan,
+        operationId: request.operationId,
+        reason: request.reason,
+        confirmEnv: request.confirmEnv,
+        breakStaleLock: request.breakStaleLock,
       })
     );
   }

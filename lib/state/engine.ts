@@ -25,6 +25,7 @@ import {
   type HistoryDocument,
   type HistoryEvent,
   openHistory,
+  type OperationAbandoned,
 } from "./history.ts";
 import {
   type Checkpoint,
@@ -37,6 +38,7 @@ import {
   openControl,
   type OpenedControl,
   type OperationIntent,
+  type OperatorDecision,
   RESUME_LIMIT,
   type ResumeAuthorization,
   type ResumeRecord,
@@ -54,6 +56,7 @@ import {
 import type { DocName, DocWrite, LockOwner, LockStatus, StatePrimitive } from "./primitive.ts";
 import type { StateTransition } from "./sites.ts";
 import type {
+  AbandonInput,
   AcquireLockOptions,
   CompletedReceiptLookup,
   FinalizeResult,
@@ -204,14 +207,28 @@ export class StateEngine implements StateStore {
   async verifyIntegrity(): Promise<IntegrityReport> {
     try {
       if ((await this.#p.identity()) === null) {
-        return { ok: true, identity: null, revision: null, problem: null }; // nothing stored
+        return { ok: true, identity: null, revision: null, problem: null, pending: null };
       }
       const snap = await this.load();
-      return { ok: true, identity: snap.identity, revision: snap.revision, problem: null };
+      const c = snap.control?.opened ?? null;
+      return {
+        ok: true,
+        identity: snap.identity,
+        revision: snap.revision,
+        problem: null,
+        pending: c
+          ? {
+            operation_id: c.operation_id,
+            kind: c.kind,
+            status: c.status,
+            last_checkpoint: c.checkpoints.at(-1)?.name ?? null,
+          }
+          : null,
+      };
     } catch (e) {
       if (e instanceof SluiceError && e.code === "STATE_NOT_INITIALIZED") {
         // a schema awaiting its migrations: the next init migrates and seals it
-        return { ok: true, identity: null, revision: null, problem: null };
+        return { ok: true, identity: null, revision: null, problem: null, pending: null };
       }
       if (e instanceof SluiceError && e.code.startsWith("STATE_CORRUPT")) {
         return {
@@ -219,6 +236,7 @@ export class StateEngine implements StateStore {
           identity: null,
           revision: null,
           problem: { code: e.code, message: e.message, evidence: e.evidence ?? {} },
+          pending: null,
         };
       }
       throw e;
@@ -280,6 +298,16 @@ export class StateEngine implements StateStore {
       atomic: this.#p.atomicWrites,
       where,
     });
+    if (
+      this.#p.atomicWrites && control &&
+      findAbandonment(history.events, control.opened.operation_id)
+    ) {
+      // PostgreSQL commits the abandonment and the clear together
+      throw new SluiceError(
+        "STATE_CORRUPT_STATE",
+        `operation ${control.opened.operation_id} is recorded abandoned but its control is still active`,
+      );
+    }
     if (
       this.#p.atomicWrites && control && findReceipt(history.events, control.opened.operation_id)
     ) {
@@ -361,17 +389,29 @@ export class StateEngine implements StateStore {
     return c;
   }
 
-  /** Incidents in control that history does not hold yet (local: control is written first). */
+  /**
+   * Incidents and operator decisions in control that history does not hold yet (local: control
+   * is written first; the next history write archives them).
+   */
   #unarchivedIncidents(snapshot: StateSnapshot, control: OpenedControl): HistoryEvent[] {
     const archived = new Set(
       snapshot.history.events.filter((e) => e.kind === "incident").map((e) =>
         (e as Incident).incident_id
       ),
     );
-    return control.incidents.filter((i) => !archived.has(i.incident_id)).map((i) => ({
-      kind: "incident" as const,
-      ...i,
-    }));
+    const decided = new Set(
+      snapshot.history.events.flatMap((e) => e.kind === "operator_decision" ? [e.decision_id] : []),
+    );
+    return [
+      ...control.incidents.filter((i) => !archived.has(i.incident_id)).map((i) => ({
+        kind: "incident" as const,
+        ...i,
+      })),
+      ...control.decisions.filter((d) => !decided.has(d.decision_id)).map((d) => ({
+        kind: "operator_decision" as const,
+        ...d,
+      })),
+    ];
   }
 
   // ---- transitions ---------------------------------------------------------------------
@@ -603,6 +643,122 @@ export class StateEngine implements StateStore {
         `operation ${c.operation_id} has a runner_completed receipt; its terminal control is frozen`,
       );
     }
+    if (findAbandonment(snapshot.history.events, c.operation_id)) {
+      blocked(
+        "BLOCKED_OPERATION_ABANDONED",
+        `operation ${c.operation_id} was abandoned; only the clear of its control remains ('sluice state abandon' again)`,
+      );
+    }
+  }
+
+  async recordDecision(
+    snapshot: StateSnapshot,
+    decision: OperatorDecision,
+  ): Promise<StateSnapshot> {
+    this.#requireLock(snapshot);
+    const c = this.#runnerControl(snapshot);
+    this.#refuseFrozen(snapshot, c);
+    if (c.checkpoints.some((x) => x.name === "action_completed")) {
+      blocked(
+        "BLOCKED_OPERATION_TERMINAL",
+        `operation ${c.operation_id} is recorded completed; a decision cannot change it`,
+      );
+    }
+    if (decision.operation_id !== c.operation_id) {
+      blocked(
+        "BLOCKED_INVALID_DECISION",
+        `the decision names operation ${decision.operation_id}, not the pending ${c.operation_id}`,
+      );
+    }
+    if (typeof decision.decision_id !== "string" || decision.decision_id === "") {
+      blocked("BLOCKED_INVALID_DECISION", "a decision needs a decision_id");
+    }
+    if (c.decisions.some((d) => d.decision_id === decision.decision_id)) {
+      blocked("BLOCKED_INVALID_DECISION", `decision ${decision.decision_id} is already recorded`);
+    }
+    if (typeof decision.reason !== "string" || decision.reason.trim() === "") {
+      blocked("BLOCKED_INVALID_DECISION", "a decision needs the operator's reason");
+    }
+    const dec = /^[0-9]+$/;
+    if (
+      decision.decision !== "accept_retention_loss" || decision.partitions.length === 0 ||
+      decision.partitions.some((x) =>
+        !dec.test(x.from) || !dec.test(x.to) || BigInt(x.from) >= BigInt(x.to) ||
+        String(BigInt(x.to) - BigInt(x.from)) !== x.lost
+      )
+    ) {
+      blocked(
+        "BLOCKED_INVALID_DECISION",
+        "a retention-loss acceptance names each partition's lost range [from, to) with from < to",
+      );
+    }
+    const last = lastCheckpoint(c);
+    if ((last?.name ?? null) !== decision.last_checkpoint) {
+      blocked(
+        "BLOCKED_INVALID_DECISION",
+        `the decision was made at ${decision.last_checkpoint ?? "intent"}, the operation is at ${
+          last?.name ?? "intent"
+        }`,
+      );
+    }
+    const d = c.document as ControlV45;
+    const next: ControlV45 = { ...d, decisions: [...(d.decisions ?? []), seal(decision)] };
+    const events = [
+      ...this.#unarchivedIncidents(snapshot, c),
+      { kind: "operator_decision" as const, ...decision },
+    ];
+    return await this.#write("decide", snapshot, [
+      ["control", next],
+      ["history", appendEvents(snapshot.history.document, events)],
+    ]);
+  }
+
+  async abandonOperation(
+    snapshot: StateSnapshot,
+    input: AbandonInput,
+  ): Promise<StateSnapshot> {
+    this.#requireLock(snapshot);
+    const c = this.#control(snapshot);
+    if (c.operation_id !== input.operation_id) {
+      blocked(
+        "BLOCKED_NO_PENDING_OPERATION",
+        `operation ${input.operation_id} is not pending (pending: ${c.operation_id})`,
+      );
+    }
+    if (findReceipt(snapshot.history.events, c.operation_id)) {
+      blocked(
+        "BLOCKED_OPERATION_FROZEN",
+        `operation ${c.operation_id} has a completion receipt: it completed, and 'sluice state resume' finishes it; it cannot be abandoned`,
+      );
+    }
+    if (findAbandonment(snapshot.history.events, c.operation_id)) {
+      // local: the abandonment was archived, the clear was not: finish only the clear
+      return await this.#write("abandon", snapshot, [["control", null]]);
+    }
+    if (typeof input.reason !== "string" || input.reason.trim() === "") {
+      blocked("BLOCKED_INVALID_DECISION", "abandoning an operation needs the operator's reason");
+    }
+    const event: OperationAbandoned = {
+      kind: "operation_abandoned",
+      operation_id: c.operation_id,
+      operation_kind: c.kind,
+      actor: input.actor,
+      recorded_at: input.recorded_at,
+      reason: input.reason,
+      evidence: input.evidence,
+      intent: c.intent,
+      terminal_control: c.document,
+    };
+    return await this.#write("abandon", snapshot, [
+      [
+        "history",
+        appendEvents(snapshot.history.document, [
+          ...this.#unarchivedIncidents(snapshot, c),
+          event,
+        ]),
+      ],
+      ["control", null],
+    ]);
   }
 
   #authorization(
@@ -935,6 +1091,24 @@ export function findReceipt(events: HistoryEvent[], operationId: string): Comple
     throw new SluiceError("STATE_CORRUPT_HISTORY", `operation ${operationId} has two receipts`);
   }
   return found[0] ?? null;
+}
+
+/**
+ * The abandonment archived for an operation, if any.
+ *
+ * @example
+ * ```ts
+ * import { findAbandonment } from "./engine.ts";
+ * findAbandonment([], "op"); // null
+ * ```
+ */
+export function findAbandonment(
+  events: HistoryEvent[],
+  operationId: string,
+): OperationAbandoned | null {
+  return events.find((e): e is OperationAbandoned =>
+    e.kind === "operation_abandoned" && e.operation_id === operationId
+  ) ?? null;
 }
 
 /** The only change finalization makes: the runner's artifact checksum, serial + 1. */

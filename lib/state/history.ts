@@ -1,7 +1,8 @@
 /**
  * The history (audit) envelope: an append-only list of sealed events. Its envelope version
  * is 1 while it holds only incidents and commits, becomes 2 only when it holds a resume
- * authorization, and 3 only when it holds a `runner_completed` receipt. Earlier events keep
+ * authorization, 3 only when it holds a `runner_completed` receipt, and 4 only when it holds
+ * an operator's decision (`operator_decision`) or an abandonment (`operation_abandoned`). Earlier events keep
  * their exact bytes and checksums: appending never re-encodes them.
  *
  * @example
@@ -21,6 +22,7 @@ import {
   type ControlDocument,
   type Incident,
   type OperationIntent,
+  type OperatorDecision,
   type ResumeAuthorization,
   seal,
   type SealedEntry,
@@ -59,11 +61,38 @@ export interface CompletionReceipt {
   resume_history: ResumeAuthorization[];
 }
 
+/**
+ * The audit record of an abandoned operation: who decided it, why, what the runtime looked like
+ * (read-only evidence), and the operation as it was left, frozen. Nothing was mutated.
+ */
+export interface OperationAbandoned {
+  /** Discriminant. */
+  kind: "operation_abandoned";
+  /** The abandoned operation's UUID. */
+  operation_id: string;
+  /** Its kind (`runner_update`, `create`, ...). */
+  operation_kind: string;
+  /** Who abandoned it. */
+  actor: string;
+  /** When (ISO 8601). */
+  recorded_at: string;
+  /** Why it can never continue. */
+  reason: string;
+  /** The read-only observation of the runtime as it was left. */
+  evidence: { [key: string]: Json };
+  /** The operation's recorded intent. */
+  intent: OperationIntent;
+  /** The control as it was abandoned. */
+  terminal_control: ControlDocument;
+}
+
 /** An event of the history envelope. */
 export type HistoryEvent =
   | ({ kind: "incident" } & Incident)
   | ({ kind: "resume_authorized" } & ResumeAuthorization)
   | CompletionReceipt
+  | OperationAbandoned
+  | ({ kind: "operator_decision" } & OperatorDecision)
   | {
     kind: "ownership_committed";
     operation_id: string | null;
@@ -76,14 +105,14 @@ export type HistoryEvent =
  * The history envelope versions this sluice reads and writes: 1, 2 once it holds a resume
  * authorization, 3 once it holds a completion receipt.
  */
-export const HISTORY_VERSIONS: readonly HistoryDocument["version"][] = [1, 2, 3];
+export const HISTORY_VERSIONS: readonly HistoryDocument["version"][] = [1, 2, 3, 4];
 
 /** The stored history envelope. */
 export interface HistoryDocument {
   /** Document format name. */
   format: "sluice.history";
   /** Envelope version. */
-  version: 1 | 2 | 3;
+  version: 1 | 2 | 3 | 4;
   /** The project name. */
   project: string;
   /** The environment, or null. */
@@ -105,11 +134,17 @@ export function emptyHistory(project: string, environment: string | null): Histo
   return { format: "sluice.history", version: 1, project, environment, events: [] };
 }
 
-function versionFor(events: HistoryEvent[], current: 1 | 2 | 3): 1 | 2 | 3 {
-  let v: 1 | 2 | 3 = current;
+type HistoryVersion = HistoryDocument["version"];
+
+function versionFor(events: HistoryEvent[], current: HistoryVersion): HistoryVersion {
+  let v: HistoryVersion = current;
+  const atLeast = (n: HistoryVersion) => {
+    if (v < n) v = n;
+  };
   for (const e of events) {
-    if (e.kind === "runner_completed") v = 3;
-    else if (e.kind === "resume_authorized" && v < 2) v = 2;
+    if (e.kind === "operation_abandoned" || e.kind === "operator_decision") atLeast(4);
+    else if (e.kind === "runner_completed") atLeast(3);
+    else if (e.kind === "resume_authorized") atLeast(2);
   }
   return v;
 }

@@ -254,6 +254,38 @@ export interface ControlV45 {
   incidents: SealedEntry[];
   /** Present only in version 5. */
   resume_history?: SealedEntry[];
+  /**
+   * Explicit, audited operator decisions (sealed), present only once one is recorded: the
+   * envelope version does not change, and earlier entries keep their bytes.
+   */
+  decisions?: SealedEntry[];
+}
+
+/**
+ * An operator's explicit decision about a pending runner update, recorded before the provider
+ * change it authorizes. `accept_retention_loss`: records deleted by retention below the
+ * committed positions are given up; the positions move to the earliest retained offsets, and
+ * the clean-close vector the table compares against becomes `moved_to` for those partitions.
+ */
+export interface OperatorDecision {
+  /** The decision's UUID. */
+  decision_id: string;
+  /** Which decision (the only one a runner update can receive today). */
+  decision: "accept_retention_loss";
+  /** The pending operation it is about. */
+  operation_id: string;
+  /** Who decided. */
+  actor: string;
+  /** When (ISO 8601). */
+  recorded_at: string;
+  /** Why (required). */
+  reason: string;
+  /** The last durable checkpoint when it was decided (null: intent only). */
+  last_checkpoint: CheckpointName | null;
+  /** Per partition: the lost offset range `[from, to)`; `to` is where the position moves. */
+  partitions: Array<{ topic: string; partition: number; from: string; to: string; lost: string }>;
+  /** The observation that justified it (group state, committed and retained ranges). */
+  evidence: { [key: string]: Json };
 }
 
 /** Any stored control envelope. */
@@ -287,6 +319,8 @@ export interface OpenedControl {
   incidents: Incident[];
   /** Resume authorizations, in order. */
   resume_history: ResumeAuthorization[];
+  /** The operator's recorded decisions, in order. */
+  decisions: OperatorDecision[];
 }
 
 function corrupt(msg: string): never {
@@ -397,6 +431,7 @@ export function openControl(value: unknown): OpenedControl {
       checkpoints: [],
       incidents: Array.isArray(c.incidents) ? c.incidents : corrupt("incidents missing"),
       resume_history: [],
+      decisions: [],
     };
   }
   const c = value as ControlV45;
@@ -423,6 +458,17 @@ export function openControl(value: unknown): OpenedControl {
     unseal<ResumeAuthorization>(a, `control.resume_history[${i}]`)
   );
   if (history.length > RESUME_LIMIT) corrupt(`resume_history exceeds ${RESUME_LIMIT}`);
+  if (c.decisions !== undefined && (!Array.isArray(c.decisions) || c.decisions.length === 0)) {
+    corrupt("decisions, when present, must be a non-empty list");
+  }
+  const decisions = (c.decisions ?? []).map((a, i) =>
+    unseal<OperatorDecision>(a, `control.decisions[${i}]`)
+  );
+  for (const [i, d] of decisions.entries()) {
+    if (d.operation_id !== c.operation_id || d.decision !== "accept_retention_loss") {
+      corrupt(`decisions[${i}] is not a decision of this operation`);
+    }
+  }
   validateCheckpointSequence(checkpoints);
   return {
     document: c,
@@ -435,6 +481,7 @@ export function openControl(value: unknown): OpenedControl {
     checkpoints,
     incidents,
     resume_history: history,
+    decisions,
   };
 }
 

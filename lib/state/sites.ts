@@ -29,7 +29,9 @@ export type StateTransition =
   | "checkpoint"
   | "interrupt"
   | "resume"
-  | "finalize";
+  | "finalize"
+  | "decide"
+  | "abandon";
 
 /** Every transition, in the order the docs list them. */
 export const STATE_TRANSITIONS: readonly StateTransition[] = [
@@ -40,6 +42,8 @@ export const STATE_TRANSITIONS: readonly StateTransition[] = [
   "interrupt",
   "resume",
   "finalize",
+  "decide",
+  "abandon",
 ];
 
 /** A file the local backend writes. */
@@ -71,6 +75,12 @@ export const LOCAL_WRITE_ORDER: Readonly<
     { file: "ownership", kind: "replace" },
     { file: "control", kind: "remove" },
   ],
+  // control first (the decision is what the table reads); a lost history write is caught up
+  // by the next history write, as for an interruption
+  decide: [{ file: "control", kind: "replace" }, { file: "history", kind: "replace" }],
+  // the audit first: an archived abandonment beside a still-present control is retried as a
+  // clear only
+  abandon: [{ file: "history", kind: "replace" }, { file: "control", kind: "remove" }],
 };
 
 /** The durable steps of one write kind, in order. */

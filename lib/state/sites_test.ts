@@ -26,7 +26,7 @@ Deno.test("state sites: unique names saying backend, transition, file and step",
     ["acquire", "release", "break"].map((o) => `lock.${b}.${o}`)
   );
   assert.deepEqual([...names].sort(), [...local, ...pg, ...locks].sort());
-  assert.equal(names.length, 50);
+  assert.equal(names.length, 63);
   for (const s of STATE_SITES) {
     assert.equal(s.backends?.length, 1, s.name);
     assert.ok(s.name.includes(`.${s.backends![0]}.`), s.name);

@@ -19,12 +19,14 @@
  * @module
  */
 import type { ErrorCode } from "../errors.ts";
+import type { Json } from "./_canonical.ts";
 import type { CompletionReceipt, HistoryDocument, HistoryEvent } from "./history.ts";
 import type {
   Checkpoint,
   Incident,
   OpenedControl,
   OperationIntent,
+  OperatorDecision,
   ResumeAuthorization,
   ResumeRecord,
   RunnerAction,
@@ -67,6 +69,20 @@ export interface InterruptionInput {
   reason: string;
 }
 
+/** What the caller records when abandoning an operation (the store adds the operation). */
+export interface AbandonInput {
+  /** The operation the operator names (must be the pending one). */
+  operation_id: string;
+  /** Who abandons it. */
+  actor: string;
+  /** When (ISO 8601). */
+  recorded_at: string;
+  /** Why it can never continue (required). */
+  reason: string;
+  /** The read-only observation of the runtime as it was left. */
+  evidence: { [key: string]: Json };
+}
+
 /** Result of finalizing a completed runner update. */
 export interface FinalizeResult {
   /** The store after finalization. */
@@ -107,6 +123,13 @@ export interface IntegrityReport {
   revision: string | null;
   /** The `STATE_CORRUPT_*` error: code, message naming document and field, evidence. */
   problem: { code: ErrorCode; message: string; evidence: Record<string, unknown> } | null;
+  /** The pending operation of a verified store, if any (what `sluice status` names). */
+  pending: {
+    operation_id: string;
+    kind: string;
+    status: string;
+    last_checkpoint: string | null;
+  } | null;
 }
 
 /** Options for acquiring the deployment lock. */
@@ -172,6 +195,17 @@ export interface StateStore {
   resumeOperation(snapshot: StateSnapshot, record: ResumeRecord): Promise<StateSnapshot>;
   /** The sole archived authorization left before its control update, or null. Read-only. */
   pendingResumeAuthorization(snapshot: StateSnapshot): Promise<ResumeAuthorization | null>;
+  /**
+   * Record an operator's decision about the pending runner update (control, then its audit
+   * event). Makes no provider change: the caller performs what it authorizes afterwards.
+   */
+  recordDecision(snapshot: StateSnapshot, decision: OperatorDecision): Promise<StateSnapshot>;
+  /**
+   * Abandon the pending operation: archive who, why, the evidence and the operation as it was
+   * (`operation_abandoned`), then clear control. Ownership is unchanged; a completed operation
+   * (receipt archived) cannot be abandoned.
+   */
+  abandonOperation(snapshot: StateSnapshot, input: AbandonInput): Promise<StateSnapshot>;
   /** Commit the desired runner checksum (serial + 1), archive the receipt and clear control. */
   finalizeCompletedRunner(snapshot: StateSnapshot, options?: { recordedAt?: string }): Promise<
     FinalizeResult

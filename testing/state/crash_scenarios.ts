@@ -12,6 +12,7 @@ import {
   stateChecksum,
 } from "../../lib/state/ownership.ts";
 import type { StateTransition } from "../../lib/state/sites.ts";
+import type { OperatorDecision } from "../../lib/state/journal.ts";
 import type { StateSnapshot, StateStore } from "../../lib/state/store.ts";
 import {
   checkpointChain,
@@ -204,6 +205,62 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    transition: "decide",
+    prepare: (config) =>
+      prepared(config, async (store, snap) => {
+        const { own, snap: s1 } = await seedRunner(store, snap);
+        let s = await store.beginOperation(s1, runnerIntent(own), [replaceAction(own)]);
+        for (const cp of checkpointChain().slice(0, 3)) s = await store.recordCheckpoint(s, cp);
+        await store.recordInterruption(s, incident());
+        return { decision: retentionDecision(s.control!.opened.operation_id) };
+      }),
+    async finish(store, snap, arg) {
+      const decision = arg.decision as OperatorDecision;
+      if (snap.control!.opened.decisions.length === 0) {
+        snap = await store.recordDecision(snap, decision);
+      }
+      assert.deepEqual(snap.control!.opened.decisions, [decision]);
+      // a history write lost after control is caught up by the next history write
+      if (count(snap, "operator_decision") === 0) {
+        snap = await store.resumeOperation(snap, resumeRecord());
+      }
+      assert.equal(count(snap, "operator_decision"), 1);
+      assert.equal(snap.history.document.version, 4);
+    },
+  },
+  {
+    transition: "abandon",
+    prepare: (config) =>
+      prepared(config, async (store, snap) => {
+        const { own, snap: s1 } = await seedRunner(store, snap);
+        let s = await store.beginOperation(s1, runnerIntent(own), [replaceAction(own)]);
+        s = await store.recordCheckpoint(s, checkpointChain()[0]);
+        await store.recordInterruption(s, incident());
+        return { own, abandon: abandonInput(s.control!.opened.operation_id) };
+      }),
+    async finish(store, snap, arg) {
+      const own = arg.own as OwnershipDocument;
+      const input = arg.abandon as ReturnType<typeof abandonInput>;
+      if (snap.control) {
+        // the archived abandonment freezes the control: only its clear remains
+        if (count(snap, "operation_abandoned") === 1) {
+          await assert.rejects(
+            store.resumeOperation(snap, resumeRecord()),
+            /BLOCKED_OPERATION_ABANDONED|was abandoned/,
+          );
+        }
+        snap = await store.abandonOperation(snap, input);
+      }
+      assert.equal(snap.control, null);
+      // ownership untouched, one audit record
+      assert.equal(snap.ownership!.checksum, stateChecksum(own));
+      assert.equal(count(snap, "operation_abandoned"), 1);
+      const e = snap.history.events.find((x) => x.kind === "operation_abandoned")!;
+      assert.ok(e.kind === "operation_abandoned" && e.operation_id === input.operation_id);
+      await assert.rejects(store.abandonOperation(snap, input), /no pending operation/);
+    },
+  },
+  {
     transition: "commit_ownership",
     prepare: (config) =>
       prepared(config, async (store, snap) => {
@@ -280,6 +337,32 @@ export const SCENARIOS: Scenario[] = [
     finish: () => Promise.resolve(),
   },
 ];
+
+/** A retention-loss acceptance at old_removed (deterministic: same bytes in every run). */
+export function retentionDecision(operationId: string): OperatorDecision {
+  return {
+    decision_id: "7e57dec1-0000-4000-8000-000000000001",
+    decision: "accept_retention_loss",
+    operation_id: operationId,
+    actor: "operator",
+    recorded_at: "2026-11-29T10:05:00.000Z",
+    reason: "retention overtook the stopped runner; the lost records are accepted",
+    last_checkpoint: "old_removed",
+    partitions: [{ topic: "raw_orders", partition: 0, from: "5", to: "9", lost: "4" }],
+    evidence: { group: "Empty" },
+  };
+}
+
+/** An abandonment of `operationId` (deterministic). */
+export function abandonInput(operationId: string) {
+  return {
+    operation_id: operationId,
+    actor: "operator",
+    recorded_at: "2026-11-29T10:06:00.000Z",
+    reason: "the state volume was removed by hand; this operation can never continue",
+    evidence: { volume: "absent" },
+  };
+}
 
 /** A scenario's name: its transition and variant. */
 export function scenarioName(sc: Scenario): string {

@@ -65,6 +65,12 @@ async function transition(): Promise<void> {
     case "finalize":
       await store.finalizeCompletedRunner(snap);
       break;
+    case "decide":
+      await store.recordDecision(snap, arg.decision);
+      break;
+    case "abandon":
+      await store.abandonOperation(snap, arg.abandon);
+      break;
     case "commit_ownership":
       await store.commitOwnership(
         snap,

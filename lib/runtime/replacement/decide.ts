@@ -15,7 +15,7 @@
  * ```
  * @module
  */
-import type { Checkpoint, RunnerAction } from "../../state/journal.ts";
+import type { Checkpoint, OperatorDecision, RunnerAction } from "../../state/journal.ts";
 import {
   EVERY_STAGE_BLOCKERS,
   type ReplacementRow,
@@ -49,6 +49,8 @@ export interface DecideInput {
   memory: { termRequested: boolean; startRequested: boolean };
   /** True under an explicit `state resume` (a started-then-closed candidate may restart). */
   resuming: boolean;
+  /** The operator's recorded decisions of this operation (default none). */
+  decisions?: OperatorDecision[];
 }
 
 /**
@@ -69,7 +71,7 @@ export function decide(input: DecideInput): Step {
     input.action.model,
   );
   if (rt.blockers.length > 0) return { kind: "blocked", row: null, blockers: rt.blockers };
-  const view = { ...input, old: rt.old, cand: rt.cand };
+  const view = { ...input, decisions: input.decisions ?? [], old: rt.old, cand: rt.cand };
   for (const row of rowsAt(input.stage)) {
     const verdict = GUARDS[row.guard](view);
     if (verdict.kind !== "skip") return stepOf(row, verdict, input);

@@ -566,6 +566,69 @@ Deno.test("replacement_created: a failed candidate blocks; a cleanly closed one 
   );
 });
 
+Deno.test("replacement_created: a candidate that failed at start-up before processing is started again only under resume", () => {
+  const startupFailed = (over: Partial<ContainerEvidence> = {}) =>
+    candidate({
+      status: "exited",
+      everStarted: true,
+      exitCode: 15,
+      finishedAt: "2026-11-29T12:00:03Z",
+      runnerStatus: {
+        state: "FAILED",
+        exit_code: 15,
+        reason: "KAFKA_UNREACHABLE",
+        detail: "describeCluster timed out after 30 s",
+        running_at: null,
+      },
+      ...over,
+    });
+  const at = (c: ContainerEvidence, extra: Partial<DecideInput> = {}, o: ObsOptions = {}) =>
+    step("replacement_created", obs({ containers: [c], ...stopped, ...o }), extra);
+  // apply (no resume): a precise blocker naming the way out
+  blockedWith(at(startupFailed()), "BLOCKED_CANDIDATE_STARTUP_FAILED");
+  // resume: start the same candidate again
+  assert.deepEqual(brief(at(startupFailed(), { resuming: true })), {
+    kind: "start",
+    containerId: "c".repeat(64),
+    row: "restart_failed_candidate",
+  });
+  // the restart failed again in this invocation: blocked, no loop
+  blockedWith(
+    at(startupFailed(), { resuming: true, memory: { termRequested: false, startRequested: true } }),
+    "BLOCKED_CANDIDATE_STARTUP_FAILED",
+  );
+  // it processed something (offsets moved past the clean close): a failed candidate, as before
+  blockedWith(
+    at(startupFailed(), { resuming: true }, { committed: { "0": "8", "1": "5", "2": "6" } }),
+    "BLOCKED_CANDIDATE_FAILED",
+  );
+  // it reached RUNNING before failing, or failed for another reason, or was OOM-killed
+  for (
+    const other of [
+      startupFailed({
+        runnerStatus: {
+          state: "FAILED",
+          exit_code: 15,
+          reason: "STREAMS_FATAL",
+          running_at: null,
+        },
+      }),
+      startupFailed({
+        runnerStatus: {
+          state: "FAILED",
+          exit_code: 15,
+          reason: "KAFKA_UNREACHABLE",
+          running_at: T0,
+        },
+      }),
+      startupFailed({ exitCode: 13 }),
+      startupFailed({ oomKilled: true }),
+    ]
+  ) {
+    blockedWith(at(other, { resuming: true }), "BLOCKED_CANDIDATE_FAILED");
+  }
+});
+
 Deno.test("action_completed: success hands over to finalization", () => {
   assert.deepEqual(
     brief(step(

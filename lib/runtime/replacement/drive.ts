@@ -17,7 +17,7 @@
  * @module
  */
 import { atSite } from "../../fault/site.ts";
-import type { Checkpoint, RunnerAction } from "../../state/journal.ts";
+import type { Checkpoint, OperatorDecision, RunnerAction } from "../../state/journal.ts";
 import type { StateSnapshot, StateStore } from "../../state/store.ts";
 import type { Stage } from "../../protocol/replacement.ts";
 import type { DockerPort } from "../../providers/docker/port.ts";
@@ -62,6 +62,11 @@ export type DriveOutcome =
 /** The checkpoints of the snapshot's pending control. */
 export function checkpointsOf(s: StateSnapshot): Checkpoint[] {
   return s.control?.opened.checkpoints ?? [];
+}
+
+/** The operator's recorded decisions of the snapshot's pending control. */
+export function decisionsOf(s: StateSnapshot): OperatorDecision[] {
+  return s.control?.opened.decisions ?? [];
 }
 
 type Action = Extract<Step, { kind: "term" | "remove" | "create" | "start" }>;
@@ -145,6 +150,7 @@ export async function drive(
       obs,
       memory,
       resuming: options.resuming,
+      decisions: decisionsOf(snap),
     });
     if (step.kind !== "wait") waitingSince = null;
     switch (step.kind) {

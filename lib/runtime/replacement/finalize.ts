@@ -21,7 +21,7 @@ import { blocker } from "../../validation/blocker.ts";
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide, stageOf } from "./decide.ts";
-import { checkpointsOf, drive, type DriveOutcome } from "./drive.ts";
+import { checkpointsOf, decisionsOf, drive, type DriveOutcome } from "./drive.ts";
 import { controlOf, type ReviewedOperation } from "./operation.ts";
 import { notCommitted, type ReplacementResult, type ResultBase } from "./result.ts";
 
@@ -117,6 +117,7 @@ export async function finalizeOperation(
     obs,
     memory: { termRequested: true, startRequested: true },
     resuming: options.resuming,
+    decisions: decisionsOf(snap),
   });
   const ready = obs.containers.some((c) => c.name === candidate.name && c.running);
   if (check.kind !== "complete" || !ready) {

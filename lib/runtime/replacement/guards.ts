@@ -19,7 +19,12 @@
  * @module
  */
 import type { ErrorCode } from "../../errors.ts";
-import type { Checkpoint, PartitionOffset, RunnerAction } from "../../state/journal.ts";
+import type {
+  Checkpoint,
+  OperatorDecision,
+  PartitionOffset,
+  RunnerAction,
+} from "../../state/journal.ts";
 import type { GuardName, Stage } from "../../protocol/replacement.ts";
 import { type Blocker, blocker } from "../../validation/blocker.ts";
 import type { ContainerEvidence, RunnerObservation } from "../../validation/observation.ts";
@@ -54,6 +59,8 @@ export interface GuardView {
   memory: { termRequested: boolean; startRequested: boolean };
   /** True under an explicit `state resume`. */
   resuming: boolean;
+  /** The operator's recorded decisions (retention-loss acceptances) of this operation. */
+  decisions: OperatorDecision[];
 }
 
 /** A guard. */
@@ -85,10 +92,20 @@ function checkpoint<N extends Checkpoint["name"]>(
   return v.checkpoints.find((x): x is Extract<Checkpoint, { name: N }> => x.name === name) ?? null;
 }
 
+/**
+ * The durable clean-close vector, as moved by the operator's recorded retention-loss
+ * acceptances: a partition named by a decision is expected at that decision's `to` (the
+ * earliest retained offset it moved to), the last decision winning.
+ */
 function cleanCloseVector(v: GuardView): PartitionOffset[] {
   const cp = checkpoint(v, "old_closed");
   if (!cp) throw new Error("old_closed checkpoint missing at a stage after it");
-  return cp.offsets;
+  return cp.offsets.map((o) => {
+    const moved = v.decisions.flatMap((d) =>
+      d.partitions.filter((p) => p.partition === o.partition && p.topic === o.topic)
+    ).at(-1);
+    return moved ? { ...o, offset: moved.to } : o;
+  });
 }
 
 function vectorsEqual(a: PartitionOffset[], b: PartitionOffset[]): boolean {
@@ -173,6 +190,44 @@ function recordedCandidate(v: GuardView): Verdict | ContainerEvidence {
   }
   const inputs = checkCandidateInputs(v.cand, v.candidate, v.action.model);
   return inputs.length > 0 ? blocked(inputs) : v.cand;
+}
+
+/**
+ * The runner's documented start-up failures that a restart may cure once the cause is fixed
+ * outside sluice (docs/runner.md: exit 15 before RUNNING, the broker unreachable or its admin
+ * calls failing). Plan, artifact, identity and offset failures (10–14) are not among them.
+ */
+export const STARTUP_FAILURES: Readonly<Record<number, readonly string[]>> = {
+  15: ["KAFKA_UNREACHABLE", "KAFKA_ADMIN_FAILED"],
+};
+
+/** The container exited with a documented start-up failure and never reached RUNNING. */
+export function failedBeforeProcessing(c: ContainerEvidence): boolean {
+  const s = c.runnerStatus;
+  if (!s || c.oomKilled || c.status !== "exited") return false;
+  const reasons = STARTUP_FAILURES[c.exitCode] ?? [];
+  return s.state === "FAILED" && (s.running_at ?? null) === null &&
+    reasons.includes(String(s.reason)) && s.exit_code === c.exitCode;
+}
+
+/** The evidence of a start-up failure, as recorded with the resume that restarts the candidate. */
+export function startupFailureEvidence(c: ContainerEvidence): {
+  container: string;
+  exit_code: number;
+  reason: string;
+  detail: string | null;
+  finished_at: string;
+  running_at: null;
+} {
+  const s = c.runnerStatus ?? {};
+  return {
+    container: c.id,
+    exit_code: c.exitCode,
+    reason: String(s.reason ?? ""),
+    detail: typeof s.detail === "string" ? s.detail : null,
+    finished_at: c.finishedAt,
+    running_at: null,
+  };
 }
 
 function isVerdict(x: Verdict | ContainerEvidence): x is Verdict {
@@ -357,6 +412,39 @@ export const GUARDS: Record<GuardName, Guard> = {
       s.plan_sha256 === v.candidate.planSha256 && v.obs.kafka.group.members.length === 1;
     if (!ready) return wait("candidate not yet RUNNING with one group member");
     return go({ checkpoint: { name: "action_completed", outcome: "success", detail: null } });
+  },
+
+  /**
+   * Candidate failed before processing anything → it never reached RUNNING, its exit is a
+   * documented start-up failure (the runner could not reach Kafka: fixable outside sluice) and
+   * the committed positions are still the clean-close vector: nothing was consumed, so starting
+   * the same candidate again under an explicit resume is the same first start. Any other failed
+   * candidate is left to the next row (`BLOCKED_CANDIDATE_FAILED`).
+   */
+  failedBeforeProcessingUnderResume(v) {
+    const cand = recordedCandidate(v);
+    if (isVerdict(cand)) return cand;
+    if (!cand.everStarted || cand.running || !failedBeforeProcessing(cand)) return SKIP;
+    const p = stoppedAtCleanClose(v);
+    if (p.length > 0) return SKIP; // it may have processed: not this row's case
+    const evidence = startupFailureEvidence(cand);
+    if (!v.resuming) {
+      return one(
+        "BLOCKED_CANDIDATE_STARTUP_FAILED",
+        `the candidate failed at start-up before processing anything (exit ${cand.exitCode} ${evidence.reason}); fix the cause, then 'state resume' starts it again`,
+        v,
+        evidence,
+      );
+    }
+    if (v.memory.startRequested) {
+      return one(
+        "BLOCKED_CANDIDATE_STARTUP_FAILED",
+        `the candidate failed at start-up again after this resume started it (exit ${cand.exitCode} ${evidence.reason}); the cause is not fixed`,
+        v,
+        evidence,
+      );
+    }
+    return go({ containerId: cand.id });
   },
 
   /**

@@ -121,8 +121,17 @@ export async function openOperation(
   };
 }
 
-/** Resuming where environments are declared requires `--confirm-env <the environment>`. */
-function requireConfirmedEnv(p: Session, confirmEnv: string | null): void {
+/**
+ * Resuming (or deciding about an operation) where environments are declared requires
+ * `--confirm-env <the environment>`.
+ *
+ * @example
+ * ```ts
+ * import { requireConfirmedEnv } from "./operation.ts";
+ * // requireConfirmedEnv(opened, options.confirmEnv ?? null);
+ * ```
+ */
+export function requireConfirmedEnv(p: Session, confirmEnv: string | null): void {
   const m = p.project.manifest;
   if (m.environments.length > 0 && confirmEnv !== m.environment) {
     throw new SluiceError(

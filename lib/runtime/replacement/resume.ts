@@ -2,10 +2,15 @@
  * `state resume --plan FILE --operation-id UUID`: continue the same operation under a new lock
  * (spec, "Resume is not read-only recovery"). An operation already completed is verified from
  * its receipt and the running candidate (no redeploy, audit append or serial increment). A
- * pending one is checked against the same plan and current project; an in-progress control
- * first gets its interruption recorded; an action recorded completed only finalizes; otherwise
- * the resume is authorized (reusing an exact prewritten authorization) and the table is driven
- * from the last durable boundary. Each of these writes crosses its fault site.
+ * pending one is checked against the same plan and current project. A receipt beside the
+ * pending control (a local finalize killed after its receipt or ownership write) only completes
+ * the finalization, with no runtime writes. Otherwise the fresh evidence must authorize a step
+ * before anything is written (a blocked resume records nothing and spends no authorization);
+ * then an in-progress control first gets its interruption recorded; an action recorded completed
+ * only finalizes; otherwise the resume is authorized (reusing an exact prewritten authorization,
+ * its recovery record naming the step and, for a candidate restarted after a start-up failure,
+ * that failure) and the table is driven from the last durable boundary. Each of these writes
+ * crosses its fault site. An abandoned operation is reported as such.
  *
  * @example
  * ```ts
@@ -18,14 +23,16 @@ import { SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
 import { verifyPlanCurrent } from "../../plan/plan_file.ts";
 import { OPERATION_WRITES } from "../../protocol/replacement.ts";
+import { findAbandonment } from "../../state/engine.ts";
 import type { ResumeRecord } from "../../state/journal.ts";
 import type { RunnerObservation } from "../../validation/observation.ts";
 import type { Stage } from "../../protocol/replacement.ts";
 import { isoNow } from "../deps.ts";
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
-import { stageOf } from "./decide.ts";
-import { checkpointsOf } from "./drive.ts";
+import { decide, stageOf, type Step } from "./decide.ts";
+import { startupFailureEvidence } from "./guards.ts";
+import { checkpointsOf, decisionsOf } from "./drive.ts";
 import { driveThenFinalize, finalizeOperation } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import {
@@ -34,7 +41,7 @@ import {
   type OperationOptions,
   verifyOperationMatches,
 } from "./operation.ts";
-import type { ReplacementResult } from "./result.ts";
+import { notCommitted, type ReplacementResult } from "./result.ts";
 
 /**
  * Continue the same operation (`state resume`).
@@ -58,6 +65,13 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
     // no redeploy, no audit append, no serial increment
     const receipt = await p.store.completedReceipt(operationId);
     if (!receipt) {
+      const abandoned = findAbandonment(snap.history.events, operationId);
+      if (abandoned) {
+        throw new SluiceError(
+          "BLOCKED_OPERATION_ABANDONED",
+          `operation ${operationId} was abandoned by ${abandoned.actor} at ${abandoned.recorded_at} (${abandoned.reason}); it can never continue: plan again`,
+        );
+      }
       throw new SluiceError(
         "BLOCKED_NO_PENDING_OPERATION",
         `operation ${operationId} is neither pending nor completed`,
@@ -83,13 +97,50 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
     };
   }
   verifyOperationMatches(c, r, operationId);
+  const checkpoints = checkpointsOf(snap);
+  const stage = stageOf(checkpoints, candidate.actionIndex);
+  // a receipt freezes the terminal control: the local finalize (receipt → ownership → clear)
+  // was interrupted, and only its completion remains (spec: "a fresh process completes an
+  // interrupted local clear"); the state may already be the receipt's result
+  const frozen = stage === "action_completed" &&
+    (await p.store.validateTerminalPending(snap)).receipt_archived;
   verifyPlanCurrent(r.plan, {
     project: p.store.project,
     environment: p.store.environment,
     sourceSha256: p.sourceSha256,
-    stateChecksum: snap.ownership?.checksum ?? null,
+    stateChecksum: frozen ? c.intent.original_state_checksum : snap.ownership?.checksum ?? null,
     store: snap.identity,
   });
+  if (frozen) {
+    options.onProgress?.({
+      kind: "continued",
+      operation_id: c.operation_id,
+      message: "completing the interrupted finalization from its receipt",
+    });
+    return await finalizeOperation(op, base, snap, { resuming: true });
+  }
+  // the fresh evidence must authorize a step before anything is written: a blocked resume
+  // records nothing and spends no authorization
+  const obs = await observeRunner(p, candidateTarget(candidate));
+  const first = stage === "action_completed" ? null : decide({
+    stage,
+    checkpoints,
+    action: r.action,
+    candidate,
+    obs,
+    memory: { termRequested: false, startRequested: false },
+    resuming: true,
+    decisions: decisionsOf(snap),
+  });
+  if (first?.kind === "blocked") {
+    return notCommitted(base, {
+      committed: false,
+      outcome: "blocked",
+      last_boundary: stage,
+      blockers: first.blockers,
+      reason: "nothing was written: the fresh evidence authorizes no step",
+    });
+  }
   if (c.status === "in_progress") {
     snap = await atSite(OPERATION_WRITES.interruption, () =>
       p.store.recordInterruption(snap, {
@@ -99,13 +150,11 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
         reason: "resumed under a new lock: the previous invocation ended without finishing",
       }));
   }
-  const stage = stageOf(checkpointsOf(snap), candidate.actionIndex);
   if (stage === "action_completed") {
     // the action is terminal (its outcome is recorded): resume authorizes no further boundary,
     // and only finalization remains — after re-observing the exact ready candidate
     return await finalizeOperation(op, base, snap, { resuming: true });
   }
-  const obs = await observeRunner(p, candidateTarget(candidate));
   const pending = await p.store.pendingResumeAuthorization(snap);
   const record: ResumeRecord = pending
     ? {
@@ -118,7 +167,7 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
       authorization_id: p.uuids.uuid(),
       actor: p.actor,
       authorized_at: isoNow(p.clock),
-      recovery: recoveryRecord(stage, obs),
+      recovery: recoveryRecord(stage, obs, first),
     };
   snap = await atSite(OPERATION_WRITES.resume, () => p.store.resumeOperation(snap, record));
   options.onProgress?.({
@@ -134,10 +183,25 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
   return await lineage.finish(result);
 }
 
-/** The runner-status evidence that justified the resume (stored with the authorization). */
-function recoveryRecord(stage: Stage, obs: RunnerObservation): ResumeRecord["recovery"] {
+/**
+ * The runner-status evidence that justified the resume (stored with the authorization), with
+ * the step it authorized; restarting a candidate that failed before processing records the
+ * start-up failure it restarts from.
+ */
+function recoveryRecord(
+  stage: Stage,
+  obs: RunnerObservation,
+  first: Step | null,
+): ResumeRecord["recovery"] {
+  const restarted = first?.kind === "start" && first.row.id === "restart_failed_candidate"
+    ? obs.containers.find((x) => x.id === first.containerId) ?? null
+    : null;
   return {
     last_boundary: stage,
+    next_step: first ? { kind: first.kind, row: first.row?.id ?? null } : null,
+    startup_failure: restarted
+      ? { ...startupFailureEvidence(restarted), committed_equals_clean_close: true }
+      : null,
     observed_at: obs.observedAt,
     containers: obs.containers.map((x) => ({
       id: x.id,

@@ -14,7 +14,7 @@
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide, describeRow, describeStep, stageOf } from "./decide.ts";
-import { checkpointsOf } from "./drive.ts";
+import { checkpointsOf, decisionsOf } from "./drive.ts";
 import {
   controlOf,
   openOperation,
@@ -71,6 +71,7 @@ export async function runnerStatus(options: OperationOptions): Promise<RunnerSta
     obs,
     memory: { termRequested: false, startRequested: false },
     resuming: true,
+    decisions: decisionsOf(snap),
   });
   return {
     operation_id: options.operationId,

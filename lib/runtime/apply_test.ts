@@ -1,0 +1,103 @@
+// The create journey has no stranded state (issue 12 item 3): `apply --plan` of a create plan is
+// killed by SIGKILL at the create table's sites (and inside the local commit), through the CLI
+// in its own OS process on a file-backed fake world; `apply --plan` with the same plan file then
+// continues the same operation, adopting exactly what it created, and a further `apply --plan`
+// is a verified no-op. (The exhaustive sweep in testing/sweep kills at every site.)
+import assert from "node:assert/strict";
+import { writePlanFile } from "../plan/plan_file.ts";
+import { createSite } from "../protocol/create.ts";
+import { openStateStore } from "../state/open.ts";
+import { plan } from "./session.ts";
+import { fakeProject } from "../../testing/ways/fake_project.ts";
+
+const KILLS: Array<[string, "before" | "after"]> = [
+  [createSite("intent").name, "before"],
+  [createSite("intent").name, "after"],
+  [createSite("create_topic").name, "after"],
+  [createSite("create_volume").name, "after"],
+  [createSite("position_offsets").name, "after"],
+  [createSite("write_mounted_plan").name, "after"],
+  [createSite("create_container").name, "after"],
+  [createSite("start_container").name, "after"],
+  ["state.local.commit_ownership.ownership.rename", "after"],
+  [createSite("commit").name, "after"],
+];
+
+async function killedCreate(site: string, side: "before" | "after") {
+  await using f = await fakeProject(`create-${site}-${side}`);
+  const { world, p, deps } = f;
+  const created = await plan({ dir: p.dir, ...deps });
+  assert.deepEqual(created.plan.blockers, []);
+  const planPath = `${p.dir}/create.plan.json`;
+  await writePlanFile(planPath, created.plan);
+  const apply = ["-o", "json", "apply", "--project", p.dir, "--plan", planPath];
+  const killed = await f.cli(apply, {
+    SLUICE_FAULT_POINT: `${site}:${side}`,
+    SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
+  });
+  assert.equal(killed.signal, "SIGKILL", `${site}:${side}: exit ${killed.code}\n${killed.stderr}`);
+  const shown = (await f.cli(["-o", "json", "state", "show", "--project", p.dir])).json().data!;
+  const lock = shown.lock as { stale: boolean; holder: { lock_id: string } | null };
+  const lockArgs = lock.stale ? ["--break-stale-lock", lock.holder!.lock_id] : [];
+
+  // the same plan file again continues (or verifies) the same operation
+  const again = await f.cli([...apply, ...lockArgs]);
+  assert.equal(again.code, 0, `${site}:${side}: ${again.stdout}${again.stderr}`);
+  const first = again.json().data!;
+  const snap = await load(p.dir, p.name);
+  assert.equal(snap.control, null);
+  assert.equal(snap.ownership!.document.serial, 1);
+  assert.equal(snap.history.events.filter((e) => e.kind === "ownership_committed").length, 1);
+  const committedBy = snap.history.events.find((e) => e.kind === "ownership_committed")!;
+  const pending = shown.pending_operation as { operation_id: string } | null;
+  if (pending) assert.equal(committedBy.operation_id, pending.operation_id);
+  assert.equal(first.operation_id, committedBy.operation_id);
+
+  // exactly one of each, the owned identities are the world's, the runner is RUNNING
+  const w = world.control.snapshot();
+  const owned = snap.ownership!.document;
+  const runner = owned.runners[0];
+  const containers = Object.values(w.docker.containers);
+  assert.equal(containers.length, 1);
+  assert.equal(containers[0].name, runner.container_name);
+  assert.equal(world.control.runnerStatus(containers[0].id)?.state, "RUNNING");
+  const volume = w.docker.volumes[runner.volume.name];
+  assert.equal(volume.labels["sluice.volume-instance"], runner.volume.instance_id);
+  for (const t of owned.topics) assert.equal(w.kafka.topics[t.name].id, t.topic_id);
+  const creates = world.control.mutations().filter((m) =>
+    ["createTopic", "createVolume", "createContainer", "setGroupOffsets"].includes(m.op)
+  );
+  assert.deepEqual(
+    creates.map((m) => m.op).sort(),
+    ["createContainer", "createTopic", "createTopic", "createVolume", "setGroupOffsets"],
+    `${site}:${side}: each resource created once`,
+  );
+
+  // a repeated apply of the completed create is a verified no-op
+  const count = world.control.mutations().filter((m) => m.by !== "runner").length;
+  const third = await f.cli(apply);
+  assert.equal(third.code, 0, third.stdout + third.stderr);
+  assert.equal(third.json().data!.noop, true);
+  assert.equal(third.json().data!.already_applied, true);
+  assert.equal(world.control.mutations().filter((m) => m.by !== "runner").length, count);
+  assert.equal((await load(p.dir, p.name)).ownership!.document.serial, 1);
+}
+
+async function load(dir: string, project: string) {
+  const store = openStateStore({
+    backend: "local",
+    dir: `${dir}/.sluice/state`,
+    project,
+    environment: null,
+  });
+  try {
+    return await store.load();
+  } finally {
+    await store.close();
+  }
+}
+
+for (const [site, side] of KILLS) {
+  Deno.test(`a create killed at ${site}:${side} is continued by apply --plan with the same file`, () =>
+    killedCreate(site, side));
+}
