@@ -25,10 +25,61 @@ export interface ExpectedFailure {
   cases: readonly string[];
 }
 
-const both = (...sites: string[]) => sites.flatMap((s) => [`${s}:local`, `${s}:postgres`]);
+/** Both sides of each site, on one backend. */
+const sides = (backend: "local" | "postgres", ...sites: string[]) =>
+  sites.flatMap((s) => [`${s}:before:${backend}`, `${s}:after:${backend}`]);
 
 /** Every known failure. */
-export const EXPECTED_FAILURES: readonly ExpectedFailure[] = [];
+export const EXPECTED_FAILURES: readonly ExpectedFailure[] = [
+  {
+    defect:
+      "create journey, no continuation: a kill after the create intent is recorded and before " +
+      "ownership is committed leaves a pending `create` operation; `apply --plan` of the same " +
+      "plan again refuses with BLOCKED_OPERATION_PENDING (exit 4, not in docs/runbook.md), " +
+      "`state runner-status`/`state resume` only take a reviewed replacement, so no public " +
+      "command finishes or abandons it (issue 12 item 3; topics, volume, offsets or a running " +
+      "container may already exist)",
+    fixer: "ways12",
+    symptom: /BLOCKED_OPERATION_PENDING/,
+    cases: [
+      "journal.create_intent:after:local",
+      ...sides(
+        "local",
+        "kafka.create_topic",
+        "docker.create_volume",
+        "kafka.position_offsets",
+        "docker.create_runner",
+        "docker.start_runner",
+        "state.local.commit_ownership.history.temp",
+        "state.local.commit_ownership.history.rename",
+        "state.local.commit_ownership.history.dirsync",
+        "state.local.commit_ownership.ownership.temp",
+      ),
+      "state.commit_ownership:before:local",
+      "state.local.commit_ownership.ownership.rename:before:local",
+    ],
+  },
+  {
+    defect:
+      "create journey, completed but unacknowledged: a kill after the local ownership file is " +
+      "written (before control is cleared, or before the process reports) leaves ownership at " +
+      "serial 1 with the create's control still pending; `apply --plan` again answers " +
+      "PLAN_STALE_STATE (exit 3, 'plan again') instead of verifying the completed create as a " +
+      "no-op (issue 12 item 3)",
+    fixer: "ways12",
+    symptom: /PLAN_STALE_STATE/,
+    cases: [
+      "state.commit_ownership:after:local",
+      "state.local.commit_ownership.ownership.rename:after:local",
+      ...sides(
+        "local",
+        "state.local.commit_ownership.ownership.dirsync",
+        "state.local.commit_ownership.control.unlink",
+        "state.local.commit_ownership.control.dirsync",
+      ),
+    ],
+  },
+];
 
 /**
  * The known failure a case belongs to, if any.
@@ -42,5 +93,3 @@ export const EXPECTED_FAILURES: readonly ExpectedFailure[] = [];
 export function expectedFailure(id: string): ExpectedFailure | undefined {
   return EXPECTED_FAILURES.find((f) => f.cases.includes(id));
 }
-
-export { both };

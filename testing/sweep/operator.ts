@@ -23,7 +23,6 @@
  * ```
  * @module
  */
-import type { Journey } from "../../lib/fault/inventory.ts";
 import { REPLACEMENT_SITES } from "../../lib/protocol/replacement.ts";
 import { fakeCli, type FakeCliResult } from "../fake_cli.ts";
 import type { SweepCase } from "./cases.ts";
@@ -288,6 +287,3 @@ function exists(path: string): boolean {
     return false;
   }
 }
-
-/** The journeys a case may name (re-exported for the test's report). */
-export type { Journey };

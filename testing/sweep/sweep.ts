@@ -18,11 +18,10 @@
  * @module
  */
 import { type CaseFilter, caseId, type SweepCase, sweepCases } from "./cases.ts";
-import { deployStarter, openCaseWorld } from "./fixture.ts";
+import { deployStarter, openCaseWorld, orders } from "./fixture.ts";
 import { checkCreate, checkReplacement } from "./invariants.ts";
 import { type JourneyRun, runJourney } from "./operator.ts";
 import { committedOf, readWorldFile } from "./reads.ts";
-import { orders } from "./fixture.ts";
 
 /** The result of one case. */
 export interface CaseResult {
