@@ -79,6 +79,39 @@ export const EXPECTED_FAILURES: readonly ExpectedFailure[] = [
       ),
     ],
   },
+  {
+    defect: "stranded local finalize, receipt only: a kill after the runner_completed receipt is " +
+      "renamed into history.json and before ownership.json is replaced leaves the receipt, the " +
+      "prior ownership (serial 1) and the pending control; `state resume` answers " +
+      "BLOCKED_OPERATION_FROZEN (exit 4, not in docs/runbook.md) every time and every later " +
+      "apply is BLOCKED_OPERATION_PENDING, although the spec says a fresh process completes an " +
+      "interrupted local clear (issue 12, first bullet and item 3)",
+    fixer: "ways12",
+    symptom: /BLOCKED_OPERATION_FROZEN/,
+    cases: [
+      "state.local.finalize.history.rename:after:local",
+      ...sides(
+        "local",
+        "state.local.finalize.history.dirsync",
+        "state.local.finalize.ownership.temp",
+      ),
+      "state.local.finalize.ownership.rename:before:local",
+    ],
+  },
+  {
+    defect: "stranded local finalize, ownership written: a kill after ownership.json is replaced " +
+      "(serial 2) and before control.json is unlinked leaves the pending control beside the " +
+      "result ownership; `state resume` with the original plan answers PLAN_STALE_STATE (exit 3) " +
+      "before it reaches the retried clear, so no public command finishes it (issue 12, first " +
+      "bullet)",
+    fixer: "ways12",
+    symptom: /PLAN_STALE_STATE/,
+    cases: [
+      "state.local.finalize.ownership.rename:after:local",
+      ...sides("local", "state.local.finalize.ownership.dirsync"),
+      "state.local.finalize.control.unlink:before:local",
+    ],
+  },
 ];
 
 /**
