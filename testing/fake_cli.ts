@@ -64,7 +64,7 @@ export interface FakeCliOptions {
   fault?: string | null;
   /** Extra environment (e.g. the PostgreSQL DSN variable the manifest names). */
   env?: Record<string, string>;
-  /** SIGKILL the process when it runs longer (default 120 s); reported as `timedOut`. */
+  /** SIGKILL the process when it runs longer (default 300 s); reported as `timedOut`. */
   timeoutMs?: number;
 }
 
@@ -105,7 +105,7 @@ export async function fakeCli(
     } catch {
       // already gone
     }
-  }, options.timeoutMs ?? 120_000);
+  }, options.timeoutMs ?? 300_000);
   let out: Deno.CommandOutput;
   try {
     out = await proc.output();
