@@ -57,6 +57,17 @@ export const EXPECTED_FAILURES: readonly ExpectedFailure[] = [
       ),
       "state.commit_ownership:before:local",
       "state.local.commit_ownership.ownership.rename:before:local",
+      "journal.create_intent:after:postgres",
+      ...sides(
+        "postgres",
+        "kafka.create_topic",
+        "docker.create_volume",
+        "kafka.position_offsets",
+        "docker.create_runner",
+        "docker.start_runner",
+      ),
+      "state.commit_ownership:before:postgres",
+      "state.postgres.commit_ownership.commit:before:postgres",
     ],
   },
   {
@@ -111,6 +122,31 @@ export const EXPECTED_FAILURES: readonly ExpectedFailure[] = [
       ...sides("local", "state.local.finalize.ownership.dirsync"),
       "state.local.finalize.control.unlink:before:local",
     ],
+  },
+  {
+    defect:
+      "create journey, completed but unacknowledged on PostgreSQL: a kill after the commit that " +
+      "wrote ownership and cleared control atomically leaves a completed create; `apply --plan` " +
+      "of the same plan again answers PLAN_STALE_STATE (exit 3, 'plan again') instead of " +
+      "verifying it as a no-op (issue 12 item 3: 'a repeated apply --plan of an already " +
+      "completed create is a verified no-op')",
+    fixer: "ways12",
+    symptom: /PLAN_STALE_STATE/,
+    cases: [
+      "state.commit_ownership:after:postgres",
+      "state.postgres.commit_ownership.commit:after:postgres",
+    ],
+  },
+  {
+    defect: "lock.postgres.break is unreachable through the public recovery: a killed process's " +
+      "session ends and PostgreSQL releases its advisory lock, `state show` reports the lock " +
+      "'not held (metadata of an ended session ...)' with no lock ID to pass to " +
+      "--break-stale-lock, and the next acquire overwrites the row; the inventory lists the " +
+      "site for the resume journey, but no public command crosses it (nothing is stranded: " +
+      "the inventory's claim or the site itself needs a decision)",
+    fixer: null,
+    symptom: /lock\.postgres\.break:(before|after) was never crossed/,
+    cases: sides("postgres", "lock.postgres.break"),
   },
 ];
 
