@@ -44,9 +44,15 @@ export async function runnerImageId(): Promise<string> {
 /** Write the orders starter for `env`, uniquely named, optionally with a PostgreSQL state DSN variable. */
 export async function starterProject(
   env: EnvDescriptor,
-  options: { image: string; stateDsnEnv?: string; initialOffsets?: "earliest" | "latest" },
+  options: {
+    image: string;
+    stateDsnEnv?: string;
+    initialOffsets?: "earliest" | "latest";
+    /** Where to make the project's temporary directory (default: the system's). */
+    parentDir?: string;
+  },
 ): Promise<TestProject> {
-  const dir = await Deno.makeTempDir({ prefix: "sluice-project-" });
+  const dir = await Deno.makeTempDir({ prefix: "sluice-project-", dir: options.parentDir });
   await initProject(dir);
   const suffix = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
   const name = `orders${suffix}`;

@@ -1,0 +1,69 @@
+/**
+ * The crash sweep's cases, enumerated from the fault inventory at run time: every site ×
+ * before/after × state backend (a site declared for one backend runs only there), each with
+ * the journey that crosses it first (the inventory's first journey for the site).
+ *
+ * @example
+ * ```ts
+ * import { caseId, sweepCases } from "./cases.ts";
+ * const cases = sweepCases();
+ * console.log(cases.length, caseId(cases[0]));
+ * ```
+ * @module
+ */
+import { faultInventory, type Journey } from "../../lib/fault/inventory.ts";
+import type { FaultSide, SiteBackend } from "../../lib/fault/site.ts";
+
+/** One case of the sweep. */
+export interface SweepCase {
+  site: string;
+  side: FaultSide;
+  backend: SiteBackend;
+  journey: Journey;
+}
+
+/** Which cases to run: `only` is a comma-separated list of `site`, `site:side` or case IDs. */
+export interface CaseFilter {
+  only?: string;
+  backend?: string;
+}
+
+/**
+ * The stable ID of a case: `<site>:<side>:<backend>`.
+ *
+ * @example
+ * ```ts
+ * import { caseId } from "./cases.ts";
+ * console.log(caseId({ site: "docker.remove_old", side: "after", backend: "local", journey: "replacement" }));
+ * ```
+ */
+export function caseId(c: SweepCase): string {
+  return `${c.site}:${c.side}:${c.backend}`;
+}
+
+/**
+ * Every case of the inventory (optionally filtered), in inventory order, local backend first.
+ *
+ * @example
+ * ```ts
+ * import { sweepCases } from "./cases.ts";
+ * console.log(sweepCases({ only: "docker.remove_old" }).length); // 4
+ * ```
+ */
+export function sweepCases(filter: CaseFilter = {}): SweepCase[] {
+  const wanted = filter.only ? filter.only.split(",").map((s) => s.trim()).filter(Boolean) : null;
+  const out: SweepCase[] = [];
+  for (const backend of ["local", "postgres"] as const) {
+    if (filter.backend && filter.backend !== backend) continue;
+    for (const e of faultInventory()) {
+      if (e.site.backends && !e.site.backends.includes(backend)) continue;
+      for (const side of ["before", "after"] as const) {
+        const c: SweepCase = { site: e.site.name, side, backend, journey: e.journeys[0] };
+        const keys = [c.site, `${c.site}:${side}`, caseId(c)];
+        if (wanted && !wanted.some((w) => keys.includes(w))) continue;
+        out.push(c);
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,89 @@
+// The fast exhaustive crash sweep (issue 12, item 5), in every test run: every fault site of the
+// inventory × before/after × state backend, the journey killed by SIGKILL at the site in a child
+// process of the real CLI on the fake world, the public recovery in fresh processes, and the
+// invariants on independent reads (testing/sweep/). A case listed in expected_failures.ts is a
+// known product defect: it must still fail with its described symptom (and the test says so
+// when it passes, so that the list shrinks as fixes land). Needs PostgreSQL (SLUICE_PG_URL).
+//
+// SLUICE_SWEEP_ONLY=site[:side[:backend]],...  SLUICE_SWEEP_BACKEND=local|postgres  select cases;
+// SLUICE_SWEEP_JOBS=N cases at once (default 2); SLUICE_SWEEP_KEEP=1 keeps failing cases' files.
+import { caseId, sweepCases } from "./cases.ts";
+import { EXPECTED_FAILURES, expectedFailure } from "./expected_failures.ts";
+import { type CaseResult, describeJourney, runCase } from "./sweep.ts";
+
+const env = (name: string) => Deno.env.get(name) || undefined;
+const filter = { only: env("SLUICE_SWEEP_ONLY"), backend: env("SLUICE_SWEEP_BACKEND") };
+const jobs = Math.max(1, Number(env("SLUICE_SWEEP_JOBS") ?? "2"));
+const NO_SANITIZERS = { sanitizeOps: false, sanitizeResources: false, sanitizeExit: false };
+
+Deno.test("the expected-failures list names only cases of the inventory, once each", () => {
+  const ids = new Set(sweepCases().map(caseId));
+  const seen = new Set<string>();
+  for (const f of EXPECTED_FAILURES) {
+    if (f.cases.length === 0) throw new Error(`an expected failure lists no case: ${f.defect}`);
+    for (const id of f.cases) {
+      if (!ids.has(id)) throw new Error(`${id} is not a case of the inventory (${f.defect})`);
+      if (seen.has(id)) throw new Error(`${id} is listed twice`);
+      seen.add(id);
+    }
+  }
+});
+
+Deno.test({
+  name: "crash sweep: every fault site × before/after × backend ends finished or precisely blocked",
+  ...NO_SANITIZERS,
+  async fn(t) {
+    const t0 = Date.now();
+    const cases = sweepCases(filter);
+    if (cases.length === 0) throw new Error(`no case selected by ${JSON.stringify(filter)}`);
+    const results: CaseResult[] = [];
+    const tally = { passed: 0, expected: 0, failed: 0 };
+    let next = 0;
+    const worker = async () => {
+      while (next < cases.length) {
+        const c = cases[next++];
+        const id = caseId(c);
+        await t.step({
+          name: id,
+          ...NO_SANITIZERS,
+          async fn() {
+            const r = await runCase(c, { keepFailing: env("SLUICE_SWEEP_KEEP") === "1" });
+            results.push(r);
+            const known = expectedFailure(id);
+            const story = `${describeJourney(r.journey)}\n  - ${r.problems.join("\n  - ")}`;
+            if (known) {
+              if (r.problems.length === 0) {
+                tally.failed++;
+                throw new Error(
+                  `${id} now passes: remove it from expected_failures.ts (${known.defect})`,
+                );
+              }
+              if (!r.problems.some((p) => known.symptom.test(p))) {
+                tally.failed++;
+                throw new Error(
+                  `${id} fails, but not with the known symptom ${known.symptom}:\n  ${story}`,
+                );
+              }
+              tally.expected++;
+              console.log(`[sweep] ${id}: expected failure (${known.defect.split(":")[0]})`);
+              return;
+            }
+            if (r.problems.length > 0) {
+              tally.failed++;
+              throw new Error(`${id}:\n  ${story}`);
+            }
+            tally.passed++;
+          },
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(jobs, cases.length) }, worker));
+    const seconds = (Date.now() - t0) / 1000;
+    const caseSeconds = results.reduce((s, r) => s + r.ms, 0) / 1000;
+    console.log(
+      `[sweep] ${cases.length} cases in ${seconds.toFixed(0)} s (${jobs} at once; mean case ${
+        (caseSeconds / cases.length).toFixed(1)
+      } s): ${tally.passed} passed, ${tally.expected} expected failures, ${tally.failed} failed`,
+    );
+  },
+});

@@ -1,0 +1,236 @@
+/**
+ * One sweep case's world: a temporary directory (on `/dev/shm` where it exists: a SIGKILL
+ * loses no page cache, so tmpfs keeps the same crash semantics at a fraction of the fsync
+ * cost) holding a file-backed fake world and the orders starter project pointed at it, with
+ * its state on the local backend or in a fresh PostgreSQL database of the suite's server.
+ *
+ * {@link deployStarter} brings the starter to the point a replacement starts from, in this
+ * process through the SDK on the same world: the first runner created and processing, records
+ * produced, the filter changed and the reviewed format-6 plan written.
+ *
+ * @example
+ * ```ts
+ * import { openCaseWorld } from "./fixture.ts";
+ * // await using cw = await openCaseWorld({ backend: "local", seed: "case-1" });
+ * // const d = await deployStarter(cw);
+ * ```
+ * @module
+ */
+import pg from "pg";
+import { starterProject, type TestProject } from "../../harness/project.ts";
+import { writePlanFile } from "../../lib/plan/plan_file.ts";
+import { apply, plan } from "../../lib/runtime/session.ts";
+import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
+import { createFakeWorld, type FakeWorld } from "../fakes/fake_world.ts";
+import type { WorldConfig } from "../fakes/world.ts";
+import { PG_URL } from "../state/pg_env.ts";
+import type { StateLocation } from "./reads.ts";
+
+/** The starter's filter, and the one the reviewed plan replaces it with. */
+export const OLD_WHERE = "amount >= 100 AND paid = TRUE";
+export const NEW_WHERE = "amount >= 200 AND paid = TRUE";
+
+/** An order record of the starter's input. */
+export interface Order {
+  order_id: string;
+  amount: number;
+  paid: boolean;
+  customer: string | null;
+}
+
+/** The predicates, written independently of sluice's evaluator. */
+export const OLD_PREDICATE = (o: Order) => o.amount >= 100 && o.paid;
+export const NEW_PREDICATE = (o: Order) => o.amount >= 200 && o.paid;
+
+/**
+ * Orders with the given amounts (every fourth unpaid).
+ *
+ * @example
+ * ```ts
+ * import { orders } from "./fixture.ts";
+ * console.log(orders("a", [50, 150]).length); // 2
+ * ```
+ */
+export function orders(prefix: string, amounts: number[]): Order[] {
+  return amounts.map((amount, i) => ({
+    order_id: `${prefix}-${i}`,
+    amount,
+    paid: i % 4 !== 3,
+    customer: null,
+  }));
+}
+
+/** A case's world, project and state. Dispose it to remove them. */
+export interface CaseWorld extends AsyncDisposable {
+  root: string;
+  worldPath: string;
+  /** The parent's handle on the world (same file, same clock and IDs as the children). */
+  world: FakeWorld;
+  project: TestProject;
+  backend: "local" | "postgres";
+  /** Environment for every child process (the PostgreSQL DSN variable). */
+  env: Record<string, string>;
+  state: StateLocation;
+  applicationId: string;
+  /** The ports, clock and IDs of the world, for in-process SDK calls. */
+  deps: RuntimeDeps;
+  /** Every order produced so far, by key. */
+  produced: Map<string, Order>;
+  produce(records: Order[]): void;
+}
+
+/** Options of {@link openCaseWorld}. */
+export interface CaseWorldOptions {
+  backend: "local" | "postgres";
+  seed: string;
+  /** Keep the directory and database (for a failing case under investigation). */
+  keep?: boolean;
+  /** How the simulated processes behave in world time (startup, close, session timeout). */
+  config?: Partial<WorldConfig>;
+}
+
+let dsnCounter = 0;
+
+async function pgAdmin(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+async function tempRoot(): Promise<string> {
+  let parent: string | undefined;
+  try {
+    if (Deno.statSync("/dev/shm").isDirectory) parent = "/dev/shm";
+  } catch {
+    parent = undefined;
+  }
+  return await Deno.makeTempDir({ prefix: "sluice-sweep-", dir: parent });
+}
+
+/**
+ * A fresh world and starter project for one case (nothing deployed yet).
+ *
+ * @example
+ * ```ts
+ * import { openCaseWorld } from "./fixture.ts";
+ * // await using cw = await openCaseWorld({ backend: "postgres", seed: "x" });
+ * ```
+ */
+export async function openCaseWorld(o: CaseWorldOptions): Promise<CaseWorld> {
+  const root = await tempRoot();
+  const worldPath = `${root}/world.json`;
+  const world = createFakeWorld({ seed: o.seed, path: worldPath, config: o.config });
+  const env: Record<string, string> = {};
+  let database: string | null = null;
+  let dsnVar: string | undefined;
+  if (o.backend === "postgres") {
+    database = `sluice_sweep_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+    await pgAdmin(`CREATE DATABASE ${database}`);
+    const u = new URL(PG_URL);
+    u.pathname = `/${database}`;
+    dsnVar = `SLUICE_SWEEP_DSN_${Deno.pid}_${++dsnCounter}`;
+    env[dsnVar] = u.toString();
+    // the in-process SDK reads the DSN from this process's environment, as the CLI does
+    Deno.env.set(dsnVar, u.toString());
+  }
+  const project = await starterProject({
+    runId: "sweep",
+    bootstrapHost: world.env.bootstrapHost,
+    bootstrapInternal: world.env.bootstrapInternal,
+    network: world.env.network,
+    clusterId: world.env.clusterId,
+    pgUrl: "",
+    brokerContainerId: "",
+    labels: {},
+    connect: null,
+  }, { image: world.env.runnerImage, stateDsnEnv: dsnVar, parentDir: root });
+  const state: StateLocation = o.backend === "local"
+    ? { backend: "local", dir: `${project.dir}/.sluice/state`, project: project.name }
+    : { backend: "postgres", url: env[dsnVar!], project: project.name };
+  const kafka = world.kafka(world.env.bootstrapHost);
+  const produced = new Map<string, Order>();
+  return {
+    root,
+    worldPath,
+    world,
+    project,
+    backend: o.backend,
+    env,
+    state,
+    applicationId: `sluice-${project.name}-eligible_orders`,
+    deps: { docker: world.docker, kafka, clock: world.clock, uuids: world.ids },
+    produced,
+    produce(records) {
+      world.control.produce(
+        project.inputTopic,
+        records.map((r) => ({ key: r.order_id, value: JSON.stringify(r) })),
+      );
+      for (const r of records) produced.set(r.order_id, r);
+    },
+    async [Symbol.asyncDispose]() {
+      await kafka.close();
+      if (dsnVar) Deno.env.delete(dsnVar);
+      if (o.keep) return;
+      if (database) {
+        await pgAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => {});
+      }
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** What a deployed starter looked like before the replacement. */
+export interface Deployed {
+  /** The reviewed format-6 plan file (the new filter). */
+  planPath: string;
+  oldContainerId: string;
+  volumeInstance: string;
+  /** The last mutation-log sequence number of the setup. */
+  setupLogSeq: number;
+}
+
+/**
+ * Create the starter's runner, process records, change the filter and write the reviewed plan —
+ * in this process, through the SDK, on the case's world.
+ *
+ * @example
+ * ```ts
+ * import { deployStarter, openCaseWorld } from "./fixture.ts";
+ * // const d = await deployStarter(await openCaseWorld({ backend: "local", seed: "s" }));
+ * ```
+ */
+export async function deployStarter(cw: CaseWorld): Promise<Deployed> {
+  const created = await plan({ dir: cw.project.dir, ...cw.deps });
+  if (created.plan.blockers.length > 0) {
+    throw new Error(`setup: the create plan is blocked: ${JSON.stringify(created.plan.blockers)}`);
+  }
+  const c = await apply({
+    dir: cw.project.dir,
+    plan: created.plan,
+    planSha256: created.sha256,
+    ...cw.deps,
+  });
+  const runner = c.runners[0];
+  cw.produce(orders("a", [50, 150, 250, 120, 300, 90, 210, 180]));
+  await cw.project.setPredicate(NEW_WHERE);
+  const reviewed = await plan({ dir: cw.project.dir, ...cw.deps });
+  if (reviewed.plan.format !== 6 || reviewed.plan.blockers.length > 0) {
+    throw new Error(
+      `setup: expected a reviewed format-6 plan, got format ${reviewed.plan.format} with ${
+        JSON.stringify(reviewed.plan.blockers)
+      }`,
+    );
+  }
+  const planPath = `${cw.project.dir}/replace.plan.json`;
+  await writePlanFile(planPath, reviewed.plan);
+  return {
+    planPath,
+    oldContainerId: runner.container_id,
+    volumeInstance: runner.volume_instance,
+    setupLogSeq: cw.world.control.mutations().at(-1)?.seq ?? 0,
+  };
+}

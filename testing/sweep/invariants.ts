@@ -1,0 +1,360 @@
+/**
+ * The invariants a sweep case must keep, checked on independent reads (the world document and
+ * the stored state documents, parsed directly: `reads.ts`). Each check returns a problem
+ * string when it does not hold; a case passes with no problems.
+ *
+ * For a replacement (and its resume): the armed site fired (SIGKILL with its marker, never a
+ * timeout); the operation finished, or is precisely blocked with a code the runbook documents;
+ * one generation (the old runner or this operation's one candidate, never both running, never a
+ * second candidate created); the same application ID and volume instance (never re-created); the
+ * group's committed offsets never backwards and never positioned by sluice; ownership serial +1
+ * exactly once with exactly one completion receipt (none while pending); exact output by the
+ * clean-close vector. For a create: one running runner, each topic, the volume and the offsets
+ * created exactly once, serial 1, no pending operation, exact output.
+ *
+ * @example
+ * ```ts
+ * import { checkReplacement } from "./invariants.ts";
+ * // const problems = await checkReplacement(cw, deployed, journeyRun);
+ * ```
+ * @module
+ */
+import type { MutationRecord, World } from "../fakes/world.ts";
+import {
+  type CaseWorld,
+  type Deployed,
+  NEW_PREDICATE,
+  OLD_PREDICATE,
+  type Order,
+  orders,
+} from "./fixture.ts";
+import type { JourneyRun } from "./operator.ts";
+import {
+  checkpointNames,
+  cleanCloseVector,
+  committedOf,
+  containersOf,
+  historyEvents,
+  readState,
+  readWorldFile,
+  type StoredState,
+  unseal,
+  volumeOf,
+} from "./reads.ts";
+
+const RUNBOOK = new URL("../../docs/runbook.md", import.meta.url);
+let runbookText: string | null = null;
+
+/** The blocker codes the runbook documents (a row of its blockers table names the code). */
+export function runbookCodes(): Set<string> {
+  runbookText ??= Deno.readTextFileSync(RUNBOOK);
+  return new Set([...runbookText.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]));
+}
+
+/** Checks common to every journey: the fault fired once, cleanly, in a writing command. */
+function checkFault(j: JourneyRun): string[] {
+  const p: string[] = [];
+  if (!j.fired) {
+    p.push(`the armed site ${j.fault} was never crossed: no process died there`);
+  }
+  for (const s of j.steps) {
+    if (s.timedOut) p.push(`${s.command} timed out (a timeout is never a fired fault)`);
+    if (s.signal !== null && !s.killedAtFault) {
+      p.push(`${s.command} died by ${s.signal} without the marker of its armed point ${s.armed}`);
+    }
+    if (s.command === "state show" && s.signal !== null) {
+      p.push(`the read-only state show crossed ${s.fired}`);
+    }
+  }
+  return p;
+}
+
+/** Completed, or blocked with a documented code. */
+function checkOutcome(j: JourneyRun): string[] {
+  if (j.outcome === "completed") return [];
+  const codes = j.codes.map((c) => c.code);
+  const said = j.codes.map((c) => `${c.code}: ${c.message.split("\n")[0]}`).join("; ");
+  if (j.outcome === "blocked") {
+    const known = runbookCodes();
+    const undocumented = codes.filter((c) => !known.has(c));
+    if (codes.length > 0 && undocumented.length === 0) return [];
+    return [`blocked with a code the runbook does not document: ${said}`];
+  }
+  return [`stranded: the recovery ended ${j.outcome} (${said || "no error"})`];
+}
+
+function monotonic(chain: Array<Record<string, bigint>>): string[] {
+  const p: string[] = [];
+  for (let i = 1; i < chain.length; i++) {
+    for (const [part, off] of Object.entries(chain[i - 1])) {
+      const next = chain[i][part];
+      if (next === undefined) p.push(`partition ${part} lost its committed offset (sample ${i})`);
+      else if (next < off) {
+        p.push(`partition ${part} moved backwards ${off} → ${next} (sample ${i})`);
+      }
+    }
+  }
+  return p;
+}
+
+function since(w: World, seq: number, by: Array<MutationRecord["by"]>): MutationRecord[] {
+  return w.log.filter((m) => m.seq > seq && by.includes(m.by));
+}
+
+/** The output topic's records as [key, value] (each parsed). */
+function outputOf(w: World, topic: string): Array<[string, unknown]> {
+  const t = w.kafka.topics[topic];
+  if (!t) return [];
+  return t.partitions.flatMap((part) =>
+    part.records.map((r) =>
+      [r.key ?? "", r.value === null ? null : JSON.parse(r.value)] as [
+        string,
+        unknown,
+      ]
+    )
+  );
+}
+
+/** The input position of each produced key. */
+function inputPositions(
+  w: World,
+  topic: string,
+): Map<string, { partition: number; offset: bigint }> {
+  const out = new Map<string, { partition: number; offset: bigint }>();
+  w.kafka.topics[topic]?.partitions.forEach((part, i) => {
+    for (const r of part.records) {
+      if (r.key !== null) out.set(r.key, { partition: i, offset: BigInt(r.offset) });
+    }
+  });
+  return out;
+}
+
+function project(o: Order) {
+  return { order_id: o.order_id, amount: o.amount, paid: o.paid };
+}
+
+/** Exact output: each record once, filtered by the predicate in force when it was processed. */
+function checkOutput(
+  cw: CaseWorld,
+  w: World,
+  byOld: (key: string, pos: { partition: number; offset: bigint } | undefined) => boolean,
+): string[] {
+  const positions = inputPositions(w, cw.project.inputTopic);
+  const expected = [...cw.produced.values()]
+    .filter((o) =>
+      byOld(o.order_id, positions.get(o.order_id)) ? OLD_PREDICATE(o) : NEW_PREDICATE(o)
+    )
+    .map((o) => JSON.stringify([o.order_id, project(o)])).sort();
+  const got = outputOf(w, cw.project.outputTopic).map((x) => JSON.stringify(x)).sort();
+  if (JSON.stringify(expected) === JSON.stringify(got)) return [];
+  const missing = expected.filter((x) => !got.includes(x));
+  const extra = got.filter((x, i) => !expected.includes(x) || got.indexOf(x) !== i);
+  return [
+    `output differs from the records passing the predicate in force: missing ${missing.length} ${
+      missing.slice(0, 3).join(" ")
+    }, unexpected or duplicated ${extra.length} ${extra.slice(0, 3).join(" ")}`,
+  ];
+}
+
+function serialOf(s: StoredState): number | null {
+  return (s.ownership?.serial as number | undefined) ?? null;
+}
+
+/** Let the simulated runners catch up (a read of the world through the fake moves it to now). */
+function settle(cw: CaseWorld): World {
+  cw.world.control.snapshot();
+  return readWorldFile(cw.worldPath);
+}
+
+/**
+ * The invariants of a replacement case (and of a resume case).
+ *
+ * @example
+ * ```ts
+ * import { checkReplacement } from "./invariants.ts";
+ * // (await checkReplacement(cw, deployed, j)).length === 0
+ * ```
+ */
+export async function checkReplacement(
+  cw: CaseWorld,
+  d: Deployed,
+  j: JourneyRun,
+  before: Record<string, bigint>,
+): Promise<string[]> {
+  const p = [...checkFault(j), ...checkOutcome(j)];
+  const app = cw.applicationId;
+  const opId = j.operationId;
+  const candidateName = opId ? `${app}.op-${opId}.a0` : null;
+  if (j.outcome === "completed") cw.produce(orders("c", [150, 250, 199, 200, 500, 90, 201, 230]));
+  const w = settle(cw);
+  const state = await readState(cw.state);
+
+  // one generation
+  const containers = containersOf(w, app);
+  const strangers = containers.filter((c) => c.id !== d.oldContainerId && c.name !== candidateName);
+  if (strangers.length > 0) {
+    p.push(
+      `containers of another generation carry the application ID: ${strangers.map((c) => c.name)}`,
+    );
+  }
+  const running = containers.filter((c) => c.state.running);
+  if (running.length > 1) p.push(`${running.length} containers of ${app} run at once`);
+  const mutations = since(w, d.setupLogSeq, ["docker", "kafka"]);
+  const creates = mutations.filter((m) => m.op === "createContainer");
+  if (creates.length > 1 || creates.some((m) => m.key !== candidateName)) {
+    p.push(`containers created: ${creates.map((m) => m.key).join(", ")} (one candidate at most)`);
+  }
+  const forbidden = mutations.filter((m) =>
+    ["createVolume", "removeVolume", "setGroupOffsets", "createTopic", "deleteTopic"].includes(m.op)
+  );
+  if (forbidden.length > 0) {
+    p.push(`a replacement made ${forbidden.map((m) => `${m.op}(${m.key})`).join(", ")}`);
+  }
+  const removed = mutations.filter((m) => m.op === "removeContainer");
+  if (removed.some((m) => m.key !== d.oldContainerId) || removed.length > 1) {
+    p.push(`containers removed: ${removed.map((m) => m.key).join(", ")} (the old one, once)`);
+  }
+
+  // same application ID and volume instance
+  const vol = volumeOf(w, `${app}-state`);
+  if (!vol) p.push("the state volume is gone");
+  else if (vol.label !== d.volumeInstance || vol.file !== d.volumeInstance) {
+    p.push(`volume instance ${vol.label}/${vol.file}, not ${d.volumeInstance}`);
+  }
+  const ownedRunner = (state.ownership?.runners as Array<Record<string, unknown>> | undefined)?.[0];
+  if (
+    ownedRunner?.application_id !== app ||
+    (ownedRunner?.volume as { instance_id?: string } | undefined)?.instance_id !== d.volumeInstance
+  ) {
+    p.push(`ownership names ${JSON.stringify(ownedRunner)}, not ${app} on ${d.volumeInstance}`);
+  }
+
+  // offsets never backwards
+  const final = committedOf(w, app, cw.project.inputTopic);
+  p.push(...monotonic([before, ...j.samples.map((s) => s.offsets), final]));
+
+  // serial +1 exactly once, one receipt, control cleared when completed
+  const events = historyEvents(state);
+  const receipts = events.filter((e) => e.kind === "runner_completed");
+  const serial = serialOf(state);
+  const pendingId = (state.control?.operation_id as string | undefined) ?? null;
+  if (j.outcome === "completed") {
+    if (serial !== 2) p.push(`ownership serial ${serial}, not 2 (1 + exactly one increment)`);
+    if (state.control !== null) p.push(`control still pending (${pendingId}) after completion`);
+    if (receipts.length !== 1 || receipts[0].operation_id !== opId) {
+      p.push(`${receipts.length} completion receipts, expected exactly one for ${opId}`);
+    } else if (receipts[0].result_serial !== 2 || receipts[0].prior_serial !== 1) {
+      p.push(`receipt serials ${receipts[0].prior_serial} → ${receipts[0].result_serial}`);
+    }
+    if (cw.backend === "local" && state.lockFile) p.push("lock.json left after completion");
+    const only = running[0];
+    if (!only || only.name !== candidateName || containers.length !== 1) {
+      p.push(
+        `after completion: ${
+          containers.map((c) => `${c.name}(${c.state.status})`)
+        }, expected only the running ${candidateName}`,
+      );
+    } else if (only.labels["sluice.generation"] !== `${opId}/0`) {
+      p.push(`the candidate's generation label is ${only.labels["sluice.generation"]}`);
+    }
+    const receiptControl = receipts[0]
+      ? unseal<Record<string, unknown>>(receipts[0].terminal_control)
+      : null;
+    const close = cleanCloseVector(receiptControl);
+    if (!close) p.push("the receipt's terminal control has no old_closed offsets");
+    else {
+      p.push(
+        ...checkOutput(
+          cw,
+          w,
+          (_k, pos) => pos !== undefined && pos.offset < (close[String(pos.partition)] ?? 0n),
+        ),
+      );
+      const total = Object.values(final).reduce((a, b) => a + b, 0n);
+      if (total !== BigInt(cw.produced.size)) {
+        p.push(`committed offsets account for ${total} records, ${cw.produced.size} were produced`);
+      }
+    }
+  } else {
+    if (receipts.length > 0) {
+      p.push(
+        `a completion receipt is archived but the operation is not finished (serial ${serial}, control ${
+          pendingId ?? "cleared"
+        }, checkpoints ${checkpointNames(state.control).join(",")})`,
+      );
+    } else if (serial !== 1) p.push(`ownership serial ${serial} changed without a receipt`);
+  }
+  return p;
+}
+
+/**
+ * The invariants of a create case.
+ *
+ * @example
+ * ```ts
+ * import { checkCreate } from "./invariants.ts";
+ * // (await checkCreate(cw, j)).length === 0
+ * ```
+ */
+export async function checkCreate(cw: CaseWorld, j: JourneyRun): Promise<string[]> {
+  const p = [...checkFault(j), ...checkOutcome(j)];
+  const app = cw.applicationId;
+  if (j.outcome === "completed") cw.produce(orders("c", [50, 150, 250, 120, 300]));
+  const w = settle(cw);
+  const state = await readState(cw.state);
+  const mutations = since(w, 0, ["docker", "kafka"]);
+  const count = (op: string, key?: string) =>
+    mutations.filter((m) => m.op === op && (key === undefined || m.key === key)).length;
+  for (const topic of [cw.project.inputTopic, cw.project.outputTopic]) {
+    if (count("createTopic", topic) > 1) {
+      p.push(`topic ${topic} created ${count("createTopic", topic)} times`);
+    }
+  }
+  if (count("createVolume") > 1) {
+    p.push(`the state volume was created ${count("createVolume")} times`);
+  }
+  if (count("setGroupOffsets") > 1) {
+    p.push(`the group's offsets were positioned ${count("setGroupOffsets")} times (a reset)`);
+  }
+  if (count("createContainer") > 1) {
+    p.push(`${count("createContainer")} runner containers were created`);
+  }
+  if (count("removeContainer") + count("removeVolume") + count("deleteTopic") > 0) {
+    p.push("a create removed something");
+  }
+  if (j.outcome !== "completed") return p;
+
+  const containers = containersOf(w, app);
+  if (containers.length !== 1 || !containers[0].state.running || containers[0].name !== app) {
+    p.push(
+      `containers of ${app}: ${
+        containers.map((c) => `${c.name}(${c.state.status})`)
+      }, expected one running`,
+    );
+  }
+  for (const topic of [cw.project.inputTopic, cw.project.outputTopic]) {
+    if (!w.kafka.topics[topic]) p.push(`topic ${topic} is missing`);
+  }
+  const serial = serialOf(state);
+  if (serial !== 1) p.push(`ownership serial ${serial}, not 1`);
+  if (state.control !== null) p.push("control still pending after the create completed");
+  const commits = historyEvents(state).filter((e) => e.kind === "ownership_committed");
+  if (commits.length !== 1 || commits[0].serial !== 1) {
+    p.push(
+      `history has ${commits.length} ownership commits (${
+        commits.map((c) => c.serial)
+      }), expected serial 1 once`,
+    );
+  }
+  const vol = volumeOf(w, `${app}-state`);
+  const owned = (state.ownership?.runners as Array<{ volume: { instance_id: string } }> | undefined)
+    ?.[0];
+  if (!vol || !vol.label || vol.label !== vol.file || vol.label !== owned?.volume.instance_id) {
+    p.push(
+      `volume instance label ${vol?.label} / file ${vol?.file} / ownership ${owned?.volume.instance_id}`,
+    );
+  }
+  if (cw.backend === "local" && state.lockFile) p.push("lock.json left after completion");
+  p.push(...checkOutput(cw, w, () => true));
+  return p;
+}

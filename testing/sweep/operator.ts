@@ -1,0 +1,289 @@
+/**
+ * A sweep case's journey and its recovery, each step the real CLI in a fresh process over the
+ * case's fake world ({@link fakeCli}), as an operator would run them:
+ *
+ * - `create`: `plan --out` and `apply --plan` of the create plan;
+ * - `replacement`: `apply --plan` of the reviewed plan;
+ * - `resume`: `apply --plan` dies at {@link PRE_RESUME_FAULT} first (a site only `state resume`
+ *   crosses needs an interrupted operation), then the recovery carries the fault.
+ *
+ * The armed site stays armed on every process until one dies there, so the site fires exactly
+ * once, in the first command that crosses it. After a death the recovery is the public one, in
+ * fresh processes: `state show` (the pending operation, a stale lock), then for a pending
+ * replacement `state runner-status` and `state resume` (a stale local lock broken explicitly
+ * with `--break-stale-lock <lock ID>` from `state show`); for a create, or a replacement that
+ * never recorded its intent, `apply --plan` again. It stops at completion (exit 0), a blocker
+ * (exit 4), any other failure, or after a bounded number of rounds.
+ *
+ * @example
+ * ```ts
+ * import { runJourney } from "./operator.ts";
+ * // const j = await runJourney(cw, { site: "docker.remove_old", side: "after", ... }, deployed);
+ * // j.fired && j.outcome === "completed"
+ * ```
+ * @module
+ */
+import { REPLACEMENT_SITES } from "../../lib/protocol/replacement.ts";
+import { fakeCli, type FakeCliResult } from "../fake_cli.ts";
+import type { SweepCase } from "./cases.ts";
+import type { CaseWorld, Deployed } from "./fixture.ts";
+import { committedOf, readWorldFile } from "./reads.ts";
+
+/** Where the apply dies when the case's own fault fires only during a resume. */
+export const PRE_RESUME_FAULT = `${REPLACEMENT_SITES.actionStarted.name}:after`;
+
+/** Upper bound on recovery rounds (show → status → resume, or show → apply). */
+const MAX_ROUNDS = 5;
+
+/** One process of the journey. */
+export interface Step {
+  command: string;
+  armed: string | null;
+  code: number;
+  signal: Deno.Signal | null;
+  fired: string | null;
+  killedAtFault: boolean;
+  timedOut: boolean;
+  errors: Array<{ code: string; message: string }>;
+  ms: number;
+}
+
+/** A committed-offset sample taken while no process ran (after a death). */
+export interface OffsetSample {
+  after: string;
+  offsets: Record<string, bigint>;
+}
+
+/** What the journey did and how it ended. */
+export interface JourneyRun {
+  fault: string;
+  /** The armed site fired: a process died by SIGKILL after printing its marker. */
+  fired: boolean;
+  outcome: "completed" | "blocked" | "failed";
+  /** The final command's error codes (blocked or failed). */
+  codes: Array<{ code: string; message: string }>;
+  operationId: string | null;
+  steps: Step[];
+  samples: OffsetSample[];
+  brokenLocks: string[];
+}
+
+interface ShowView {
+  lock: { held: boolean; stale: boolean; holder: { lock_id: string } | null };
+  pending_operation: { operation_id: string; kind: string } | null;
+}
+
+/**
+ * Run a case's journey and its recovery (see the module documentation).
+ *
+ * @example
+ * ```ts
+ * import { runJourney } from "./operator.ts";
+ * // const j = await runJourney(cw, c, deployed);
+ * ```
+ */
+export async function runJourney(
+  cw: CaseWorld,
+  c: SweepCase,
+  deployed: Deployed | null,
+  options: { timeoutMs?: number; whileDead?: () => void } = {},
+): Promise<JourneyRun> {
+  const fault = `${c.site}:${c.side}`;
+  const run: JourneyRun = {
+    fault,
+    fired: false,
+    outcome: "failed",
+    codes: [],
+    operationId: null,
+    steps: [],
+    samples: [],
+    brokenLocks: [],
+  };
+  const dir = cw.project.dir;
+  const planPath = deployed?.planPath ?? `${dir}/create.plan.json`;
+  let firstDeath = true;
+
+  /** Run one process; it carries the case's fault until the fault fired, or `instead`. */
+  const call = async (
+    command: string,
+    args: string[],
+    instead?: string,
+  ): Promise<FakeCliResult> => {
+    const armed = instead ?? (run.fired ? null : fault);
+    const r = await fakeCli(cw.worldPath, ["-o", "json", ...args], {
+      fault: armed,
+      env: cw.env,
+      timeoutMs: options.timeoutMs,
+    });
+    const step: Step = {
+      command,
+      armed,
+      code: r.code,
+      signal: r.signal,
+      fired: r.fired,
+      killedAtFault: r.killedAtFault,
+      timedOut: r.timedOut,
+      errors: (r.json?.errors ?? []).map((e) => ({ code: e.code, message: e.message })),
+      ms: r.ms,
+    };
+    if (!r.json && r.code !== 0 && r.signal === null) {
+      step.errors.push({ code: "NO_JSON", message: r.stderr.slice(-800) });
+    }
+    run.steps.push(step);
+    if (r.killedAtFault && armed === fault) run.fired = true;
+    const data = r.json?.data as { operation_id?: string } | null | undefined;
+    const evidence = r.json?.errors?.[0]?.evidence as
+      | { result?: { operation_id?: string } }
+      | undefined;
+    run.operationId ??= data?.operation_id ?? evidence?.result?.operation_id ?? null;
+    if (r.signal !== null) {
+      run.samples.push({
+        after: command,
+        offsets: committedOf(readWorldFile(cw.worldPath), cw.applicationId, cw.project.inputTopic),
+      });
+      if (firstDeath) {
+        firstDeath = false;
+        options.whileDead?.();
+      }
+    }
+    return r;
+  };
+  const finish = (r: FakeCliResult): boolean => {
+    if (r.code === 0) {
+      run.outcome = "completed";
+      run.codes = [];
+      return true;
+    }
+    run.codes = (r.json?.errors ?? []).map((e) => ({ code: e.code, message: e.message }));
+    if (r.code === 4) {
+      run.outcome = "blocked";
+      return true;
+    }
+    // a death, an unknown outcome or a held lock: look again; anything else is a failure
+    if (r.timedOut || ![137, 5, 6].includes(r.code)) {
+      run.outcome = "failed";
+      if (r.timedOut) run.codes.push({ code: "SWEEP_TIMEOUT", message: `${r.args.join(" ")}` });
+      if (run.codes.length === 0) {
+        run.codes.push({ code: `EXIT_${r.code}`, message: r.stderr.slice(-800) });
+      }
+      return true;
+    }
+    return false;
+  };
+  const planCreate = () => call("plan --out", ["plan", "--project", dir, "--out", planPath]);
+  const applyPlan = (breakLock: string | null, instead?: string) =>
+    call("apply --plan", [
+      "apply",
+      "--project",
+      dir,
+      "--plan",
+      planPath,
+      ...(breakLock ? ["--break-stale-lock", breakLock] : []),
+    ], instead);
+  const operationArgs = (cmd: string, id: string, breakLock: string | null) => [
+    "state",
+    cmd,
+    "--project",
+    dir,
+    "--plan",
+    planPath,
+    "--operation-id",
+    id,
+    ...(breakLock ? ["--break-stale-lock", breakLock] : []),
+  ];
+
+  // the journey itself
+  if (c.journey === "create") {
+    const p = await planCreate();
+    if (p.code !== 0 && finish(p)) return run;
+    // a plan that died is planned again by the recovery (its file was never written)
+    if (p.code === 0 && finish(await applyPlan(null))) return run;
+  } else {
+    const first = await applyPlan(null, c.journey === "resume" ? PRE_RESUME_FAULT : undefined);
+    if (finish(first)) return run;
+  }
+
+  // the recovery, in fresh processes
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const s = await call("state show", ["state", "show", "--project", dir]);
+    if (s.signal !== null) continue; // a read-only command crossed the site: a finding, shown
+    if (s.code !== 0) {
+      if (s.json?.errors?.[0]?.code === "STATE_NOT_INITIALIZED") {
+        // what the message says: initialize the store, then look again
+        const init = await call("state init", ["state", "init", "--project", dir]);
+        if (init.signal === null && init.code !== 0 && finish(init)) return run;
+        continue;
+      }
+      finish(s);
+      run.outcome = "failed";
+      return run;
+    }
+    const view = s.json!.data as ShowView;
+    let stale = view.lock.held && view.lock.stale && view.lock.holder
+      ? view.lock.holder.lock_id
+      : null;
+    const pending = view.pending_operation;
+    if (pending) run.operationId = pending.operation_id;
+    const candidate = candidateOperation(cw);
+    const replacementId = pending?.kind === "runner_update"
+      ? pending.operation_id
+      : c.journey !== "create"
+      ? candidate
+      : null;
+    let r: FakeCliResult;
+    if (replacementId) {
+      run.operationId = replacementId;
+      const st = await call(
+        "state runner-status",
+        operationArgs("runner-status", replacementId, stale),
+      );
+      if (st.signal !== null) continue;
+      if (st.code === 0 && stale) {
+        run.brokenLocks.push(stale);
+        stale = null;
+      }
+      r = await call("state resume", operationArgs("resume", replacementId, stale));
+      if (stale && r.code !== 5 && r.signal === null) run.brokenLocks.push(stale);
+    } else {
+      if (c.journey === "create" && !exists(planPath)) {
+        const p = await planCreate();
+        if (p.code !== 0) {
+          if (finish(p)) return run;
+          continue;
+        }
+      }
+      r = await applyPlan(stale);
+      if (stale && r.code !== 5 && r.signal === null) run.brokenLocks.push(stale);
+    }
+    if (finish(r)) return run;
+  }
+  run.outcome = "failed";
+  run.codes.push({
+    code: "SWEEP_NOT_CONVERGED",
+    message: `no completion or blocker after ${MAX_ROUNDS} recovery rounds`,
+  });
+  return run;
+}
+
+/** The running candidate's operation label, as `docker inspect` shows it (an operator's way). */
+function candidateOperation(cw: CaseWorld): string | null {
+  const w = readWorldFile(cw.worldPath);
+  const ids = new Set(
+    Object.values(w.docker.containers)
+      .filter((x) =>
+        x.labels["sluice.application-id"] === cw.applicationId &&
+        x.name.startsWith(`${cw.applicationId}.op-`)
+      )
+      .map((x) => x.labels["sluice.operation-id"]),
+  );
+  return ids.size === 1 ? [...ids][0] : null;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

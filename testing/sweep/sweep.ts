@@ -1,0 +1,172 @@
+/**
+ * The fast exhaustive crash sweep: for every case of {@link sweepCases} (every fault site of the
+ * inventory × before/after × state backend), a fresh fake world and starter project, the
+ * journey in child processes of the real CLI killed by SIGKILL at the site, the public recovery
+ * in fresh processes, and the invariants on independent reads. Cases run side by side in a
+ * small pool (each case is its own world, project and database).
+ *
+ *   deno run -A testing/sweep/sweep.ts [--only site[:side[:backend]],...] [--backend local|postgres] [--jobs N]
+ *
+ * prints one line per case and the count and duration; `crash_sweep_pg_test.ts` runs it in
+ * the test suite.
+ *
+ * @example
+ * ```ts
+ * import { runSweep } from "./sweep.ts";
+ * // const results = await runSweep({ only: "docker.remove_old" });
+ * ```
+ * @module
+ */
+import { type CaseFilter, caseId, type SweepCase, sweepCases } from "./cases.ts";
+import { deployStarter, openCaseWorld, orders } from "./fixture.ts";
+import { checkCreate, checkReplacement } from "./invariants.ts";
+import { type JourneyRun, runJourney } from "./operator.ts";
+import { committedOf, readWorldFile } from "./reads.ts";
+
+/** The result of one case. */
+export interface CaseResult {
+  id: string;
+  case: SweepCase;
+  /** Every invariant that did not hold (empty: the case passed). */
+  problems: string[];
+  journey: JourneyRun | null;
+  ms: number;
+}
+
+/** Options of {@link runSweep}. */
+export interface SweepOptions extends CaseFilter {
+  /** Cases at once (default `SLUICE_SWEEP_JOBS` or 2). */
+  jobs?: number;
+  /** Called as each case ends. */
+  onCase?: (r: CaseResult, done: number, total: number) => void;
+  /** Keep the worlds, projects and databases of failing cases. */
+  keepFailing?: boolean;
+}
+
+/**
+ * Run one case to its end (never throws: a setup error is a problem of the case).
+ *
+ * @example
+ * ```ts
+ * import { runCase } from "./sweep.ts";
+ * // const r = await runCase({ site: "docker.remove_old", side: "after", backend: "local", journey: "replacement" });
+ * ```
+ */
+export async function runCase(
+  c: SweepCase,
+  options: { keepFailing?: boolean } = {},
+): Promise<CaseResult> {
+  const t0 = Date.now();
+  const id = caseId(c);
+  let journey: JourneyRun | null = null;
+  let problems: string[] = [];
+  let keep = false;
+  try {
+    const cw = await openCaseWorld({ backend: c.backend, seed: id });
+    try {
+      if (c.journey === "create") {
+        journey = await runJourney(cw, c, null);
+        problems = await checkCreate(cw, journey);
+      } else {
+        const deployed = await deployStarter(cw);
+        const before = committedOf(
+          readWorldFile(cw.worldPath),
+          cw.applicationId,
+          cw.project.inputTopic,
+        );
+        journey = await runJourney(cw, c, deployed, {
+          // records arrive while the process is dead, as they would on a live topic
+          whileDead: () => cw.produce(orders("d", [150, 250, 99, 200, 320, 130])),
+        });
+        problems = await checkReplacement(cw, deployed, journey, before);
+      }
+    } finally {
+      keep = (options.keepFailing ?? false) && problems.length > 0;
+      if (keep) console.error(`[sweep] kept ${id}: ${cw.root}`);
+      if (!keep) await cw[Symbol.asyncDispose]();
+    }
+  } catch (error) {
+    problems.push(
+      `the case could not run: ${error instanceof Error ? error.stack ?? error.message : error}`,
+    );
+  }
+  return { id, case: c, problems, journey, ms: Date.now() - t0 };
+}
+
+/**
+ * Run the selected cases in a pool and return their results in case order.
+ *
+ * @example
+ * ```ts
+ * import { runSweep } from "./sweep.ts";
+ * // for (const r of await runSweep({ backend: "local" })) console.log(r.id, r.problems);
+ * ```
+ */
+export async function runSweep(options: SweepOptions = {}): Promise<CaseResult[]> {
+  const cases = sweepCases(options);
+  const jobs = Math.max(1, options.jobs ?? Number(Deno.env.get("SLUICE_SWEEP_JOBS") ?? "2"));
+  const results: CaseResult[] = new Array(cases.length);
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < cases.length) {
+      const i = next++;
+      results[i] = await runCase(cases[i], { keepFailing: options.keepFailing });
+      options.onCase?.(results[i], ++done, cases.length);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, cases.length) }, worker));
+  return results;
+}
+
+/**
+ * One line per step of a journey (for a failing case's report).
+ *
+ * @example
+ * ```ts
+ * import { describeJourney } from "./sweep.ts";
+ * // console.log(describeJourney(result.journey));
+ * ```
+ */
+export function describeJourney(j: JourneyRun | null): string {
+  if (!j) return "(no journey)";
+  return j.steps.map((s) =>
+    `${s.command}${s.armed ? ` [${s.armed}]` : ""} → ${
+      s.signal ? `${s.signal}${s.fired ? ` at ${s.fired}` : ""}` : `exit ${s.code}`
+    }${s.errors.length ? ` ${s.errors.map((e) => e.code).join(",")}` : ""}`
+  ).join(" | ");
+}
+
+function flag(name: string): string | undefined {
+  const i = Deno.args.indexOf(name);
+  if (i >= 0) return Deno.args[i + 1];
+  return Deno.args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+}
+
+if (import.meta.main) {
+  const t0 = Date.now();
+  const jobs = flag("--jobs");
+  const results = await runSweep({
+    only: flag("--only"),
+    backend: flag("--backend"),
+    jobs: jobs ? Number(jobs) : undefined,
+    keepFailing: Deno.args.includes("--keep"),
+    onCase: (r, done, total) => {
+      console.log(
+        `[sweep] ${done}/${total} ${r.id} ${r.problems.length ? "FAILED" : "ok"} (${
+          (r.ms / 1000).toFixed(1)
+        }s)`,
+      );
+      if (r.problems.length) {
+        console.log(`        ${describeJourney(r.journey)}`);
+        for (const p of r.problems) console.log(`        - ${p}`);
+      }
+    },
+  });
+  const failed = results.filter((r) => r.problems.length > 0).length;
+  console.log(
+    `[sweep] ${results.length} cases, ${results.length - failed} passed, ${failed} failed in ${
+      ((Date.now() - t0) / 1000).toFixed(0)
+    }s`,
+  );
+}
