@@ -35,6 +35,7 @@ async function begun(rc: ReplacementCase, op: ReviewedOperation, store?: StateSt
     details: { model: op.reviewed.action.model },
   }, [op.reviewed.action]);
   const ctx: DriveContext = {
+    operationId,
     docker: p.docker,
     kafka: p.kafka,
     store: store ?? p.store,

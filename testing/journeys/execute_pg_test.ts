@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { OPERATION_WRITES } from "../../lib/protocol/replacement.ts";
 import { SluiceError } from "../../lib/errors.ts";
 import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
+import { progressLabel } from "../../lib/runtime/progress.ts";
 import { checkpointNames, historyEvents } from "../sweep/reads.ts";
 import { BACKENDS, crossed, replacementCase } from "./replacement_case.ts";
 
@@ -13,7 +14,9 @@ for (const backend of BACKENDS) {
     await using rc = await replacementCase(backend);
     const steps: string[] = [];
     const { value: r, sites } = await crossed(() =>
-      executeReviewed(rc.options({ progress: (s) => steps.push(s) }))
+      executeReviewed(
+        rc.options({ onProgress: (e) => e.kind !== "wait" && steps.push(progressLabel(e)) }),
+      )
     );
     assert.equal(r.committed, true, JSON.stringify(r));
     assert.equal(r.outcome, "completed");
