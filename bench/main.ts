@@ -1,9 +1,9 @@
 /**
- * `deno task bench`: runs the four benchmarks one after the other against one environment
+ * `deno task bench`: runs the benchmarks one after the other against one environment
  * (a broker on its own Docker network, harness/env.ts), each in its own process, then removes
  * the environment. Each benchmark prints its table and writes `bench/results/<name>.json`.
  *
- *   deno task bench [--only=replacement_pause,close_empty,compile_scaling,runner_throughput,preview]
+ *   deno task bench [--only=replacement_pause,close_empty,compile_scaling,observe_scaling,runner_throughput,preview]
  *   deno task bench -- --pairs=8         extra flags are passed to every benchmark
  *
  * With `SLUICE_ENV_FILE` set it attaches to that environment and leaves it running.
@@ -18,6 +18,7 @@ const ALL = [
   "replacement_pause",
   "close_empty",
   "compile_scaling",
+  "observe_scaling",
   "runner_throughput",
   "preview",
 ];

@@ -28,6 +28,7 @@ export type CreateStepKind =
   | "position_offsets"
   | "write_mounted_plan"
   | "create_container"
+  | "write_volume_instance"
   | "start_container"
   | "await_ready"
   | "commit";
@@ -76,8 +77,8 @@ export const CREATE_TABLE: readonly CreateRow[] = [
     step: "create_volume",
     per: "runner",
     requires: "the runner image and network exist",
-    next: "create the state volume with a fresh instance UUID (label and instance file)",
-    site: site("docker.create_volume", "provider", "create the state volume and its instance file"),
+    next: "create the state volume labelled with a fresh instance UUID",
+    site: site("docker.create_volume", "provider", "create the labelled state volume"),
     blockers: ["ENV_IMAGE_MISSING", "ENV_NETWORK_MISSING"],
   },
   {
@@ -106,6 +107,19 @@ export const CREATE_TABLE: readonly CreateRow[] = [
     requires: "the mounted plan file is written",
     next: "create the stopped runner container with its generation labels",
     site: site("docker.create_runner", "provider", "create the first runner container"),
+    blockers: [],
+  },
+  {
+    step: "write_volume_instance",
+    per: "runner",
+    requires: "the runner container was created and never started",
+    next:
+      "write the volume's instance file through that container's own mount (no helper container)",
+    site: site(
+      "docker.write_volume_instance",
+      "provider",
+      "write the state volume's instance file through the created runner container",
+    ),
     blockers: [],
   },
   {

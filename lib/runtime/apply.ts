@@ -288,12 +288,7 @@ async function createRunner(
   const volume = volumeName(appId);
   await atSite(
     createSite("create_volume"),
-    () =>
-      ctx.docker.createVolume(volume, { ...baseLabels, [LABEL.volumeInstance]: instance }, {
-        image: artifact.image,
-        path: RUNNER_PATHS.instanceFile,
-        uuid: instance,
-      }),
+    () => ctx.docker.createVolume(volume, { ...baseLabels, [LABEL.volumeInstance]: instance }),
   );
   progress("volume", `${volume} created (instance ${instance})`);
 
@@ -363,6 +358,17 @@ async function createRunner(
       }),
   );
   progress("container", `${initialContainerName(appId)} created (${containerId.slice(0, 12)})`);
+  // the instance file goes through the runner's own mount before its first start: no helper
+  // container is ever created (docs/decisions.md, "the volume instance without a scratch")
+  await atSite(
+    createSite("write_volume_instance"),
+    () =>
+      ctx.docker.writeContainerFile(
+        containerId,
+        RUNNER_PATHS.instanceFile,
+        new TextEncoder().encode(instance + "\n"),
+      ),
+  );
   await atSite(createSite("start_container"), () => ctx.docker.startContainer(containerId));
   await waitReady(ctx, containerId, generation, sha256, ctx.readyTimeoutMs ?? 120_000);
   progress("ready", `${initialContainerName(appId)} is RUNNING`);
