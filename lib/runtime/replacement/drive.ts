@@ -4,6 +4,11 @@
  * provider action after re-verifying the lock — and observe again, until the action is recorded
  * completed, a blocker is found, or a row's bounded wait expires. Apply and resume share it.
  *
+ * Each observation reads what the stage's guards use (`reads.ts`: the status files only where
+ * a guard reads them). A wait does not re-observe everything on a timer: it blocks on the one
+ * change that can end it — the old runner's exit, the candidate's next status marker — or polls
+ * only the group or the container state, then observes in full and decides again.
+ *
  * Rules it keeps (spec, "Execution and interruption boundaries"): every checkpoint is durably
  * recorded before the next boundary is crossed; losing the lock stops further mutations; no
  * force-kill, ever — a timeout leaves things as they are.
@@ -29,6 +34,8 @@ import { writeMountedPlanFile } from "../mounted_plan_file.ts";
 import { observeRunner } from "../observer.ts";
 import { type CandidateExpectation, candidateSpec, candidateTarget } from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
+import { isCandidateOf } from "../../validation/reviewed_runtime.ts";
+import { STATE_LINE_PREFIXES, statusReadsAt, type Wake, wakeOf } from "./reads.ts";
 
 /** Everything {@link drive} needs. */
 export interface DriveContext {
@@ -43,6 +50,10 @@ export interface DriveContext {
   /** Bounds of the rows' waits (defaults: close 60 s, ready 120 s). */
   closeTimeoutMs?: number;
   readyTimeoutMs?: number;
+  /**
+   * Interval of the polls a wait still needs (the group, a container's state) and the least
+   * time between two full observations while waiting (default 100 ms).
+   */
   pollMs?: number;
   progress?: (step: string, detail: string) => void;
   /** Called once a checkpoint's write was acknowledged by the store. */
@@ -92,6 +103,62 @@ async function act(ctx: DriveContext, x: CandidateExpectation, step: Action): Pr
   }
 }
 
+/**
+ * The longest a wake-up waits before the driver observes in full again anyway (a change the
+ * wake does not watch, such as a vanished volume, is then seen within this time).
+ */
+const WAKE_SLICE_MS = 5_000;
+
+/**
+ * Block until the wake's change happened or `timeoutMs` passed, reading only what detects it.
+ * Its answer is never trusted: the caller observes in full and decides again.
+ */
+async function awaitWake(
+  ctx: DriveContext,
+  clock: Clock,
+  wake: Wake,
+  timeoutMs: number,
+): Promise<void> {
+  const { docker, kafka } = ctx;
+  switch (wake.kind) {
+    case "exit":
+      await docker.awaitExit(wake.containerId, timeoutMs);
+      return;
+    case "state_line":
+      await docker.awaitOutputLine(
+        wake.containerId,
+        [...STATE_LINE_PREFIXES],
+        wake.since,
+        timeoutMs,
+      );
+      return;
+    case "group":
+      await pollUntil(clock, ctx.pollMs ?? 100, timeoutMs, async () => {
+        const g = await kafka.describeGroup(wake.groupId);
+        return wake.members === "one"
+          ? g.members.length === 1
+          : g.members.length === 0 && ["Empty", "Dead"].includes(g.state);
+      });
+      return;
+    case "started":
+      await pollUntil(clock, ctx.pollMs ?? 100, timeoutMs, async () => {
+        const c = await docker.inspectContainer(wake.containerId);
+        return !c || c.state.running;
+      });
+      return;
+  }
+}
+
+async function pollUntil(
+  clock: Clock,
+  pollMs: number,
+  timeoutMs: number,
+  done: () => Promise<boolean>,
+): Promise<void> {
+  const end = clock.now() + timeoutMs;
+  while (!(await done()) && clock.now() < end) await sleep(clock, pollMs);
+}
+
 function describeCheckpoint(c: Checkpoint): string {
   switch (c.name) {
     case "old_closed":
@@ -131,7 +198,7 @@ export async function drive(
   while (true) {
     const checkpoints = checkpointsOf(snap);
     const stage = stageOf(checkpoints, candidate.actionIndex);
-    const obs = await observeRunner({ ...ctx, clock }, target);
+    const obs = await observeRunner({ ...ctx, clock }, target, { status: statusReadsAt(stage) });
     const step = decide({
       stage,
       checkpoints,
@@ -152,11 +219,25 @@ export async function drive(
         const bound = step.row.wait === "close"
           ? (ctx.closeTimeoutMs ?? 60_000)
           : (ctx.readyTimeoutMs ?? 120_000);
-        if (clock.now() - waitingSince > bound) {
+        const left = bound - (clock.now() - waitingSince);
+        if (left < 0) {
           // no force-kill on timeout: leave everything as it is
           return { kind: "timeout", snapshot: snap, reason: step.reason, stage };
         }
-        await sleep(clock, ctx.pollMs ?? 100);
+        const old = obs.containers.find((c) => c.id === candidate.evidence.old_container_id);
+        const cand = obs.containers.find((c) => isCandidateOf(c, candidate));
+        const wake = wakeOf(step.row.guard, {
+          obs,
+          old: old ?? null,
+          cand: cand ?? null,
+          generation: candidate.generation,
+        });
+        const began = clock.now();
+        if (wake) await awaitWake(ctx, clock, wake, Math.min(left, WAKE_SLICE_MS));
+        // a wake-up that came at once (a line already there) must not spin the observations
+        const pollMs = ctx.pollMs ?? 100;
+        const spent = clock.now() - began;
+        if (spent < pollMs) await sleep(clock, pollMs - spent);
         continue;
       }
       case "record": {
