@@ -279,7 +279,9 @@ async function sluiceSample(i: number) {
     docker_requests: sum(dc.counts),
     docker_by_route: JSON.stringify(Object.fromEntries(dc.counts)),
     port_calls: JSON.stringify(Object.fromEntries(calls)),
-    observations: calls.get("listContainers") ?? 0,
+    observations: calls.get("listContainersLabelled") ?? 0,
+    archive_reads: dc.counts.get("GET /containers/{id}/archive") ?? 0,
+    blocking_waits: (calls.get("awaitExit") ?? 0) + (calls.get("awaitOutputLine") ?? 0),
     docker_port_ms: sum(dockerMs),
     kafka_port_ms: sum(kafkaMs),
     port_ms_by_method: JSON.stringify(
@@ -462,6 +464,8 @@ const roundTrips = {
     median: median(col(sluiceSamples, "docker_requests")),
     max: max(col(sluiceSamples, "docker_requests")),
   },
+  archive_reads: { median: median(col(sluiceSamples, "archive_reads")) },
+  blocking_waits: { median: median(col(sluiceSamples, "blocking_waits")) },
   observations: {
     median: median(col(sluiceSamples, "observations")),
     max: max(col(sluiceSamples, "observations")),
@@ -532,14 +536,38 @@ console.log(
       ]]),
     ),
 );
-const pauseOverFloor = (median(col(sluiceSamples, "running")) ?? NaN) /
-  (floorSummary.create_to_running.median ?? NaN);
+// the floor pair by pair: sluice's TERM → RUNNING against the cold create → RUNNING measured
+// right after it (same pair, same load)
+const overFloor = sluiceSamples.map((x, i) => {
+  const a = x.running as number | null;
+  const b = floorSamples[i]?.running as number | null;
+  return a !== null && b !== null && b > 0 ? a / b : null;
+});
+const pauseOverFloor = median(overFloor) ?? NaN;
 console.log(
   `\nfloor (cold docker create → RUNNING, same image, idle group): ${
     sec(floorSummary.create_to_running.median)
   } / ${sec(floorSummary.create_to_running.max)} s (docker start → RUNNING ${
     sec(floorSummary.start_to_running.median)
-  } s); sluice pause / floor = ${num(pauseOverFloor)}`,
+  } s); sluice/floor pair by pair: ${overFloor.map((r) => num(r)).join(", ")}`,
+);
+/** Issue 15's targets, on the medians of the pair-by-pair ratios (TERM → RUNNING). */
+const TARGETS = { sluice_over_naive: 1.15, sluice_over_floor: 1.3 };
+const verdict = (value: number | null, target: number) =>
+  value === null || Number.isNaN(value)
+    ? "not measured"
+    : value <= target
+    ? "met"
+    : `MISSED by ${num(value - target)} (${num((value / target - 1) * 100, 0)} %)`;
+const overNaive = median(ratios.term_to_running);
+console.log(
+  `targets (median pair by pair, TERM → RUNNING): sluice/naive ${
+    num(overNaive)
+  } ≤ ${TARGETS.sluice_over_naive}: ${
+    verdict(overNaive, TARGETS.sluice_over_naive)
+  }; sluice/floor ${num(pauseOverFloor)} ≤ ${TARGETS.sluice_over_floor}: ${
+    verdict(pauseOverFloor, TARGETS.sluice_over_floor)
+  }`,
 );
 console.log(
   `sluice before TERM (not pause): executeReviewed → TERM ${
@@ -552,7 +580,7 @@ console.log(
   }/${sluiceSamples.length}, naive ${byOld(naiveSamples)}/${naiveSamples.length}`,
 );
 console.log(
-  `sluice replacement I/O (executeReviewed, median): ${roundTrips.docker_requests.median} Docker HTTP requests (max ${roundTrips.docker_requests.max}), ${roundTrips.observations.median} full observations (max ${roundTrips.observations.max}); of ${
+  `sluice replacement I/O (executeReviewed, median): ${roundTrips.docker_requests.median} Docker HTTP requests (max ${roundTrips.docker_requests.max}), ${roundTrips.archive_reads.median} archive reads, ${roundTrips.observations.median} full observations (max ${roundTrips.observations.max}), ${roundTrips.blocking_waits.median} blocking waits; of ${
     sec(roundTrips.call_to_return_ms.median)
   } s, ${sec(roundTrips.docker_port_ms.median)} s in Docker port calls and ${
     sec(roundTrips.kafka_port_ms.median)
@@ -573,6 +601,19 @@ const path = await writeResult("replacement_pause", {
     term_to_first_output: median(ratios.term_to_first_output),
     term_to_output_after_exit: median(ratios.term_to_output_after_exit),
     sluice_pause_over_floor: pauseOverFloor,
+  },
+  ratios_sluice_over_floor: overFloor,
+  targets: {
+    sluice_over_naive: {
+      value: overNaive,
+      target: TARGETS.sluice_over_naive,
+      verdict: verdict(overNaive, TARGETS.sluice_over_naive),
+    },
+    sluice_over_floor: {
+      value: pauseOverFloor,
+      target: TARGETS.sluice_over_floor,
+      verdict: verdict(pauseOverFloor, TARGETS.sluice_over_floor),
+    },
   },
   floor: floorSummary,
   sluice_before_term: sluiceOverhead,

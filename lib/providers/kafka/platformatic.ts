@@ -94,13 +94,25 @@ export function platformaticKafka(bootstrap: string): KafkaPort {
 
   return {
     async describe(topics) {
-      // A metadata request naming an absent topic fails as a whole, so ask only for those
-      // that exist (one listing, then one metadata request for all of them).
-      const existing = new Set(await admin.listTopics());
-      const md = await admin.metadata({
-        topics: topics.filter((t) => existing.has(t)),
-        forceUpdate: true,
-      });
+      // One metadata request for all the topics; one naming an absent topic fails as a whole
+      // (and would be retried for seconds), so that first try is not retried: on any failure
+      // ask again for only those the listing has (with the client's retries).
+      let md;
+      try {
+        md = await admin.metadata({
+          topics: [...topics],
+          forceUpdate: true,
+          autocreateTopics: false,
+          retries: 0,
+        });
+      } catch {
+        const existing = new Set(await admin.listTopics());
+        md = await admin.metadata({
+          topics: topics.filter((t) => existing.has(t)),
+          forceUpdate: true,
+          autocreateTopics: false,
+        });
+      }
       const out = new Map<string, TopicInfo>();
       for (const name of topics) {
         const t = md.topics.get(name);

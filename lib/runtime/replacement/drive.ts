@@ -109,6 +109,26 @@ async function act(ctx: DriveContext, x: CandidateExpectation, step: Action): Pr
  */
 const WAKE_SLICE_MS = 5_000;
 
+function boundOf(ctx: DriveContext, wait: "close" | "ready"): number {
+  return wait === "close" ? (ctx.closeTimeoutMs ?? 60_000) : (ctx.readyTimeoutMs ?? 120_000);
+}
+
+/**
+ * The change an action causes, awaited before the next observation: the old runner's exit
+ * after TERM; after the first start of the candidate, its first status past STARTING (every
+ * line of a container never started before is its own: since the zero time). A restart under
+ * resume has earlier lines: the loop's own waits apply.
+ */
+function afterAction(step: Action): Wake | null {
+  if (step.kind === "term") return { kind: "exit", containerId: step.containerId };
+  if (step.kind === "start" && step.row.id === "start_candidate") {
+    return { kind: "state_line", containerId: step.containerId, since: ZERO_TIME };
+  }
+  return null;
+}
+
+const ZERO_TIME = "0001-01-01T00:00:00Z";
+
 /**
  * Block until the wake's change happened or `timeoutMs` passed, reading only what detects it.
  * Its answer is never trusted: the caller observes in full and decides again.
@@ -216,9 +236,8 @@ export async function drive(
         return { kind: "blocked", snapshot: snap, blockers: step.blockers, stage };
       case "wait": {
         waitingSince ??= clock.now();
-        const bound = step.row.wait === "close"
-          ? (ctx.closeTimeoutMs ?? 60_000)
-          : (ctx.readyTimeoutMs ?? 120_000);
+        // decide() gives a wait only for a row that declares one
+        const bound = boundOf(ctx, step.row.wait ?? "ready");
         const left = bound - (clock.now() - waitingSince);
         if (left < 0) {
           // no force-kill on timeout: leave everything as it is
@@ -252,6 +271,13 @@ export async function drive(
         if (step.kind === "term") memory.termRequested = true;
         if (step.kind === "start") memory.startRequested = true;
         progress(step.kind, detail);
+        // TERM and start are followed by a wait the row bounds: block on the change they
+        // cause before observing again (an observation before it could only say "wait")
+        const wake = afterAction(step);
+        if (wake && step.row.wait) {
+          waitingSince = clock.now();
+          await awaitWake(ctx, clock, wake, Math.min(boundOf(ctx, step.row.wait), WAKE_SLICE_MS));
+        }
         continue;
       }
     }
