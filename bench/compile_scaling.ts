@@ -1,7 +1,7 @@
 /**
- * Compile and offline-plan scaling, and online observation round trips.
+ * Compile and offline-plan scaling (the online observation's cost is `observe_scaling.ts`).
  *
- *   deno run -A bench/compile_scaling.ts [--sizes=10,100,1000] [--reps=5] [--observe=1,10,100]
+ *   deno run -A bench/compile_scaling.ts [--sizes=10,100,1000] [--reps=5]
  *
  * Offline: for each size a project of N models is generated (one managed source, N SQL files,
  * N output topics) and measured in its own subprocess (a clean process for a clean peak RSS,
@@ -9,16 +9,9 @@
  * from empty state, and the SDK's end-to-end `plan({ offline: true })`. The first iteration is
  * reported as "cold"; the median of the following ones as "warm".
  *
- * Online: `observeRunners` for N targets against the real broker and Docker (each target has a
- * labelled state volume and a created, never-started runner container), counting the round
- * trips underneath: every HTTP request dockerode sends to the daemon, and every Kafka request
- * (by API key) the Kafka port sends, through the client's diagnostics channel. Started runner
- * JVMs are not needed for the counts (a created container is read the same way).
  * @module
  */
 import process from "node:process";
-import Docker from "dockerode";
-import { countingDocker, countingKafka, countingPort, sum } from "./_count.ts";
 import { environment, flags, max, median, min, num, ROOT, table, writeResult } from "./_common.ts";
 
 const SCHEMA = `      - { name: order_id, type: STRING }
@@ -135,130 +128,10 @@ async function child(dir: string, reps: number) {
   }));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Online observation round trips
-
-async function online(sizes: number[]) {
-  const { sharedEnv } = await import("../harness/env.ts");
-  const { dockerodePort } = await import("../lib/providers/docker/dockerode.ts");
-  const { platformaticKafka } = await import("../lib/providers/kafka/platformatic.ts");
-  const { observeRunners } = await import("../lib/runtime/observer.ts");
-  const { LABEL, RUNNER_PATHS, volumeName } = await import("../lib/runtime/labels.ts");
-  const { withAdmin } = await import("../harness/kafka.ts");
-  const { buildRunnerImage } = await import("../tests/runner_fixture.ts");
-  const env = await sharedEnv();
-  const image = await buildRunnerImage();
-  const d = new Docker();
-  const volumes = dockerodePort(d);
-  const tag = crypto.randomUUID().slice(0, 6);
-  const biggest = Math.max(...sizes);
-  const input = `bench_obs_in_${tag}`;
-  const outputs = Array.from({ length: biggest }, (_, i) => `bench_obs_out_${tag}_${i}`);
-  await withAdmin(env.bootstrapHost, async (admin) => {
-    await admin.createTopics({ topics: [input], partitions: 3, replicas: 1 });
-    for (let i = 0; i < outputs.length; i += 50) {
-      await admin.createTopics({ topics: outputs.slice(i, i + 50), partitions: 1, replicas: 1 });
-    }
-  });
-  const planDir = await Deno.makeTempDir({ prefix: "sluice-bench-obs-" });
-  const planPath = `${planDir}/plan.json`;
-  await Deno.writeTextFile(planPath, "{}\n");
-  await Deno.chmod(planPath, 0o644);
-  const labels = { ...env.labels, "sluice.bench": "compile_scaling" };
-  const targets = Array.from({ length: biggest }, (_, i) => ({
-    applicationId: `sluice-benchobs${tag}-m${i}`,
-    inputTopic: input,
-    outputTopic: outputs[i],
-    image,
-    network: env.network,
-  }));
-  // a labelled volume and a created (never started) container per target, 8 at a time
-  for (let i = 0; i < targets.length; i += 8) {
-    await Promise.all(
-      targets.slice(i, i + 8).map(async (t) => {
-        // as sluice creates it: labelled, with its instance file written
-        await volumes.createVolume(volumeName(t.applicationId), labels, {
-          image,
-          path: RUNNER_PATHS.instanceFile,
-          uuid: crypto.randomUUID(),
-        });
-        await d.createContainer({
-          name: t.applicationId,
-          Image: image,
-          Labels: { ...labels, [LABEL.applicationId]: t.applicationId },
-          HostConfig: {
-            Binds: [
-              `${planPath}:${RUNNER_PATHS.plan}:ro`,
-              `${volumeName(t.applicationId)}:${RUNNER_PATHS.volume}`,
-            ],
-            NetworkMode: env.network,
-          },
-        });
-      }),
-    );
-  }
-  const rows: Array<Record<string, unknown>> = [];
-  const kc = countingKafka();
-  try {
-    for (const n of sizes) {
-      const dc = countingDocker();
-      const portCalls = new Map<string, number>();
-      const dockerMs = new Map<string, number>();
-      const kafkaMs = new Map<string, number>();
-      const kafkaPort = platformaticKafka(env.bootstrapHost);
-      const ports = {
-        docker: countingPort(dockerodePort(dc.client), portCalls, dockerMs),
-        kafka: countingPort(kafkaPort, portCalls, kafkaMs),
-      };
-      // warm the Kafka connections (ApiVersions, first Metadata) outside the count
-      await kafkaPort.describe([]);
-      dc.reset();
-      kc.reset();
-      portCalls.clear();
-      dockerMs.clear();
-      kafkaMs.clear();
-      const t0 = performance.now();
-      const obs = await observeRunners(ports, targets.slice(0, n));
-      const ms = performance.now() - t0;
-      if (obs.runners.length !== n || obs.runners.some((r) => r.containers.length !== 1)) {
-        throw new Error("observation did not see one container per target");
-      }
-      const row = {
-        models: n,
-        observe_ms: ms,
-        docker_requests: sum(dc.counts),
-        docker_by_route: Object.fromEntries(dc.counts),
-        kafka_requests: sum(kc.counts),
-        kafka_by_api: Object.fromEntries(kc.counts),
-        port_calls: Object.fromEntries(portCalls),
-        docker_port_ms: sum(dockerMs),
-        kafka_port_ms: sum(kafkaMs),
-        docker_port_ms_by_method: Object.fromEntries(dockerMs),
-        kafka_port_ms_by_method: Object.fromEntries(kafkaMs),
-      };
-      rows.push(row);
-      await kafkaPort.close();
-    }
-  } finally {
-    kc.stop();
-    for (const t of targets) {
-      await d.getContainer(t.applicationId).remove({ force: true }).catch(() => {});
-      await d.getVolume(volumeName(t.applicationId)).remove({ force: true }).catch(() => {});
-    }
-    await withAdmin(env.bootstrapHost, (a) => a.deleteTopics({ topics: [input, ...outputs] }))
-      .catch(() => {});
-    await Deno.remove(planDir, { recursive: true });
-  }
-  return rows;
-}
-
 async function main() {
   const f = flags(Deno.args);
   const sizes = f.get("sizes", "10,100,1000").split(",").map(Number);
   const reps = Number(f.get("reps", "5"));
-  const observeSizes = f.get("observe", "1,10,100").split(",").filter((x) => x !== "").map(
-    Number,
-  );
   const env = await environment();
   const offline: Array<Record<string, unknown>> = [];
   for (const n of sizes) {
@@ -378,53 +251,12 @@ async function main() {
     } — linear is ×${num(growth.models_ratio, 0)}`,
   );
 
-  let onlineRows: Array<Record<string, unknown>> = [];
-  if (observeSizes.length > 0) {
-    onlineRows = await online(observeSizes);
-    const t2 = table(
-      [
-        "models",
-        "observe ms",
-        "in Docker ms",
-        "in Kafka ms",
-        "Docker HTTP",
-        "per model",
-        "Kafka requests",
-        "per model",
-        "Kafka by API",
-      ],
-      onlineRows.map((r) => [
-        String(r.models),
-        num(r.observe_ms as number, 0),
-        num(r.docker_port_ms as number, 0),
-        num(r.kafka_port_ms as number, 0),
-        String(r.docker_requests),
-        num((r.docker_requests as number) / (r.models as number), 1),
-        String(r.kafka_requests),
-        num((r.kafka_requests as number) / (r.models as number), 1),
-        Object.entries(r.kafka_by_api as Record<string, number>).map(([k, v]) => `${k} ${v}`)
-          .join(", "),
-      ]),
-    );
-    console.log(
-      "\nOnline observation round trips (observeRunners, one container per model)\n" + t2,
-    );
-    const lastRow = onlineRows[onlineRows.length - 1];
-    console.log(
-      `Docker requests by route at ${lastRow.models} models: ${
-        Object.entries(lastRow.docker_by_route as Record<string, number>).map(([k, v]) =>
-          `${k} ${v}`
-        ).join(", ")
-      }`,
-    );
-  }
   const path = await writeResult("compile_scaling", {
     name: "compile_scaling",
     environment: env,
-    parameters: { sizes, reps, observe_sizes: observeSizes },
+    parameters: { sizes, reps },
     offline,
     growth,
-    online: onlineRows,
   });
   console.log(`wrote ${path}`);
 }

@@ -318,7 +318,9 @@ async function prepare(env: EnvDescriptor) {
       docker_requests: sum(dc.counts),
       docker_by_route: JSON.stringify(Object.fromEntries(dc.counts)),
       port_calls: JSON.stringify(Object.fromEntries(calls)),
-      observations: calls.get("listContainers") ?? 0,
+      observations: calls.get("listContainersLabelled") ?? 0,
+      archive_reads: dc.counts.get("GET /containers/{id}/archive") ?? 0,
+      blocking_waits: (calls.get("awaitExit") ?? 0) + (calls.get("awaitOutputLine") ?? 0),
       docker_port_ms: sum(dockerMs),
       kafka_port_ms: sum(kafkaMs),
       port_ms_by_method: JSON.stringify(
@@ -476,6 +478,15 @@ const DELTAS: Array<[string, string, string]> = [
   ["running", "first_output_after_exit", "RUNNING → probe output"],
 ];
 
+/** Issue 15's targets, on the medians of the pair-by-pair ratios (TERM → RUNNING). */
+const TARGETS = { sluice_over_naive: 1.15, sluice_over_floor: 1.3 };
+const verdict = (value: number | null, target: number) =>
+  value === null || Number.isNaN(value)
+    ? "not measured"
+    : value <= target
+    ? "met"
+    : `MISSED by ${num(value - target)} (${num((value / target - 1) * 100, 0)} %)`;
+
 function report(broker: Broker, b: Prepared) {
   const { sluiceSamples, naiveSamples, floorSamples } = b;
   console.log(`\n===== broker: ${broker.label} =====`);
@@ -526,6 +537,8 @@ function report(broker: Broker, b: Prepared) {
       median: median(col(sluiceSamples, "docker_requests")),
       max: max(col(sluiceSamples, "docker_requests")),
     },
+    archive_reads: { median: median(col(sluiceSamples, "archive_reads")) },
+    blocking_waits: { median: median(col(sluiceSamples, "blocking_waits")) },
     observations: {
       median: median(col(sluiceSamples, "observations")),
       max: max(col(sluiceSamples, "observations")),
@@ -609,7 +622,20 @@ function report(broker: Broker, b: Prepared) {
       sec(floorSummary.create_to_running.median)
     } / ${sec(floorSummary.create_to_running.max)} s (docker start → RUNNING ${
       sec(floorSummary.start_to_running.median)
-    } s); sluice pause / floor = ${num(pauseOverFloor)}`,
+    } s); sluice pause / floor = ${num(pauseOverFloor)}; pair by pair: ${
+      overFloor.map((x) => num(x)).join(", ")
+    }`,
+  );
+  const overNaive = median(ratios.term_to_running);
+  const overFloorMedian = median(overFloor);
+  console.log(
+    `targets (median pair by pair, TERM → RUNNING, ${broker.label}): sluice/naive ${
+      num(overNaive)
+    } ≤ ${TARGETS.sluice_over_naive}: ${
+      verdict(overNaive, TARGETS.sluice_over_naive)
+    }; sluice/floor ${num(overFloorMedian)} ≤ ${TARGETS.sluice_over_floor}: ${
+      verdict(overFloorMedian, TARGETS.sluice_over_floor)
+    }`,
   );
   console.log(
     `sluice before TERM (not pause): executeReviewed → TERM ${
@@ -622,7 +648,7 @@ function report(broker: Broker, b: Prepared) {
     }/${sluiceSamples.length}, naive ${byOld(naiveSamples)}/${naiveSamples.length}`,
   );
   console.log(
-    `sluice replacement I/O (executeReviewed, median): ${roundTrips.docker_requests.median} Docker HTTP requests (max ${roundTrips.docker_requests.max}), ${roundTrips.observations.median} full observations (max ${roundTrips.observations.max}); of ${
+    `sluice replacement I/O (executeReviewed, median): ${roundTrips.docker_requests.median} Docker HTTP requests (max ${roundTrips.docker_requests.max}), ${roundTrips.archive_reads.median} archive reads, ${roundTrips.observations.median} full observations (max ${roundTrips.observations.max}), ${roundTrips.blocking_waits.median} blocking waits; of ${
       sec(roundTrips.call_to_return_ms.median)
     } s, ${sec(roundTrips.docker_port_ms.median)} s in Docker port calls and ${
       sec(roundTrips.kafka_port_ms.median)
@@ -643,6 +669,18 @@ function report(broker: Broker, b: Prepared) {
       term_to_output_after_exit: median(ratios.term_to_output_after_exit),
       sluice_pause_over_floor: pauseOverFloor,
       sluice_over_floor_pair_by_pair: median(overFloor),
+    },
+    targets: {
+      sluice_over_naive: {
+        value: overNaive,
+        target: TARGETS.sluice_over_naive,
+        verdict: verdict(overNaive, TARGETS.sluice_over_naive),
+      },
+      sluice_over_floor: {
+        value: overFloorMedian,
+        target: TARGETS.sluice_over_floor,
+        verdict: verdict(overFloorMedian, TARGETS.sluice_over_floor),
+      },
     },
     floor: floorSummary,
     sluice_before_term: sluiceOverhead,

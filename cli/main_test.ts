@@ -120,8 +120,8 @@ Deno.test("runCli passes the injected ports to the SDK: observe reads the given 
   // stubs with only the reads `observe` makes (any other call would fail the test)
   const docker = {
     daemonId: () => (calls.push("daemonId"), Promise.resolve("INJECTED-DAEMON")),
-    listContainers: () => Promise.resolve([]),
-    inspectVolume: () => Promise.resolve(null),
+    listContainersLabelled: () => Promise.resolve([]),
+    listVolumes: () => Promise.resolve(new Map()),
     inspectImage: () => Promise.resolve(null),
     networkId: () => Promise.resolve(null),
   } as Partial<DockerPort> as DockerPort;
@@ -129,7 +129,12 @@ Deno.test("runCli passes the injected ports to the SDK: observe reads the given 
     describe:
       () => (calls.push("describe"),
         Promise.resolve({ clusterId: "INJECTED-CLUSTER", topics: new Map() })),
-    describeGroup: (groupId: string) => Promise.resolve({ groupId, state: "Dead", members: [] }),
+    describeGroups: (ids: string[]) =>
+      Promise.resolve(
+        new Map(ids.map((groupId) => [groupId, { groupId, state: "Dead", members: [] }])),
+      ),
+    committedOffsetsOf: (ids: string[]) => Promise.resolve(new Map(ids.map((g) => [g, new Map()]))),
+    offsetRangesOf: () => Promise.resolve(new Map()),
     close: () => Promise.resolve(),
   } as Partial<KafkaPort> as KafkaPort;
   try {
@@ -138,7 +143,8 @@ Deno.test("runCli passes the injected ports to the SDK: observe reads the given 
     const data = JSON.parse(r.out).data;
     assert.equal(data.daemonId, "INJECTED-DAEMON");
     assert.equal(data.clusterId, "INJECTED-CLUSTER");
-    assert.deepEqual(calls, ["daemonId", "describe"]);
+    // both were called (concurrently: their order is not a property)
+    assert.deepEqual(calls.sort(), ["daemonId", "describe"]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

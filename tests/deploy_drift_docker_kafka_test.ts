@@ -100,7 +100,7 @@ Deno.test(
 );
 
 Deno.test(
-  "drift: the state volume replaced under the same name and labels → BLOCKED_VOLUME_INSTANCE_CHANGED",
+  "drift: the state volume replaced under the same name and labels → BLOCKED_VOLUME_INSTANCE_CHANGED once a container mounts it",
   opts,
   async () => {
     const d = await deployed();
@@ -109,6 +109,7 @@ Deno.test(
       const volume = `${r.application_id}-state`;
       const labels = (await docker().getVolume(volume).inspect()).Labels ?? {};
       assert.equal(labels["sluice.volume-instance"], r.volume_instance);
+      const original = await docker().getContainer(r.container_id).inspect();
       // stop and remove the runner by hand, then replace its volume with a look-alike
       await docker_(["stop", "--time", "30", r.container_id]);
       await docker_(["rm", r.container_id]);
@@ -119,8 +120,31 @@ Deno.test(
         ...Object.entries(labels).flatMap(([k, v]) => ["--label", `${k}=${v}`]),
         volume,
       ]);
+      // nothing mounts the look-alike: observing creates nothing to read its instance file
+      // (docs/decisions.md D11), so its label, which matches, is the only volume evidence; the
+      // plan is blocked by the missing runner
+      assert.deepEqual(await blockedPlan(d), ["BLOCKED_RUNNER_MISSING"]);
+      const before = await plan({ dir: d.p.dir });
+      assert.equal(before.observation?.runners[0].volume.instanceFileVia, null);
+      // the runner recreated by hand exactly as sluice created it, on the look-alike: its own
+      // mount shows that the instance file is not there
+      const twin = await docker().createContainer({
+        name: original.Name.replace(/^\//, ""),
+        Image: original.Image,
+        Labels: original.Config.Labels,
+        Env: original.Config.Env,
+        HostConfig: {
+          Binds: original.HostConfig.Binds,
+          NetworkMode: original.HostConfig.NetworkMode,
+          RestartPolicy: original.HostConfig.RestartPolicy,
+          Memory: original.HostConfig.Memory,
+        },
+      });
       const codes = await blockedPlan(d);
-      assert.deepEqual(codes, ["BLOCKED_RUNNER_MISSING", "BLOCKED_VOLUME_INSTANCE_CHANGED"]);
+      assert.deepEqual(codes.sort(), [
+        "BLOCKED_RUNNER_NOT_RUNNING",
+        "BLOCKED_VOLUME_INSTANCE_CHANGED",
+      ]);
       // the look-alike carries the owned instance label, but not the instance file
       const sdk = await plan({ dir: d.p.dir });
       const ev = sdk.plan.blockers.find((b) => b.code === "BLOCKED_VOLUME_INSTANCE_CHANGED")!
@@ -129,14 +153,16 @@ Deno.test(
         expected: r.volume_instance,
         label: r.volume_instance,
         file: null,
+        fileVia: twin.id,
         viaContainer: null,
       });
-      // still nothing created: no container carries the application ID
+      // still nothing created by sluice: the twin is the only container with the application ID
       const left = await docker().listContainers({
         all: true,
         filters: JSON.stringify({ label: [`sluice.application-id=${r.application_id}`] }),
       });
-      assert.deepEqual(left, []);
+      assert.deepEqual(left.map((c) => c.Id), [twin.id]);
+      assert.equal((await twin.inspect()).State.Status, "created", "the twin was not started");
     } finally {
       await d.store.close();
     }

@@ -3,6 +3,7 @@
 // and @platformatic/kafka on the real broker — with the real runner image. The same cases run
 // against the fakes in testing/ports/fakes_contract_test.ts.
 import Docker from "dockerode";
+import { Buffer } from "node:buffer";
 import { Consumer, MessagesStreamModes, stringDeserializers } from "@platformatic/kafka";
 import { sharedEnv } from "../harness/env.ts";
 import { produce, readAll, withAdmin } from "../harness/kafka.ts";
@@ -13,6 +14,7 @@ import { KAFKA_CONTRACT } from "../testing/ports/kafka_contract.ts";
 import type { PortSubject } from "../testing/ports/subject.ts";
 import { registerContract } from "../testing/ports/subject.ts";
 import { buildRunnerImage } from "./runner_fixture.ts";
+import { tarSingleFile, untarSingleFile } from "../lib/providers/docker/_tar.ts";
 
 let runnerImage: Promise<string> | undefined;
 
@@ -31,6 +33,31 @@ async function builtRunnerImage(docker: Docker): Promise<string> {
   return candidates.find((i) => !("sluice.run" in (i.Labels ?? {})))?.Id ?? found;
 }
 
+/**
+ * The outside world's hand on a volume: a short-lived helper container of the test (never
+ * sluice's), labelled like the case's resources and removed at once.
+ */
+async function throughHelper<T>(
+  docker: Docker,
+  image: string,
+  labels: Record<string, string>,
+  volume: string,
+  fn: (c: Docker.Container) => Promise<T>,
+): Promise<T> {
+  const c = await docker.createContainer({
+    Image: image,
+    Entrypoint: ["/bin/true"],
+    Cmd: [],
+    Labels: { ...labels, "sluice.test": "volume-hand" },
+    HostConfig: { Binds: [`${volume}:/v`], NetworkMode: "none" },
+  });
+  try {
+    return await fn(c);
+  } finally {
+    await c.remove({ v: false });
+  }
+}
+
 async function realSubject(): Promise<PortSubject> {
   const env = await sharedEnv();
   const docker = new Docker();
@@ -43,6 +70,7 @@ async function realSubject(): Promise<PortSubject> {
   await Deno.chmod(tempDir, 0o755);
   const consumers: Consumer<string, string, string, string>[] = [];
   let n = 0;
+  const labels = { ...env.labels, "sluice.contract": uid };
   return {
     kind: "real",
     docker: dockerodePort(docker),
@@ -52,7 +80,7 @@ async function realSubject(): Promise<PortSubject> {
     bootstrapInternal: env.bootstrapInternal,
     // the broker's own host on a port nothing listens on: resolvable, never connected
     unreachableBootstrap: `${env.bootstrapInternal.split(":")[0]}:1`,
-    labels: { ...env.labels, "sluice.contract": uid },
+    labels,
     tempDir,
     unique: (what) => `${prefix}-${what}-${++n}`,
     produce: (topic, records) => produce(env.bootstrapHost, topic, records),
@@ -96,6 +124,28 @@ async function realSubject(): Promise<PortSubject> {
     },
     async killContainer(id) {
       await docker.getContainer(id).kill({ signal: "SIGKILL" });
+    },
+    async readVolumeFile(volume, relPath) {
+      // a bind of an absent volume would create it: look first
+      if (!(await docker.getVolume(volume).inspect().catch(() => null))) return null;
+      return await throughHelper(docker, image, labels, volume, async (c) => {
+        const stream = await c.getArchive({ path: `/v/${relPath}` }).catch((e) => {
+          if ((e as { statusCode?: number }).statusCode === 404) return null;
+          throw e;
+        });
+        if (!stream) return null;
+        const chunks: Buffer[] = [];
+        for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
+        const bytes = untarSingleFile(new Uint8Array(Buffer.concat(chunks)));
+        return bytes === null ? null : new TextDecoder().decode(bytes);
+      });
+    },
+    async writeVolumeFile(volume, relPath, text) {
+      await throughHelper(docker, image, labels, volume, async (c) => {
+        const dir = `/v/${relPath}`.replace(/\/[^/]+$/, "");
+        const name = relPath.slice(relPath.lastIndexOf("/") + 1);
+        await c.putArchive(tarSingleFile(name, new TextEncoder().encode(text)), { path: dir });
+      });
     },
     eventuallyMs: 120_000,
     async dispose() {

@@ -40,25 +40,10 @@ Deno.test(
     const volume = `${env.runId}-prov-${suffix}`;
     const uuid = crypto.randomUUID();
     const labels = { ...env.labels, "sluice.test": "providers" };
-    await docker.createVolume(volume, labels, {
-      image: KAFKA_IMAGE,
-      path: "/var/lib/sluice/instance-id",
-      uuid,
-    });
-    assert.equal(
-      await docker.readVolumeFile(volume, KAFKA_IMAGE, "/var/lib/sluice/instance-id"),
-      uuid + "\n",
-    );
+    await docker.createVolume(volume, labels);
     assert.equal((await docker.inspectVolume(volume))?.labels["sluice.test"], "providers");
     // creating it again is refused, never silently adopted
-    await assert.rejects(
-      docker.createVolume(volume, labels, {
-        image: KAFKA_IMAGE,
-        path: "/var/lib/sluice/instance-id",
-        uuid,
-      }),
-      /already exists/,
-    );
+    await assert.rejects(docker.createVolume(volume, labels), /already exists/);
 
     const planDir = await Deno.makeTempDir();
     const planBytes = new TextEncoder().encode('{"plan":1}');
@@ -87,7 +72,13 @@ Deno.test(
       ["/etc/sluice/plan.json", true],
       ["/var/lib/sluice", false],
     ]);
-    // the mounted plan and the volume are readable without exec, before the first start
+    // the instance file is written through the created container's own mount (no helper
+    // container); the mounted plan and the volume are readable without exec, before any start
+    await docker.writeContainerFile(
+      id,
+      "/var/lib/sluice/instance-id",
+      new TextEncoder().encode(uuid + "\n"),
+    );
     assert.deepEqual(await docker.readContainerFile(id, "/etc/sluice/plan.json"), planBytes);
     assert.equal(
       new TextDecoder().decode(

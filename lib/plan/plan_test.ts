@@ -144,6 +144,7 @@ function observationOf(
         labels: {},
         instanceLabel: VOLUME_INSTANCE,
         instanceFile: VOLUME_INSTANCE,
+        instanceFileVia: "c".repeat(64),
       }
       : {
         name: `${target.application_id}-state`,
@@ -151,6 +152,7 @@ function observationOf(
         labels: {},
         instanceLabel: null,
         instanceFile: null,
+        instanceFileVia: null,
       },
     kafka: {
       clusterId: CLUSTER,

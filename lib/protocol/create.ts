@@ -28,6 +28,7 @@ export type CreateStepKind =
   | "position_offsets"
   | "write_mounted_plan"
   | "create_container"
+  | "write_volume_instance"
   | "start_container"
   | "await_ready"
   | "commit";
@@ -81,8 +82,8 @@ export const CREATE_TABLE: readonly CreateRow[] = [
     per: "runner",
     requires:
       "the runner image and network exist; the volume is absent (or carries exactly the recorded instance and this operation's label)",
-    next: "create the state volume with the recorded instance UUID (label and instance file)",
-    site: site("docker.create_volume", "provider", "create the state volume and its instance file"),
+    next: "create the state volume labelled with the recorded instance UUID",
+    site: site("docker.create_volume", "provider", "create the labelled state volume"),
     blockers: ["ENV_IMAGE_MISSING", "ENV_NETWORK_MISSING", "BLOCKED_UNOWNED_RUNTIME"],
   },
   {
@@ -114,6 +115,19 @@ export const CREATE_TABLE: readonly CreateRow[] = [
     next: "create the stopped runner container with its generation labels",
     site: site("docker.create_runner", "provider", "create the first runner container"),
     blockers: ["BLOCKED_UNOWNED_RUNTIME"],
+  },
+  {
+    step: "write_volume_instance",
+    per: "runner",
+    requires: "the runner container was created and never started",
+    next:
+      "write the volume's instance file through that container's own mount (no helper container)",
+    site: site(
+      "docker.write_volume_instance",
+      "provider",
+      "write the state volume's instance file through the created runner container",
+    ),
+    blockers: [],
   },
   {
     step: "start_container",

@@ -598,7 +598,7 @@ async function createRunner(
           ...baseLabels,
           [LABEL.volumeInstance]: id.volume_instance,
           [LABEL.operationId]: operationId,
-        }, { image: artifact.image, path: RUNNER_PATHS.instanceFile, uuid: id.volume_instance }),
+        }),
     );
     progress({
       kind: "created",
@@ -609,7 +609,9 @@ async function createRunner(
     });
   } else if (
     v.instanceLabel === id.volume_instance && v.labels[LABEL.operationId] === operationId &&
-    v.instanceFile === id.volume_instance
+    // the file is written through the runner's own mount after its create; before that (or
+    // with no container mounting the volume) only the label can be read (docs/decisions.md D11)
+    (v.instanceFile === id.volume_instance || v.instanceFile === null)
   ) {
     progress({
       kind: "adopted",
@@ -750,6 +752,33 @@ async function createRunner(
       resource: "container",
       name: id.container,
       message: `${id.container} adopted (${containerId.slice(0, 12)})`,
+    });
+  }
+  // the instance file goes through the runner's own mount before its first start: no helper
+  // container is ever created (docs/decisions.md D11). A continuation finds it written (ours),
+  // absent (killed before the write), or something else (not ours)
+  const file = mine ? obs.volume.instanceFile : null;
+  if (file === null) {
+    if (mine?.everStarted) {
+      unowned(`volume ${id.volume} has no instance file although its runner has started`, {
+        volume: id.volume,
+        container: mine.id,
+      });
+    }
+    await atSite(
+      createSite("write_volume_instance"),
+      () =>
+        ctx.docker.writeContainerFile(
+          containerId,
+          RUNNER_PATHS.instanceFile,
+          new TextEncoder().encode(id.volume_instance + "\n"),
+        ),
+    );
+  } else if (file !== id.volume_instance) {
+    unowned(`volume ${id.volume} holds instance ${file}, not the recorded ${id.volume_instance}`, {
+      volume: id.volume,
+      file,
+      expected: id.volume_instance,
     });
   }
   // start it: never started; or exited before RUNNING with nothing processed (the same first

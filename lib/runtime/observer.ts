@@ -2,8 +2,18 @@
  * Read-only observation of runner models: exact container identities and states, the mounted
  * plan's bytes against the plan label, the environment against the pinned image and the fixed
  * execution options, the state volume and its instance UUID, and the Kafka identities, group
- * and offsets. It never stops, removes, creates or starts anything (a volume is read through a
- * created, never-started scratch container when no runner container exists).
+ * and offsets. It never stops, removes, creates or starts anything — not even a helper
+ * container: a volume's instance file is read only through a container that already mounts
+ * it (with none, the volume's label is the evidence; see `checkVolume`).
+ *
+ * Its cost does not grow with the model count: one metadata read, one group description, one
+ * offsets fetch and one listing of the earliest and latest offsets for every model together;
+ * one container listing and one volume listing, then one inspect per container. Files are
+ * read through the archive API only when they can have changed: the mounted plan is cached
+ * per container ID and plan label, and the instance file per container ID and volume (a
+ * container pins its volume: Docker refuses to remove a volume any container references), for
+ * as long as the Docker port object lives (one command). The runner's status file is read
+ * fresh, and only for the containers {@link ObserveOptions.status} selects.
  *
  * The result is one plain value, serialisable to JSON (offsets are decimal strings).
  *
@@ -45,78 +55,133 @@ export interface ObserverPorts {
   clock?: Clock;
 }
 
+/** What an observation reads besides the identities, containers, volume and Kafka state. */
+export interface ObserveOptions {
+  /**
+   * Whose runner status file to read (one archive read each, never cached): by default every
+   * container's. A caller that decides on only some of them (a replacement row's guard, the
+   * planner) selects those; the others report `runnerStatus: null`.
+   */
+  status?: (c: ContainerInfo) => boolean;
+}
+
 const ZERO_TIME = "0001-01-01T00:00:00Z";
+/** Containers whose files are read at once. */
+const FILE_READS_AT_ONCE = 8;
+
+/** Files that cannot change while their container exists, per Docker port object. */
+interface FileCache {
+  /** `containerId planLabel` → the mounted plan bytes that hash to that label. */
+  plans: Map<string, Uint8Array>;
+  /** `containerId volume` → the instance file as that container's mount shows it. */
+  instances: Map<string, string>;
+}
+const CACHES = new WeakMap<DockerPort, FileCache>();
+
+function cacheOf(docker: DockerPort): FileCache {
+  let c = CACHES.get(docker);
+  if (!c) CACHES.set(docker, c = { plans: new Map(), instances: new Map() });
+  return c;
+}
 
 /** Observe one runner model. */
 export async function observeRunner(
   ports: ObserverPorts,
   target: RunnerTarget,
+  options: ObserveOptions = {},
 ): Promise<RunnerObservation> {
-  const p = await observeRunners(ports, [target]);
+  const p = await observeRunners(ports, [target], options);
   return p.runners[0];
 }
 
 /**
- * Observe several runner models. Kafka topic identities come from one metadata read for all
- * topics; the daemon ID, the image and the network are read once per distinct value.
+ * Observe several runner models with a number of Kafka requests that does not depend on how
+ * many there are, and a constant number of Docker requests per container.
  */
 export async function observeRunners(
   ports: ObserverPorts,
   targets: RunnerTarget[],
+  options: ObserveOptions = {},
 ): Promise<ProjectObservation> {
   const { docker, kafka } = ports;
   const observedAt = isoNow(ports.clock ?? SYSTEM_CLOCK);
+  const appIds = [...new Set(targets.map((t) => t.applicationId))];
   const topics = [...new Set(targets.flatMap((t) => [t.inputTopic, t.outputTopic]))];
-  const [daemonId, cluster] = await Promise.all([docker.daemonId(), kafka.describe(topics)]);
-  const images = new Map<string, Promise<{ id: string; env: string[] } | null>>();
-  const networks = new Map<string, Promise<string | null>>();
+  const images = distinct(
+    targets.map((t) => t.image),
+    (id) =>
+      docker.inspectImage(id).then((
+        i,
+      ) => (i ? { id: i.id, env: i.env.map(envFingerprint) } : null)),
+  );
+  const networks = distinct(targets.map((t) => t.network), (n) => docker.networkId(n));
+
+  // Kafka: the topics first (the offset listing needs the partitions), the groups meanwhile
+  const clusterRead = kafka.describe(topics);
+  const groupsRead = kafka.describeGroups(appIds);
+  const committedRead = kafka.committedOffsetsOf(appIds);
+  const rangesRead = clusterRead.then((cluster) => {
+    const inputs = new Map<string, number[]>();
+    for (const t of targets) {
+      const input = cluster.topics.get(t.inputTopic);
+      if (input) inputs.set(input.name, [...Array(input.partitions).keys()]);
+    }
+    return kafka.offsetRangesOf([...inputs].map(([topic, partitions]) => ({ topic, partitions })));
+  });
+  const kafkaReads = Promise.all([clusterRead, groupsRead, committedRead, rangesRead]);
+  // if a Docker read fails first, a Kafka error must not surface as an unhandled rejection
+  kafkaReads.catch(() => {});
+  for (const p of [...images.values(), ...networks.values()]) p.catch(() => {});
+
+  const [daemonId, containers, volumes] = await Promise.all([
+    docker.daemonId(),
+    docker.listContainersLabelled(LABEL.applicationId, appIds),
+    docker.listVolumes(appIds.map(volumeName)),
+  ]);
+  const byApp = new Map<string, ContainerInfo[]>();
+  for (const c of containers) {
+    const app = c.labels[LABEL.applicationId];
+    byApp.set(app, [...(byApp.get(app) ?? []), c]);
+  }
+  const targetOf = new Map(targets.map((t) => [t.applicationId, t]));
+  const evidence = new Map<string, ContainerEvidence>();
+  const want = options.status ?? (() => true);
+  for (let i = 0; i < containers.length; i += FILE_READS_AT_ONCE) {
+    await Promise.all(
+      containers.slice(i, i + FILE_READS_AT_ONCE).map(async (c) => {
+        const target = targetOf.get(c.labels[LABEL.applicationId])!;
+        const image = await images.get(target.image)!;
+        evidence.set(c.id, await containerEvidence(docker, c, target, image, want(c)));
+      }),
+    );
+  }
+  const [cluster, groups, committed, ranges] = await kafkaReads;
+
   const runners: RunnerObservation[] = [];
   for (const target of targets) {
-    if (!images.has(target.image)) {
-      images.set(
-        target.image,
-        docker.inspectImage(target.image).then((i) =>
-          i ? { id: i.id, env: i.env.map(envFingerprint) } : null
-        ),
-      );
-    }
-    if (!networks.has(target.network)) {
-      networks.set(target.network, docker.networkId(target.network));
-    }
-    const image = await images.get(target.image)!;
     const input = cluster.topics.get(target.inputTopic) ?? null;
     const output = cluster.topics.get(target.outputTopic) ?? null;
-    const partitions = input ? [...Array(input.partitions).keys()] : [];
-    // Kafka and Docker reads are independent: run them concurrently (each is a round trip)
-    const kafkaReads = Promise.all([
-      kafka.describeGroup(target.applicationId),
-      input ? kafka.committedOffsets(target.applicationId, input.name) : new Map<number, bigint>(),
-      input ? kafka.offsetRanges(input.name, partitions) : [],
-    ]);
-    // if a Docker read fails first, the Kafka error must not surface as an unhandled rejection
-    kafkaReads.catch(() => {});
-    const containers = await docker.listContainers(LABEL.applicationId, target.applicationId);
-    const evidence = await Promise.all(
-      containers.map((c) => containerEvidence(docker, c, target, image)),
-    );
-    const volume = await volumeEvidence(docker, target, evidence, image !== null);
-    const [group, committed, ranges] = await kafkaReads;
+    const mine = (byApp.get(target.applicationId) ?? []).map((c) => evidence.get(c.id)!);
+    const group = groups.get(target.applicationId)!;
+    const offsets = input ? committed.get(target.applicationId)?.get(input.name) : undefined;
     runners.push({
       applicationId: target.applicationId,
       target,
       observedAt,
       daemonId,
-      image,
+      image: await images.get(target.image)!,
       networkId: await networks.get(target.network)!,
-      containers: evidence,
-      volume,
+      containers: mine,
+      volume: volumeEvidence(target, volumes, mine),
       kafka: {
         clusterId: cluster.clusterId,
         input,
         output,
         group: { state: group.state, members: group.members },
-        committed: Object.fromEntries([...committed].map(([p, o]) => [String(p), o.toString()])),
-        ranges: ranges.map((r) => ({
+        committed: Object.fromEntries(
+          [...(offsets ?? new Map<number, bigint>())].map(([p, o]) => [String(p), o.toString()]),
+        ),
+        ranges: (input ? ranges.get(input.name) ?? [] : []).map((r) => ({
           partition: r.partition,
           earliest: r.earliest.toString(),
           latest: r.latest.toString(),
@@ -127,18 +192,53 @@ export async function observeRunners(
   return { observedAt, daemonId, clusterId: cluster.clusterId, runners };
 }
 
+/** One read per distinct key. */
+function distinct<T>(keys: string[], read: (key: string) => Promise<T>): Map<string, Promise<T>> {
+  return new Map([...new Set(keys)].map((k) => [k, read(k)]));
+}
+
+/** The mounted plan, from the cache when this container's bytes already hashed to its label. */
+async function mountedPlan(
+  docker: DockerPort,
+  c: ContainerInfo,
+  label: string | null,
+): Promise<Uint8Array | null> {
+  const cache = cacheOf(docker).plans;
+  const key = `${c.id} ${label}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const bytes = await docker.readContainerFile(c.id, RUNNER_PATHS.plan);
+  if (bytes !== null && label !== null && sha256Hex(bytes) === label) cache.set(key, bytes);
+  return bytes;
+}
+
+/** The instance file through this container's volume mount, cached while the container lives. */
+async function instanceFile(docker: DockerPort, c: ContainerInfo): Promise<string | null> {
+  const volume = c.mounts.find((m) => m.destination === RUNNER_PATHS.volume);
+  const cache = cacheOf(docker).instances;
+  const key = `${c.id} ${volume?.type ?? ""}:${volume?.source ?? ""}`;
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
+  const bytes = await docker.readContainerFile(c.id, RUNNER_PATHS.instanceFile);
+  const text = bytes === null ? null : new TextDecoder().decode(bytes).trim();
+  // only a named volume is pinned by the container; anything else is read again next time
+  if (text !== null && volume?.type === "volume") cache.set(key, text);
+  return text;
+}
+
 async function containerEvidence(
   docker: DockerPort,
   c: ContainerInfo,
   target: RunnerTarget,
   image: { id: string; env: string[] } | null,
+  readStatus: boolean,
 ): Promise<ContainerEvidence> {
   const label = (k: string) => c.labels[k] ?? null;
   const planLabel = label(LABEL.planSha256);
-  const [bytes, instanceBytes, statusBytes] = await Promise.all([
-    docker.readContainerFile(c.id, RUNNER_PATHS.plan),
-    docker.readContainerFile(c.id, RUNNER_PATHS.instanceFile),
-    docker.readContainerFile(c.id, RUNNER_PATHS.statusFile),
+  const [bytes, volumeInstance, statusBytes] = await Promise.all([
+    mountedPlan(docker, c, planLabel),
+    instanceFile(docker, c),
+    readStatus ? docker.readContainerFile(c.id, RUNNER_PATHS.statusFile) : null,
   ]);
   const plan: ContainerEvidence["plan"] = {
     sha256: null,
@@ -243,35 +343,42 @@ async function containerEvidence(
     plan,
     environment: { ok: unexpected.length === 0 && missing.length === 0, unexpected, missing },
     execution: { ok: problems.length === 0, problems },
-    volumeInstance: instanceBytes ? new TextDecoder().decode(instanceBytes).trim() : null,
+    volumeInstance,
     runnerStatus,
   };
 }
 
-async function volumeEvidence(
-  docker: DockerPort,
+/**
+ * The state volume: its labels from the listing, and its instance file as a container that
+ * mounts it sees it. With no such container the file is not read: observing creates nothing.
+ */
+function volumeEvidence(
   target: RunnerTarget,
+  volumes: Map<string, { labels: Record<string, string> }>,
   containers: ContainerEvidence[],
-  imagePresent: boolean,
-): Promise<VolumeEvidence> {
+): VolumeEvidence {
   const name = volumeName(target.applicationId);
-  const v = await docker.inspectVolume(name);
-  if (!v) return { name, exists: false, labels: {}, instanceLabel: null, instanceFile: null };
-  // Read the instance file through a container that mounts this volume when there is one;
-  // otherwise through a never-started scratch container of the pinned image.
-  const viaContainer = containers.find((c) =>
-    c.mounts.some((m) => m.type === "volume" && m.source === name) && c.volumeInstance !== null
-  );
-  let instanceFile = viaContainer?.volumeInstance ?? null;
-  if (instanceFile === null && imagePresent) {
-    instanceFile = (await docker.readVolumeFile(name, target.image, RUNNER_PATHS.instanceFile))
-      ?.trim() ?? null;
+  const v = volumes.get(name);
+  if (!v) {
+    return {
+      name,
+      exists: false,
+      labels: {},
+      instanceLabel: null,
+      instanceFile: null,
+      instanceFileVia: null,
+    };
   }
+  const mounting = containers.filter((c) =>
+    c.mounts.some((m) => m.type === "volume" && m.source === name)
+  );
+  const via = mounting.find((c) => c.volumeInstance !== null) ?? mounting[0] ?? null;
   return {
     name,
     exists: true,
     labels: v.labels,
     instanceLabel: v.labels[LABEL.volumeInstance] ?? null,
-    instanceFile,
+    instanceFile: via?.volumeInstance ?? null,
+    instanceFileVia: via?.id ?? null,
   };
 }

@@ -91,7 +91,10 @@ export interface ContainerEvidence {
   execution: { ok: boolean; problems: string[] };
   /** The volume instance file as seen through this container's mount. */
   volumeInstance: string | null;
-  /** The runner's status file (written by the runner on the volume), parsed, if present. */
+  /**
+   * The runner's status file (written by the runner on the volume), parsed; null when absent,
+   * or not read (an observation that decides without it, `ObserveOptions.status`).
+   */
   runnerStatus: Record<string, unknown> | null;
 }
 
@@ -105,8 +108,14 @@ export interface VolumeEvidence {
   labels: Record<string, string>;
   /** The instance UUID label written at creation. */
   instanceLabel: string | null;
-  /** The instance file's content (trimmed). */
+  /** The instance file's content (trimmed), as {@link instanceFileVia}'s mount shows it. */
   instanceFile: string | null;
+  /**
+   * The container through whose mount the instance file was read; null when no container
+   * mounts the volume. Observation creates nothing to read it then: the label is the evidence
+   * until a container mounts the volume (a replacement's candidate, before its first start).
+   */
+  instanceFileVia: string | null;
 }
 
 /** Kafka evidence for one application. */

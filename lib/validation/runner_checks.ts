@@ -176,9 +176,8 @@ function redactEnv(e: string): string {
 }
 
 /**
- * The state volume exists and is the expected instance — by its label, its instance file and,
- * when a container mounts it, the file as that container sees it. A missing volume is never
- * recreated.
+ * The state volume exists and is the expected instance — by its label and, when a container
+ * mounts it, the instance file as that container sees it. A missing volume is never recreated.
  *
  * @example
  * ```ts
@@ -201,7 +200,11 @@ export function checkVolume(
       { model },
     )];
   }
-  const seen = [v.instanceLabel, v.instanceFile, viaContainer ?? instanceId];
+  // The file is evidence only where a container already mounts the volume: observation never
+  // creates one to read it. Until then the label is; a candidate's own mount proves the file
+  // before the candidate first starts (docs/decisions.md).
+  const seen = [v.instanceLabel, viaContainer ?? instanceId];
+  if (v.instanceFileVia !== null) seen.push(v.instanceFile);
   if (seen.some((s) => s !== instanceId)) {
     return [blocker(
       "BLOCKED_VOLUME_INSTANCE_CHANGED",
@@ -212,6 +215,7 @@ export function checkVolume(
           expected: instanceId,
           label: v.instanceLabel,
           file: v.instanceFile,
+          fileVia: v.instanceFileVia,
           viaContainer,
         },
       },

@@ -66,7 +66,14 @@ function obs(over: Partial<RunnerObservation> = {}): RunnerObservation {
     image: { id: "sha256:img", env: [] },
     networkId: "N",
     containers: [container()],
-    volume: { name: `${APP}-state`, exists: true, labels: {}, instanceLabel: VI, instanceFile: VI },
+    volume: {
+      name: `${APP}-state`,
+      exists: true,
+      labels: {},
+      instanceLabel: VI,
+      instanceFile: VI,
+      instanceFileVia: "c".repeat(64),
+    },
     kafka: {
       clusterId: "C",
       input: { name: "in", id: "I", partitions: 1 },

@@ -88,6 +88,41 @@ export function fakeKafkaPort(ctx: FakeContext, bootstrap?: string): KafkaPort {
     return t;
   };
 
+  const groupInfo = (w: World, groupId: string): GroupInfo => {
+    const g = w.kafka.groups[groupId];
+    const state = groupState(g);
+    return {
+      groupId,
+      state,
+      members: state === "Dead" ? [] : g.members.map((m) => ({
+        memberId: m.member_id,
+        clientId: m.client_id,
+        clientHost: m.client_host,
+        groupInstanceId: m.group_instance_id,
+      })),
+    };
+  };
+  const committedOn = (w: World, groupId: string, topic: string) => {
+    const t = w.kafka.groups[groupId]?.offsets[topic] ?? {};
+    return new Map(
+      Object.entries(t).map(([p, o]) => [Number(p), BigInt(o)] as [number, bigint])
+        .sort((a, b) => a[0] - b[0]),
+    );
+  };
+  const rangesOf = (w: World, topic: string, partitions: number[]) => {
+    const t = topicOf(w, topic);
+    return partitions.map((p): PartitionRange => {
+      const part = t.partitions[p];
+      if (!part) {
+        throw kafkaError(
+          "UNKNOWN_TOPIC_OR_PARTITION",
+          `This server does not host this topic-partition: ${topic}-${p}`,
+        );
+      }
+      return { partition: p, earliest: BigInt(part.earliest), latest: BigInt(part.latest) };
+    });
+  };
+
   return {
     describe: (topics) =>
       call("describe", topics.join(","), false, (w) => {
@@ -99,45 +134,37 @@ export function fakeKafkaPort(ctx: FakeContext, bootstrap?: string): KafkaPort {
         return { clusterId: w.kafka.cluster_id, topics: out };
       }),
 
-    describeGroup: (groupId) =>
-      call("describeGroup", groupId, false, (w): GroupInfo => {
-        const g = w.kafka.groups[groupId];
-        const state = groupState(g);
-        return {
-          groupId,
-          state,
-          members: state === "Dead" ? [] : g.members.map((m) => ({
-            memberId: m.member_id,
-            clientId: m.client_id,
-            clientHost: m.client_host,
-            groupInstanceId: m.group_instance_id,
-          })),
-        };
-      }),
+    describeGroup: (groupId) => call("describeGroup", groupId, false, (w) => groupInfo(w, groupId)),
+
+    describeGroups: (groupIds) =>
+      call(
+        "describeGroups",
+        groupIds.join(","),
+        false,
+        (w) => new Map(groupIds.map((g) => [g, groupInfo(w, g)])),
+      ),
 
     committedOffsets: (groupId, topic) =>
-      call("committedOffsets", groupId, false, (w) => {
-        const t = w.kafka.groups[groupId]?.offsets[topic] ?? {};
-        return new Map(
-          Object.entries(t).map(([p, o]) => [Number(p), BigInt(o)] as [number, bigint])
-            .sort((a, b) => a[0] - b[0]),
-        );
-      }),
+      call("committedOffsets", groupId, false, (w) => committedOn(w, groupId, topic)),
+
+    committedOffsetsOf: (groupIds) =>
+      call("committedOffsetsOf", groupIds.join(","), false, (w) =>
+        new Map(groupIds.map((g) => {
+          const topics = Object.keys(w.kafka.groups[g]?.offsets ?? {}).sort();
+          const byTopic = new Map(topics.map((t) => [t, committedOn(w, g, t)]));
+          return [g, new Map([...byTopic].filter(([, parts]) => parts.size > 0))];
+        }))),
 
     offsetRanges: (topic, partitions) =>
-      call("offsetRanges", topic, false, (w) => {
-        const t = topicOf(w, topic);
-        return partitions.map((p): PartitionRange => {
-          const part = t.partitions[p];
-          if (!part) {
-            throw kafkaError(
-              "UNKNOWN_TOPIC_OR_PARTITION",
-              `This server does not host this topic-partition: ${topic}-${p}`,
-            );
-          }
-          return { partition: p, earliest: BigInt(part.earliest), latest: BigInt(part.latest) };
-        });
-      }),
+      call("offsetRanges", topic, false, (w) => rangesOf(w, topic, partitions)),
+
+    offsetRangesOf: (topics) =>
+      call(
+        "offsetRangesOf",
+        topics.map((t) => t.topic).join(","),
+        false,
+        (w) => new Map(topics.map((t) => [t.topic, rangesOf(w, t.topic, t.partitions)])),
+      ),
 
     createTopic: (name, partitions) =>
       call("createTopic", name, true, (w) => {

@@ -15,11 +15,14 @@
  * - start of a running container is 304, TERM of a stopped one 409, remove of a running one
  *   409 (never forced), and remove keeps the volume;
  * - the plan is a bind mount of a real host file, read when asked; volume files (the instance
- *   file, the runner's status file) live in the world;
+ *   file, written through a created container's mount; the runner's status file) live in the
+ *   world;
+ * - the waits (exit, a stdout line) poll the world in world time where the daemon blocks; the
+ *   runner's stdout keeps its `SLUICE_RUNNER_STATE` marker lines;
  * - processes (lifecycle.ts): the simulated runner, exit codes 0/143/137/10–15, OOM.
  *
  * Failure hooks key calls by: `createContainer` → name, `startContainer`/`signalTerm`/
- * `removeContainer` → the ID or name passed, `createVolume` → volume name.
+ * `removeContainer`/`writeContainerFile` → the ID or name passed, `createVolume` → volume name.
  *
  * @example
  * ```ts
@@ -40,11 +43,14 @@ import { SluiceError } from "../../lib/errors.ts";
 import { isoAt } from "./clock.ts";
 import { hex64 } from "./ids.ts";
 import { startProcess, termProcess } from "./lifecycle.ts";
-import { fromB64, readContainerPath, toB64, volumeKeyOf } from "./_files.ts";
+import { readContainerPath, writeContainerPath } from "./_files.ts";
 import type { FakeContext } from "./_port_call.ts";
 import { dockerError, FailedWithTrace, portCall } from "./_port_call.ts";
 import type { FakeContainer, FakeImage, World } from "./world.ts";
 import { ZERO_TIME } from "./world.ts";
+
+/** World milliseconds between two polls of a fake wait. */
+const WAIT_POLL_MS = 20;
 
 /** Docker's volume timestamps have whole seconds. */
 function isoSeconds(ms: number): string {
@@ -134,6 +140,16 @@ export function fakeDockerPort(ctx: FakeContext): DockerPort {
     Promise.resolve().then(() => portCall(ctx, "docker", op, key, false, fn));
   const mutate = <T>(op: string, key: string, fn: Fn<T>) =>
     Promise.resolve().then(() => portCall(ctx, "docker", op, key, true, fn));
+  /** Poll `check` every few world milliseconds until it answers, or "timeout". */
+  const until = async <T>(timeoutMs: number, check: () => Promise<T | null>) => {
+    const end = ctx.clock.now() + timeoutMs;
+    while (true) {
+      const v = await check();
+      if (v !== null) return v;
+      if (ctx.clock.now() >= end) return "timeout" as const;
+      await (ctx.clock.sleep?.(WAIT_POLL_MS) ?? new Promise((r) => setTimeout(r, WAIT_POLL_MS)));
+    }
+  };
 
   return {
     daemonId: () => read("daemonId", "", (w) => w.docker.daemon_id),
@@ -290,7 +306,7 @@ export function fakeDockerPort(ctx: FakeContext): DockerPort {
         delete w.docker.containers[c.id];
       }),
 
-    createVolume: (name, labels, instance) =>
+    createVolume: (name, labels) =>
       mutate("createVolume", name, (w, now) => {
         if (w.docker.volumes[name]) {
           throw new SluiceError(
@@ -299,27 +315,64 @@ export function fakeDockerPort(ctx: FakeContext): DockerPort {
             { evidence: { volume: name } },
           );
         }
-        // the real adapter writes the file through a scratch container of this image
-        if (!findImage(w, instance.image)) {
-          throw dockerError(404, `No such image: ${instance.image}`);
-        }
         w.docker.volumes[name] = {
           name,
           labels: { ...labels },
           created_at: isoSeconds(now),
-          files: {
-            [volumeKeyOf(instance.path)]: toB64(new TextEncoder().encode(instance.uuid + "\n")),
-          },
+          files: {},
         };
       }),
 
-    readVolumeFile: (volume, image, path) =>
-      read("readVolumeFile", volume, (w) => {
-        const v = w.docker.volumes[volume];
-        if (!v) return null;
-        if (!findImage(w, image)) throw dockerError(404, `No such image: ${image}`);
-        const b64 = v.files[volumeKeyOf(path)];
-        return b64 === undefined ? null : new TextDecoder().decode(fromB64(b64));
+    writeContainerFile: (id, path, bytes) =>
+      mutate("writeContainerFile", id, (w) => {
+        const c = mustFind(w, id);
+        try {
+          writeContainerPath(w, c, path, bytes);
+        } catch (error) {
+          throw dockerError(500, (error as Error).message);
+        }
       }),
+
+    listContainersLabelled: (label, values) =>
+      read("listContainersLabelled", label, (w, now) =>
+        Object.values(w.docker.containers)
+          .filter((c) => c.labels[label] !== undefined && values.includes(c.labels[label]))
+          .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+          .map((c) => toInfo(c, now))),
+
+    listVolumes: (names) =>
+      read("listVolumes", names.join(","), (w) => {
+        const out = new Map<string, VolumeInfo>();
+        for (const n of names) {
+          const v = w.docker.volumes[n];
+          if (v) out.set(n, { name: v.name, labels: { ...v.labels }, createdAt: v.created_at });
+        }
+        return out;
+      }),
+
+    // The waits poll the world in world time (a world clock advances instead of waiting); the
+    // real daemon blocks instead. Each poll is one read transaction, so the simulated
+    // processes move on between polls.
+    awaitExit: (id, timeoutMs) =>
+      until(timeoutMs, () =>
+        read("awaitExit", id, (w) => {
+          const c = findContainer(w, id);
+          if (!c) return "absent" as const;
+          return c.state.running ? null : "stopped" as const;
+        })),
+
+    awaitOutputLine: (id, prefixes, since, timeoutMs) =>
+      until(timeoutMs, () =>
+        read("awaitOutputLine", id, (w) => {
+          const c = findContainer(w, id);
+          if (!c) return "absent" as const;
+          const from = Date.parse(since);
+          const seen = (c.stdout ?? []).some((l) =>
+            (Number.isNaN(from) || Date.parse(l.at) >= from) &&
+            prefixes.some((p) => l.line.startsWith(p))
+          );
+          if (seen) return "line" as const;
+          return c.state.running ? null : "stopped" as const;
+        })),
   };
 }

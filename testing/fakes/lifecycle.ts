@@ -103,6 +103,11 @@ function writeStatus(
     detail: exit?.detail ?? null,
   };
   writeContainerPath(w, c, statusPath(c), new TextEncoder().encode(canonicalJson(doc) + "\n"));
+  // StatusFile.java prints a marker line with every status it writes
+  (c.stdout ??= []).push({
+    at: isoAt(now),
+    line: `SLUICE_RUNNER_STATE ${state} ${p.generation ?? "-"} ${p.plan_sha256 ?? "-"}`,
+  });
 }
 
 /** Start the process of a container that Docker just started. */

@@ -143,6 +143,11 @@ export interface FakeContainer {
   process: FakeProcess | null;
   /** Files written outside any mount (absolute path → base64 content). */
   rootfs: Record<string, string>;
+  /**
+   * Lines the process wrote on stdout, with the world time of each (the runner's
+   * `SLUICE_RUNNER_STATE` markers); absent in worlds written before it was kept.
+   */
+  stdout?: Array<{ at: string; line: string }>;
 }
 
 /** A named volume and its files (path relative to the volume root → base64 content). */

@@ -95,11 +95,7 @@ Deno.test("the same seed and the same calls give byte-identical worlds", async (
     await kafka.createTopic("a", 2);
     w.control.produce("a", [{ key: "x", value: "1" }, { key: "y", value: "2" }]);
     await kafka.setGroupOffsets("g", "a", new Map([[0, 0n], [1, 1n]]));
-    await w.docker.createVolume("v", { l: "1" }, {
-      image: w.env.runnerImage,
-      path: "/var/lib/sluice/instance-id",
-      uuid: w.ids.uuid(),
-    });
+    await w.docker.createVolume("v", { l: "1", instance: w.ids.uuid() });
     return await Deno.readTextFile(path);
   }
   const a = await run(await tempWorldPath());

@@ -115,11 +115,9 @@ export async function prepareRunner(
     [LABEL.managedBy]: "sluice",
     [LABEL.applicationId]: applicationId,
   };
-  await s.docker.createVolume(volume, { ...labels, [LABEL.volumeInstance]: instance }, {
-    image: s.runnerImage,
-    path: RUNNER_PATHS.instanceFile,
-    uuid: instance,
-  });
+  await s.docker.createVolume(volume, { ...labels, [LABEL.volumeInstance]: instance });
+  // sluice writes it through the first runner's own mount; here the outside world does
+  await s.writeVolumeFile(volume, INSTANCE_REL, instance + "\n");
   const generation = `${crypto.randomUUID()}/0`;
   const spec: ContainerSpec = {
     name: s.unique("runner"),
@@ -153,6 +151,9 @@ export async function prepareRunner(
     spec,
   };
 }
+
+/** The instance file's path relative to the volume's root. */
+export const INSTANCE_REL = RUNNER_PATHS.instanceFile.slice(RUNNER_PATHS.volume.length + 1);
 
 /** The runner's status file through the port, parsed (null when absent). */
 export async function statusOf(

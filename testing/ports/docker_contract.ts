@@ -24,7 +24,7 @@ import type { ContainerInfo } from "../../lib/providers/docker/port.ts";
 import { LABEL, RUNNER_PATHS } from "../../lib/runtime/labels.ts";
 import type { ContractCase, PortSubject } from "./subject.ts";
 import { eventually } from "./subject.ts";
-import { prepareRunner, statusOf } from "./_runner_setup.ts";
+import { INSTANCE_REL, prepareRunner, statusOf } from "./_runner_setup.ts";
 
 const ZERO = "0001-01-01T00:00:00Z";
 
@@ -108,39 +108,97 @@ export const DOCKER_CONTRACT: readonly ContractCase[] = [
   },
   {
     name:
-      "a volume keeps its labels and instance file; creating it again is refused and changes nothing",
+      "a volume keeps its labels and starts empty; creating it again is refused and changes nothing",
     async run(s) {
       const name = s.unique("vol");
       const uuid = crypto.randomUUID();
       const labels = { ...s.labels, [LABEL.volumeInstance]: uuid };
-      const inst = { image: s.runnerImage, path: RUNNER_PATHS.instanceFile, uuid };
-      await s.docker.createVolume(name, labels, inst);
+      await s.docker.createVolume(name, labels);
       const v = await s.docker.inspectVolume(name);
       assert.equal(v?.name, name);
       assert.deepEqual(v.labels, labels);
       assert.ok(!Number.isNaN(Date.parse(v.createdAt)), `createdAt ${v.createdAt}`);
-      const file = await s.docker.readVolumeFile(name, s.runnerImage, RUNNER_PATHS.instanceFile);
-      assert.equal(file, uuid + "\n");
       assert.equal(
-        await s.docker.readVolumeFile(name, s.runnerImage, `${RUNNER_PATHS.volume}/nothing`),
+        await s.readVolumeFile(name, INSTANCE_REL),
         null,
-      );
-      assert.equal(
-        await s.docker.readVolumeFile(s.unique("no-vol"), s.runnerImage, RUNNER_PATHS.instanceFile),
-        null,
+        "no file until one is written",
       );
       await assert.rejects(
-        s.docker.createVolume(name, { ...labels, [LABEL.volumeInstance]: "other" }, {
-          ...inst,
-          uuid: "other",
-        }),
+        s.docker.createVolume(name, { ...labels, [LABEL.volumeInstance]: "other" }),
         (e: Error & { code?: string }) => e.code === "BLOCKED_VOLUME_EXISTS",
       );
       assert.deepEqual((await s.docker.inspectVolume(name))?.labels, labels);
+    },
+  },
+  {
+    name:
+      "a file written into a never-started container lands on its volume: seen through every mount, it outlives the container; the read-only plan is refused",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const id = await s.docker.createContainer(r.spec);
+      const written = new TextEncoder().encode("written-through-the-mount\n");
+      await s.docker.writeContainerFile(id, `${RUNNER_PATHS.volume}/probe`, written);
       assert.equal(
-        await s.docker.readVolumeFile(name, s.runnerImage, RUNNER_PATHS.instanceFile),
-        uuid + "\n",
+        (await s.docker.inspectContainer(id))?.state.status,
+        "created",
+        "still never started",
       );
+      assert.deepEqual(
+        await s.docker.readContainerFile(id, `${RUNNER_PATHS.volume}/probe`),
+        written,
+      );
+      const other = await s.docker.createContainer({ ...r.spec, name: s.unique("other") });
+      assert.deepEqual(
+        await s.docker.readContainerFile(other, `${RUNNER_PATHS.volume}/probe`),
+        written,
+        "the other container mounting the volume sees it",
+      );
+      await assert.rejects(
+        s.docker.writeContainerFile(id, RUNNER_PATHS.plan, written),
+        Error,
+        "the plan is a read-only bind mount",
+      );
+      assert.deepEqual(
+        await s.docker.readContainerFile(id, RUNNER_PATHS.plan),
+        await Deno.readFile(r.planPath),
+      );
+      await s.docker.removeContainer(id);
+      await s.docker.removeContainer(other);
+      assert.equal(await s.readVolumeFile(r.volume, "probe"), "written-through-the-mount\n");
+      assert.equal(await s.readVolumeFile(r.volume, INSTANCE_REL), r.instance + "\n");
+    },
+  },
+  {
+    name:
+      "project-wide reads: one listing of the containers with a label among values (inspected), one of the volumes by exact name",
+    async run(s) {
+      const a = await prepareRunner(s);
+      const b = await prepareRunner(s);
+      const c = await prepareRunner(s);
+      const ia = await s.docker.createContainer(a.spec);
+      const ib = await s.docker.createContainer(b.spec);
+      const ib2 = await s.docker.createContainer({ ...b.spec, name: s.unique("b2") });
+      const ic = await s.docker.createContainer(c.spec);
+      const listed = await s.docker.listContainersLabelled(LABEL.applicationId, [
+        a.applicationId,
+        b.applicationId,
+        s.unique("nobody"),
+      ]);
+      assert.deepEqual(
+        listed.map((x) => x.id).sort(),
+        [ia, ib, ib2].sort(),
+        "only the asked label values",
+      );
+      for (const x of listed) {
+        assert.deepEqual(normalized(x), normalized(await s.docker.inspectContainer(x.id)));
+      }
+      assert.deepEqual(await s.docker.listContainersLabelled(LABEL.applicationId, []), []);
+      const absent = s.unique("no-vol");
+      const vols = await s.docker.listVolumes([a.volume, b.volume, absent, a.volume.slice(0, -2)]);
+      assert.deepEqual([...vols.keys()].sort(), [a.volume, b.volume].sort());
+      assert.deepEqual(vols.get(a.volume), await s.docker.inspectVolume(a.volume));
+      assert.equal((await s.docker.listVolumes([])).size, 0);
+      for (const id of [ia, ib, ib2, ic]) await s.docker.removeContainer(id);
     },
   },
   {
@@ -244,7 +302,7 @@ export const DOCKER_CONTRACT: readonly ContractCase[] = [
       assert.deepEqual(v.labels, {});
       assert.equal(await s.docker.readContainerFile(id, RUNNER_PATHS.instanceFile), null);
       assert.equal(
-        await s.docker.readVolumeFile(volume, s.runnerImage, RUNNER_PATHS.instanceFile),
+        await s.readVolumeFile(volume, INSTANCE_REL),
         null,
       );
       await s.docker.removeContainer(id);
@@ -281,7 +339,7 @@ export const DOCKER_CONTRACT: readonly ContractCase[] = [
       await assert.rejects(s.docker.startContainer(id), /No such container/);
       await assert.rejects(s.docker.removeContainer(id), /No such container/);
       assert.equal(
-        await s.docker.readVolumeFile(r.volume, s.runnerImage, RUNNER_PATHS.instanceFile),
+        await s.readVolumeFile(r.volume, INSTANCE_REL),
         r.instance + "\n",
         "the volume and its instance file outlive the container",
       );
@@ -383,9 +441,39 @@ export const DOCKER_CONTRACT: readonly ContractCase[] = [
       assert.equal((await exited(s, id)).state.exitCode, 143);
       await s.docker.removeContainer(id);
       assert.equal(
-        await s.docker.readVolumeFile(r.volume, s.runnerImage, RUNNER_PATHS.instanceFile),
+        await s.readVolumeFile(r.volume, INSTANCE_REL),
         r.instance + "\n",
       );
+    },
+  },
+  {
+    name:
+      "waits block on the daemon: exit (at once when never started, after TERM when running), the runner's stdout marker since its start; a timeout changes nothing",
+    async run(s) {
+      const r = await prepareRunner(s, { partitions: 1 });
+      assert.equal(await s.docker.awaitExit(s.unique("no-container"), 1_000), "absent");
+      const id = await s.docker.createContainer(r.spec);
+      assert.equal(await s.docker.awaitExit(id, s.eventuallyMs), "stopped", "never started");
+      await s.docker.startContainer(id);
+      const since = (await s.docker.inspectContainer(id))!.state.startedAt;
+      const marker = `SLUICE_RUNNER_STATE RUNNING ${r.generation} `;
+      assert.equal(await s.docker.awaitOutputLine(id, [marker], since, s.eventuallyMs), "line");
+      assert.equal((await statusOf(s, id))?.state, "RUNNING", "the status file comes first");
+      assert.equal(await s.docker.awaitExit(id, 300), "timeout");
+      assert.equal(await s.docker.awaitOutputLine(id, ["NO SUCH LINE"], since, 300), "timeout");
+      assert.equal((await s.docker.inspectContainer(id))?.state.running, true, "still running");
+      await s.docker.signalTerm(id);
+      assert.equal(await s.docker.awaitExit(id, s.eventuallyMs), "stopped");
+      assert.equal((await s.docker.inspectContainer(id))?.state.exitCode, 143);
+      // on a stopped container: an earlier line since the time is found, else it has stopped
+      assert.equal(await s.docker.awaitOutputLine(id, [marker], since, s.eventuallyMs), "line");
+      assert.equal(
+        await s.docker.awaitOutputLine(id, ["NO SUCH LINE"], since, s.eventuallyMs),
+        "stopped",
+      );
+      await s.docker.removeContainer(id);
+      assert.equal(await s.docker.awaitExit(id, 1_000), "absent");
+      assert.equal(await s.docker.awaitOutputLine(id, [marker], since, 1_000), "absent");
     },
   },
   {

@@ -14,6 +14,7 @@
 import { createFakeWorld } from "../fakes/fake_world.ts";
 import type { FakeWorld } from "../fakes/fake_world.ts";
 import type { WorldConfig } from "../fakes/world.ts";
+import { fromB64 } from "../fakes/_files.ts";
 import type { PortSubject } from "./subject.ts";
 
 /** A subject with its fake world exposed, for fake-only assertions. */
@@ -66,6 +67,12 @@ export function worldSubject(
       });
     },
     killContainer: (id) => Promise.resolve(world.control.killContainer(id)),
+    readVolumeFile: (volume, relPath) => {
+      const b64 = world.control.snapshot().docker.volumes[volume]?.files[relPath];
+      return Promise.resolve(b64 === undefined ? null : new TextDecoder().decode(fromB64(b64)));
+    },
+    writeVolumeFile: (volume, relPath, text) =>
+      Promise.resolve(world.control.writeVolumeFile(volume, relPath, text)),
     eventuallyMs: 5_000,
     async dispose() {
       await kafka.close();

@@ -6,7 +6,8 @@
  * What it pins down: one cluster ID; topic IDs in Kafka's form, a new ID for a topic created
  * again; absent topics left out; earliest/latest offsets under produce and retention; group
  * states (Dead, Empty, Stable) and members; committed offsets per topic, settable only while
- * the group has no member.
+ * the group has no member; the batched reads of many groups and topics answer what the single
+ * reads answer.
  *
  * @example
  * ```ts
@@ -184,6 +185,66 @@ export const KAFKA_CONTRACT: readonly ContractCase[] = [
       assert.deepEqual(g.members, []);
       assert.equal((await s.kafka.committedOffsets(group, t)).has(0), true);
       await s.kafka.setGroupOffsets(group, t, new Map([[0, 0n]]));
+    },
+  },
+  {
+    name:
+      "batched reads answer what the single reads answer, for every group and topic asked (unknown group Dead, absent topic refused)",
+    async run(s) {
+      const a = s.unique("topic-a");
+      const b = s.unique("topic-b");
+      await s.kafka.createTopic(a, 2);
+      await s.kafka.createTopic(b, 1);
+      await s.produce(a, [
+        { partition: 0, key: "k", value: "1" },
+        { partition: 0, key: "k", value: "2" },
+        { partition: 1, key: "k", value: "3" },
+      ]);
+      const g1 = s.unique("group");
+      const g2 = s.unique("group");
+      const unknown = s.unique("group");
+      await s.kafka.setGroupOffsets(g1, a, new Map([[0, 2n], [1, 0n]]));
+      await s.kafka.setGroupOffsets(g1, b, new Map([[0, 0n]]));
+      await s.kafka.setGroupOffsets(g2, a, new Map([[1, 1n]]));
+      const member = await s.joinGroup(g2, b);
+      try {
+        await eventually(s, "one member in the second group", async () => {
+          const g = await s.kafka.describeGroup(g2);
+          return g.members.length === 1 ? g : undefined;
+        });
+        const groups = await s.kafka.describeGroups([g1, g2, unknown]);
+        assert.deepEqual([...groups.keys()].sort(), [g1, g2, unknown].sort());
+        for (const g of [g1, g2, unknown]) {
+          assert.deepEqual(groups.get(g), await s.kafka.describeGroup(g), g);
+        }
+        assert.equal(groups.get(unknown)?.state, "Dead");
+        assert.equal(groups.get(g2)?.members.length, 1);
+      } finally {
+        await member.leave();
+      }
+      const committed = await s.kafka.committedOffsetsOf([g1, g2, unknown]);
+      assert.deepEqual([...committed.keys()].sort(), [g1, g2, unknown].sort());
+      assert.deepEqual(committed.get(g1)?.get(a), await s.kafka.committedOffsets(g1, a));
+      assert.deepEqual(committed.get(g1)?.get(b), new Map([[0, 0n]]));
+      assert.deepEqual(committed.get(g2)?.get(a), new Map([[1, 1n]]));
+      assert.equal(committed.get(unknown)?.size, 0);
+      const ranges = await s.kafka.offsetRangesOf([
+        { topic: a, partitions: [0, 1] },
+        { topic: b, partitions: [0] },
+      ]);
+      assert.deepEqual(ranges.get(a), await s.kafka.offsetRanges(a, [0, 1]));
+      assert.deepEqual(ranges.get(a), [
+        { partition: 0, earliest: 0n, latest: 2n },
+        { partition: 1, earliest: 0n, latest: 1n },
+      ]);
+      assert.deepEqual(ranges.get(b), [{ partition: 0, earliest: 0n, latest: 0n }]);
+      assert.deepEqual(await s.kafka.describeGroups([]), new Map());
+      await assert.rejects(
+        s.kafka.offsetRangesOf([{ topic: a, partitions: [0] }, {
+          topic: s.unique("absent"),
+          partitions: [0],
+        }]),
+      );
     },
   },
 ];

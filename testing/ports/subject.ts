@@ -52,6 +52,13 @@ export interface PortSubject {
   joinGroup(groupId: string, topic: string): Promise<{ leave(): Promise<void> }>;
   /** SIGKILL a container's process (exit 137). */
   killContainer(id: string): Promise<void>;
+  /**
+   * A file of a volume (path relative to the volume's root) as the outside world reads it,
+   * whether or not a container mounts it; null when the volume or the file is absent.
+   */
+  readVolumeFile(volume: string, relPath: string): Promise<string | null>;
+  /** Write a file of a volume from outside sluice (what an operator or another tool could do). */
+  writeVolumeFile(volume: string, relPath: string, text: string): Promise<void>;
   /** How long an eventual property may take here (real services are slow, fakes are not). */
   eventuallyMs: number;
   /** Remove what the cases created and release clients. */

@@ -30,6 +30,7 @@ import {
   withoutCredentials,
 } from "../errors.ts";
 import { reachAny } from "../reach.ts";
+import { sinceParam, stdoutLines } from "./_log_stream.ts";
 
 interface HttpError {
   statusCode?: number;
@@ -94,6 +95,16 @@ function toInfo(c: Docker.ContainerInspectInfo): ContainerInfo {
   };
 }
 
+/** Containers inspected at once by a project-wide listing. */
+const INSPECT_CONCURRENCY = 8;
+/** Volume names per listing (they travel in the query string). */
+const VOLUME_NAMES_PER_LIST = 100;
+
+function isAbort(error: unknown): boolean {
+  const e = error as { name?: string; code?: string; message?: string };
+  return e?.name === "AbortError" || e?.code === "ABORT_ERR" || /aborted/i.test(e?.message ?? "");
+}
+
 function asList(v: string | string[] | undefined | null): string[] {
   if (v === undefined || v === null) return [];
   return Array.isArray(v) ? v : [v];
@@ -109,6 +120,7 @@ const MUTATIONS: ReadonlySet<keyof DockerPort & string> = new Set([
   "signalTerm",
   "removeContainer",
   "createVolume",
+  "writeContainerFile",
 ]);
 
 /** The daemon's answer: 401/403 deny access, other 4xx refuse the request, 5xx fail. */
@@ -210,33 +222,6 @@ export function dockerodePort(client?: Docker, options: DockerodePortOptions = {
         })
     : undefined;
 
-  async function withScratch<T>(
-    volume: string,
-    image: string,
-    mountPath: string,
-    readOnly: boolean,
-    fn: (c: Docker.Container) => Promise<T>,
-  ): Promise<T> {
-    // A created, never-started container is enough to read or write a volume through the
-    // archive API: no process runs in it.
-    const c = await d.createContainer({
-      Image: image,
-      name: `sluice-volume-io-${crypto.randomUUID().slice(0, 12)}`,
-      Entrypoint: ["/bin/true"],
-      Cmd: [],
-      Labels: { "sluice.managed-by": "sluice", "sluice.role": "volume-io" },
-      HostConfig: {
-        Binds: [`${volume}:${mountPath}${readOnly ? ":ro" : ""}`],
-        NetworkMode: "none",
-      },
-    });
-    try {
-      return await fn(c);
-    } finally {
-      await c.remove({ v: false }).catch(() => {});
-    }
-  }
-
   return guardPort<DockerPort>({
     async daemonId() {
       const info = await d.info() as { ID: string };
@@ -327,7 +312,7 @@ export function dockerodePort(client?: Docker, options: DockerodePortOptions = {
       await d.getContainer(id).remove({ force: false, v: false });
     },
 
-    async createVolume(name, labels, instance) {
+    async createVolume(name, labels) {
       if (await orNull(d.getVolume(name).inspect())) {
         // `docker volume create` on an existing name silently keeps the old volume and labels
         throw new SluiceError(
@@ -337,24 +322,105 @@ export function dockerodePort(client?: Docker, options: DockerodePortOptions = {
         );
       }
       await d.createVolume({ Name: name, Labels: labels });
-      const dir = instance.path.replace(/\/[^/]+$/, "");
-      const file = instance.path.slice(dir.length + 1);
-      await withScratch(name, instance.image, dir, false, async (c) => {
-        await c.putArchive(tarSingleFile(file, new TextEncoder().encode(instance.uuid + "\n")), {
-          path: dir,
-        });
+    },
+
+    async writeContainerFile(id, path, bytes) {
+      const dir = path.replace(/\/[^/]+$/, "");
+      await d.getContainer(id).putArchive(tarSingleFile(path.slice(dir.length + 1), bytes), {
+        path: dir,
       });
     },
 
-    async readVolumeFile(volume, image, path) {
-      if (!(await orNull(d.getVolume(volume).inspect()))) return null;
-      const dir = path.replace(/\/[^/]+$/, "");
-      return await withScratch(volume, image, dir, true, async (c) => {
-        const stream = await orNull(c.getArchive({ path }));
-        if (!stream) return null;
-        const bytes = untarSingleFile(await drain(stream));
-        return bytes === null ? null : new TextDecoder().decode(bytes);
+    async listContainersLabelled(label, values) {
+      const wanted = new Set(values);
+      if (wanted.size === 0) return [];
+      const list = await d.listContainers({
+        all: true,
+        filters: JSON.stringify({ label: [label] }),
       });
+      const ids = list.filter((c) => wanted.has(c.Labels?.[label] ?? "")).map((c) => c.Id);
+      const out: ContainerInfo[] = [];
+      // inspect a few at a time: one request per container, not all at once on a busy daemon
+      for (let i = 0; i < ids.length; i += INSPECT_CONCURRENCY) {
+        const infos = await Promise.all(
+          ids.slice(i, i + INSPECT_CONCURRENCY).map((id) => orNull(d.getContainer(id).inspect())),
+        );
+        for (const info of infos) if (info) out.push(toInfo(info));
+      }
+      return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+    },
+
+    async listVolumes(names) {
+      const wanted = [...new Set(names)];
+      const out = new Map<string, VolumeInfo>();
+      // the name filter matches substrings: keep exact names only
+      for (let i = 0; i < wanted.length; i += VOLUME_NAMES_PER_LIST) {
+        const batch = wanted.slice(i, i + VOLUME_NAMES_PER_LIST);
+        const r = await d.listVolumes({ filters: JSON.stringify({ name: batch }) });
+        for (const v of r.Volumes ?? []) {
+          if (!batch.includes(v.Name)) continue;
+          const extra = v as unknown as { CreatedAt?: string };
+          out.set(v.Name, {
+            name: v.Name,
+            labels: v.Labels ?? {},
+            createdAt: extra.CreatedAt ?? "",
+          });
+        }
+      }
+      return out;
+    },
+
+    async awaitExit(id, timeoutMs) {
+      try {
+        // blocks in the daemon until the container is not running (at once if it never ran)
+        await d.getContainer(id).wait({
+          condition: "not-running",
+          abortSignal: AbortSignal.timeout(Math.max(1, timeoutMs)),
+        });
+        return "stopped";
+      } catch (error) {
+        if (status(error) === 404) return "absent";
+        if (isAbort(error)) return "timeout";
+        throw error;
+      }
+    },
+
+    async awaitOutputLine(id, prefixes, since, timeoutMs) {
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(), Math.max(1, timeoutMs));
+      try {
+        const stream = await d.getContainer(id).logs(
+          {
+            follow: true,
+            stdout: true,
+            stderr: false,
+            since: sinceParam(since),
+            abortSignal: abort.signal,
+          } as Docker.ContainerLogsOptions & { follow: true; abortSignal: AbortSignal },
+        ) as
+          & NodeJS.ReadableStream
+          & { destroy?: () => void };
+        const lines = stdoutLines();
+        try {
+          for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+            const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+            if (lines(new Uint8Array(bytes)).some((l) => prefixes.some((p) => l.startsWith(p)))) {
+              return "line";
+            }
+          }
+        } finally {
+          stream.destroy?.();
+        }
+        // the daemon ends a followed stream when the container stops
+        return abort.signal.aborted ? "timeout" : "stopped";
+      } catch (error) {
+        if (status(error) === 404) return "absent";
+        if (abort.signal.aborted || isAbort(error)) return "timeout";
+        throw error;
+      } finally {
+        clearTimeout(timer);
+        abort.abort();
+      }
     },
   }, { target, mutations: MUTATIONS, specific: dockerFailure, ready });
 }

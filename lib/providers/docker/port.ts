@@ -5,8 +5,15 @@
  *
  * Mutations are deliberately narrow: create a stopped container (labels are written
  * atomically by create), start it, request TERM (never a forced kill), remove a stopped
- * container without `force` and without its volumes, create a volume and write its instance
- * file. There is no pull, no build, no prune.
+ * container without `force` and without its volumes, create a labelled volume, write a file
+ * into a created container (the volume's instance file, through the first runner's own mount).
+ * There is no pull, no build, no prune, and no helper container: every read goes through the
+ * API or a container that already exists.
+ *
+ * Reads come in two shapes: exact lookups, and project-wide ones
+ * ({@link DockerPort.listContainersLabelled}, {@link DockerPort.listVolumes}) whose request
+ * count does not grow with the number of models. The waits ({@link DockerPort.awaitExit},
+ * {@link DockerPort.awaitOutputLine}) block on the daemon instead of polling.
  * @module
  */
 
@@ -134,12 +141,36 @@ export interface DockerPort {
   signalTerm(id: string): Promise<void>;
   /** Remove a stopped container; fails on a running one (no force) and keeps volumes. */
   removeContainer(id: string): Promise<void>;
-  /** Create a volume (fails if one with this name exists) and write its instance file. */
-  createVolume(
-    name: string,
-    labels: Record<string, string>,
-    instance: { image: string; path: string; uuid: string },
-  ): Promise<void>;
-  /** Read the instance file of a volume through a short-lived read-only container. */
-  readVolumeFile(volume: string, image: string, path: string): Promise<string | null>;
+  /** Create a labelled volume; fails (`BLOCKED_VOLUME_EXISTS`) if one with this name exists. */
+  createVolume(name: string, labels: Record<string, string>): Promise<void>;
+  /**
+   * Write a file into a container that exists (through its mounts: a path under a volume mount
+   * is written on the volume). Refused for a path on a read-only bind mount.
+   */
+  writeContainerFile(id: string, path: string, bytes: Uint8Array): Promise<void>;
+
+  /**
+   * Every container (running or not) whose `label` has one of `values`, from one listing; only
+   * those are inspected.
+   */
+  listContainersLabelled(label: string, values: string[]): Promise<ContainerInfo[]>;
+  /** The named volumes that exist, from one listing (absent names are left out). */
+  listVolumes(names: string[]): Promise<Map<string, VolumeInfo>>;
+  /**
+   * Block until the container is not running (it exited, or never started), is gone, or
+   * `timeoutMs` passed. Read-only: it never stops anything.
+   */
+  awaitExit(id: string, timeoutMs: number): Promise<"stopped" | "absent" | "timeout">;
+  /**
+   * Block until the container writes a line to stdout that starts with one of `prefixes`
+   * (counting lines written since `since`, an RFC 3339 time of the daemon's clock such as the
+   * container's `startedAt`), stops, is gone, or `timeoutMs` passed. Read-only; a wake-up
+   * only: callers decide on a fresh observation, never on the line.
+   */
+  awaitOutputLine(
+    id: string,
+    prefixes: string[],
+    since: string,
+    timeoutMs: number,
+  ): Promise<"line" | "stopped" | "absent" | "timeout">;
 }

@@ -71,6 +71,48 @@ export function platformaticKafka(
       timeout: 15_000,
     });
 
+  /** One FindCoordinator and one DescribeGroups per coordinator for all the groups. */
+  async function describeGroups(groupIds: string[]): Promise<Map<string, GroupInfo>> {
+    const out = new Map<string, GroupInfo>();
+    const unique = [...new Set(groupIds)];
+    if (unique.length === 0) return out;
+    let groups;
+    try {
+      groups = await admin.describeGroups({ groups: unique });
+    } catch (error) {
+      // a broker that answers an unknown group with GROUP_ID_NOT_FOUND (DescribeGroups v6+)
+      // fails the whole batch: describe the groups one by one then
+      if (unique.length > 1 && isGroupNotFound(error)) {
+        for (const g of unique) out.set(g, (await describeGroups([g])).get(g)!);
+        return out;
+      }
+      if (isGroupNotFound(error)) {
+        out.set(unique[0], { groupId: unique[0], state: "Dead", members: [] });
+        return out;
+      }
+      throw error;
+    }
+    for (const groupId of unique) {
+      const g = groups.get(groupId);
+      out.set(
+        groupId,
+        g
+          ? {
+            groupId,
+            state: normalizeState(g.state),
+            members: [...g.members.values()].map((m) => ({
+              memberId: m.id,
+              clientId: m.clientId,
+              clientHost: m.clientHost,
+              groupInstanceId: m.groupInstanceId ?? null,
+            })),
+          }
+          : { groupId, state: "Dead", members: [] },
+      );
+    }
+    return out;
+  }
+
   const target = { provider: "kafka" as const, address: bootstrap, origin: options.origin ?? {} };
   let reached: Promise<void> | null = null;
   const ready = () =>
@@ -83,13 +125,25 @@ export function platformaticKafka(
 
   return guardPort<KafkaPort>({
     async describe(topics) {
-      // A metadata request naming an absent topic fails as a whole, so ask only for those
-      // that exist (one listing, then one metadata request for all of them).
-      const existing = new Set(await admin.listTopics());
-      const md = await admin.metadata({
-        topics: topics.filter((t) => existing.has(t)),
-        forceUpdate: true,
-      });
+      // One metadata request for all the topics; one naming an absent topic fails as a whole
+      // (and would be retried for seconds), so that first try is not retried: on any failure
+      // ask again for only those the listing has (with the client's retries).
+      let md;
+      try {
+        md = await admin.metadata({
+          topics: [...topics],
+          forceUpdate: true,
+          autocreateTopics: false,
+          retries: 0,
+        });
+      } catch {
+        const existing = new Set(await admin.listTopics());
+        md = await admin.metadata({
+          topics: topics.filter((t) => existing.has(t)),
+          forceUpdate: true,
+          autocreateTopics: false,
+        });
+      }
       const out = new Map<string, TopicInfo>();
       for (const name of topics) {
         const t = md.topics.get(name);
@@ -99,28 +153,60 @@ export function platformaticKafka(
     },
 
     async describeGroup(groupId) {
-      let groups;
-      try {
-        groups = await admin.describeGroups({ groups: [groupId] });
-      } catch (error) {
-        // Kafka 4 answers an unknown group with GROUP_ID_NOT_FOUND
-        if (/GROUP_ID_NOT_FOUND|does not exist|not found/i.test(String(error))) {
-          return { groupId, state: "Dead", members: [] };
+      return (await describeGroups([groupId])).get(groupId)!;
+    },
+
+    describeGroups,
+
+    async committedOffsetsOf(groupIds) {
+      const out = new Map<string, Map<string, Map<number, bigint>>>();
+      for (const g of groupIds) out.set(g, new Map());
+      if (groupIds.length === 0) return out;
+      // one FindCoordinator and one OffsetFetch (v8+: many groups) per coordinator
+      for (const g of await admin.listConsumerGroupOffsets({ groups: [...new Set(groupIds)] })) {
+        const topics = out.get(g.groupId);
+        if (!topics) continue;
+        for (const t of g.topics) {
+          const parts = new Map<number, bigint>();
+          for (const p of t.partitions) {
+            if (p.committedOffset >= 0n) parts.set(p.partitionIndex, p.committedOffset);
+          }
+          if (parts.size > 0) topics.set(t.name, parts);
         }
-        throw error;
       }
-      const g = groups.get(groupId);
-      if (!g) return { groupId, state: "Dead", members: [] };
-      return {
-        groupId,
-        state: normalizeState(g.state),
-        members: [...g.members.values()].map((m) => ({
-          memberId: m.id,
-          clientId: m.clientId,
-          clientHost: m.clientHost,
-          groupInstanceId: m.groupInstanceId ?? null,
-        })),
-      } satisfies GroupInfo;
+      return out;
+    },
+
+    async offsetRangesOf(topics) {
+      const out = new Map<string, PartitionRange[]>();
+      const asked = topics.filter((t) => t.partitions.length > 0);
+      for (const t of topics) out.set(t.topic, []);
+      if (asked.length === 0) return out;
+      const list = async (timestamp: bigint) => {
+        const result = await admin.listOffsets({
+          topics: asked.map((t) => ({
+            name: t.topic,
+            partitions: t.partitions.map((p) => ({ partitionIndex: p, timestamp })),
+          })),
+        });
+        return new Map(result.map((t) => [
+          t.name,
+          new Map(t.partitions.map((p) => [p.partitionIndex, p.offset])),
+        ]));
+      };
+      // a partition may appear once per request: the earliest and the latest are two listings
+      const [earliest, latest] = await Promise.all([list(EARLIEST), list(LATEST)]);
+      for (const t of asked) {
+        out.set(
+          t.topic,
+          t.partitions.map((p): PartitionRange => ({
+            partition: p,
+            earliest: earliest.get(t.topic)?.get(p) ?? -1n,
+            latest: latest.get(t.topic)?.get(p) ?? -1n,
+          })),
+        );
+      }
+      return out;
     },
 
     async committedOffsets(groupId, topic) {
@@ -214,6 +300,11 @@ export function platformaticKafka(
       if (reader) await reader.close(true);
     },
   }, { target, mutations: KAFKA_MUTATIONS, specific: kafkaFailure, ready });
+}
+
+/** Kafka 4 answers an unknown group with GROUP_ID_NOT_FOUND on DescribeGroups v6+. */
+function isGroupNotFound(error: unknown): boolean {
+  return /GROUP_ID_NOT_FOUND|does not exist|not found/i.test(String(error));
 }
 
 const STATES = ["Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Dead"];

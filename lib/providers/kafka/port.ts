@@ -2,6 +2,10 @@
  * The Kafka port: the only operations sluice performs on a broker. Topic IDs are always in
  * Kafka's base64url form (see `uuid.ts`). Offsets are `bigint`.
  *
+ * The observation reads ({@link KafkaPort.describeGroups}, {@link KafkaPort.committedOffsetsOf},
+ * {@link KafkaPort.offsetRangesOf}) take every group and topic of a project at once, so that
+ * observing a project costs a constant number of requests whatever its model count.
+ *
  * The review reads (`listGroups`, `groupOffsets`, `readRecords`) are read-only: they list and
  * describe groups and fetch committed offsets and records; they never join a group, commit an
  * offset or create anything. They are optional so that a port without them still plans: the
@@ -113,6 +117,26 @@ export interface KafkaPort {
   committedOffsets(groupId: string, topic: string): Promise<Map<number, bigint>>;
   /** Earliest and latest offsets of the given partitions. */
   offsetRanges(topic: string, partitions: number[]): Promise<PartitionRange[]>;
+
+  /**
+   * {@link describeGroup} of several groups in one coordinator lookup and one description per
+   * coordinator; every requested group is in the result (an unknown one `Dead`, no members).
+   */
+  describeGroups(groupIds: string[]): Promise<Map<string, GroupInfo>>;
+  /**
+   * Committed offsets of several groups on every topic, in one coordinator lookup and one
+   * offset fetch per coordinator: group → topic → partition → offset. Every requested group
+   * is in the result (with no topics when it has no committed offset).
+   */
+  committedOffsetsOf(groupIds: string[]): Promise<Map<string, Map<string, Map<number, bigint>>>>;
+  /**
+   * {@link offsetRanges} of several topics at once: one listing of the earliest and one of the
+   * latest offsets per partition leader (Kafka refuses one partition twice in one request).
+   * An unknown topic or partition is refused, as by {@link offsetRanges}.
+   */
+  offsetRangesOf(
+    topics: Array<{ topic: string; partitions: number[] }>,
+  ): Promise<Map<string, PartitionRange[]>>;
 
   /** Every group the cluster lists (read-only). */
   listGroups?(): Promise<GroupListing[]>;

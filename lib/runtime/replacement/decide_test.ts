@@ -228,6 +228,7 @@ function obs(o: ObsOptions = {}): RunnerObservation {
       labels: {},
       instanceLabel: o.volumeInstance === undefined ? VI : o.volumeInstance,
       instanceFile: o.volumeInstance === undefined ? VI : o.volumeInstance,
+      instanceFileVia: OLD,
     },
     kafka: {
       clusterId: o.cluster ?? CLUSTER,

@@ -4,6 +4,11 @@
  * provider action after re-verifying the lock — and observe again, until the action is recorded
  * completed, a blocker is found, or a row's bounded wait expires. Apply and resume share it.
  *
+ * Each observation reads what the stage's guards use (`reads.ts`: the status files only where
+ * a guard reads them). A wait does not re-observe everything on a timer: it blocks on the one
+ * change that can end it — the old runner's exit, the candidate's next status marker — or polls
+ * only the group or the container state, then observes in full and decides again.
+ *
  * Rules it keeps (spec, "Execution and interruption boundaries"): every checkpoint is durably
  * recorded before the next boundary is crossed; losing the lock stops further mutations; no
  * force-kill, ever — a timeout leaves things as they are.
@@ -30,6 +35,8 @@ import type { ProgressListener } from "../progress.ts";
 import { observeRunner } from "../observer.ts";
 import { type CandidateExpectation, candidateSpec, candidateTarget } from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
+import { isCandidateOf } from "../../validation/reviewed_runtime.ts";
+import { STATE_LINE_PREFIXES, statusReadsAt, type Wake, wakeOf } from "./reads.ts";
 
 /** Everything {@link drive} needs. */
 export interface DriveContext {
@@ -44,6 +51,10 @@ export interface DriveContext {
   /** Bounds of the rows' waits (defaults: close 60 s, ready 120 s). */
   closeTimeoutMs?: number;
   readyTimeoutMs?: number;
+  /**
+   * Interval of the polls a wait still needs (the group, a container's state) and the least
+   * time between two full observations while waiting (default 100 ms).
+   */
   pollMs?: number;
   /** The operation being driven (named in every progress event). */
   operationId: string;
@@ -101,6 +112,82 @@ async function act(ctx: DriveContext, x: CandidateExpectation, step: Action): Pr
   }
 }
 
+/**
+ * The longest a wake-up waits before the driver observes in full again anyway (a change the
+ * wake does not watch, such as a vanished volume, is then seen within this time).
+ */
+const WAKE_SLICE_MS = 5_000;
+
+function boundOf(ctx: DriveContext, wait: "close" | "ready"): number {
+  return wait === "close" ? (ctx.closeTimeoutMs ?? 60_000) : (ctx.readyTimeoutMs ?? 120_000);
+}
+
+/**
+ * The change an action causes, awaited before the next observation: the old runner's exit
+ * after TERM; after the first start of the candidate, its first status past STARTING (every
+ * line of a container never started before is its own: since the zero time). A restart under
+ * resume has earlier lines: the loop's own waits apply.
+ */
+function afterAction(step: Action): Wake | null {
+  if (step.kind === "term") return { kind: "exit", containerId: step.containerId };
+  if (step.kind === "start" && step.row.id === "start_candidate") {
+    return { kind: "state_line", containerId: step.containerId, since: ZERO_TIME };
+  }
+  return null;
+}
+
+const ZERO_TIME = "0001-01-01T00:00:00Z";
+
+/**
+ * Block until the wake's change happened or `timeoutMs` passed, reading only what detects it.
+ * Its answer is never trusted: the caller observes in full and decides again.
+ */
+async function awaitWake(
+  ctx: DriveContext,
+  clock: Clock,
+  wake: Wake,
+  timeoutMs: number,
+): Promise<void> {
+  const { docker, kafka } = ctx;
+  switch (wake.kind) {
+    case "exit":
+      await docker.awaitExit(wake.containerId, timeoutMs);
+      return;
+    case "state_line":
+      await docker.awaitOutputLine(
+        wake.containerId,
+        [...STATE_LINE_PREFIXES],
+        wake.since,
+        timeoutMs,
+      );
+      return;
+    case "group":
+      await pollUntil(clock, ctx.pollMs ?? 100, timeoutMs, async () => {
+        const g = await kafka.describeGroup(wake.groupId);
+        return wake.members === "one"
+          ? g.members.length === 1
+          : g.members.length === 0 && ["Empty", "Dead"].includes(g.state);
+      });
+      return;
+    case "started":
+      await pollUntil(clock, ctx.pollMs ?? 100, timeoutMs, async () => {
+        const c = await docker.inspectContainer(wake.containerId);
+        return !c || c.state.running;
+      });
+      return;
+  }
+}
+
+async function pollUntil(
+  clock: Clock,
+  pollMs: number,
+  timeoutMs: number,
+  done: () => Promise<boolean>,
+): Promise<void> {
+  const end = clock.now() + timeoutMs;
+  while (!(await done()) && clock.now() < end) await sleep(clock, pollMs);
+}
+
 function describeCheckpoint(c: Checkpoint): string {
   switch (c.name) {
     case "old_closed":
@@ -141,7 +228,7 @@ export async function drive(
   while (true) {
     const checkpoints = checkpointsOf(snap);
     const stage = stageOf(checkpoints, candidate.actionIndex);
-    const obs = await observeRunner({ ...ctx, clock }, target);
+    const obs = await observeRunner({ ...ctx, clock }, target, { status: statusReadsAt(stage) });
     const step = decide({
       stage,
       checkpoints,
@@ -160,22 +247,34 @@ export async function drive(
         return { kind: "blocked", snapshot: snap, blockers: step.blockers, stage };
       case "wait": {
         waitingSince ??= clock.now();
-        const bound = step.row.wait === "close"
-          ? (ctx.closeTimeoutMs ?? 60_000)
-          : (ctx.readyTimeoutMs ?? 120_000);
-        const waited = clock.now() - waitingSince;
-        if (waited > bound) {
+        // decide() gives a wait only for a row that declares one
+        const bound = boundOf(ctx, step.row.wait ?? "ready");
+        const left = bound - (clock.now() - waitingSince);
+        if (left < 0) {
           // no force-kill on timeout: leave everything as it is
           return { kind: "timeout", snapshot: snap, reason: step.reason, stage };
         }
+        const old = obs.containers.find((c) => c.id === candidate.evidence.old_container_id);
+        const cand = obs.containers.find((c) => isCandidateOf(c, candidate));
+        const wake = wakeOf(step.row.guard, {
+          obs,
+          old: old ?? null,
+          cand: cand ?? null,
+          generation: candidate.generation,
+        });
         progress({
           kind: "wait",
           operation_id,
-          waited_ms: waited,
+          waited_ms: clock.now() - waitingSince,
           bound_ms: bound,
           message: step.reason,
         });
-        await sleep(clock, ctx.pollMs ?? 100);
+        const began = clock.now();
+        if (wake) await awaitWake(ctx, clock, wake, Math.min(left, WAKE_SLICE_MS));
+        // a wake-up that came at once (a line already there) must not spin the observations
+        const pollMs = ctx.pollMs ?? 100;
+        const spent = clock.now() - began;
+        if (spent < pollMs) await sleep(clock, pollMs - spent);
         continue;
       }
       case "record": {
@@ -195,6 +294,13 @@ export async function drive(
         if (step.kind === "term") memory.termRequested = true;
         if (step.kind === "start") memory.startRequested = true;
         progress({ kind: "action", operation_id, action: step.kind, message: detail });
+        // TERM and start are followed by a wait the row bounds: block on the change they
+        // cause before observing again (an observation before it could only say "wait")
+        const wake = afterAction(step);
+        if (wake && step.row.wait) {
+          waitingSince = clock.now();
+          await awaitWake(ctx, clock, wake, Math.min(boundOf(ctx, step.row.wait), WAKE_SLICE_MS));
+        }
         continue;
       }
     }

@@ -1,0 +1,55 @@
+/**
+ * Private helpers for following a container's output through the logs API: Docker's
+ * multiplexed stream framing (a container without a TTY: an 8-byte header per frame, stream
+ * type then a big-endian length) split into stdout lines, and an RFC 3339 time as the
+ * `since` parameter the daemon takes (seconds, with nanoseconds).
+ * @module
+ */
+
+const HEADER = 8;
+const STDOUT = 1;
+
+/**
+ * Feed it the bytes of a multiplexed log stream as they arrive; it returns the complete
+ * stdout lines seen so far (without their newline), keeping a partial line or frame for the
+ * next chunk.
+ */
+export function stdoutLines(): (chunk: Uint8Array) => string[] {
+  let pending = new Uint8Array(0);
+  let line = "";
+  const decoder = new TextDecoder();
+  return (chunk) => {
+    const buf = new Uint8Array(pending.length + chunk.length);
+    buf.set(pending);
+    buf.set(chunk, pending.length);
+    const out: string[] = [];
+    let off = 0;
+    while (buf.length - off >= HEADER) {
+      const size = new DataView(buf.buffer, buf.byteOffset + off + 4, 4).getUint32(0);
+      if (buf.length - off - HEADER < size) break;
+      const kind = buf[off];
+      const payload = buf.subarray(off + HEADER, off + HEADER + size);
+      off += HEADER + size;
+      if (kind !== STDOUT) continue;
+      const parts = (line + decoder.decode(payload, { stream: true })).split("\n");
+      line = parts.pop() ?? "";
+      out.push(...parts);
+    }
+    pending = buf.slice(off);
+    return out;
+  };
+}
+
+/**
+ * An RFC 3339 time (nanoseconds kept) as the logs API's `since`: `<seconds>.<nanoseconds>`.
+ * Docker's zero time (a container never started) is 0: every line.
+ */
+export function sinceParam(rfc3339: string): string {
+  const m = /^(.*?)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(rfc3339);
+  if (!m) throw new Error(`not an RFC 3339 time: ${rfc3339}`);
+  const whole = Date.parse(`${m[1]}${m[3]}`);
+  if (Number.isNaN(whole)) throw new Error(`not an RFC 3339 time: ${rfc3339}`);
+  const seconds = Math.floor(whole / 1000);
+  if (seconds <= 0) return "0";
+  return `${seconds}.${(m[2] ?? "").padEnd(9, "0").slice(0, 9)}`;
+}
