@@ -10,6 +10,7 @@ import { apply, observe, plan } from "../lib/runtime/session.ts";
 import { writePlanFile } from "../lib/plan/plan_file.ts";
 import { executeReviewed } from "../lib/runtime/coordinator.ts";
 import { openStateStore } from "../lib/state/open.ts";
+import { loadRunEventValidator } from "../lib/lineage/validate.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -91,6 +92,11 @@ Deno.test(
     assert.deepEqual(events.map((e) => e.eventType), ["START", "COMPLETE"]);
     assert.deepEqual(events.map((e) => e.run.runId), [r.operation_id, r.operation_id]);
     assert.deepEqual(r.lineage_warnings, []);
+    // every emitted event conforms to the official OpenLineage 2-0-2 schemas
+    const conforms = await loadRunEventValidator();
+    for (const e of events) {
+      assert.deepEqual(conforms(e), { valid: true, errors: [] }, `${e.eventType} event`);
+    }
     assert.deepEqual(steps, [
       "intent",
       "action_started",
