@@ -78,6 +78,16 @@ export interface FaultJourneyOptions {
   afterDeath?: (journey: FaultJourney, view: StateShowView | null) => Promise<void>;
   /** Upper bound on resume attempts (default 6). */
   maxResumes?: number;
+  /** Kill the first apply worker with SIGKILL this long after its start (a seeded random kill). */
+  killFirstAfterMs?: number;
+  /** Pass `--openlineage FILE` to every apply and resume worker. */
+  openlineage?: string;
+  /**
+   * After a harness kill (`killFirstAfterMs`) with no pending operation: the ID of this plan's
+   * operation if it was already finalized, or null when none was recorded (the plan is then
+   * applied again). Default: the operation label of the project's running candidate.
+   */
+  finalizedOperation?: () => Promise<string | null>;
 }
 
 /** The parts of `state show` the journey reads. */
@@ -124,7 +134,15 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
       value: { args, fault: armed },
       time: new Date().toISOString(),
     });
-    const r = await runWorker(["-o", "json", ...args], { fault: armed, env: o.env });
+    const lineage = o.openlineage && (f === "apply" || f === "resume")
+      ? ["--openlineage", o.openlineage]
+      : [];
+    const r = await runWorker(["-o", "json", ...args, ...lineage], {
+      fault: armed,
+      env: o.env,
+      killAfterMs: n === 1 ? o.killFirstAfterMs : undefined,
+    });
+    r.process = proc;
     j.workers.push(r);
     const died = r.signal !== null;
     const unknown = r.code === 6;
@@ -136,6 +154,9 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
         exit: r.code,
         signal: r.signal,
         fired: r.fired,
+        pid: r.pid,
+        killed_by: r.killedBy,
+        timed_out: r.timedOut,
         data: summarize(r.json?.data),
         errors: r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [],
         stderr_tail: r.json ? undefined : r.stderr.slice(-600),
@@ -185,6 +206,12 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     j.operationId = operationIdOf(first);
     return j;
   }
+  if (first.timedOut) {
+    // a harness timeout is a failed run, never a fired fault
+    j.outcome = "failed";
+    j.blockers = [{ code: "HARNESS_TIMEOUT", message: "the first worker outlived its timeout" }];
+    return j;
+  }
   if (fault !== null && first.signal !== "SIGKILL") {
     // the armed point was never reached and the worker ended another way
     j.outcome = first.code === 4 ? "blocked" : "failed";
@@ -196,7 +223,16 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
   let view = await afterDeath();
   await o.whileDead?.(j);
 
-  if (!view?.pending_operation && o.boundary === "journal.intent" && o.side === "before") {
+  let finalized: string | null = null;
+  if (!view?.pending_operation && first.killedBy === "harness" && !operationIdOf(first)) {
+    finalized = await (o.finalizedOperation ?? (() => candidateOperation(o.projectDir)))();
+  }
+  const noOperationYet = !view?.pending_operation && (
+    (o.boundary === "journal.intent" && o.side === "before") ||
+    // a death at a random time before the intent: nothing names an operation of this plan
+    (first.killedBy === "harness" && !operationIdOf(first) && finalized === null)
+  );
+  if (noOperationYet) {
     // no operation was recorded: the plan is still current, apply it again (no fault)
     const lock = staleLock(view);
     if (lock.length) {
@@ -227,7 +263,7 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     // finalized before the death: no pending control names the operation any more. Its ID is
     // the generation label Docker wrote atomically on the candidate; completion is then
     // verified from the receipt through the public commands
-    j.operationId ??= operationIdOf(first) ?? await candidateOperation(o.projectDir);
+    j.operationId ??= operationIdOf(first) ?? finalized ?? await candidateOperation(o.projectDir);
   }
   if (!j.operationId) {
     j.outcome = "failed";
@@ -249,6 +285,11 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     const r = await call("resume", opArgs("resume", lock), armed);
     if (lock.length && r.code !== 5) j.brokenLocks.push(lock[0]);
     lock = [];
+    if (r.timedOut) {
+      j.outcome = "failed";
+      j.blockers = [{ code: "HARNESS_TIMEOUT", message: `${r.process} outlived its timeout` }];
+      return j;
+    }
     if (armed) {
       if (r.signal === "SIGKILL") j.faultFired = r.killedAtFault;
       armed = null;

@@ -1,8 +1,9 @@
 /**
  * One CLI worker: the installed launcher `bin/sluice` run as a separate OS process, optionally
  * with one fault point armed (`SLUICE_FAULT_POINT`). The result says how the process ended —
- * by exit code or by signal — and whether it died at the armed fault point (SIGKILL plus the
- * `SLUICE_FAULT_FIRED` line on stderr).
+ * by exit code or by signal — and who ended it: the armed fault point (SIGKILL plus the
+ * `SLUICE_FAULT_FIRED` line on stderr), the harness on purpose (`killAfterMs`, a seeded random
+ * kill), or the harness's timeout (a failed run, never a fired fault).
  *
  * @example
  * ```ts
@@ -32,8 +33,15 @@ export interface WorkerResult {
   json: JsonEnvelope | null;
   /** The fault point named by a `SLUICE_FAULT_FIRED` line on stderr. */
   fired: string | null;
-  /** True when the process died by SIGKILL at the armed fault point. */
+  /** True when the process died by SIGKILL at the armed fault point (not by a timeout). */
   killedAtFault: boolean;
+  /** The process was killed because it outlived `timeoutMs`. */
+  timedOut: boolean;
+  /** Who ended the process by a signal: its own fault point, the harness on purpose, the timeout. */
+  killedBy: "fault" | "harness" | "harness-timeout" | null;
+  pid: number;
+  /** The history's name for this process, when a journey names it. */
+  process: string | null;
   startedAt: string;
   endedAt: string;
   ms: number;
@@ -57,6 +65,8 @@ export interface WorkerOptions {
   timeoutMs?: number;
   /** Called with the child's pid as soon as it is spawned. */
   onSpawn?: (pid: number) => void;
+  /** Kill the worker with SIGKILL this long after it was spawned (a seeded random kill). */
+  killAfterMs?: number;
 }
 
 /** Run `bin/sluice args...` to its end. */
@@ -76,18 +86,27 @@ export async function runWorker(
     stderr: "piped",
   }).spawn();
   options.onSpawn?.(child.pid);
-  const timer = setTimeout(() => {
+  let timedOut = false;
+  let harnessKill = false;
+  const kill = (why: "timeout" | "harness") => {
     try {
       child.kill("SIGKILL");
+      if (why === "timeout") timedOut = true;
+      else harnessKill = true;
     } catch {
       // already gone
     }
-  }, options.timeoutMs ?? 240_000);
+  };
+  const timer = setTimeout(() => kill("timeout"), options.timeoutMs ?? 240_000);
+  const killer = options.killAfterMs !== undefined
+    ? setTimeout(() => kill("harness"), options.killAfterMs)
+    : undefined;
   let out: Deno.CommandOutput;
   try {
     out = await child.output();
   } finally {
     clearTimeout(timer);
+    clearTimeout(killer);
   }
   const dec = new TextDecoder();
   const stdout = dec.decode(out.stdout);
@@ -95,6 +114,16 @@ export async function runWorker(
   const fired = /^SLUICE_FAULT_FIRED (\S+)$/m.exec(stderr)?.[1] ?? null;
   const signal = out.signal ?? null;
   const code = signal === "SIGKILL" ? 137 : out.code;
+  // a kill racing the process's own exit: only a signal death is a kill
+  const killedBy = signal === null
+    ? null
+    : timedOut
+    ? "harness-timeout"
+    : harnessKill
+    ? "harness"
+    : fired !== null
+    ? "fault"
+    : null;
   let json: JsonEnvelope | null = null;
   try {
     const t = stdout.trim();
@@ -111,7 +140,12 @@ export async function runWorker(
     stderr,
     json,
     fired,
-    killedAtFault: options.fault != null && signal === "SIGKILL" && fired === options.fault,
+    killedAtFault: options.fault != null && signal === "SIGKILL" && !timedOut &&
+      fired !== null && (fired === options.fault || fired.startsWith(`${options.fault}@`)),
+    timedOut: timedOut && signal !== null,
+    killedBy,
+    pid: child.pid,
+    process: null,
     startedAt: new Date(started).toISOString(),
     endedAt: new Date().toISOString(),
     ms: Date.now() - started,

@@ -89,6 +89,7 @@ export function register(program: Command): void {
       "--confirm-env <name>",
       "repeat the environment name where the environment policy demands it",
     )
+    .option("--openlineage <url|file>", "send the replacement's COMPLETE or FAIL event")
     .action(async (opts: OperationFlags, cmd: Command) => {
       const format = outputFormat(cmd);
       const r = await resumeReviewed({
