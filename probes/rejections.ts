@@ -375,8 +375,8 @@ async function freeze(p: RejectionState, stopped: boolean) {
 /** Freeze until two snapshots a few seconds apart agree: what the tampering set in motion settles. */
 async function settled(p: RejectionState, stopped: boolean) {
   let last = await freeze(p, stopped);
-  for (let i = 0; i < 12; i++) {
-    await new Promise((r) => setTimeout(r, 3000));
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 1500));
     const next = await freeze(p, stopped);
     if (JSON.stringify(next) === JSON.stringify(last)) return next;
     last = next;
