@@ -195,6 +195,8 @@ export interface KafkaSnapshot {
   groups?: string[];
   /** partition → committed offset (decimal); partitions without a committed offset are absent. */
   offsets?: Record<string, string>;
+  /** partition → log-end offset of the topic, as the same tool reports it. */
+  log_end?: Record<string, string>;
   members?: Array<{ consumer_id: string; client_id: string; host: string; partitions: number }>;
   topic_ids?: Record<string, string>;
   cluster_id?: string;
@@ -309,12 +311,14 @@ export function parseKafkaTools(text: string, q: KafkaQuery): KafkaSnapshot {
     const s = section("offsets");
     if (s) {
       snap.offsets = {};
+      snap.log_end = {};
       if (!missingGroup(s.body)) {
         toolError("offsets", s);
         for (const l of s.body) {
           const f = l.trim().split(/\s+/);
-          if (f.length >= 4 && f[0] === q.offsets.group && f[1] === q.offsets.topic) {
+          if (f.length >= 5 && f[0] === q.offsets.group && f[1] === q.offsets.topic) {
             if (/^\d+$/.test(f[2]) && /^\d+$/.test(f[3])) snap.offsets[f[2]] = f[3];
+            if (/^\d+$/.test(f[2]) && /^\d+$/.test(f[4])) snap.log_end[f[2]] = f[4];
           }
         }
       }

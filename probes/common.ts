@@ -96,8 +96,11 @@ export interface CaseFixture {
   produced: Map<string, Order>;
   /** Read the output topic until `n` records (or idle), then once more to catch extras. */
   output(n: number): Promise<Array<{ key: string; value: unknown }>>;
-  /** Read the input topic: key → partition/offset. */
-  inputPositions(): Promise<Map<string, { partition: number; offset: bigint }>>;
+  /**
+   * Every record in the input topic (up to its end offsets), duplicates included: a produce
+   * retried after a broker hiccup may have written a record twice, and each copy is processed.
+   */
+  inputRecords(): Promise<Array<{ key: string; partition: number; offset: bigint }>>;
   /** The state read directly (files or rows), never through lib/state. */
   state(): Promise<StateWitness>;
   cleanup(): Promise<void>;
@@ -227,14 +230,12 @@ export async function newCase(
       await new Promise((r) => setTimeout(r, 1000));
       return await read();
     },
-    async inputPositions() {
+    async inputRecords() {
       const recs = await readAll(env.bootstrapHost, project.inputTopic, {
         partitions: [0, 1, 2],
-        expect: produced.size,
+        timeoutMs: 60_000,
       });
-      return new Map(
-        recs.map((r) => [r.key ?? "", { partition: r.partition!, offset: r.offset! }]),
-      );
+      return recs.map((r) => ({ key: r.key ?? "", partition: r.partition!, offset: r.offset! }));
     },
     state() {
       return backend === "local"
