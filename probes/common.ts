@@ -25,7 +25,6 @@ import { apply, observe, plan } from "../lib/runtime/session.ts";
 import { inventory, type ProbeName } from "./catalogue.ts";
 import {
   type CaseEvidence,
-  type CaseKind,
   caseVerdict,
   type Recorder,
   type Sample,
@@ -303,14 +302,59 @@ export interface CaseState {
 }
 
 /** The identity of a case. */
-export interface CaseMeta {
-  id: string;
-  kind: CaseKind;
-  run_id: string;
-  boundary: string | null;
-  side: "before" | "after" | null;
-  backend: "local" | "postgres";
-  params: Record<string, unknown>;
+export type CaseMeta = Pick<
+  CaseEvidence,
+  "id" | "kind" | "run_id" | "boundary" | "side" | "backend" | "params"
+>;
+
+/** The evidence of a case that could not run (its error says why). */
+export function failedCase(
+  meta: CaseMeta,
+  error: string,
+  startedAt: string = now(),
+  durationMs = 0,
+): CaseEvidence {
+  return {
+    ...meta,
+    started_at: startedAt,
+    duration_ms: durationMs,
+    outcome: null,
+    history: [{ process: "harness", type: "fail", f: "case", value: error, time: now() }],
+    samples: [],
+    setup: [],
+    assertions: [],
+    ok: false,
+    error,
+  };
+}
+
+/** Poll `test` (a thrown error counts as false) until it holds; throw after `timeoutMs`. */
+export async function waitFor(
+  what: string,
+  test: () => Promise<boolean>,
+  timeoutMs = 120_000,
+  everyMs = 500,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await test().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The case selection on the command line (`--only a,b`, `--backend b`), as recorded. */
+export function selectionFlags(): {
+  only: string[] | null;
+  backend: string | null;
+  selection: Record<string, string>;
+} {
+  const only = flag("--only");
+  const backend = flag("--backend");
+  const selection: Record<string, string> = {};
+  if (only) selection.only = only;
+  if (backend) selection.backend = backend;
+  return { only: only ? only.split(",") : null, backend: backend ?? null, selection };
 }
 
 /** Run `prepare` then `body`, always clean up, and return the case's evidence. */

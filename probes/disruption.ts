@@ -40,23 +40,17 @@ import { DISRUPTIONS, type DisruptionSpec } from "./catalogue.ts";
 import {
   caseEvidence,
   type CaseMeta,
+  failedCase,
   flag,
   NEW_PREDICATE,
   now,
   OLD_PREDICATE,
   orders,
   runProbe,
+  selectionFlags,
+  waitFor,
 } from "./common.ts";
 import { interrupted, prepareCase, type Prepared, sample, verifyCompletion } from "./invariants.ts";
-
-async function waitFor(what: string, test: () => Promise<boolean>, timeoutMs = 180_000) {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await test().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 function event(
   history: HistoryEntry[],
@@ -240,7 +234,7 @@ function brokerCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, run
   return caseEvidence(meta(spec, runId), () => prepareCase(env, image, spec.backend), async (p) => {
     const effects: unknown[] = [];
     const j = await disrupted(p, async () => {
-      await waitFor("the candidate container", candidateExists(p));
+      await waitFor("the candidate container", candidateExists(p), 180_000, 200);
       event(p.history, "nemesis", "invoke", "docker-restart-broker", { id: env.brokerContainerId });
       const out = await new Deno.Command(dockerCli(), {
         args: ["restart", "-t", "10", env.brokerContainerId],
@@ -283,7 +277,7 @@ function pgDropCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, run
     const db = new URL(p.fx.dsn!).pathname.slice(1);
     const effects: unknown[] = [];
     const j = await disrupted(p, async () => {
-      await waitFor("the old runner to exit", oldExited(p));
+      await waitFor("the old runner to exit", oldExited(p), 180_000, 200);
       event(p.history, "nemesis", "invoke", "pg-terminate-backend", { database: db });
       const sessions = await terminateSessions(env.pgUrl, db);
       event(p.history, "nemesis", "ok", "pg-terminate-backend", { sessions });
@@ -313,7 +307,7 @@ function pgServerCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, r
     async (p) => {
       const effects: unknown[] = [];
       const j = await disrupted(p, async () => {
-        await waitFor("the old runner to exit", oldExited(p));
+        await waitFor("the old runner to exit", oldExited(p), 180_000, 200);
         event(p.history, "nemesis", "invoke", "pg-server-restart", {
           mode: "immediate",
           server: server!.version,
@@ -352,7 +346,7 @@ async function dockerdChild(): Promise<void> {
     async (p) => {
       const effects: unknown[] = [];
       const j = await disrupted(p, async () => {
-        await waitFor("the candidate container", candidateExists(p));
+        await waitFor("the candidate container", candidateExists(p), 180_000, 200);
         event(p.history, "nemesis", "invoke", "dockerd-restart", { daemon: d.host });
         const r = await restartDaemon(d);
         event(p.history, "nemesis", "ok", "dockerd-restart", r);
@@ -414,24 +408,7 @@ function dockerdCase(image: string, spec: DisruptionSpec, runId: string): Promis
       }
     } catch (e) {
       const error = e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e);
-      return {
-        ...meta(spec, runId),
-        started_at,
-        duration_ms: Date.now() - t0,
-        outcome: null,
-        history: [{
-          process: "harness",
-          type: "fail",
-          f: "private dockerd",
-          value: error,
-          time: now(),
-        }],
-        samples: [],
-        setup: [],
-        assertions: [],
-        ok: false,
-        error,
-      } as CaseEvidence;
+      return failedCase(meta(spec, runId), error, started_at, Date.now() - t0);
     } finally {
       if (d) await stopPrivateDocker(d).catch(() => {});
       await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -457,14 +434,9 @@ if (import.meta.main) {
   }
   const env = await sharedEnv();
   const image = await runnerImageId();
-  const only = flag("--only");
-  const backend = flag("--backend");
-  const selection: Record<string, string> = {};
-  if (only) selection.only = only;
-  if (backend) selection.backend = backend;
-  const names = only?.split(",");
+  const { only, backend, selection } = selectionFlags();
   const cases = DISRUPTIONS.filter((d) =>
-    (!names || names.includes(d.name)) && (!backend || d.backend === backend)
+    (!only || only.includes(d.name)) && (!backend || d.backend === backend)
   ).map((spec) => ({
     id: `${spec.name}:${spec.backend}`,
     run: (runId: string) => RUNNERS[spec.name](env, image, spec, runId),

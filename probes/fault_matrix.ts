@@ -21,12 +21,12 @@ import type { CaseEvidence } from "./evidence.ts";
 import { BACKENDS, faultPoints, stopsRunner } from "./catalogue.ts";
 import {
   caseEvidence,
-  flag,
   jobs,
   NEW_PREDICATE,
   OLD_PREDICATE,
   orders,
   runProbe,
+  selectionFlags,
 } from "./common.ts";
 import { interrupted, prepareCase, sample, verifyCompletion } from "./invariants.ts";
 
@@ -155,12 +155,8 @@ export function runCase(
 export async function main(): Promise<number> {
   const env = await sharedEnv();
   const image = await runnerImageId();
-  const only = flag("--only");
-  const backend = flag("--backend");
-  const selection: Record<string, string> = {};
-  if (only) selection.only = only;
-  if (backend) selection.backend = backend;
-  const cases = matrixCases({ only, backend });
+  const { only, backend, selection } = selectionFlags();
+  const cases = matrixCases({ only: only?.join(","), backend: backend ?? undefined });
   return await runProbe({
     probe: "fault-matrix",
     env,

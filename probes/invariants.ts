@@ -134,6 +134,17 @@ export async function prepareCase(
   }
 }
 
+/** `sluice plan --out planPath` in a fresh process, recorded in the fixture's history. */
+export function writePlan(fx: CaseFixture, planPath: string) {
+  return cli(fx.history, "cli-plan", "plan", [
+    "plan",
+    "--project",
+    fx.project.dir,
+    "--out",
+    planPath,
+  ], fx.workerEnv);
+}
+
 /** Change the predicate, write the reviewed plan (`sluice plan --out`), witness "before". */
 export async function planReplacement(
   env: EnvDescriptor,
@@ -154,13 +165,7 @@ export async function planReplacement(
   });
   await fx.project.setPredicate(predicateSql);
   const planPath = `${fx.project.dir}/${planName}`;
-  const planned = await cli(fx.history, "cli-plan", "plan", [
-    "plan",
-    "--project",
-    fx.project.dir,
-    "--out",
-    planPath,
-  ], fx.workerEnv);
+  const planned = await writePlan(fx, planPath);
   const planData = planned.json?.data as { plan?: { format: number; actions: unknown[] } } | null;
   cs.rec.recordSetup({
     check: "setup.reviewed_plan",

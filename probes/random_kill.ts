@@ -25,16 +25,17 @@ import { type Backend, RANDOM_KILLS, randomKillCases, randomKillDelay } from "./
 import {
   caseEvidence,
   type CaseFixture,
-  cli,
+  type CaseMeta,
+  failedCase,
   flag,
   NEW_PREDICATE,
   NEW_PREDICATE_SQL,
   newCase,
-  now,
   OLD_PREDICATE,
   OLD_PREDICATE_SQL,
   orders,
   runProbe,
+  selectionFlags,
 } from "./common.ts";
 import {
   caseState,
@@ -43,6 +44,7 @@ import {
   planReplacement,
   sample,
   verifyCompletion,
+  writePlan,
 } from "./invariants.ts";
 
 /** The predicate in force after `n` completed replacements of a chain (toggling). */
@@ -71,13 +73,7 @@ async function startChain(env: EnvDescriptor, image: string, backend: Backend): 
     await fx.output(first.filter((o) => OLD_PREDICATE(o.value)).length);
     await fx.project.setPredicate(sqlAfter(1));
     const planPath = `${fx.project.dir}/baseline.plan.json`;
-    const planned = await cli(fx.history, "cli-plan", "plan", [
-      "plan",
-      "--project",
-      fx.project.dir,
-      "--out",
-      planPath,
-    ], fx.workerEnv);
+    const planned = await writePlan(fx, planPath);
     if (planned.code !== 0) throw new Error(`baseline plan failed (exit ${planned.code})`);
     const w = await runWorker([
       "-o",
@@ -119,23 +115,12 @@ function runKill(
   // the chain's history belongs to its first case; later cases record their own part only
   const from = fx.history.length;
   return caseEvidence(
-    {
-      id: c.id,
-      kind: "random-kill",
-      run_id: runId,
-      boundary: null,
-      side: null,
-      backend: c.backend,
-      params: {
-        seed,
-        index: c.index,
-        chain: c.chain,
-        position: c.position,
-        baseline_ms: chain.baselineMs,
-        delay_ms: delay,
-        window: [RANDOM_KILLS.lo, RANDOM_KILLS.hi],
-      },
-    },
+    killMeta(c, runId, {
+      seed,
+      baseline_ms: chain.baselineMs,
+      delay_ms: delay,
+      window: [RANDOM_KILLS.lo, RANDOM_KILLS.hi],
+    }),
     async () => {
       const cs = await caseState(fx);
       const d = await planReplacement(env, fx, sqlAfter(n + 1), `replace-${c.index}.plan.json`, cs);
@@ -198,13 +183,12 @@ function runKill(
   );
 }
 
-/** A case that could not run because its chain could not go on. */
-function skipped(
+/** The identity and seed of a random-kill case. */
+function killMeta(
   c: ReturnType<typeof randomKillCases>[number],
   runId: string,
-  seed: number,
-  why: string,
-): CaseEvidence {
+  params: Record<string, unknown>,
+): CaseMeta {
   return {
     id: c.id,
     kind: "random-kill",
@@ -212,16 +196,7 @@ function skipped(
     boundary: null,
     side: null,
     backend: c.backend,
-    params: { seed, index: c.index, chain: c.chain, position: c.position },
-    started_at: now(),
-    duration_ms: 0,
-    outcome: null,
-    history: [{ process: "harness", type: "fail", f: "chain", value: why, time: now() }],
-    samples: [],
-    setup: [],
-    assertions: [],
-    ok: false,
-    error: why,
+    params: { index: c.index, chain: c.chain, position: c.position, ...params },
   };
 }
 
@@ -229,9 +204,7 @@ if (import.meta.main) {
   const env = await sharedEnv();
   const image = await runnerImageId();
   const seed = Number(flag("--seed") ?? Math.floor(Math.random() * 2 ** 31));
-  const backend = flag("--backend");
-  const selection: Record<string, string> = {};
-  if (backend) selection.backend = backend;
+  const { backend, selection } = selectionFlags();
   console.log(`[random-kill] seed ${seed}`);
   const all = randomKillCases().filter((c) => !backend || c.backend === backend);
   // every case is reported as it ends; the cases of one chain run in order on its deployment,
@@ -251,7 +224,7 @@ if (import.meta.main) {
     }
     for (const c of cases) {
       if (stop || !chain) {
-        done.get(c.id)!(skipped(c, runId, seed, stop ?? "no chain"));
+        done.get(c.id)!(failedCase(killMeta(c, runId, { seed }), stop ?? "no chain"));
         continue;
       }
       const before = chain.completed;
@@ -267,7 +240,7 @@ if (import.meta.main) {
     for (const ch of new Set(all.map((c) => c.chain))) {
       runChain(all.filter((c) => c.chain === ch), runId).catch((e) => {
         for (const c of all.filter((x) => x.chain === ch)) {
-          done.get(c.id)!(skipped(c, runId, seed, `the chain crashed: ${e}`));
+          done.get(c.id)!(failedCase(killMeta(c, runId, { seed }), `the chain crashed: ${e}`));
         }
       });
     }

@@ -25,7 +25,16 @@ import { runWorker } from "../harness/worker.ts";
 import { containersOf, kafkaTools } from "../harness/witness.ts";
 import type { CaseEvidence } from "./evidence.ts";
 import { BACKENDS, REJECTIONS, type RejectionSpec } from "./catalogue.ts";
-import { caseEvidence, cli, flag, jobs, now, orders, runProbe } from "./common.ts";
+import {
+  caseEvidence,
+  cli,
+  jobs,
+  now,
+  orders,
+  runProbe,
+  selectionFlags,
+  waitFor,
+} from "./common.ts";
 import { prepareCase, type Prepared } from "./invariants.ts";
 
 /** What a tampering reports: whether it did what it meant to, and what it did. */
@@ -54,15 +63,6 @@ async function oldRunner(p: Prepared): Promise<string> {
   const c = (await containersOf(p.fx.applicationId)).find((x) => x.id === p.oldContainerId);
   if (!c) throw new Error("the old runner container is gone");
   return c.id;
-}
-
-async function waitFor(what: string, test: () => Promise<boolean>, timeoutMs = 120_000) {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await test().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 async function groupMembers(bootstrap: string, group: string): Promise<number> {
@@ -592,13 +592,8 @@ function runRejection(
 if (import.meta.main) {
   const env = await sharedEnv();
   const image = await runnerImageId();
-  const only = flag("--only");
-  const backend = flag("--backend");
-  const selection: Record<string, string> = {};
-  if (only) selection.only = only;
-  if (backend) selection.backend = backend;
-  const names = only?.split(",");
-  const cases = REJECTIONS.filter((r) => !names || names.includes(r.name)).flatMap((spec) =>
+  const { only, backend, selection } = selectionFlags();
+  const cases = REJECTIONS.filter((r) => !only || only.includes(r.name)).flatMap((spec) =>
     BACKENDS.filter((b) => !backend || b === backend).map((b) => ({
       id: `${spec.name}:${b}`,
       run: (runId: string) => runRejection(env, image, spec, b, runId),
