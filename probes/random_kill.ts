@@ -59,6 +59,7 @@ function sqlAfter(n: number) {
 /** A chain's shared deployment and what it measured. */
 interface Chain {
   fx: CaseFixture;
+  /** The fastest uninterrupted replacement measured so far (the delays' scale). */
   baselineMs: number;
   /** Completed replacements so far (the baseline is the first). */
   completed: number;
@@ -173,6 +174,11 @@ function runKill(
         lineageFile,
       });
       if (j.outcome === "completed") chain.completed++;
+      // the kill came after the replacement had finished: the machine got faster; later delays
+      // scale with this faster replacement
+      if (first && first.signal === null && first.code === 0) {
+        chain.baselineMs = Math.min(chain.baselineMs, first.ms);
+      }
     },
     (p) => {
       // the deployment lives on; keep only this case's part of the chain's history
