@@ -145,6 +145,23 @@ export async function containersOf(
   return out.sort((a, b) => a.id.localeCompare(b.id));
 }
 
+/** Every container (running or not) that mounts the volume `name`, by ID. */
+export async function containersMounting(
+  name: string,
+  api: DockerApi = dockerApi(),
+): Promise<Array<{ id: string; name: string; state: string; role: string | null }>> {
+  const filters = encodeURIComponent(JSON.stringify({ volume: [name] }));
+  const list = await api.get(`/containers/json?all=1&filters=${filters}`) as Array<
+    { Id: string; Names: string[]; State: string; Labels: Record<string, string> | null }
+  >;
+  return list.map((c) => ({
+    id: c.Id,
+    name: (c.Names[0] ?? "").replace(/^\//, ""),
+    state: c.State,
+    role: c.Labels?.["sluice.role"] ?? null,
+  })).sort((a, b) => a.id.localeCompare(b.id));
+}
+
 /** A state volume as the Engine API and the host filesystem report it. */
 export interface WitnessVolume {
   exists: boolean;

@@ -148,6 +148,12 @@ export async function newCase(
   let appId = `sluice-${project.name}-none`;
   const cleanup = async () => {
     const d = docker();
+    // helper containers sluice left mounting the state volume (e.g. a worker killed mid-read)
+    // carry neither label: found by the volume they mount
+    const mounting = JSON.stringify({ volume: [`${appId}-state`] });
+    for (const c of await d.listContainers({ all: true, filters: mounting })) {
+      await d.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {});
+    }
     for (const label of [`sluice.project=${project.name}`, `sluice.application-id=${appId}`]) {
       const filters = JSON.stringify({ label: [label] });
       for (const c of await d.listContainers({ all: true, filters })) {

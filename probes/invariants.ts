@@ -18,7 +18,7 @@
 import type { EnvDescriptor } from "../harness/env.ts";
 import type { FaultJourney } from "../harness/faults.ts";
 import type { WorkerResult } from "../harness/worker.ts";
-import { containersOf, kafkaTools, volumeOf } from "../harness/witness.ts";
+import { containersMounting, containersOf, kafkaTools, volumeOf } from "../harness/witness.ts";
 import { loadRunEventValidator, type RunEventValidator } from "../lib/lineage/validate.ts";
 import {
   type CaseFixture,
@@ -408,7 +408,17 @@ export async function verifyCompletion(
     expected: { witness: "docker-api", value: running?.labels.application_id ?? null },
     actual: { witness: "sluice", value: obs.applicationId },
   });
-  const volume = await volumeOf(`${fx.applicationId}-state`);
+  const volumeName = `${fx.applicationId}-state`;
+  const mounting = await containersMounting(volumeName);
+  rec.record({
+    check: "volume.only_candidate_mounts",
+    name: "only the running candidate mounts the state volume (no helper container left behind)",
+    kind: "set-equal",
+    witness: "docker-api",
+    expected: running ? [{ id: running.id, role: null }] : [],
+    actual: mounting.map((c) => ({ id: c.id, role: c.role })),
+  });
+  const volume = await volumeOf(volumeName);
   rec.record({
     check: "volume.instance_kept",
     name: "the same volume instance (label and instance file)",
