@@ -1,19 +1,15 @@
 /**
  * Fault injection through real process death. {@link runFaultJourney} runs the installed CLI
- * (`bin/sluice apply --plan FILE`) in a separate OS process with one fault site armed, checks
- * that the process died by SIGKILL at that site, and then — each step a fresh process —
+ * (`bin/sluice apply --plan FILE`) in a separate OS process with one fault point armed, checks
+ * that the process died by SIGKILL at that point, and then — each step a fresh process —
  * learns the operation ID and any stale lock from `state show`, diagnoses with
  * `state runner-status` and continues with `state resume` (breaking a stale local lock
  * explicitly, by its lock ID) until the operation completes or a precise blocker is reported.
- * {@link runCreateFaultJourney} does the same for a site of the create journey: the first
- * `apply --plan` of a create plan dies at the site, and the recovery is the same
- * `apply --plan` again in a fresh process.
  *
- * Which command carries the fault comes from the fault inventory (`lib/fault/inventory.ts`):
- * sites only `state resume` crosses need an interrupted operation first: the apply dies at
- * {@link PRE_RESUME_FAULT}, the first resume worker carries the fault, and the next resume
- * continues. A fault at `journal.intent:before` leaves no operation: the plan is still current,
- * so the same plan file is applied again.
+ * Faults that only fire during a resume (`journal.interruption`, `journal.resume`) need an
+ * interrupted operation first: the apply dies at {@link PRE_RESUME_FAULT}, the first resume
+ * worker carries the fault, and the next resume continues. A fault at `journal.intent:before`
+ * leaves no operation: the plan is still current, so the same plan file is applied again.
  *
  * Every command is recorded in a Jepsen-style history: an `invoke` entry when it starts and
  * one `ok` / `fail` / `info` entry when it ends (`info` for a process death or an unknown
@@ -27,8 +23,6 @@
  * ```
  * @module
  */
-import { faultInventory } from "../lib/fault/inventory.ts";
-import { OPERATION_WRITES, REPLACEMENT_SITES } from "../lib/protocol/replacement.ts";
 import { docker } from "./docker.ts";
 import { runWorker } from "./worker.ts";
 import type { WorkerResult } from "./worker.ts";
@@ -42,13 +36,11 @@ export interface HistoryEntry {
   time: string;
 }
 
-/** Sites that only `state resume` crosses (from the inventory's journeys). */
-export const RESUME_ONLY: ReadonlySet<string> = new Set(
-  faultInventory().filter((e) => e.journeys[0] === "resume").map((e) => e.site.name),
-);
+/** Boundaries that are crossed only by `state resume`. */
+export const RESUME_ONLY = new Set(["journal.interruption", "journal.resume"]);
 
 /** Where the apply dies when the case's own fault fires only during a resume. */
-export const PRE_RESUME_FAULT = `${REPLACEMENT_SITES.actionStarted.name}:after`;
+export const PRE_RESUME_FAULT = "journal.action_started:after";
 
 /** What one journey did. */
 export interface FaultJourney {
@@ -86,6 +78,16 @@ export interface FaultJourneyOptions {
   afterDeath?: (journey: FaultJourney, view: StateShowView | null) => Promise<void>;
   /** Upper bound on resume attempts (default 6). */
   maxResumes?: number;
+  /** Kill the first apply worker with SIGKILL this long after its start (a seeded random kill). */
+  killFirstAfterMs?: number;
+  /** Pass `--openlineage FILE` to every apply and resume worker. */
+  openlineage?: string;
+  /**
+   * After a harness kill (`killFirstAfterMs`) with no pending operation: the ID of this plan's
+   * operation if it was already finalized, or null when none was recorded (the plan is then
+   * applied again). Default: the operation label of the project's running candidate.
+   */
+  finalizedOperation?: () => Promise<string | null>;
 }
 
 /** The parts of `state show` the journey reads. */
@@ -132,7 +134,15 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
       value: { args, fault: armed },
       time: new Date().toISOString(),
     });
-    const r = await runWorker(["-o", "json", ...args], { fault: armed, env: o.env });
+    const lineage = o.openlineage && (f === "apply" || f === "resume")
+      ? ["--openlineage", o.openlineage]
+      : [];
+    const r = await runWorker(["-o", "json", ...args, ...lineage], {
+      fault: armed,
+      env: o.env,
+      killAfterMs: n === 1 ? o.killFirstAfterMs : undefined,
+    });
+    r.process = proc;
     j.workers.push(r);
     const died = r.signal !== null;
     const unknown = r.code === 6;
@@ -144,6 +154,9 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
         exit: r.code,
         signal: r.signal,
         fired: r.fired,
+        pid: r.pid,
+        killed_by: r.killedBy,
+        timed_out: r.timedOut,
         data: summarize(r.json?.data),
         errors: r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [],
         stderr_tail: r.json ? undefined : r.stderr.slice(-600),
@@ -193,6 +206,12 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     j.operationId = operationIdOf(first);
     return j;
   }
+  if (first.timedOut) {
+    // a harness timeout is a failed run, never a fired fault
+    j.outcome = "failed";
+    j.blockers = [{ code: "HARNESS_TIMEOUT", message: "the first worker outlived its timeout" }];
+    return j;
+  }
   if (fault !== null && first.signal !== "SIGKILL") {
     // the armed point was never reached and the worker ended another way
     j.outcome = first.code === 4 ? "blocked" : "failed";
@@ -204,9 +223,16 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
   let view = await afterDeath();
   await o.whileDead?.(j);
 
-  if (
-    !view?.pending_operation && o.boundary === OPERATION_WRITES.intent.name && o.side === "before"
-  ) {
+  let finalized: string | null = null;
+  if (!view?.pending_operation && first.killedBy === "harness" && !operationIdOf(first)) {
+    finalized = await (o.finalizedOperation ?? (() => candidateOperation(o.projectDir)))();
+  }
+  const noOperationYet = !view?.pending_operation && (
+    (o.boundary === "journal.intent" && o.side === "before") ||
+    // a death at a random time before the intent: nothing names an operation of this plan
+    (first.killedBy === "harness" && !operationIdOf(first) && finalized === null)
+  );
+  if (noOperationYet) {
     // no operation was recorded: the plan is still current, apply it again (no fault)
     const lock = staleLock(view);
     if (lock.length) {
@@ -237,7 +263,7 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     // finalized before the death: no pending control names the operation any more. Its ID is
     // the generation label Docker wrote atomically on the candidate; completion is then
     // verified from the receipt through the public commands
-    j.operationId ??= operationIdOf(first) ?? await candidateOperation(o.projectDir);
+    j.operationId ??= operationIdOf(first) ?? finalized ?? await candidateOperation(o.projectDir);
   }
   if (!j.operationId) {
     j.outcome = "failed";
@@ -259,6 +285,11 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     const r = await call("resume", opArgs("resume", lock), armed);
     if (lock.length && r.code !== 5) j.brokenLocks.push(lock[0]);
     lock = [];
+    if (r.timedOut) {
+      j.outcome = "failed";
+      j.blockers = [{ code: "HARNESS_TIMEOUT", message: `${r.process} outlived its timeout` }];
+      return j;
+    }
     if (armed) {
       if (r.signal === "SIGKILL") j.faultFired = r.killedAtFault;
       armed = null;
@@ -286,109 +317,6 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
   }
   j.outcome = "failed";
   j.blockers = [{ code: "HARNESS_RESUME_LIMIT", message: "the operation did not complete" }];
-  return j;
-}
-
-/** Options of {@link runCreateFaultJourney}. */
-export interface CreateJourneyOptions {
-  projectDir: string;
-  /** Where the create plan is written (`sluice plan --out`). */
-  planPath: string;
-  /** The armed fault site of the create journey, and the side. */
-  site: string;
-  side: "before" | "after";
-  /** Environment for every worker (the PostgreSQL DSN variable). */
-  env?: Record<string, string>;
-}
-
-/**
- * One create-journey fault case through the installed CLI: `plan --out FILE`, then
- * `apply --plan FILE` dying by SIGKILL at the armed site, `state show`, and the recovery an
- * operator has: the same `apply --plan FILE` again in a fresh process (breaking the dead
- * worker's stale local lock explicitly, by its lock ID). The outcome is that apply's:
- * completed (exit 0), blocked (exit 4, with the blockers) or failed (with the error codes).
- */
-export async function runCreateFaultJourney(o: CreateJourneyOptions): Promise<FaultJourney> {
-  const fault = `${o.site}:${o.side}`;
-  const j: FaultJourney = {
-    fault,
-    faultFired: false,
-    operationId: null,
-    outcome: "failed",
-    blockers: [],
-    brokenLocks: [],
-    workers: [],
-    shows: [],
-    statuses: [],
-    history: [],
-  };
-  let n = 0;
-  const call = async (f: string, args: string[], armed: string | null) => {
-    const proc = `worker-${++n}`;
-    j.history.push({
-      process: proc,
-      type: "invoke",
-      f,
-      value: { args, fault: armed },
-      time: new Date().toISOString(),
-    });
-    const r = await runWorker(["-o", "json", ...args], { fault: armed, env: o.env });
-    j.workers.push(r);
-    j.history.push({
-      process: proc,
-      type: r.code === 0 ? "ok" : r.signal !== null || r.code === 6 ? "info" : "fail",
-      f,
-      value: {
-        exit: r.code,
-        signal: r.signal,
-        fired: r.fired,
-        data: summarize(r.json?.data),
-        errors: r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [],
-        stderr_tail: r.json ? undefined : r.stderr.slice(-600),
-      },
-      time: r.endedAt,
-    });
-    return r;
-  };
-  const errorsOf = (r: WorkerResult) =>
-    r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [];
-  const planned = await call(
-    "plan",
-    ["plan", "--project", o.projectDir, "--out", o.planPath],
-    null,
-  );
-  if (planned.code !== 0) {
-    j.blockers = errorsOf(planned);
-    return j;
-  }
-  const applyArgs = ["apply", "--project", o.projectDir, "--plan", o.planPath];
-  const first = await call("apply", applyArgs, fault);
-  if (first.signal !== "SIGKILL") {
-    // the armed site was never reached: the apply ended another way
-    j.outcome = first.code === 0 ? "completed" : first.code === 4 ? "blocked" : "failed";
-    j.blockers = errorsOf(first);
-    j.operationId = operationIdOf(first);
-    return j;
-  }
-  j.faultFired = first.killedAtFault;
-  const shown = await call("state-show", ["state", "show", "--project", o.projectDir], null);
-  const view = shown.code === 0 ? (shown.json?.data as StateShowView) : null;
-  j.shows.push(view);
-  j.operationId = view?.pending_operation?.operation_id ?? null;
-  const stale = view?.lock.held && view.lock.stale && view.lock.holder
-    ? [view.lock.holder.lock_id]
-    : [];
-  const again = await call(
-    "apply",
-    [...applyArgs, ...(stale.length ? ["--break-stale-lock", stale[0]] : [])],
-    null,
-  );
-  if (stale.length && again.code !== 5) j.brokenLocks.push(stale[0]);
-  j.operationId ??= operationIdOf(again);
-  j.outcome = again.code === 0 ? "completed" : again.code === 4 ? "blocked" : "failed";
-  j.blockers = again.code === 0 ? [] : errorsOf(again);
-  const after = await call("state-show", ["state", "show", "--project", o.projectDir], null);
-  j.shows.push(after.code === 0 ? after.json?.data : null);
   return j;
 }
 

@@ -1,9 +1,9 @@
 /**
  * One CLI worker: the installed launcher `bin/sluice` run as a separate OS process, optionally
- * with one fault site armed (`SLUICE_FAULT_POINT=<site>:<side>[@n]` together with the test-only
- * permission `SLUICE_TEST_ONLY_ALLOW_FAULTS=1`; see docs/fault-injection.md). The armed site must
- * be in the fault inventory. The result says how the process ended — by exit code or by signal —
- * and whether it died at the armed site (SIGKILL plus the `SLUICE_FAULT_FIRED` line on stderr).
+ * with one fault point armed (`SLUICE_FAULT_POINT`). The result says how the process ended —
+ * by exit code or by signal — and who ended it: the armed fault point (SIGKILL plus the
+ * `SLUICE_FAULT_FIRED` line on stderr), the harness on purpose (`killAfterMs`, a seeded random
+ * kill), or the harness's timeout (a failed run, never a fired fault).
  *
  * @example
  * ```ts
@@ -13,8 +13,6 @@
  * ```
  * @module
  */
-import { FAULT_ENV, parseFaultPoint } from "../lib/fault/site.ts";
-import { faultSiteNames } from "../lib/fault/inventory.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -35,8 +33,15 @@ export interface WorkerResult {
   json: JsonEnvelope | null;
   /** The fault point named by a `SLUICE_FAULT_FIRED` line on stderr. */
   fired: string | null;
-  /** True when the process died by SIGKILL at the armed fault point. */
+  /** True when the process died by SIGKILL at the armed fault point (not by a timeout). */
   killedAtFault: boolean;
+  /** The process was killed because it outlived `timeoutMs`. */
+  timedOut: boolean;
+  /** Who ended the process by a signal: its own fault point, the harness on purpose, the timeout. */
+  killedBy: "fault" | "harness" | "harness-timeout" | null;
+  pid: number;
+  /** The history's name for this process, when a journey names it. */
+  process: string | null;
   startedAt: string;
   endedAt: string;
   ms: number;
@@ -52,7 +57,7 @@ export interface JsonEnvelope {
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {
-  /** `<site>:<before|after>[@n]`, armed for this process only (a site of the inventory). */
+  /** `<boundary>:<before|after>`, armed for this process only. */
   fault?: string | null;
   /** Extra environment (e.g. the PostgreSQL DSN variable the manifest names). */
   env?: Record<string, string>;
@@ -60,6 +65,8 @@ export interface WorkerOptions {
   timeoutMs?: number;
   /** Called with the child's pid as soon as it is spawned. */
   onSpawn?: (pid: number) => void;
+  /** Kill the worker with SIGKILL this long after it was spawned (a seeded random kill). */
+  killAfterMs?: number;
 }
 
 /** Run `bin/sluice args...` to its end. */
@@ -68,14 +75,7 @@ export async function runWorker(
   options: WorkerOptions = {},
 ): Promise<WorkerResult> {
   const env: Record<string, string> = { ...(options.env ?? {}), NO_COLOR: "1" };
-  if (options.fault) {
-    const armed = parseFaultPoint(options.fault);
-    if (!faultSiteNames().has(armed.site)) {
-      throw new Error(`${options.fault}: ${armed.site} is not a site of the fault inventory`);
-    }
-    env[FAULT_ENV.point] = options.fault;
-    env[FAULT_ENV.allow] = "1";
-  }
+  if (options.fault) env.SLUICE_FAULT_POINT = options.fault;
   const started = Date.now();
   const child = new Deno.Command(SLUICE_BIN, {
     args,
@@ -86,27 +86,44 @@ export async function runWorker(
     stderr: "piped",
   }).spawn();
   options.onSpawn?.(child.pid);
-  const timer = setTimeout(() => {
+  let timedOut = false;
+  let harnessKill = false;
+  const kill = (why: "timeout" | "harness") => {
     try {
       child.kill("SIGKILL");
+      if (why === "timeout") timedOut = true;
+      else harnessKill = true;
     } catch {
       // already gone
     }
-  }, options.timeoutMs ?? 240_000);
+  };
+  const timer = setTimeout(() => kill("timeout"), options.timeoutMs ?? 240_000);
+  const killer = options.killAfterMs !== undefined
+    ? setTimeout(() => kill("harness"), options.killAfterMs)
+    : undefined;
   let out: Deno.CommandOutput;
   try {
     out = await child.output();
   } finally {
     clearTimeout(timer);
+    clearTimeout(killer);
   }
   const dec = new TextDecoder();
   const stdout = dec.decode(out.stdout);
   const stderr = dec.decode(out.stderr);
-  // the line names the crossing (`<site>:<side>@<n>`); compare it with the armed point
-  const firedAt = /^SLUICE_FAULT_FIRED (\S+)$/m.exec(stderr)?.[1] ?? null;
-  const fired = firedAt && options.fault ? normalize(firedAt, options.fault) : firedAt;
+  const fired = /^SLUICE_FAULT_FIRED (\S+)$/m.exec(stderr)?.[1] ?? null;
   const signal = out.signal ?? null;
   const code = signal === "SIGKILL" ? 137 : out.code;
+  // a kill racing the process's own exit: only a signal death is a kill
+  const killedBy = signal === null
+    ? null
+    : timedOut
+    ? "harness-timeout"
+    : harnessKill
+    ? "harness"
+    : fired !== null
+    ? "fault"
+    : null;
   let json: JsonEnvelope | null = null;
   try {
     const t = stdout.trim();
@@ -123,14 +140,14 @@ export async function runWorker(
     stderr,
     json,
     fired,
-    killedAtFault: options.fault != null && signal === "SIGKILL" && fired === options.fault,
+    killedAtFault: options.fault != null && signal === "SIGKILL" && !timedOut &&
+      fired !== null && (fired === options.fault || fired.startsWith(`${options.fault}@`)),
+    timedOut: timedOut && signal !== null,
+    killedBy,
+    pid: child.pid,
+    process: null,
     startedAt: new Date(started).toISOString(),
     endedAt: new Date().toISOString(),
     ms: Date.now() - started,
   };
-}
-
-/** `a.b:after@1` for an armed `a.b:after` (the default occurrence is the first). */
-function normalize(fired: string, armed: string): string {
-  return /@\d+$/.test(armed) ? fired : fired.replace(/@1$/, "");
 }

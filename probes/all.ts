@@ -7,7 +7,8 @@
  *   deno task probes fault_matrix       # selected probes (file names without .ts)
  *   deno task probes --list             # print the fault inventory (every site) and exit
  *
- * Extra arguments after `--` go to every probe (e.g. `-- --jobs 2`).
+ * Extra arguments after `--` go to every probe (e.g. `-- --jobs 2`). `--allow-dirty` is passed
+ * on to the verifier too, and a selection (`--only`, `--backend`) makes it accept partial files.
  * @module
  */
 import { startEnv, writeEnvFile } from "../harness/env.ts";
@@ -17,7 +18,7 @@ import { formatInventory, guardInventorySwitch } from "../lib/fault/inventory.ts
 const ROOT = new URL("..", import.meta.url).pathname;
 
 /** The probes, in the order they run. */
-export const PROBES = ["fault_matrix", "disruption", "rejections"];
+export const PROBES = ["fault_matrix", "disruption", "rejections", "random_kill"];
 
 /** Run the selected probes; returns the number that exited non-zero. */
 export async function runProbes(names: string[], extra: string[]): Promise<number> {
@@ -67,8 +68,12 @@ if (import.meta.main) {
   const extra = dash >= 0 ? Deno.args.slice(dash + 1) : [];
   const names = own.length > 0 ? own : PROBES;
   const failed = await runProbes(names, extra);
+  const verifyFlags = [
+    ...(extra.includes("--allow-dirty") ? ["--allow-dirty"] : []),
+    ...(extra.includes("--only") || extra.includes("--backend") ? ["--allow-partial"] : []),
+  ];
   const verify = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}tools/verify.ts`],
+    args: ["run", "-A", `${ROOT}tools/verify.ts`, ...verifyFlags],
     cwd: ROOT,
     stdout: "inherit",
     stderr: "inherit",

@@ -1,181 +1,56 @@
 /**
- * Shared pieces of the probes: the evidence document (environment versions read from the real
- * services, the fault inventory, cases with history and assertions, a summary computed from
- * the assertions), atomic evidence writes, and the per-case fixture (a fresh starter project on
- * the shared broker, its own PostgreSQL database for the postgres backend, clean-up by label).
+ * Shared pieces of the probes: the per-case fixture (a fresh starter project on the shared
+ * broker, its own PostgreSQL database for the postgres backend, clean-up by label), the CLI
+ * helper that records a Jepsen-style history, the case wrapper that turns a case body into
+ * {@link CaseEvidence}, and {@link runProbe}, which runs a probe's cases side by side and writes
+ * its evidence file with provenance (refusing a dirty tree unless `--allow-dirty`).
  *
  * @example
  * ```ts
- * import { Assertions } from "./common.ts";
- * const a = new Assertions();
- * a.check("serial", 2, 2);
- * console.log(a.ok);
+ * import { orders } from "./common.ts";
+ * console.log(orders("a", [150, 250]).length);
  * ```
  * @module
  */
-import { isDeepStrictEqual } from "node:util";
 import pg from "pg";
-import { docker, dockerCli } from "../harness/docker.ts";
+import { docker } from "../harness/docker.ts";
 import type { EnvDescriptor } from "../harness/env.ts";
 import type { HistoryEntry } from "../harness/faults.ts";
 import { produce, readAll, withAdmin } from "../harness/kafka.ts";
 import { starterProject } from "../harness/project.ts";
 import type { TestProject } from "../harness/project.ts";
 import { runWorker } from "../harness/worker.ts";
+import { readStateFiles, readStateRows, type StateWitness } from "../harness/witness.ts";
 import { apply, observe, plan } from "../lib/runtime/session.ts";
-import { faultInventory } from "../lib/fault/inventory.ts";
-import { loadProject } from "../lib/project/load.ts";
-import { compile } from "../lib/project/compile.ts";
+import { inventory, type ProbeName } from "./catalogue.ts";
+import {
+  type CaseEvidence,
+  caseVerdict,
+  type Recorder,
+  type Sample,
+  summarize,
+  toJson,
+} from "./evidence.ts";
+import { DirtyTree, finishProvenance, type Provenance, startProvenance } from "./provenance.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 /** Where evidence files go (`SLUICE_VERIFICATION_DIR` overrides, e.g. for a scratch run). */
 export const VERIFICATION_DIR = Deno.env.get("SLUICE_VERIFICATION_DIR") ?? `${ROOT}verification`;
 
-/** One assertion of a case. */
-export interface Assertion {
-  name: string;
-  expected: unknown;
-  actual: unknown;
-  ok: boolean;
+/** The value after `name` on the probe's command line (`--only a,b`), if given. */
+export function flag(name: string): string | undefined {
+  const i = Deno.args.indexOf(name);
+  return i >= 0 ? Deno.args[i + 1] : undefined;
 }
 
-/** One case of a probe. */
-export interface CaseEvidence {
-  id: string;
-  boundary: string | null;
-  side: "before" | "after" | null;
-  backend: "local" | "postgres";
-  started_at: string;
-  duration_ms: number;
-  history: HistoryEntry[];
-  assertions: Assertion[];
-  ok: boolean;
-  error: string | null;
+/** Whether `name` is on the probe's command line. */
+export function hasFlag(name: string): boolean {
+  return Deno.args.includes(name);
 }
 
-/** A probe's evidence file. */
-export interface Evidence {
-  probe: string;
-  schema_version: 1;
-  generated_at: string;
-  duration_ms: number;
-  environment: Record<string, string>;
-  boundary_inventory: { count: number; boundaries: Array<{ name: string; kind: string }> };
-  cases: CaseEvidence[];
-  summary: {
-    cases: number;
-    passed: number;
-    failed: number;
-    assertions: number;
-    failed_assertions: number;
-  };
-}
-
-/** Collects assertions; a failed one does not stop the case. */
-export class Assertions {
-  readonly list: Assertion[] = [];
-  check(name: string, expected: unknown, actual: unknown): boolean {
-    const ok = isDeepStrictEqual(toJson(expected), toJson(actual));
-    this.list.push({ name, expected: toJson(expected), actual: toJson(actual), ok });
-    return ok;
-  }
-  /** A predicate assertion: `ok` computed by the caller's test, both values recorded. */
-  holds(name: string, expected: unknown, actual: unknown, ok: boolean): boolean {
-    this.list.push({ name, expected: toJson(expected), actual: toJson(actual), ok });
-    return ok;
-  }
-  get ok(): boolean {
-    return this.list.length > 0 && this.list.every((a) => a.ok);
-  }
-}
-
-/** JSON-safe copy (bigint → string, Map → object). */
-export function toJson(v: unknown): unknown {
-  return JSON.parse(
-    JSON.stringify(
-      v,
-      (_k, x) =>
-        typeof x === "bigint" ? x.toString() : x instanceof Map ? Object.fromEntries(x) : x,
-    ),
-  );
-}
-
-/** The summary, computed from the cases' assertions. */
-export function summarize(cases: CaseEvidence[]): Evidence["summary"] {
-  const all = cases.flatMap((c) => c.assertions);
-  const passed = cases.filter((c) =>
-    c.error === null && c.assertions.length > 0 &&
-    c.assertions.every((a) => a.ok)
-  ).length;
-  return {
-    cases: cases.length,
-    passed,
-    failed: cases.length - passed,
-    assertions: all.length,
-    failed_assertions: all.filter((a) => !a.ok).length,
-  };
-}
-
-/** The fault inventory as the code composes it (lib/fault/inventory.ts). */
-export function inventory(): Evidence["boundary_inventory"] {
-  const b = faultInventory();
-  return { count: b.length, boundaries: b.map((x) => ({ name: x.site.name, kind: x.site.kind })) };
-}
-
-async function cmd(bin: string, args: string[]): Promise<string> {
-  try {
-    const out = await new Deno.Command(bin, { args, stdout: "piped", stderr: "piped" }).output();
-    return new TextDecoder().decode(out.stdout).trim();
-  } catch (e) {
-    return `unavailable: ${e instanceof Error ? e.message : e}`;
-  }
-}
-
-/** Versions read from the running services. */
-export async function environmentVersions(env: EnvDescriptor): Promise<Record<string, string>> {
-  const jars = await cmd(dockerCli(), [
-    "exec",
-    env.brokerContainerId,
-    "sh",
-    "-c",
-    "ls /opt/kafka/libs | grep '^kafka_'",
-  ]);
-  const kafka = /kafka_([0-9.]+)-([0-9.]+)\.jar/.exec(jars);
-  const dockerVersion = await docker().version() as { Version: string; ApiVersion: string };
-  let postgres = "unavailable";
-  const c = new pg.Client({ connectionString: env.pgUrl });
-  try {
-    await c.connect();
-    postgres = (await c.query("SHOW server_version")).rows[0].server_version;
-  } catch (e) {
-    postgres = `unavailable: ${e instanceof Error ? e.message : e}`;
-  } finally {
-    await c.end().catch(() => {});
-  }
-  const runner = await cmd("bash", [`${ROOT}runner/build.sh`, "--check"]);
-  return {
-    kafka: kafka ? kafka[2] : `unknown (${jars})`,
-    kafka_scala: kafka ? kafka[1] : "unknown",
-    kafka_cluster_id: env.clusterId,
-    docker: dockerVersion.Version,
-    docker_api: dockerVersion.ApiVersion,
-    postgresql: postgres,
-    deno: Deno.version.deno,
-    typescript: Deno.version.typescript,
-    runner_image: runner,
-    os: `${Deno.build.os}-${Deno.build.arch}`,
-    cpus: String(navigator.hardwareConcurrency),
-  };
-}
-
-/** Write `verification/<probe>.json` atomically (temp file + rename). */
-export async function writeEvidence(e: Evidence): Promise<string> {
-  await Deno.mkdir(VERIFICATION_DIR, { recursive: true });
-  const path = `${VERIFICATION_DIR}/${e.probe}.json`;
-  const tmp = `${path}.${Deno.pid}.tmp`;
-  await Deno.writeTextFile(tmp, JSON.stringify(e, null, 2) + "\n");
-  await Deno.rename(tmp, path);
-  return path;
+/** ISO time now. */
+export function now(): string {
+  return new Date().toISOString();
 }
 
 /** An order record of the starter. */
@@ -194,21 +69,22 @@ export function orders(prefix: string, amounts: number[]): Array<{ key: string; 
   }));
 }
 
-/** The starter's predicate and the replacement's. */
+/** The starter's predicate and the replacement's, as functions and as SQL. */
 export const OLD_PREDICATE = (o: Order) => o.amount >= 100 && o.paid;
 export const NEW_PREDICATE = (o: Order) => o.amount >= 200 && o.paid;
+export const OLD_PREDICATE_SQL = "amount >= 100 AND paid = TRUE";
 export const NEW_PREDICATE_SQL = "amount >= 200 AND paid = TRUE";
 
 /** A fresh case: a starter project created and running, with its state backend. */
 export interface CaseFixture {
+  env: EnvDescriptor;
   project: TestProject;
   backend: "local" | "postgres";
   /** Environment for CLI workers (the DSN variable for postgres). */
   workerEnv: Record<string, string>;
-  /** The PostgreSQL DSN of this case's own database (postgres backend). */
+  /** The PostgreSQL DSN of this case's own database (postgres backend); never recorded. */
   dsn: string | null;
   applicationId: string;
-  /** The state volume's instance UUID ("" until a deploy created it: `deploy: "none"`). */
   volumeInstance: string;
   history: HistoryEntry[];
   /** Append a harness step to the history. */
@@ -217,27 +93,26 @@ export interface CaseFixture {
   produce(records: Array<{ key: string; value: Order }>): Promise<void>;
   /** Everything produced so far, by key. */
   produced: Map<string, Order>;
-  /** Read the output topic until `n` records (or idle). */
+  /** Read the output topic until `n` records (or idle), then once more to catch extras. */
   output(n: number): Promise<Array<{ key: string; value: unknown }>>;
-  /** Read the input topic: key → partition/offset. */
-  inputPositions(): Promise<Map<string, { partition: number; offset: bigint }>>;
-  /** Group IDs on the broker, harness readers excluded. */
-  groups(): Promise<string[]>;
+  /**
+   * Every record in the input topic (up to its end offsets), duplicates included: a produce
+   * retried after a broker hiccup may have written a record twice, and each copy is processed.
+   */
+  inputRecords(): Promise<Array<{ key: string; partition: number; offset: bigint }>>;
+  /** The state read directly (files or rows), never through lib/state. */
+  state(): Promise<StateWitness>;
   cleanup(): Promise<void>;
 }
 
 /** The prefix of the DSN variable each postgres fixture's manifest names (one per case). */
 export const DSN_VAR_PREFIX = "SLUICE_PROBE_DSN_";
 
-/**
- * Create a fresh project and deploy it through the SDK (or, with `deploy: "none"`, leave the
- * deploy to the case: a create-journey fault case applies it through the CLI).
- */
+/** Create a fresh project, deploy it through the SDK and wait until it processes records. */
 export async function newCase(
   env: EnvDescriptor,
   image: string,
   backend: "local" | "postgres",
-  options: { deploy?: "sdk" | "none" } = {},
 ): Promise<CaseFixture> {
   const history: HistoryEntry[] = [];
   const step = async <T>(f: string, value: unknown, fn: () => Promise<T>): Promise<T> => {
@@ -270,12 +145,40 @@ export async function newCase(
     image,
     stateDsnEnv: backend === "postgres" ? dsnVar : undefined,
   });
-  let applicationId: string;
-  let volumeInstance = "";
-  if (options.deploy === "none") {
-    applicationId = compile(await loadProject(project.dir)).artifacts[0].artifact.application_id;
-  } else {
-    const created = await step("plan+apply (SDK)", { project: project.name }, async () => {
+  let appId = `sluice-${project.name}-none`;
+  const cleanup = async () => {
+    const d = docker();
+    // helper containers sluice left mounting the state volume (e.g. a worker killed mid-read)
+    // carry neither label: found by the volume they mount
+    const mounting = JSON.stringify({ volume: [`${appId}-state`] });
+    for (const c of await d.listContainers({ all: true, filters: mounting })) {
+      await d.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {});
+    }
+    for (const label of [`sluice.project=${project.name}`, `sluice.application-id=${appId}`]) {
+      const filters = JSON.stringify({ label: [label] });
+      for (const c of await d.listContainers({ all: true, filters })) {
+        await d.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {});
+      }
+      const { Volumes } = await d.listVolumes({ filters });
+      for (const v of Volumes ?? []) {
+        await d.getVolume(v.Name).remove({ force: true }).catch(() => {});
+      }
+    }
+    await withAdmin(
+      env.bootstrapHost,
+      (admin) => admin.deleteTopics({ topics: [project.inputTopic, project.outputTopic] }),
+    ).catch(() => {});
+    if (database) {
+      await pgAdmin(env.pgUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(
+        () => {},
+      );
+      Deno.env.delete(dsnVar);
+    }
+    await Deno.remove(project.dir, { recursive: true }).catch(() => {});
+  };
+  let created;
+  try {
+    created = await step("plan+apply (SDK)", { project: project.name }, async () => {
       const pl = await plan({ dir: project.dir });
       return await apply({
         dir: project.dir,
@@ -284,11 +187,19 @@ export async function newCase(
         extraLabels: env.labels,
       });
     });
-    applicationId = created.runners[0].application_id;
-    volumeInstance = created.runners[0].volume_instance;
+  } catch (e) {
+    await cleanup();
+    throw e;
   }
+  const applicationId = created.runners[0].application_id;
+  appId = applicationId;
+  const volumeInstance = created.runners[0].volume_instance;
   const produced = new Map<string, Order>();
-  const fx: CaseFixture = {
+  const read = async () =>
+    (await readAll(env.bootstrapHost, project.outputTopic, { partitions: [0, 1, 2] }))
+      .map((r) => ({ key: r.key ?? "", value: JSON.parse(r.value!) }));
+  return {
+    env,
     project,
     backend,
     workerEnv,
@@ -313,7 +224,7 @@ export async function newCase(
     },
     async output(n) {
       let got: Array<{ key: string; value: unknown }> = [];
-      for (let i = 0; i < 60 && got.length < n; i++) {
+      for (let i = 0; i < 90 && got.length < n; i++) {
         got = (await readAll(env.bootstrapHost, project.outputTopic, {
           partitions: [0, 1, 2],
           expect: n,
@@ -322,49 +233,22 @@ export async function newCase(
       }
       // a final settle read: anything beyond n is a duplicate or a wrong record
       await new Promise((r) => setTimeout(r, 1000));
-      got = (await readAll(env.bootstrapHost, project.outputTopic, { partitions: [0, 1, 2] }))
-        .map((r) => ({ key: r.key ?? "", value: JSON.parse(r.value!) }));
-      return got;
+      return await read();
     },
-    async inputPositions() {
+    async inputRecords() {
       const recs = await readAll(env.bootstrapHost, project.inputTopic, {
         partitions: [0, 1, 2],
-        expect: produced.size,
+        timeoutMs: 60_000,
       });
-      return new Map(
-        recs.map((r) => [r.key ?? "", { partition: r.partition!, offset: r.offset! }]),
-      );
+      return recs.map((r) => ({ key: r.key ?? "", partition: r.partition!, offset: r.offset! }));
     },
-    groups() {
-      return withAdmin(env.bootstrapHost, async (admin) => {
-        const g = await admin.listGroups();
-        return [...g.keys()].filter((x) => !x.startsWith("sluice-harness-reader-")).sort();
-      });
+    state() {
+      return backend === "local"
+        ? readStateFiles(`${project.dir}/.sluice/state`, project.name)
+        : readStateRows(dsn!, project.name);
     },
-    async cleanup() {
-      const d = docker();
-      const filters = JSON.stringify({ label: [`sluice.application-id=${applicationId}`] });
-      for (const c of await d.listContainers({ all: true, filters })) {
-        await d.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {});
-      }
-      const { Volumes } = await d.listVolumes({ filters });
-      for (const v of Volumes ?? []) {
-        await d.getVolume(v.Name).remove({ force: true }).catch(() => {});
-      }
-      await withAdmin(
-        env.bootstrapHost,
-        (admin) => admin.deleteTopics({ topics: [project.inputTopic, project.outputTopic] }),
-      ).catch(() => {});
-      if (database) {
-        await pgAdmin(env.pgUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(
-          () => {},
-        );
-        Deno.env.delete(dsnVar);
-      }
-      await Deno.remove(project.dir, { recursive: true }).catch(() => {});
-    },
+    cleanup,
   };
-  return fx;
 }
 
 async function pgAdmin(url: string, sql: string): Promise<void> {
@@ -375,11 +259,6 @@ async function pgAdmin(url: string, sql: string): Promise<void> {
   } finally {
     await c.end();
   }
-}
-
-/** ISO time now. */
-export function now(): string {
-  return new Date().toISOString();
 }
 
 /** `sluice -o json ...` in a fresh process, recorded in `history` as process `name`. */
@@ -398,6 +277,9 @@ export async function cli(
     f,
     value: {
       exit: r.code,
+      signal: r.signal,
+      pid: r.pid,
+      timed_out: r.timedOut,
       errors: r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [],
     },
     time: r.endedAt,
@@ -405,13 +287,236 @@ export async function cli(
   return r;
 }
 
-/** The runner observation of the fixture's project (SDK, read-only). */
+/** sluice's own view of the fixture's runner (SDK observation, read-only). */
 export async function observeRunner(fx: CaseFixture) {
   return (await observe({ dir: fx.project.dir })).runners[0];
 }
 
-/** The value after `name` on the probe's command line (`--only a,b`), if given. */
-export function flag(name: string): string | undefined {
-  const i = Deno.args.indexOf(name);
-  return i >= 0 ? Deno.args[i + 1] : undefined;
+/** Replace the credentials of any URL in evidence text (`scheme://user:pass@` → `<redacted>`). */
+export function redactCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s"/@]+@/gi, "$1<redacted>@");
+}
+
+/** What a case body works with: the fixture, the recorder and what the body adds. */
+export interface CaseState {
+  fx: CaseFixture;
+  rec: Recorder;
+  samples: Sample[];
+  outcome: CaseEvidence["outcome"];
+  /** Extra history (workers, nemeses), merged with the fixture's by time. */
+  history: HistoryEntry[];
+}
+
+/** The identity of a case. */
+export type CaseMeta = Pick<
+  CaseEvidence,
+  "id" | "kind" | "run_id" | "boundary" | "side" | "backend" | "params"
+>;
+
+/** The evidence of a case that could not run (its error says why). */
+export function failedCase(
+  meta: CaseMeta,
+  error: string,
+  startedAt: string = now(),
+  durationMs = 0,
+): CaseEvidence {
+  return {
+    ...meta,
+    started_at: startedAt,
+    duration_ms: durationMs,
+    outcome: null,
+    history: [{ process: "harness", type: "fail", f: "case", value: error, time: now() }],
+    samples: [],
+    setup: [],
+    assertions: [],
+    ok: false,
+    error,
+  };
+}
+
+/** Poll `test` (a thrown error counts as false) until it holds; throw after `timeoutMs`. */
+export async function waitFor(
+  what: string,
+  test: () => Promise<boolean>,
+  timeoutMs = 120_000,
+  everyMs = 500,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await test().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The case selection on the command line (`--only a,b`, `--backend b`), as recorded. */
+export function selectionFlags(): {
+  only: string[] | null;
+  backend: string | null;
+  selection: Record<string, string>;
+} {
+  const only = flag("--only");
+  const backend = flag("--backend");
+  const selection: Record<string, string> = {};
+  if (only) selection.only = only;
+  if (backend) selection.backend = backend;
+  return { only: only ? only.split(",") : null, backend: backend ?? null, selection };
+}
+
+/** Run `prepare` then `body`, always clean up, and return the case's evidence. */
+export async function caseEvidence<P extends CaseState>(
+  meta: CaseMeta,
+  prepare: () => Promise<P>,
+  body: (p: P) => Promise<void>,
+  cleanup: (p: P) => Promise<void> = (p) => p.fx.cleanup(),
+): Promise<CaseEvidence> {
+  const t0 = Date.now();
+  const started_at = now();
+  let error: string | null = null;
+  let p: P | undefined;
+  try {
+    p = await prepare();
+    await body(p);
+  } catch (e) {
+    error = e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e);
+  } finally {
+    if (p) await cleanup(p).catch(() => {});
+  }
+  const history = [...(p?.fx.history ?? []), ...(p?.history ?? [])];
+  history.sort((x, y) => x.time.localeCompare(y.time));
+  if (history.length === 0) {
+    history.push({ process: "harness", type: "fail", f: "prepare", value: error, time: now() });
+  }
+  const setup = p?.rec.setup ?? [];
+  const assertions = p?.rec.assertions ?? [];
+  return {
+    ...meta,
+    started_at,
+    duration_ms: Date.now() - t0,
+    outcome: p?.outcome ?? null,
+    history: toJson(history) as CaseEvidence["history"],
+    samples: p?.samples ?? [],
+    setup,
+    assertions,
+    ok: caseVerdict({ error, setup, assertions }),
+    error,
+  };
+}
+
+/** A probe's evidence file (see verification/schema.json). */
+export interface EvidenceDoc {
+  probe: ProbeName;
+  schema_version: 2;
+  generated_at: string;
+  duration_ms: number;
+  provenance: Provenance;
+  fault_inventory: ReturnType<typeof inventory>;
+  cases: CaseEvidence[];
+  summary: ReturnType<typeof summarize>;
+}
+
+/** Write the evidence atomically (temp file + rename), credentials redacted. */
+export async function writeEvidence(e: EvidenceDoc): Promise<string> {
+  await Deno.mkdir(VERIFICATION_DIR, { recursive: true });
+  const path = `${VERIFICATION_DIR}/${e.probe}.json`;
+  const tmp = `${path}.${Deno.pid}.tmp`;
+  await Deno.writeTextFile(tmp, redactCredentials(JSON.stringify(e, null, 2)) + "\n");
+  await Deno.rename(tmp, path);
+  return path;
+}
+
+/** One case of a probe run. */
+export interface ProbeCase {
+  id: string;
+  run: (runId: string) => Promise<CaseEvidence>;
+}
+
+/**
+ * Run a probe's cases, `jobs` at a time, writing the evidence after each case (an unfinished
+ * file has no end time and is not accepted by verify) and once more at the end. Returns the exit
+ * status: 0 when every case passed, 1 otherwise, 2 when the run was refused.
+ */
+export async function runProbe(o: {
+  probe: ProbeName;
+  env: EnvDescriptor;
+  cases: ProbeCase[];
+  jobs: number;
+  selection: Record<string, string>;
+}): Promise<number> {
+  const tag = `[${o.probe}]`;
+  if (o.cases.length === 0) {
+    console.log(`${tag} the selection ${JSON.stringify(o.selection)} matches no case`);
+    return 2;
+  }
+  let provenance: Provenance;
+  try {
+    provenance = await startProvenance(o.env, {
+      allowDirty: hasFlag("--allow-dirty"),
+      selection: o.selection,
+    });
+  } catch (e) {
+    if (e instanceof DirtyTree) {
+      console.log(`${tag} refused: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+  const t0 = Date.parse(provenance.started_at);
+  const doc: EvidenceDoc = {
+    probe: o.probe,
+    schema_version: 2,
+    generated_at: provenance.started_at,
+    duration_ms: 0,
+    provenance,
+    fault_inventory: inventory(),
+    cases: [],
+    summary: summarize([]),
+  };
+  const results: CaseEvidence[] = new Array(o.cases.length);
+  let next = 0;
+  let done = 0;
+  let writing = Promise.resolve("");
+  const write = () => {
+    doc.cases = results.filter((x) => x !== undefined);
+    doc.summary = summarize(doc.cases);
+    doc.duration_ms = Date.now() - t0;
+    writing = writing.then(() => writeEvidence(structuredClone(doc)));
+    return writing;
+  };
+  const worker = async () => {
+    while (next < o.cases.length) {
+      const i = next++;
+      const r = await o.cases[i].run(provenance.run_id);
+      results[i] = r;
+      done++;
+      const bad = r.assertions.filter((x) => !x.ok).map((x) => x.check);
+      const badSetup = r.setup.filter((x) => !x.ok).map((x) => x.check);
+      console.log(
+        `${tag} ${done}/${o.cases.length} ${r.id}: ${r.ok ? "ok" : "FAILED"} (${
+          (r.duration_ms / 1000).toFixed(1)
+        }s, ${r.assertions.length} assertions)${
+          [...badSetup, ...bad].length ? ` — ${[...badSetup, ...bad].join("; ")}` : ""
+        }${r.error ? ` — ${r.error.split("\n")[0]}` : ""}`,
+      );
+      await write();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(o.jobs, o.cases.length) }, worker));
+  doc.provenance = finishProvenance(provenance);
+  doc.cases = results.filter((x) => x !== undefined);
+  doc.summary = summarize(doc.cases);
+  doc.duration_ms = Date.parse(doc.provenance.ended_at!) - t0;
+  await writing;
+  const path = await writeEvidence(doc);
+  console.log(
+    `${tag} ${doc.summary.passed}/${doc.summary.cases} cases passed in ${
+      (doc.duration_ms / 1000).toFixed(0)
+    }s → ${path}`,
+  );
+  return doc.summary.failed === 0 ? 0 : 1;
+}
+
+/** How many cases run side by side: `--jobs`, else `SLUICE_PROBE_JOBS`, else `fallback`. */
+export function jobs(fallback: number): number {
+  return Math.max(1, Number(flag("--jobs") ?? Deno.env.get("SLUICE_PROBE_JOBS") ?? fallback));
 }

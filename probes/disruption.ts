@@ -1,63 +1,56 @@
 /**
- * Disruptions beyond worker death, each on a fresh starter project, each written to
- * `verification/disruption.json` with the same invariants as the fault matrix:
+ * Disruptions beyond a worker's own death (the declared list in probes/catalogue.ts), each on a
+ * fresh starter project, each ending completed or precisely blocked with the same invariants as
+ * the fault matrix, read by independent witnesses:
  *
  * - two applies of the same reviewed plan racing for the lock (both backends): exactly one
- *   proceeds, the other exits 5 and mutates nothing;
- * - the broker restarted mid-operation (`docker restart` of the environment's broker while the
- *   driver waits for the candidate): completion, or a precise report and a resume that
- *   completes, with nothing lost;
- * - the PostgreSQL connection of the worker dropped mid-operation (`pg_terminate_backend` as
- *   soon as the old runner has exited): the worker stops mutating, a fresh process resumes.
+ *   proceeds, the other exits 5 and leaves nothing in the state;
+ * - the PostgreSQL session of the worker terminated once the old runner has exited;
+ * - a private PostgreSQL server (harness/postgres.ts) restarted — a crash restart — once the old
+ *   runner has exited; the machine's server is never touched;
+ * - the broker restarted while the driver waits for the candidate;
+ * - a private Docker daemon (harness/dockerd.ts, own socket, data root, exec root and bridge,
+ *   images copied in) restarted while the driver waits for the candidate; the case runs in a
+ *   child process whose `DOCKER_HOST` is that daemon, so the machine's daemon is never touched.
  *
- * The Docker daemon restart is not run here: scripts/dockerd-ctl.sh restarts the daemon of the
- * whole machine, which kills the shared broker (and every other suite's containers).
- *
- *   deno run -A probes/disruption.ts [--only race,broker,pg]
+ *   deno run -A probes/disruption.ts [--only name,...] [--backend local|postgres] [--allow-dirty]
  * @module
  */
 import pg from "pg";
-import { sharedEnv } from "../harness/env.ts";
+import { sharedEnv, writeEnvFile } from "../harness/env.ts";
 import type { EnvDescriptor } from "../harness/env.ts";
-import { docker, dockerCli } from "../harness/docker.ts";
-import { runnerImageId } from "../harness/project.ts";
-import { runFaultJourney } from "../harness/faults.ts";
-import type { FaultJourney, HistoryEntry, StateShowView } from "../harness/faults.ts";
-import { runWorker } from "../harness/worker.ts";
-import { openStateStore } from "../lib/state/open.ts";
+import { dockerCli } from "../harness/docker.ts";
 import {
-  type CaseEvidence,
-  environmentVersions,
-  type Evidence,
-  flag,
-  inventory,
-  now,
-  orders,
-  summarize,
-  writeEvidence,
-} from "./common.ts";
+  loadImages,
+  type PrivateDocker,
+  restartBroker,
+  restartDaemon,
+  startPrivateDocker,
+  startPrivateEnv,
+  stopPrivateDocker,
+} from "../harness/dockerd.ts";
+import { BASE_IMAGE, KAFKA_IMAGE } from "../harness/images.ts";
+import { startPrivatePostgres } from "../harness/postgres.ts";
+import { runnerImageId } from "../harness/project.ts";
+import { type FaultJourney, runFaultJourney } from "../harness/faults.ts";
+import { runWorker } from "../harness/worker.ts";
+import { containersOf } from "../harness/witness.ts";
+import type { CaseEvidence, HistoryEntry } from "./evidence.ts";
+import { DISRUPTIONS, type DisruptionSpec } from "./catalogue.ts";
 import {
   caseEvidence,
-  prepareCase,
-  type Prepared,
-  type Sample,
-  sample,
-  verifyCompletion,
-} from "./fault_matrix.ts";
-
-async function waitFor(what: string, test: () => Promise<boolean>, timeoutMs = 120_000) {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await test()) return;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function containersOf(appId: string) {
-  const filters = JSON.stringify({ label: [`sluice.application-id=${appId}`] });
-  return await docker().listContainers({ all: true, filters });
-}
+  type CaseMeta,
+  failedCase,
+  flag,
+  NEW_PREDICATE,
+  now,
+  OLD_PREDICATE,
+  orders,
+  runProbe,
+  selectionFlags,
+  waitFor,
+} from "./common.ts";
+import { interrupted, prepareCase, type Prepared, sample, verifyCompletion } from "./invariants.ts";
 
 function event(
   history: HistoryEntry[],
@@ -69,96 +62,111 @@ function event(
   history.push({ process, type, f, value, time: now() });
 }
 
+function meta(spec: DisruptionSpec, runId: string, params: Record<string, unknown> = {}): CaseMeta {
+  return {
+    id: `${spec.name}:${spec.backend}`,
+    kind: "disruption",
+    run_id: runId,
+    boundary: null,
+    side: null,
+    backend: spec.backend,
+    params: { description: spec.description, ...params },
+  };
+}
+
 /** Two applies of one reviewed plan at the same time. */
-function raceCase(env: EnvDescriptor, image: string, backend: "local" | "postgres") {
-  return caseEvidence(
-    `lock-race:${backend}`,
-    { boundary: null, side: null, backend },
-    () => prepareCase(env, image, backend),
-    async (p) => {
-      const history: HistoryEntry[] = [];
-      const args = ["-o", "json", "apply", "--project", p.fx.project.dir, "--plan", p.planPath];
-      event(history, "apply-A", "invoke", "apply", { args });
-      event(history, "apply-B", "invoke", "apply", { args });
-      const [x, y] = await Promise.all([
-        runWorker(args, { env: p.fx.workerEnv }),
-        runWorker(args, { env: p.fx.workerEnv }),
-      ]);
-      for (const [name, r] of [["apply-A", x], ["apply-B", y]] as const) {
-        history.push({
-          process: name,
-          type: r.code === 0 ? "ok" : "fail",
-          f: "apply",
-          value: {
-            exit: r.code,
-            operation_id: (r.json?.data as { operation_id?: string } | null)?.operation_id ?? null,
-            errors: r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [],
-          },
-          time: r.endedAt,
-        });
-      }
-      p.a.check("exit statuses of the two applies", [0, 5], [x.code, y.code].sort());
-      const winner = x.code === 0 ? x : y;
-      const loser = x.code === 0 ? y : x;
-      p.a.holds(
-        "the loser reports the held lock",
-        "STATE_LOCK*",
-        loser.json?.errors?.map((e) => e.code) ?? [],
-        (loser.json?.errors ?? []).some((e) => e.code.startsWith("STATE_LOCK")),
-      );
-      const opId = (winner.json?.data as { operation_id?: string } | null)?.operation_id ?? null;
-      // nothing of the loser in the state: one completion receipt, one ownership commit
-      const store = openStateStore(
-        backend === "local"
-          ? {
-            backend: "local",
-            dir: `${p.fx.project.dir}/.sluice/state`,
-            project: p.fx.project.name,
-            environment: null,
-          }
-          : { backend: "postgres", url: p.fx.dsn!, project: p.fx.project.name, environment: null },
-      );
-      try {
-        const snap = await store.load();
-        const kinds = snap.history.events.map((e) => e.kind);
-        p.a.check(
-          "the history holds exactly one operation (the winner's), no incident",
-          { runner_completed: 1, incident: 0, operations: [opId] },
-          {
-            runner_completed: kinds.filter((k) => k === "runner_completed").length,
-            incident: kinds.filter((k) => k === "incident").length,
-            operations: [
-              ...new Set(
-                snap.history.events
-                  .filter((e) => e.kind !== "ownership_committed") // the creation's commit
-                  .map((e) => (e as { operation_id?: string }).operation_id)
-                  .filter((o) => o),
-              ),
-            ],
-          },
-        );
-      } finally {
-        await store.close();
-      }
-      const j = {
-        operationId: opId,
-        outcome: winner.code === 0 ? "completed" : "failed",
-        blockers: [],
-        history,
-      };
-      await verifyCompletion(p, j, [], false);
-      return history;
-    },
-  );
+function raceCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, runId: string) {
+  return caseEvidence(meta(spec, runId), () => prepareCase(env, image, spec.backend), async (p) => {
+    const lineageFile = `${p.fx.project.dir}/lineage.jsonl`;
+    const args = [
+      "-o",
+      "json",
+      "apply",
+      "--project",
+      p.fx.project.dir,
+      "--plan",
+      p.planPath,
+      "--openlineage",
+      lineageFile,
+    ];
+    event(p.history, "apply-A", "invoke", "apply", { args });
+    event(p.history, "apply-B", "invoke", "apply", { args });
+    const [x, y] = await Promise.all([
+      runWorker(args, { env: p.fx.workerEnv }),
+      runWorker(args, { env: p.fx.workerEnv }),
+    ]);
+    x.process = "apply-A";
+    y.process = "apply-B";
+    for (const r of [x, y]) {
+      p.history.push({
+        process: r.process!,
+        type: r.code === 0 ? "ok" : "fail",
+        f: "apply",
+        value: {
+          exit: r.code,
+          signal: r.signal,
+          pid: r.pid,
+          operation_id: (r.json?.data as { operation_id?: string } | null)?.operation_id ?? null,
+          errors: r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [],
+        },
+        time: r.endedAt,
+      });
+    }
+    p.rec.record({
+      check: "race.exit_statuses",
+      name: "one apply completes (0), the other finds the lock held (5)",
+      kind: "equal",
+      witness: "process",
+      expected: [0, 5],
+      actual: [x.code, y.code].sort(),
+    });
+    const winner = x.code === 0 ? x : y;
+    const loser = x.code === 0 ? y : x;
+    p.rec.record({
+      check: "race.loser_reports_lock",
+      name: "the loser reports the held lock",
+      kind: "present",
+      witness: "sluice",
+      expected: ["STATE_LOCK_HELD"],
+      actual: loser.json?.errors?.map((e) => e.code) ?? [],
+    });
+    const opId = (winner.json?.data as { operation_id?: string } | null)?.operation_id ?? null;
+    // nothing of the loser in the state: one completion receipt, one operation
+    const st = await p.fx.state();
+    p.rec.record({
+      check: "race.single_operation",
+      name: "the history holds exactly the winner's operation, no incident",
+      kind: "equal",
+      witness: p.fx.backend === "local" ? "state-files" : "state-rows",
+      expected: { runner_completed: [opId], incident: 0 },
+      actual: {
+        runner_completed: st.history.filter((e) => e.kind === "runner_completed").map((e) =>
+          e.operation_id
+        ),
+        incident: st.history.filter((e) => e.kind === "incident").length,
+      },
+    });
+    await verifyCompletion(p, p, {
+      operationId: opId,
+      outcome: winner.code === 0 ? "completed" : "failed",
+      blockers: [],
+      workers: [winner],
+    }, {
+      interrupted: false,
+      predicates: [OLD_PREDICATE, NEW_PREDICATE],
+      afterPrefix: "b",
+      lineageFile,
+    });
+  });
 }
 
 /** Run a disruption while the first apply runs, then continue through the public commands. */
 async function disrupted(
   p: Prepared,
-  disrupt: (j: FaultJourney, history: HistoryEntry[]) => Promise<void>,
-) {
-  const history: HistoryEntry[] = [];
-  const samples: Sample[] = [];
+  disrupt: (j: FaultJourney) => Promise<void>,
+): Promise<FaultJourney> {
+  const lineageFile = `${p.fx.project.dir}/lineage.jsonl`;
+  let deaths = 0;
   const j = await runFaultJourney({
     projectDir: p.fx.project.dir,
     planPath: p.planPath,
@@ -166,140 +174,273 @@ async function disrupted(
     side: null,
     env: p.fx.workerEnv,
     maxResumes: 8,
-    duringFirst: (jj) => disrupt(jj, history),
-    afterDeath: async (_j, view) => {
-      samples.push(await sample(p, view?.pending_operation?.last_checkpoint ?? null));
+    openlineage: lineageFile,
+    duringFirst: disrupt,
+    afterDeath: async (jj) => {
+      deaths++;
+      const last = jj.workers.at(-1);
+      await sample(p, p, last?.process ?? `stop-${deaths}`);
     },
   });
-  const interrupted =
-    j.shows.some((v) => (v as StateShowView | null)?.pending_operation?.status === "in_progress") &&
-    j.workers.some((w) => w.args.includes("resume"));
-  return { j, samples, history, interrupted };
+  p.history.push(...j.history);
+  return j;
+}
+
+async function completion(p: Prepared, j: FaultJourney) {
+  await verifyCompletion(p, p, j, {
+    interrupted: interrupted(j),
+    predicates: [OLD_PREDICATE, NEW_PREDICATE],
+    afterPrefix: "b",
+    lineageFile: `${p.fx.project.dir}/lineage.jsonl`,
+  });
+}
+
+function applied(p: Prepared, effects: unknown[], name: string) {
+  p.rec.record({
+    check: "disruption.applied",
+    name,
+    kind: "count",
+    witness: "process",
+    expected: { min: 1 },
+    actual: effects,
+  });
+}
+
+/** The old runner has exited (Docker API). */
+function oldExited(p: Prepared) {
+  return async () =>
+    (await containersOf(p.fx.applicationId)).some((c) => c.id === p.oldContainerId && !c.running);
+}
+
+/** A candidate container exists (Docker API). */
+function candidateExists(p: Prepared) {
+  return async () =>
+    (await containersOf(p.fx.applicationId)).some((c) => c.id !== p.oldContainerId);
+}
+
+function firstWorkerStopped(p: Prepared, j: FaultJourney) {
+  p.rec.record({
+    check: "disruption.worker_stopped",
+    name: "the first worker did not report success after the disruption (stop, report, resume)",
+    kind: "absent",
+    witness: "process",
+    expected: [0],
+    actual: [j.workers[0]?.code ?? null],
+  });
 }
 
 /** The broker restarted while the driver waits for the candidate. */
-function brokerCase(env: EnvDescriptor, image: string) {
-  return caseEvidence(
-    "broker-restart:local",
-    { boundary: null, side: null, backend: "local" },
-    () => prepareCase(env, image, "local"),
-    async (p) => {
-      const { j, samples, history, interrupted } = await disrupted(p, async (_j, h) => {
-        await waitFor(
-          "the candidate container",
-          async () =>
-            (await containersOf(p.fx.applicationId)).some((c) => c.Id !== p.oldContainerId),
-        );
-        event(h, "nemesis", "invoke", "docker-restart-broker", { id: env.brokerContainerId });
-        const out = await new Deno.Command(dockerCli(), {
-          args: ["restart", "-t", "10", env.brokerContainerId],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        event(h, "nemesis", out.code === 0 ? "ok" : "fail", "docker-restart-broker", {
-          exit: out.code,
-        });
-        // records produced once the broker is back, while the operation is still in flight
-        await waitFor("the broker", async () => {
-          try {
-            await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
-            return true;
-          } catch {
-            return false;
-          }
-        }, 90_000);
+function brokerCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, runId: string) {
+  return caseEvidence(meta(spec, runId), () => prepareCase(env, image, spec.backend), async (p) => {
+    const effects: unknown[] = [];
+    const j = await disrupted(p, async () => {
+      await waitFor("the candidate container", candidateExists(p), 180_000, 200);
+      event(p.history, "nemesis", "invoke", "docker-restart-broker", { id: env.brokerContainerId });
+      const out = await new Deno.Command(dockerCli(), {
+        args: ["restart", "-t", "10", env.brokerContainerId],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      event(p.history, "nemesis", out.code === 0 ? "ok" : "fail", "docker-restart-broker", {
+        exit: out.code,
       });
-      p.a.check("the broker restart succeeded", "ok", history.at(-1)?.type ?? null);
-      await verifyCompletion(p, j, samples, interrupted);
-      return [...history, ...j.history];
-    },
-  );
+      if (out.code === 0) effects.push({ broker_restarted: env.brokerContainerId.slice(0, 12) });
+      // records produced once the broker is back, while the operation is still in flight
+      await waitFor("the broker", async () => {
+        await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
+        return true;
+      }, 90_000);
+    });
+    applied(p, effects, "the broker was restarted during the replacement");
+    await completion(p, j);
+  });
+}
+
+/** Terminate every session of the case's database (the worker's PostgreSQL connection). */
+async function terminateSessions(adminUrl: string, db: string) {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    const r = await c.query(
+      "SELECT pid, pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+      [db],
+    );
+    return r.rows as Array<{ pid: number; killed: boolean }>;
+  } finally {
+    await c.end();
+  }
 }
 
 /** The worker's PostgreSQL session terminated as soon as the old runner has exited. */
-function pgDropCase(env: EnvDescriptor, image: string) {
-  return caseEvidence(
-    "pg-connection-dropped:postgres",
-    { boundary: null, side: null, backend: "postgres" },
-    () => prepareCase(env, image, "postgres"),
+function pgDropCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, runId: string) {
+  return caseEvidence(meta(spec, runId), () => prepareCase(env, image, spec.backend), async (p) => {
+    const db = new URL(p.fx.dsn!).pathname.slice(1);
+    const effects: unknown[] = [];
+    const j = await disrupted(p, async () => {
+      await waitFor("the old runner to exit", oldExited(p), 180_000, 200);
+      event(p.history, "nemesis", "invoke", "pg-terminate-backend", { database: db });
+      const sessions = await terminateSessions(env.pgUrl, db);
+      event(p.history, "nemesis", "ok", "pg-terminate-backend", { sessions });
+      effects.push(...sessions.filter((s) => s.killed).map((s) => ({ terminated_pid: s.pid })));
+      await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
+    });
+    applied(p, effects, "the worker's PostgreSQL session was terminated");
+    firstWorkerStopped(p, j);
+    await completion(p, j);
+  });
+}
+
+/** A private PostgreSQL server crash-restarted as soon as the old runner has exited. */
+function pgServerCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, runId: string) {
+  let server: Awaited<ReturnType<typeof startPrivatePostgres>> | null = null;
+  return caseEvidence<Prepared>(
+    meta(spec, runId, { restart_mode: "immediate" }),
+    async () => {
+      server = await startPrivatePostgres();
+      try {
+        return await prepareCase({ ...env, pgUrl: server.url }, image, spec.backend);
+      } catch (e) {
+        await server.stop();
+        throw e;
+      }
+    },
     async (p) => {
-      const db = new URL(p.fx.dsn!).pathname.slice(1);
-      const { j, samples, history, interrupted } = await disrupted(p, async (_j, h) => {
-        await waitFor(
-          "the old runner to exit",
-          async () =>
-            (await containersOf(p.fx.applicationId)).some((c) =>
-              c.Id === p.oldContainerId && c.State === "exited"
-            ),
-        );
-        event(h, "nemesis", "invoke", "pg-terminate-backend", { database: db });
-        const c = new pg.Client({ connectionString: env.pgUrl });
-        await c.connect();
-        try {
-          const r = await c.query(
-            "SELECT pid, pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-            [db],
-          );
-          event(h, "nemesis", "ok", "pg-terminate-backend", { sessions: r.rows });
-        } finally {
-          await c.end();
-        }
+      const effects: unknown[] = [];
+      const j = await disrupted(p, async () => {
+        await waitFor("the old runner to exit", oldExited(p), 180_000, 200);
+        event(p.history, "nemesis", "invoke", "pg-server-restart", {
+          mode: "immediate",
+          server: server!.version,
+        });
+        const r = await server!.restart("immediate");
+        event(p.history, "nemesis", "ok", "pg-server-restart", r);
+        effects.push({ server_restarted: "immediate", ms: r.ms });
         await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
       });
-      const killed = history.find((e) => e.f === "pg-terminate-backend" && e.type === "ok");
-      p.a.holds(
-        "the worker's session was terminated",
-        ">= 1 session",
-        killed?.value ?? null,
-        ((killed?.value as { sessions?: unknown[] } | undefined)?.sessions?.length ?? 0) >= 1,
+      applied(
+        p,
+        effects,
+        "the private PostgreSQL server was crash-restarted during the replacement",
       );
-      p.a.holds(
-        "the first worker did not report success after losing its session",
-        "exit != 0 (lock lost: stop, report, resume later)",
-        j.workers[0]?.code ?? null,
-        (j.workers[0]?.code ?? 0) !== 0,
-      );
-      await verifyCompletion(p, j, samples, interrupted);
-      return [...history, ...j.history];
+      firstWorkerStopped(p, j);
+      await completion(p, j);
+    },
+    async (p) => {
+      await p.fx.cleanup().catch(() => {});
+      await server?.stop();
     },
   );
 }
 
-if (import.meta.main) {
-  const t0 = Date.now();
+/** The Docker daemon restart, run by a child process whose DOCKER_HOST is the private daemon. */
+async function dockerdChild(): Promise<void> {
+  const d = JSON.parse(await Deno.readTextFile(flag("--private-dockerd")!)) as PrivateDocker;
+  const out = flag("--out")!;
+  const spec = DISRUPTIONS.find((x) => x.name === "dockerd-restart")!;
   const env = await sharedEnv();
   const image = await runnerImageId();
-  const only = flag("--only")?.split(",");
-  const want = (k: string) => !only || only.includes(k);
-  const evidence: Evidence = {
-    probe: "disruption",
-    schema_version: 1,
-    generated_at: now(),
-    duration_ms: 0,
-    environment: await environmentVersions(env),
-    boundary_inventory: inventory(),
-    cases: [],
-    summary: summarize([]),
-  };
-  const plan: Array<() => Promise<CaseEvidence>> = [];
-  if (want("race")) {
-    plan.push(() => raceCase(env, image, "local"), () => raceCase(env, image, "postgres"));
+  const params = JSON.parse(flag("--params") ?? "{}");
+  const r = await caseEvidence(
+    meta(spec, flag("--run-id")!, params),
+    () => prepareCase(env, image, spec.backend),
+    async (p) => {
+      const effects: unknown[] = [];
+      const j = await disrupted(p, async () => {
+        await waitFor("the candidate container", candidateExists(p), 180_000, 200);
+        event(p.history, "nemesis", "invoke", "dockerd-restart", { daemon: d.host });
+        const r = await restartDaemon(d);
+        event(p.history, "nemesis", "ok", "dockerd-restart", r);
+        effects.push({ daemon_restarted: `${r.pid_before} → ${r.pid_after}`, ms: r.ms });
+        // the environment comes back: the broker container is started again
+        event(p.history, "nemesis", "invoke", "broker-start", { id: env.brokerContainerId });
+        await restartBroker(d, env.brokerContainerId);
+        event(p.history, "nemesis", "ok", "broker-start", null);
+        await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
+      });
+      applied(p, effects, "the private Docker daemon was restarted during the replacement");
+      await completion(p, j);
+    },
+  );
+  await Deno.writeTextFile(out, JSON.stringify(r));
+}
+
+/** Start the private daemon, copy the images, run the case in a child, tear everything down. */
+function dockerdCase(image: string, spec: DisruptionSpec, runId: string): Promise<CaseEvidence> {
+  return (async () => {
+    const t0 = Date.now();
+    const started_at = now();
+    let d: PrivateDocker | null = null;
+    const dir = await Deno.makeTempDir({ prefix: "sluice-dockerd-case-" });
+    try {
+      d = await startPrivateDocker();
+      const load = await loadImages(d, [KAFKA_IMAGE, BASE_IMAGE, image]);
+      const e0 = Date.now();
+      const env = await startPrivateEnv(d, "postgres://unused@127.0.0.1:1/unused");
+      const envMs = Date.now() - e0;
+      await writeEnvFile(`${dir}/env.json`, env);
+      await Deno.writeTextFile(`${dir}/daemon.json`, JSON.stringify(d));
+      const params = {
+        daemon: { live_restore: d.liveRestore, bridge: d.bridge },
+        setup_ms: { images: load.ms, env: envMs },
+      };
+      const child = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          new URL(import.meta.url).pathname,
+          "--private-dockerd",
+          `${dir}/daemon.json`,
+          "--out",
+          `${dir}/case.json`,
+          "--run-id",
+          runId,
+          "--params",
+          JSON.stringify(params),
+        ],
+        env: { DOCKER_HOST: d.host, SLUICE_ENV_FILE: `${dir}/env.json` },
+        stdout: "inherit",
+        stderr: "inherit",
+      }).output();
+      try {
+        return JSON.parse(await Deno.readTextFile(`${dir}/case.json`)) as CaseEvidence;
+      } catch {
+        throw new Error(`the private-daemon case process exited ${child.code} without evidence`);
+      }
+    } catch (e) {
+      const error = e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e);
+      return failedCase(meta(spec, runId), error, started_at, Date.now() - t0);
+    } finally {
+      if (d) await stopPrivateDocker(d).catch(() => {});
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  })();
+}
+
+const RUNNERS: Record<
+  string,
+  (env: EnvDescriptor, image: string, spec: DisruptionSpec, runId: string) => Promise<CaseEvidence>
+> = {
+  "lock-race": raceCase,
+  "pg-connection-dropped": pgDropCase,
+  "pg-server-restart": pgServerCase,
+  "broker-restart": brokerCase,
+  "dockerd-restart": (_env, image, spec, runId) => dockerdCase(image, spec, runId),
+};
+
+if (import.meta.main) {
+  if (flag("--private-dockerd")) {
+    await dockerdChild();
+    Deno.exit(0);
   }
-  if (want("pg")) plan.push(() => pgDropCase(env, image));
-  if (want("broker")) plan.push(() => brokerCase(env, image));
-  for (const run of plan) {
-    const r = await run();
-    evidence.cases.push(r);
-    const bad = r.assertions.filter((x) => !x.ok).map((x) => x.name);
-    console.log(
-      `[disruption] ${r.id}: ${r.ok ? "ok" : "FAILED"} (${(r.duration_ms / 1000).toFixed(1)}s)${
-        bad.length ? ` — ${bad.join("; ")}` : ""
-      }${r.error ? ` — ${r.error.split("\n")[0]}` : ""}`,
-    );
-    evidence.summary = summarize(evidence.cases);
-    evidence.duration_ms = Date.now() - t0;
-    await writeEvidence(evidence);
-  }
-  console.log(`[disruption] ${evidence.summary.passed}/${evidence.summary.cases} cases passed`);
-  Deno.exit(evidence.summary.failed === 0 ? 0 : 1);
+  const env = await sharedEnv();
+  const image = await runnerImageId();
+  const { only, backend, selection } = selectionFlags();
+  const cases = DISRUPTIONS.filter((d) =>
+    (!only || only.includes(d.name)) && (!backend || d.backend === backend)
+  ).map((spec) => ({
+    id: `${spec.name}:${spec.backend}`,
+    run: (runId: string) => RUNNERS[spec.name](env, image, spec, runId),
+  }));
+  // the broker restart disturbs every case on the shared broker: one case at a time
+  Deno.exit(await runProbe({ probe: "disruption", env, jobs: 1, selection, cases }));
 }

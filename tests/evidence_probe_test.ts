@@ -1,100 +1,104 @@
-// Needs nothing running: the evidence schema, the verifier's recomputation of summaries, and
-// the fault matrix's case list generated from the fault inventory.
+// Needs: Docker, the broker, PostgreSQL, the runner image (shared environment from tools/test.ts).
+// The verifier against real evidence: a small real run of each probe kind (one fault-matrix case
+// armed in the stopped window, a stopped and a preflight rejection, the lock race) is written to a
+// scratch directory and accepted as it is; then every tampering of testing/tamper.ts is applied to
+// a copy and `deno task verify` must reject it with a message naming the case and the assertion.
 import assert from "node:assert/strict";
-import { semanticErrors, validate } from "../tools/verify.ts";
-import { matrixCases } from "../probes/fault_matrix.ts";
-import { Assertions, summarize } from "../probes/common.ts";
-import { faultInventory } from "../lib/fault/inventory.ts";
+import { fileErrors, gitView, type VerifyContext } from "../tools/verify.ts";
+import type { EvidenceFile } from "../tools/verify.ts";
+import { faultPoints, stopsRunner } from "../probes/catalogue.ts";
+import { gitState } from "../probes/provenance.ts";
+import { loadRunEventValidator } from "../lib/lineage/validate.ts";
+import { TAMPERINGS } from "../testing/tamper.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const schema = JSON.parse(await Deno.readTextFile(`${ROOT}verification/schema.json`));
+const opts = { sanitizeOps: false, sanitizeResources: false };
 
-function evidence(ok: boolean) {
-  const a = new Assertions();
-  a.check("serial", 2, ok ? 2 : 1);
-  const inv = faultInventory().map((b) => ({ name: b.site.name, kind: b.site.kind }));
-  const cases = [{
-    id: "x",
-    boundary: "journal.intent",
-    side: "before" as const,
-    backend: "local" as const,
-    started_at: new Date().toISOString(),
-    duration_ms: 1,
-    history: [{
-      process: "w1",
-      type: "invoke" as const,
-      f: "apply",
-      value: null,
-      time: new Date().toISOString(),
-    }],
-    assertions: a.list,
-    ok: a.ok,
-    error: null,
-  }];
-  return {
-    probe: "unit",
-    schema_version: 1,
-    generated_at: new Date().toISOString(),
-    duration_ms: 1,
-    environment: { kafka: "4", docker: "20", postgresql: "15", deno: "2" },
-    boundary_inventory: { count: inv.length, boundaries: inv },
-    cases,
-    summary: summarize(cases),
-  };
+async function probe(dir: string, file: string, args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}probes/${file}`, ...args],
+    cwd: ROOT,
+    env: { SLUICE_VERIFICATION_DIR: dir },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, log: dec.decode(out.stdout) + dec.decode(out.stderr) };
 }
 
-Deno.test("the matrix is every inventory site × before/after × its backends", () => {
-  const inv = faultInventory();
-  assert.ok(inv.length >= 13, `inventory has ${inv.length} sites`);
-  const cases = matrixCases();
-  const perSite = inv.map((e) => (e.site.backends ?? ["local", "postgres"]).length * 2);
-  assert.equal(cases.length, perSite.reduce((a, b) => a + b, 0));
-  assert.equal(
-    new Set(cases.map((c) => `${c.boundary}:${c.side}:${c.backend}`)).size,
-    cases.length,
-  );
-  const names = inv.map((x) => x.site.name);
-  for (
-    const b of [
-      "journal.intent",
-      "docker.signal_term",
-      "state.finalize",
-      "journal.resume",
-      "docker.create_volume",
-      "kafka.position_offsets",
-    ]
-  ) {
-    assert.ok(names.includes(b), `${b} is declared`);
-  }
-  // create-journey sites are armed on the create apply, resume-only ones on a resume
-  const journey = (s: string) => cases.find((c) => c.boundary === s)?.journey;
-  assert.equal(journey("docker.create_volume"), "create");
-  assert.equal(journey("journal.resume"), "resume");
-  assert.equal(journey("docker.remove_old"), "replacement");
-});
+Deno.test(
+  "verify accepts a fresh real run and rejects every tampering of it, naming case and assertion",
+  opts,
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "sluice-evidence-" });
+    try {
+      const dirty = (await gitState()).dirty;
+      const extra = dirty ? ["--allow-dirty"] : [];
+      const point = faultPoints().find(stopsRunner)!;
+      const runs = await Promise.all([
+        probe(dir, "fault_matrix.ts", ["--only", point, "--backend", "local", ...extra]),
+        probe(dir, "rejections.ts", [
+          "--only",
+          "wrong-mounted-plan,unclean-exit-sigkill-old-runner",
+          "--backend",
+          "local",
+          "--jobs",
+          "2",
+          ...extra,
+        ]),
+        probe(dir, "disruption.ts", ["--only", "lock-race", "--backend", "local", ...extra]),
+      ]);
+      for (const r of runs) assert.equal(r.code, 0, r.log.slice(-3000));
 
-Deno.test("a valid evidence document passes the schema and the semantic checks", () => {
-  const e = evidence(true);
-  assert.deepEqual(validate(schema, schema, e), []);
-  assert.deepEqual(semanticErrors(e), []);
-});
+      const schema = JSON.parse(await Deno.readTextFile(`${ROOT}verification/schema.json`));
+      const ctx: VerifyContext = {
+        allowDirty: dirty,
+        allowPartial: true,
+        git: gitView,
+        now: () => Date.now(),
+        conforms: await loadRunEventValidator(),
+      };
+      const files: Record<string, string> = {};
+      for (const name of ["fault-matrix", "rejections", "disruption"]) {
+        files[name] = await Deno.readTextFile(`${dir}/${name}.json`);
+        const { errors } = await fileErrors(files[name], schema, ctx);
+        assert.deepEqual(errors, [], `${name}: the untampered real evidence must verify`);
+      }
 
-Deno.test("a failed case, a forged summary and a schema violation are each reported", () => {
-  const failed = evidence(false);
-  assert.deepEqual(validate(schema, schema, failed), []);
-  assert.ok(semanticErrors(failed).some((m) => m.includes("case x FAILED")));
-
-  const forged = evidence(true);
-  forged.summary.passed = 7;
-  assert.ok(semanticErrors(forged).some((m) => m.startsWith("summary.passed")));
-
-  const lying = evidence(false);
-  lying.cases[0].ok = true;
-  assert.ok(semanticErrors(lying).some((m) => m.includes("ok=true but its assertions say false")));
-
-  const bad = evidence(true) as Record<string, unknown>;
-  (bad.cases as Array<Record<string, unknown>>)[0].history = [{ process: "w", type: "maybe" }];
-  const errors = validate(schema, schema, bad);
-  assert.ok(errors.some((m) => m.includes("is not one of")), errors.join("\n"));
-  assert.ok(errors.some((m) => m.includes("missing time")), errors.join("\n"));
-});
+      const applied = new Set<string>();
+      for (const [name, text] of Object.entries(files)) {
+        for (const t of TAMPERINGS) {
+          const doc = JSON.parse(text) as EvidenceFile;
+          const target = t.apply(doc);
+          if (target === null) continue;
+          applied.add(t.name);
+          const { errors } = await fileErrors(JSON.stringify(doc), schema, ctx);
+          const where = `${name}: ${t.name}`;
+          assert.ok(errors.length > 0, `${where}: accepted`);
+          if (target.caseId) {
+            const named = errors.filter((e) => e.includes(target.caseId!));
+            assert.ok(
+              named.length > 0,
+              `${where}: no message names ${target.caseId}:\n${errors.join("\n")}`,
+            );
+            if (target.check) {
+              assert.ok(
+                named.some((e) => e.includes(target.check!)),
+                `${where}: no message names ${target.check}:\n${errors.join("\n")}`,
+              );
+            }
+          }
+        }
+      }
+      // every tampering found something to tamper with in real evidence (the dirty-tree one only
+      // when the run itself came from a clean tree)
+      const missing = TAMPERINGS.filter((t) => !applied.has(t.name)).map((t) => t.name);
+      assert.deepEqual(
+        missing,
+        dirty ? ["evidence of a dirty tree passed off as clean evidence"] : [],
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+);

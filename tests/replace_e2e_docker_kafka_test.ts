@@ -13,6 +13,7 @@ import { executeReviewed } from "../lib/runtime/replacement/execute.ts";
 import { openStateStore } from "../lib/state/open.ts";
 import { onCrossing } from "../lib/fault/site.ts";
 import { OPERATION_WRITES, replacementSites } from "../lib/protocol/replacement.ts";
+import { loadRunEventValidator } from "../lib/lineage/validate.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -111,6 +112,11 @@ Deno.test(
     assert.deepEqual(events.map((e) => e.eventType), ["START", "COMPLETE"]);
     assert.deepEqual(events.map((e) => e.run.runId), [r.operation_id, r.operation_id]);
     assert.deepEqual(r.lineage_warnings, []);
+    // every emitted event conforms to the official OpenLineage 2-0-2 schemas
+    const conforms = await loadRunEventValidator();
+    for (const e of events) {
+      assert.deepEqual(conforms(e), { valid: true, errors: [] }, `${e.eventType} event`);
+    }
     assert.deepEqual(steps, [
       "intent",
       "action_started",

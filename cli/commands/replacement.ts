@@ -90,6 +90,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       "--confirm-env <name>",
       "repeat the environment name where the environment policy demands it",
     )
+    .option("--openlineage <url|file>", "send the replacement's COMPLETE or FAIL event")
     .action(async (opts: OperationFlags, cmd: Command) => {
       const format = outputFormat(cmd);
       await using project = await openProject({

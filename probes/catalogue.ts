@@ -1,0 +1,492 @@
+/**
+ * What the evidence must contain, derived from the code: the case list of every probe (the
+ * fault matrix from the fault inventory, the rejections from the rejection catalogue, the
+ * disruptions from their declared list, the random kills from their count and chains) and, for
+ * every case kind, the checks a case must hold with the kind each must have and the values pinned
+ * by the code (the armed site, the blocker code, the exit status, ...). `deno task verify` checks
+ * every evidence file against this; the probes generate their cases from it.
+ *
+ * Only data and pure functions live here (no harness, no services), so the verifier can import it.
+ *
+ * @example
+ * ```ts
+ * import { expectedCaseIds } from "./catalogue.ts";
+ * console.log(expectedCaseIds("rejections").length);
+ * ```
+ * @module
+ */
+import { faultInventory } from "../lib/fault/inventory.ts";
+import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
+import { stoppedSample } from "./evidence.ts";
+
+/** The state backends every case list covers. */
+export const BACKENDS = ["local", "postgres"] as const;
+/** A state backend. */
+export type Backend = typeof BACKENDS[number];
+/** The sides of a fault site. */
+export const SIDES = ["before", "after"] as const;
+
+/** The fault inventory recorded in every evidence file. */
+export interface FaultInventory {
+  count: number;
+  sites: Array<{ name: string; kind: string }>;
+}
+
+/** The fault inventory as the code declares it (name and kind of every site, in order). */
+export function inventory(): FaultInventory {
+  const b = faultInventory();
+  return { count: b.length, sites: b.map((x) => ({ name: x.site.name, kind: x.site.kind })) };
+}
+
+/**
+ * Sites crossed only by `state resume`: the apply first dies at {@link PRE_RESUME_FAULT}, the
+ * first resume worker carries the case's fault.
+ */
+export const RESUME_ONLY: ReadonlySet<string> = new Set(
+  faultInventory().filter((e) => e.journeys[0] === "resume").map((e) => e.site.name),
+);
+/** Where the apply dies when the case's own fault fires only during a resume. */
+export const PRE_RESUME_FAULT = "journal.action_started:after";
+
+/**
+ * The window of fault points at which a death leaves the runner stopped (the old one closed,
+ * the candidate not started): from the TERM request to the candidate's start. A matrix case
+ * armed inside it must take at least one sample while stopped. Named by site; a name missing
+ * from the inventory is an error of the catalogue, reported by {@link stopsRunner}.
+ */
+export const STOPPED_WINDOW = {
+  from: "docker.signal_term:after",
+  to: "docker.start_candidate:before",
+} as const;
+
+/** The ordered fault points of the inventory (`site:before`, `site:after`, ...). */
+export function faultPoints(): string[] {
+  return inventory().sites.flatMap((b) => SIDES.map((s) => `${b.name}:${s}`));
+}
+
+/** Whether a death at `point` leaves the runner stopped (see {@link STOPPED_WINDOW}). */
+export function stopsRunner(point: string): boolean {
+  const points = faultPoints();
+  const from = points.indexOf(STOPPED_WINDOW.from);
+  const to = points.indexOf(STOPPED_WINDOW.to);
+  if (from < 0 || to < 0 || to < from) {
+    throw new Error(
+      `catalogue: the stopped window ${STOPPED_WINDOW.from} … ${STOPPED_WINDOW.to} is not in the fault inventory`,
+    );
+  }
+  const i = points.indexOf(point);
+  return i >= from && i <= to;
+}
+
+/** One rejection of the catalogue: a tampering, the command it blocks and the exact code. */
+export interface RejectionSpec {
+  name: string;
+  /** The blocker code the command must report (exit 4). */
+  code: string;
+  /** Kill the apply worker here first, tamper while it is dead, then resume (else preflight). */
+  stopAt: string | null;
+  /** What the tampering does, in words. */
+  description: string;
+}
+
+/** The rejection catalogue; each runs on both state backends. */
+export const REJECTIONS: readonly RejectionSpec[] = [
+  {
+    name: "wrong-mounted-plan",
+    code: "BLOCKED_WRONG_MOUNTED_PLAN",
+    stopAt: null,
+    description: "a newline appended to the old runner's mounted plan file",
+  },
+  {
+    name: "foreign-generation",
+    code: "BLOCKED_FOREIGN_GENERATION",
+    stopAt: null,
+    description: "a second container labelled with the application ID",
+  },
+  {
+    name: "changed-volume-instance",
+    code: "BLOCKED_VOLUME_INSTANCE_CHANGED",
+    stopAt: null,
+    description: "the state volume's instance file rewritten with another UUID",
+  },
+  {
+    name: "replaced-topic",
+    code: "BLOCKED_TOPIC_REPLACED",
+    stopAt: null,
+    description: "the input topic deleted and recreated (same name, new topic ID)",
+  },
+  {
+    name: "wrong-network",
+    code: "BLOCKED_WRONG_NETWORK",
+    stopAt: null,
+    description: "the old runner attached to a second network",
+  },
+  {
+    name: "wrong-image",
+    code: "BLOCKED_WRONG_IMAGE",
+    stopAt: "docker.create_candidate:after",
+    description:
+      "the created, never started candidate recreated from another image (same name, labels, mounts)",
+  },
+  {
+    name: "wrong-image-under-running-runner",
+    code: "BLOCKED_FOREIGN_GENERATION",
+    stopAt: null,
+    description:
+      "the running runner recreated from another image (same name, labels, mounts, volume): a new container ID",
+  },
+  {
+    name: "wrong-cluster",
+    code: "BLOCKED_CLUSTER_CHANGED",
+    stopAt: null,
+    description:
+      "the broker under the running runner replaced by another Kafka cluster at the same address",
+  },
+  {
+    name: "unclean-exit-sigkill-old-runner",
+    code: "BLOCKED_UNCLEAN_EXIT",
+    stopAt: "journal.action_started:after",
+    description: "the old runner killed by SIGKILL while the apply worker is dead",
+  },
+  {
+    name: "retention-loss-while-stopped",
+    code: "BLOCKED_RETENTION_LOSS",
+    stopAt: "journal.old_closed:after",
+    description: "records past the clean-close offsets deleted while stopped",
+  },
+  {
+    name: "offset-jump-while-stopped",
+    code: "BLOCKED_OFFSET_JUMP_WHILE_STOPPED",
+    stopAt: "journal.old_closed:after",
+    description: "the group's committed offsets moved to the end while stopped",
+  },
+  {
+    name: "extra-group-member",
+    code: "BLOCKED_EXTRA_GROUP_MEMBERS",
+    stopAt: null,
+    description: "a second instance of the runner joins the application's group",
+  },
+  {
+    name: "oom-then-term",
+    code: "BLOCKED_OOM",
+    stopAt: "journal.action_started:after",
+    description: "the old runner OOM-killed inside its cgroup, then TERMed",
+  },
+];
+
+/** A declared disruption. */
+export interface DisruptionSpec {
+  name: string;
+  backend: Backend;
+  description: string;
+}
+
+/** The declared disruptions. */
+export const DISRUPTIONS: readonly DisruptionSpec[] = [
+  { name: "lock-race", backend: "local", description: "two applies of one plan at once" },
+  { name: "lock-race", backend: "postgres", description: "two applies of one plan at once" },
+  {
+    name: "pg-connection-dropped",
+    backend: "postgres",
+    description: "the worker's PostgreSQL session terminated once the old runner exited",
+  },
+  {
+    name: "pg-server-restart",
+    backend: "postgres",
+    description: "a private PostgreSQL server restarted once the old runner exited",
+  },
+  {
+    name: "broker-restart",
+    backend: "local",
+    description: "the broker restarted while the driver waits for the candidate",
+  },
+  {
+    name: "dockerd-restart",
+    backend: "local",
+    description: "a private Docker daemon restarted while the driver waits for the candidate",
+  },
+];
+
+/** The seeded random kills: how many, split into chains (one per backend), and their window. */
+export const RANDOM_KILLS = {
+  count: 20,
+  chains: [{ backend: "local" as Backend, cases: 10 }, {
+    backend: "postgres" as Backend,
+    cases: 10,
+  }],
+  /**
+   * Delays are drawn in [lo, hi) × the chain's baseline: the fastest uninterrupted replacement
+   * it has measured (its first one, and any whose kill came too late). Below 1 so that a kill
+   * lands inside the replacement even when the machine gets faster during the run.
+   */
+  lo: 0.02,
+  hi: 0.75,
+} as const;
+
+/** mulberry32: a small seeded PRNG; `draw(seed, i)` is the i-th number in [0, 1). */
+export function draw(seed: number, i: number): number {
+  let a = (seed >>> 0) + Math.imul(i + 1, 0x9e3779b9);
+  a |= 0;
+  a = (a + 0x6d2b79f5) | 0;
+  let t = Math.imul(a ^ (a >>> 15), 1 | a);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+
+/** The delay of random kill `index` (0-based in the whole run) for a measured baseline. */
+export function randomKillDelay(seed: number, index: number, baselineMs: number): number {
+  const u = RANDOM_KILLS.lo + draw(seed, index) * (RANDOM_KILLS.hi - RANDOM_KILLS.lo);
+  return Math.round(u * baselineMs);
+}
+
+/** The random-kill cases: chain by chain, `random-kill-<i>:<backend>`. */
+export function randomKillCases(): Array<
+  { id: string; index: number; backend: Backend; chain: number; position: number }
+> {
+  const out: Array<
+    { id: string; index: number; backend: Backend; chain: number; position: number }
+  > = [];
+  let index = 0;
+  RANDOM_KILLS.chains.forEach((c, chain) => {
+    for (let position = 0; position < c.cases; position++) {
+      out.push({
+        id: `random-kill-${index}:${c.backend}`,
+        index,
+        backend: c.backend,
+        chain,
+        position,
+      });
+      index++;
+    }
+  });
+  return out;
+}
+
+/** The probes, their evidence file names and their case kinds. */
+export const PROBE_FILES = {
+  "fault-matrix": "matrix",
+  rejections: "rejection",
+  disruption: "disruption",
+  "random-kill": "random-kill",
+} as const satisfies Record<string, CaseKind>;
+
+/** A probe's evidence name. */
+export type ProbeName = keyof typeof PROBE_FILES;
+
+/** The case IDs a complete evidence file of `probe` holds, derived from the code. */
+export function expectedCaseIds(probe: ProbeName): string[] {
+  switch (probe) {
+    case "fault-matrix":
+      return BACKENDS.flatMap((be) => faultPoints().map((p) => `${p}:${be}`));
+    case "rejections":
+      return REJECTIONS.flatMap((r) => BACKENDS.map((be) => `${r.name}:${be}`));
+    case "disruption":
+      return DISRUPTIONS.map((d) => `${d.name}:${d.backend}`);
+    case "random-kill":
+      return randomKillCases().map((c) => c.id);
+  }
+}
+
+/**
+ * The case IDs a run with this selection (`only`: fault points for the matrix, names for the
+ * rejections and disruptions; `backend`) must hold: the whole list when nothing is selected.
+ */
+export function selectedCaseIds(probe: ProbeName, selection: Record<string, string>): string[] {
+  const only = selection.only?.split(",");
+  const backend = selection.backend;
+  return expectedCaseIds(probe).filter((id) => {
+    const i = id.lastIndexOf(":");
+    const head = id.slice(0, i);
+    const be = id.slice(i + 1);
+    if (backend && be !== backend) return false;
+    if (!only) return true;
+    return probe === "fault-matrix" ? only.includes(head) : only.includes(head.split(":")[0]);
+  });
+}
+
+/** One required check: its ID, its kind and the values the code pins. */
+export interface RequiredCheck {
+  check: string;
+  kind: AssertionKind;
+  /** An error message when the assertion's values contradict the code; null when they agree. */
+  pin?: (a: Assertion, c: CaseEvidence) => string | null;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+
+function pinEqual(what: string, want: unknown) {
+  return (a: Assertion) =>
+    JSON.stringify(a.expected) === JSON.stringify(want)
+      ? null
+      : `expected ${JSON.stringify(a.expected)} is not the code's ${what} ${JSON.stringify(want)}`;
+}
+
+const INDEPENDENT = /^(?!.*\bsluice\b)/;
+
+/** The checks of a completed replacement (shared by matrix, disruption and random-kill cases). */
+function completion(serialBefore: number): RequiredCheck[] {
+  return [
+    {
+      check: "recovery.completed",
+      kind: "exit-status",
+      pin: (a) => {
+        if (!isRecord(a.expected) || a.expected.exit !== 0) return "expected exit is not 0";
+        return null;
+      },
+    },
+    { check: "offsets.monotonic", kind: "monotonic" },
+    { check: "output.exact", kind: "set-equal" },
+    {
+      check: "generation.single_candidate",
+      kind: "equal",
+      pin: (a) => {
+        const e = a.expected;
+        if (!Array.isArray(e) || e.length !== 1 || !isRecord(e[0]) || e[0].state !== "running") {
+          return "expected is not exactly one running container";
+        }
+        if (typeof e[0].operation !== "string" || !/^[0-9a-f-]{36}$/.test(e[0].operation)) {
+          return "expected does not name the operation's UUID";
+        }
+        return null;
+      },
+    },
+    {
+      check: "generation.serial",
+      kind: "equal",
+      pin: pinEqual("serial change", { before: serialBefore, after: serialBefore + 1 }),
+    },
+    { check: "plan.noop", kind: "equal", pin: pinEqual("no-op plan", { exit: 0, noop: true }) },
+  ];
+}
+
+function freshProcess(a: Assertion): string | null {
+  const x = a.actual;
+  if (!isRecord(x) || !Array.isArray(x.killed_pids) || x.killed_pids.length === 0) {
+    return "actual names no killed process";
+  }
+  if (typeof x.pid !== "number" || x.killed_pids.includes(x.pid)) {
+    return "the recovering process is not a fresh one";
+  }
+  return null;
+}
+
+/** The checks a case must hold, from its kind and parameters (the code's view, not the file's). */
+export function requiredChecks(c: CaseEvidence): RequiredCheck[] {
+  const stopped = c.samples.some(stoppedSample);
+  const stoppedCheck: RequiredCheck = { check: "offsets.stopped_equal_close", kind: "all-equal" };
+  switch (c.kind) {
+    case "matrix": {
+      const site = `${c.boundary}:${c.side}`;
+      const out: RequiredCheck[] = [
+        {
+          check: "fault.killed_at_site",
+          kind: "killed-by-signal",
+          pin: pinEqual("armed site", { signal: "SIGKILL", site }),
+        },
+        ...completion(1).map((r) =>
+          r.check === "recovery.completed"
+            ? { ...r, pin: (a: Assertion, cc: CaseEvidence) => r.pin!(a, cc) ?? freshProcess(a) }
+            : r
+        ),
+      ];
+      if (stopsRunner(site) || stopped) out.push(stoppedCheck);
+      return out;
+    }
+    case "rejection": {
+      const spec = REJECTIONS.find((r) => `${r.name}:${c.backend}` === c.id);
+      const code = spec?.code ?? "(not in the catalogue)";
+      const out: RequiredCheck[] = [
+        { check: "rejection.code", kind: "present", pin: pinEqual("blocker code", [code]) },
+        { check: "rejection.exit_status", kind: "exit-status", pin: pinEqual("exit", { exit: 4 }) },
+        {
+          check: "rejection.nothing_mutated",
+          kind: "unchanged",
+          pin: (a) =>
+            INDEPENDENT.test(a.witness) && a.witness.includes("docker-api") &&
+              /state-(files|rows)/.test(a.witness)
+              ? null
+              : `witness ${a.witness} is not independent of sluice (state read directly + Docker API)`,
+        },
+      ];
+      if (spec?.stopAt) {
+        out.push({
+          check: "rejection.stopped_at_site",
+          kind: "killed-by-signal",
+          pin: pinEqual("armed site", { signal: "SIGKILL", site: spec.stopAt }),
+        });
+      } else {
+        out.push({
+          check: "rejection.no_operation",
+          kind: "absent",
+          pin: pinEqual("pending control", ["control"]),
+        });
+      }
+      return out;
+    }
+    case "disruption": {
+      const name = c.id.split(":")[0];
+      const out: RequiredCheck[] = [];
+      if (name === "lock-race") {
+        out.push(
+          {
+            check: "race.exit_statuses",
+            kind: "equal",
+            pin: pinEqual("exit statuses", [0, 5]),
+          },
+          {
+            check: "race.loser_reports_lock",
+            kind: "present",
+            pin: pinEqual("lock code", ["STATE_LOCK_HELD"]),
+          },
+          { check: "race.single_operation", kind: "equal" },
+        );
+      } else {
+        out.push({
+          check: "disruption.applied",
+          kind: "count",
+          pin: pinEqual("disruption effect count", { min: 1 }),
+        });
+      }
+      out.push(...completion(1));
+      if (stopped) out.push(stoppedCheck);
+      return out;
+    }
+    case "random-kill": {
+      // the chain's first deploy is serial 1, its uninterrupted baseline replacement 2
+      const position = randomKillCases().find((k) => k.id === c.id)?.position ?? -10;
+      const serialBefore = position + 2;
+      const out: RequiredCheck[] = [
+        {
+          check: "fault.random_kill",
+          kind: "killed-by-signal",
+          pin: (a) => {
+            const p = c.params;
+            if (
+              typeof p.seed !== "number" || typeof p.index !== "number" ||
+              typeof p.baseline_ms !== "number"
+            ) {
+              return "params lack seed, index or baseline";
+            }
+            const delay = randomKillDelay(p.seed, p.index, p.baseline_ms);
+            if (p.delay_ms !== delay) {
+              return `params.delay_ms ${p.delay_ms} is not the seed's ${delay}`;
+            }
+            return pinEqual("random kill", {
+              signal: "SIGKILL",
+              killed_by: "harness",
+              delay_ms: delay,
+            })(a);
+          },
+        },
+        ...completion(serialBefore).map((r) =>
+          r.check === "recovery.completed"
+            ? { ...r, pin: (a: Assertion, cc: CaseEvidence) => r.pin!(a, cc) ?? freshProcess(a) }
+            : r
+        ),
+      ];
+      if (stopped) out.push(stoppedCheck);
+      return out;
+    }
+  }
+}

@@ -1,0 +1,516 @@
+// Needs nothing running: the verifier on complete evidence files built from the code's case
+// lists (every probe, every case kind), then every tampering of testing/tamper.ts, each of which
+// must be rejected with a message naming the case and the assertion.
+import assert from "node:assert/strict";
+import { type EvidenceFile, fileErrors, validate, type VerifyContext } from "./verify.ts";
+import {
+  type Assertion,
+  type AssertionInput,
+  type CaseEvidence,
+  judge,
+  summarize,
+} from "../probes/evidence.ts";
+import {
+  DISRUPTIONS,
+  expectedCaseIds,
+  inventory,
+  PROBE_FILES,
+  type ProbeName,
+  randomKillCases,
+  randomKillDelay,
+  REJECTIONS,
+  stopsRunner,
+} from "../probes/catalogue.ts";
+import { loadRunEventValidator } from "../lib/lineage/validate.ts";
+import { buildRunEvent } from "../lib/lineage/events.ts";
+import { TAMPERINGS } from "../testing/tamper.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const schema = JSON.parse(await Deno.readTextFile(`${ROOT}verification/schema.json`));
+const conforms = await loadRunEventValidator();
+const COMMIT = "c0ffee0000000000000000000000000000000001";
+const COMMIT_TIME = "2026-01-01T00:00:00.000Z";
+const NOT_ANCESTOR = "c0ffee0000000000000000000000000000000002";
+const T0 = Date.parse("2026-01-02T00:00:00.000Z");
+const RUN = "8d6b4e8e-8f5c-4f35-9d54-6b1b1c2d3e4f";
+
+function context(over: Partial<VerifyContext> = {}): VerifyContext {
+  return {
+    allowDirty: false,
+    allowPartial: false,
+    git: (commit) =>
+      Promise.resolve(
+        commit === COMMIT || commit === NOT_ANCESTOR
+          ? { exists: true, time: COMMIT_TIME, ancestor: commit === COMMIT }
+          : { exists: false, time: null, ancestor: false },
+      ),
+    now: () => T0 + 3_600_000,
+    conforms,
+    ...over,
+  };
+}
+
+const at = (ms: number) => new Date(T0 + ms).toISOString();
+
+function a(input: AssertionInput): Assertion {
+  return { ...input, ok: judge(input, conforms).ok };
+}
+
+const OP = "0b6f2f8e-4c1d-4d1a-9a43-6f0f3c2d9e11";
+const CLOSE = { "0": "3", "1": "2", "2": "1" };
+const BEFORE = { "0": "2", "1": "2", "2": "1" };
+const AFTER = { "0": "7", "1": "6", "2": "5" };
+
+function completion(serialBefore: number, fresh: boolean): Assertion[] {
+  return [
+    a({
+      check: "recovery.completed",
+      name: "completed in a fresh process",
+      kind: "exit-status",
+      witness: "process",
+      expected: { exit: 0 },
+      actual: {
+        process: "worker-2",
+        exit: 0,
+        signal: null,
+        timed_out: false,
+        pid: 202,
+        killed_pids: fresh ? [101] : [],
+      },
+    }),
+    a({
+      check: "offsets.monotonic",
+      name: "offsets never backwards",
+      kind: "monotonic",
+      witness: "kafka-tools",
+      expected: {},
+      actual: [BEFORE, CLOSE, AFTER],
+    }),
+    a({
+      check: "offsets.stopped_equal_close",
+      name: "stopped = close",
+      kind: "all-equal",
+      witness: "kafka-tools+state-files",
+      expected: { value: CLOSE },
+      actual: [CLOSE],
+    }),
+    a({
+      check: "output.exact",
+      name: "exact output",
+      kind: "set-equal",
+      witness: "topic-read",
+      expected: [{ key: "a-1" }, { key: "b-1" }],
+      actual: [{ key: "b-1" }, { key: "a-1" }],
+    }),
+    a({
+      check: "generation.single_candidate",
+      name: "one candidate",
+      kind: "equal",
+      witness: "docker-api",
+      expected: [{ state: "running", operation: OP, generation: `${OP}/0` }],
+      actual: [{ state: "running", operation: OP, generation: `${OP}/0` }],
+    }),
+    a({
+      check: "generation.serial",
+      name: "serial +1",
+      kind: "equal",
+      witness: "state-files",
+      expected: { before: serialBefore, after: serialBefore + 1 },
+      actual: { before: serialBefore, after: serialBefore + 1 },
+    }),
+    a({
+      check: "plan.noop",
+      name: "no-op plan",
+      kind: "equal",
+      witness: "sluice",
+      expected: { exit: 0, noop: true },
+      actual: { exit: 0, noop: true },
+    }),
+    a({
+      check: "lineage.conformant",
+      name: "OpenLineage",
+      kind: "conformant",
+      witness: "lineage-file",
+      expected: {},
+      actual: {
+        events: [buildRunEvent("START", {
+          operationId: OP,
+          project: "p",
+          environment: null,
+          applicationId: "app",
+          bootstrap: "kafka:9092",
+          inputTopic: "in",
+          outputTopic: "out",
+        }, { eventTime: new Date(T0) })],
+      },
+    }),
+  ];
+}
+
+function killed(process: string, site: string, check: string): Assertion {
+  return a({
+    check,
+    name: "died at the site",
+    kind: "killed-by-signal",
+    witness: "process",
+    expected: { signal: "SIGKILL", site },
+    actual: {
+      process,
+      signal: "SIGKILL",
+      fired: site,
+      exit: 137,
+      timed_out: false,
+      killed_by: "fault",
+    },
+  });
+}
+
+function history(site: string | null) {
+  return [
+    {
+      process: "worker-1",
+      type: "invoke" as const,
+      f: "apply",
+      value: { args: [], fault: site },
+      time: at(1000),
+    },
+    {
+      process: "worker-1",
+      type: "info" as const,
+      f: "apply",
+      value: { exit: 137, signal: "SIGKILL", fired: site, pid: 101 },
+      time: at(2000),
+    },
+    {
+      process: "worker-2",
+      type: "ok" as const,
+      f: "resume",
+      value: { exit: 0, pid: 202 },
+      time: at(3000),
+    },
+  ];
+}
+
+const SAMPLE = {
+  after: "worker-1",
+  stage: "old_closed",
+  old_running: false,
+  candidate_running: false,
+  offsets: CLOSE,
+  time: at(2500),
+};
+
+function base(id: string, kind: CaseEvidence["kind"], backend: "local" | "postgres"): CaseEvidence {
+  return {
+    id,
+    kind,
+    run_id: RUN,
+    boundary: null,
+    side: null,
+    backend,
+    params: {},
+    started_at: at(500),
+    duration_ms: 5000,
+    outcome: "completed",
+    history: history(null),
+    samples: [SAMPLE],
+    setup: [
+      a({
+        check: "setup.old_output",
+        name: "old output",
+        kind: "equal",
+        witness: "topic-read",
+        expected: 4,
+        actual: 4,
+      }),
+    ],
+    assertions: [],
+    ok: true,
+    error: null,
+  };
+}
+
+function buildCase(probe: ProbeName, id: string): CaseEvidence {
+  const i = id.lastIndexOf(":");
+  const head = id.slice(0, i);
+  const backend = id.slice(i + 1) as "local" | "postgres";
+  const c = base(id, PROBE_FILES[probe], backend);
+  if (probe === "fault-matrix") {
+    const j = head.lastIndexOf(":");
+    c.boundary = head.slice(0, j);
+    c.side = head.slice(j + 1) as "before" | "after";
+    c.history = history(head);
+    c.assertions = [killed("worker-1", head, "fault.killed_at_site"), ...completion(1, true)];
+  } else if (probe === "rejections") {
+    const spec = REJECTIONS.find((r) => r.name === head)!;
+    c.params = { code: spec.code, stop_at: spec.stopAt };
+    c.outcome = "blocked";
+    c.assertions = [
+      a({
+        check: "rejection.code",
+        name: "code",
+        kind: "present",
+        witness: "sluice",
+        expected: [spec.code],
+        actual: [spec.code, "BLOCKED_OTHER"],
+      }),
+      a({
+        check: "rejection.exit_status",
+        name: "exit 4",
+        kind: "exit-status",
+        witness: "process",
+        expected: { exit: 4 },
+        actual: { exit: 4, signal: null, timed_out: false },
+      }),
+      a({
+        check: "rejection.nothing_mutated",
+        name: "nothing mutated",
+        kind: "unchanged",
+        witness: "state-files+docker-api+kafka-tools",
+        expected: { state: { serial: 1 }, containers: [{ id: "c1" }] },
+        actual: { state: { serial: 1 }, containers: [{ id: "c1" }] },
+      }),
+    ];
+    if (spec.stopAt) {
+      const [b, s] = spec.stopAt.split(":");
+      c.boundary = b;
+      c.side = s as "after";
+      c.history = history(spec.stopAt);
+      c.assertions.push(killed("worker-1", spec.stopAt, "rejection.stopped_at_site"));
+    } else {
+      c.samples = [];
+      c.assertions.push(
+        a({
+          check: "rejection.no_operation",
+          name: "no operation",
+          kind: "absent",
+          witness: "state-files",
+          expected: ["control"],
+          actual: ["history", "ownership"],
+        }),
+      );
+    }
+  } else if (probe === "disruption") {
+    const spec = DISRUPTIONS.find((d) => `${d.name}:${d.backend}` === id)!;
+    c.assertions = completion(1, false);
+    if (spec.name === "lock-race") {
+      c.assertions.push(
+        a({
+          check: "race.exit_statuses",
+          name: "0 and 5",
+          kind: "equal",
+          witness: "process",
+          expected: [0, 5],
+          actual: [0, 5],
+        }),
+        a({
+          check: "race.loser_reports_lock",
+          name: "lock",
+          kind: "present",
+          witness: "sluice",
+          expected: ["STATE_LOCK_HELD"],
+          actual: ["STATE_LOCK_HELD"],
+        }),
+        a({
+          check: "race.single_operation",
+          name: "one op",
+          kind: "equal",
+          witness: "state-files",
+          expected: { n: 1 },
+          actual: { n: 1 },
+        }),
+      );
+    } else {
+      c.assertions.push(
+        a({
+          check: "disruption.applied",
+          name: "applied",
+          kind: "count",
+          witness: "process",
+          expected: { min: 1 },
+          actual: [{ restarted: true }],
+        }),
+      );
+    }
+  } else {
+    const k = randomKillCases().find((x) => x.id === id)!;
+    const delay = randomKillDelay(7, k.index, 20_000);
+    c.params = {
+      seed: 7,
+      index: k.index,
+      chain: k.chain,
+      position: k.position,
+      baseline_ms: 20_000,
+      delay_ms: delay,
+    };
+    c.assertions = [
+      a({
+        check: "fault.random_kill",
+        name: "random kill",
+        kind: "killed-by-signal",
+        witness: "process",
+        expected: { signal: "SIGKILL", killed_by: "harness", delay_ms: delay },
+        actual: { process: "worker-1", signal: "SIGKILL", killed_by: "harness", timed_out: false },
+      }),
+      ...completion(k.position + 2, true),
+    ];
+  }
+  c.ok = c.assertions.every((x) => x.ok) && c.setup.every((x) => x.ok);
+  return c;
+}
+
+function evidence(probe: ProbeName, ids: string[] = expectedCaseIds(probe)): EvidenceFile {
+  const cases = ids.map((id) => buildCase(probe, id));
+  return structuredClone({
+    probe,
+    schema_version: 2,
+    generated_at: at(0),
+    duration_ms: 60_000,
+    provenance: {
+      run_id: RUN,
+      commit: COMMIT,
+      commit_time: COMMIT_TIME,
+      dirty: false,
+      dirty_paths: [],
+      allow_dirty: false,
+      started_at: at(0),
+      ended_at: at(60_000),
+      argv: [],
+      selection: {},
+      versions: { deno: "2", java: "17", kafka: "4.1.2", docker: "20.10", postgresql: "15" },
+      host: { os: "linux", cpus: 2, load_start: [1, 1, 1], load_end: [1, 1, 1] },
+    },
+    fault_inventory: inventory(),
+    cases,
+    summary: summarize(cases) as unknown as Record<string, number>,
+  });
+}
+
+async function errorsOf(doc: unknown, ctx = context()) {
+  return (await fileErrors(JSON.stringify(doc), schema, ctx)).errors;
+}
+
+const PROBES = Object.keys(PROBE_FILES) as ProbeName[];
+
+Deno.test("complete evidence of every probe, built from the code's case lists, verifies", async () => {
+  for (const probe of PROBES) {
+    const doc = evidence(probe);
+    assert.deepEqual(validate(schema, schema, doc), [], probe);
+    assert.deepEqual(await errorsOf(doc), [], probe);
+  }
+});
+
+Deno.test("every tampering is rejected, naming the case and the assertion", async () => {
+  const applied = new Set<string>();
+  for (const probe of PROBES) {
+    for (const t of TAMPERINGS) {
+      const doc = evidence(probe);
+      const target = t.apply(doc);
+      if (target === null) continue;
+      applied.add(t.name);
+      const errors = await errorsOf(doc);
+      const where = `${probe}: ${t.name}`;
+      assert.ok(errors.length > 0, `${where}: accepted`);
+      if (target.caseId) {
+        const named = errors.filter((e) => e.includes(target.caseId!));
+        assert.ok(
+          named.length > 0,
+          `${where}: no message names case ${target.caseId}:\n${errors.join("\n")}`,
+        );
+        if (target.check) {
+          assert.ok(
+            named.some((e) => e.includes(target.check!)),
+            `${where}: no message names ${target.check} for ${target.caseId}:\n${
+              errors.join("\n")
+            }`,
+          );
+        }
+      }
+    }
+  }
+  assert.deepEqual(
+    TAMPERINGS.filter((t) => !applied.has(t.name)).map((t) => t.name),
+    [],
+    "every tampering applies to some probe's evidence",
+  );
+});
+
+Deno.test("the issue's tamperings are each rejected with the expected reason", async () => {
+  const matrix = evidence("fault-matrix");
+  const issue = TAMPERINGS.filter((t) => t.source === "issue");
+  assert.equal(issue.length, 6);
+  const reasons = [
+    /recorded ok=true but (set-)?equal gives false/,
+    /^missing case /,
+    /missing required assertion/,
+    /missing required assertion fault\.killed_at_site/,
+    /fault\.killed_at_site .*is not the code's armed site/,
+    /generated_at 1999-01-01T00:00:00.000Z is not provenance.started_at/,
+  ];
+  for (const [i, t] of issue.entries()) {
+    const doc = structuredClone(matrix);
+    t.apply(doc);
+    const errors = await errorsOf(doc);
+    assert.ok(errors.some((e) => reasons[i].test(e)), `${t.name}:\n${errors.join("\n")}`);
+  }
+});
+
+Deno.test("provenance: a commit that is not an ancestor of HEAD, dirty trees and partial runs", async () => {
+  const doc = evidence("disruption");
+  doc.provenance.commit = NOT_ANCESTOR;
+  assert.ok((await errorsOf(doc)).some((e) => /is not an ancestor of HEAD/.test(e)));
+
+  const dirty = evidence("disruption");
+  dirty.provenance.dirty = true;
+  dirty.provenance.allow_dirty = true;
+  dirty.provenance.dirty_paths = ["x.ts"];
+  assert.ok((await errorsOf(dirty)).some((e) => /refused without --allow-dirty/.test(e)));
+  assert.deepEqual(await errorsOf(dirty, context({ allowDirty: true })), []);
+  dirty.provenance.allow_dirty = false;
+  assert.ok(
+    (await errorsOf(dirty, context({ allowDirty: true }))).some((e) =>
+      /without allow_dirty/.test(e)
+    ),
+  );
+
+  const ids = expectedCaseIds("rejections").filter((id) => id.startsWith("wrong-network:"));
+  const partial = evidence("rejections", ids);
+  partial.provenance.selection = { only: "wrong-network" };
+  assert.ok((await errorsOf(partial)).some((e) => /refused without --allow-partial/.test(e)));
+  assert.deepEqual(await errorsOf(partial, context({ allowPartial: true })), []);
+  partial.cases.pop();
+  partial.summary = summarize(partial.cases) as unknown as Record<string, number>;
+  assert.ok(
+    (await errorsOf(partial, context({ allowPartial: true }))).some((e) =>
+      /^missing case wrong-network:/.test(e)
+    ),
+    "a case of the recorded selection deleted from a partial file is missing",
+  );
+});
+
+Deno.test("a matrix case armed in the stopped window must sample while stopped", async () => {
+  const doc = evidence("fault-matrix");
+  const c = doc.cases.find((x) => stopsRunner(`${x.boundary}:${x.side}`))!;
+  c.samples = c.samples.map((s) => ({ ...s, candidate_running: true }));
+  c.assertions = c.assertions.filter((x) => x.check !== "offsets.stopped_equal_close");
+  const mono = c.assertions.find((x) => x.check === "offsets.monotonic")!;
+  mono.actual = [BEFORE, CLOSE, AFTER];
+  c.ok = true;
+  const errors = await errorsOf(doc);
+  assert.ok(
+    errors.some((e) =>
+      e.includes(c.id) && /no sample was taken while the runner was stopped/.test(e)
+    ),
+    errors.join("\n"),
+  );
+});
+
+Deno.test("a random kill's delay is recomputed from the recorded seed", async () => {
+  const doc = evidence("random-kill");
+  doc.cases[3].params.delay_ms = 1;
+  const errors = await errorsOf(doc);
+  assert.ok(
+    errors.some((e) => e.includes(doc.cases[3].id) && /is not the seed's/.test(e)),
+    errors.join("\n"),
+  );
+});
