@@ -241,6 +241,130 @@ export function redactObservedConfig(
   return out;
 }
 
+/** What stands for a secret-looking value when no digest key is available. */
+const UNKEYED_SECRET = "unkeyed-secret";
+
+/**
+ * The form of a connector configuration that fingerprints and diffs compare: keys sorted, and
+ * the value of every key in `secretKeys` (or whose name looks secret) replaced by its keyed
+ * digest (HMAC-SHA256 under `hashKey` of `["config", key, value]`), so that no secret value is
+ * ever kept. Without a key, such a value becomes a fixed marker (it can then never match a
+ * recorded digest).
+ *
+ * @example
+ * ```ts
+ * comparableConfig({ file: "/x", "db.password": "pw" }, [], "k".repeat(32));
+ * // { "db.password": "hmac-sha256:…", file: "/x" }
+ * ```
+ */
+export function comparableConfig(
+  config: Record<string, string>,
+  secretKeys: readonly string[],
+  hashKey: string | null,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(config).sort()) {
+    const secret = secretKeys.includes(k) || isSensitiveKey(k);
+    out[k] = !secret
+      ? config[k]
+      : hashKey === null
+      ? UNKEYED_SECRET
+      : `hmac-sha256:${
+        createHmac("sha256", hashKey).update(canonicalJson(["config", k, config[k]])).digest("hex")
+      }`;
+  }
+  return out;
+}
+
+/**
+ * The keyed fingerprint of a connector configuration: sha256 hex of the canonical JSON of its
+ * {@link comparableConfig}. It identifies exactly the configuration sluice submitted (and is
+ * recorded in ownership state and bound into plans) without containing or revealing a secret.
+ *
+ * @example
+ * ```ts
+ * connectorConfigFingerprint({ name: "sluice-orders-in", file: "/x" }, [], null).length; // 64
+ * ```
+ */
+export function connectorConfigFingerprint(
+  config: Record<string, string>,
+  secretKeys: readonly string[],
+  hashKey: string | null,
+): string {
+  return sha256Hex(canonicalJson({
+    format: "sluice.connector-config-fingerprint",
+    version: 1,
+    config: comparableConfig(config, secretKeys, hashKey),
+  }));
+}
+
+/** What a connector artifact submits, fingerprinted: the value bound into plans and state. */
+export interface DesiredConnectorConfig {
+  /** The fingerprint of the resolved configuration. */
+  fingerprint: string;
+  /** Its comparable form (secrets as keyed digests). */
+  comparable: Record<string, string>;
+  /** The keys whose values hold secrets (sorted). */
+  secretKeys: string[];
+}
+
+/**
+ * Resolve an artifact's configuration (checking its secret digests, see
+ * {@link resolveConnectorConfig}) and fingerprint it. The resolved values stay in this call.
+ *
+ * @example
+ * ```ts
+ * const { fingerprint } = desiredConnectorConfig(artifact, (v) => Deno.env.get(v));
+ * ```
+ */
+export function desiredConnectorConfig(
+  artifact: ConnectorArtifact,
+  lookup: (variable: string) => string | undefined,
+): DesiredConnectorConfig {
+  const { config, secretKeys } = resolveConnectorConfig(artifact, lookup);
+  const key = secretKeys.length > 0 ? secretHashKey(lookup) : null;
+  return {
+    fingerprint: connectorConfigFingerprint(config, secretKeys, key),
+    comparable: comparableConfig(config, secretKeys, key),
+    secretKeys,
+  };
+}
+
+/** One changed key of a configuration diff, safe to show. */
+export interface ConfigChange {
+  key: string;
+  /** The observed value (secrets redacted); null when the key is absent. */
+  before: string | null;
+  /** The desired value as written in the project (references unresolved); null when removed. */
+  after: string | null;
+}
+
+/**
+ * The redacted diff between an observed configuration and the desired one: the keys whose
+ * comparable values differ, in key order. A secret shows as the redaction placeholder on the
+ * observed side and as its `${env:NAME}` reference on the desired side, so a changed secret is
+ * a visible change that reveals nothing.
+ *
+ * @example
+ * ```ts
+ * configChanges({ file: "/a" }, { file: "/a" }, { config: { file: "/b" }, comparable: { file: "/b" } });
+ * // [{ key: "file", before: "/a", after: "/b" }]
+ * ```
+ */
+export function configChanges(
+  observedComparable: Record<string, string> | null,
+  observedShown: Record<string, string> | null,
+  desired: { config: Record<string, string>; comparable: Record<string, string> },
+): ConfigChange[] {
+  const before = observedComparable ?? {};
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(desired.comparable)])].sort();
+  return keys.filter((k) => before[k] !== desired.comparable[k]).map((k) => ({
+    key: k,
+    before: before[k] === undefined ? null : observedShown?.[k] ?? REDACTED,
+    after: desired.config[k] ?? null,
+  }));
+}
+
 function fail(path: string, message: string): never {
   throw new SluiceError("ARTIFACT_INVALID", `${path}: ${message}`, { evidence: { path } });
 }
