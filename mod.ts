@@ -188,7 +188,8 @@ export {
   validateConnectorArtifact,
 } from "./lib/artifact/connector.ts";
 export type { ConnectorArtifact } from "./lib/artifact/connector.ts";
-export { CONNECT_SITES, restConnect } from "./lib/providers/connect/rest.ts";
+export { restConnect } from "./lib/providers/connect/rest.ts";
+export { CONNECT_SITES } from "./lib/protocol/connector.ts";
 export type {
   ConfigSubmission,
   ConnectClusterInfo,
