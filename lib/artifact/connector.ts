@@ -209,13 +209,10 @@ export function resolveConnectorConfig(
     }
   }
   const config: Record<string, string> = {};
-  const secretKeys: string[] = [];
   for (const [k, v] of Object.entries(artifact.config)) {
-    const resolved = substituteSecretRefs(v, lookup);
-    config[k] = resolved.value;
-    if (parseSecretRefs(v).refs.length > 0) secretKeys.push(k);
+    config[k] = substituteSecretRefs(v, lookup).value;
   }
-  return { config, secretKeys: secretKeys.sort() };
+  return { config, secretKeys: artifactSecretKeys(artifact) };
 }
 
 /**
@@ -231,14 +228,42 @@ export function redactObservedConfig(
   observed: Record<string, string>,
   artifact: Pick<ConnectorArtifact, "config"> | null,
 ): Record<string, string> {
+  return redactConfigValues(observed, artifact ? artifactSecretKeys(artifact) : []);
+}
+
+/**
+ * A configuration safe to show: the values of `secretKeys` and of keys whose names look secret
+ * are replaced by the redaction placeholder.
+ *
+ * @example
+ * ```ts
+ * redactConfigValues({ url: "jdbc:x?pw=1", file: "/x" }, ["url"]); // { url: "<redacted>", file: "/x" }
+ * ```
+ */
+export function redactConfigValues(
+  config: Record<string, string>,
+  secretKeys: readonly string[],
+): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(observed)) {
-    const declared = artifact?.config[k];
-    const secret = isSensitiveKey(k) ||
-      (declared !== undefined && parseSecretRefs(declared).refs.length > 0);
-    out[k] = secret ? REDACTED : v;
+  for (const [k, v] of Object.entries(config)) {
+    out[k] = secretKeys.includes(k) || isSensitiveKey(k) ? REDACTED : v;
   }
   return out;
+}
+
+/**
+ * The configuration keys of an artifact whose values hold secret references, sorted.
+ *
+ * @example
+ * ```ts
+ * artifactSecretKeys({ config: { pw: "${env:PW}", file: "/x" } }); // ["pw"]
+ * ```
+ */
+export function artifactSecretKeys(artifact: Pick<ConnectorArtifact, "config">): string[] {
+  return Object.entries(artifact.config)
+    .filter(([, v]) => parseSecretRefs(v).refs.length > 0)
+    .map(([k]) => k)
+    .sort();
 }
 
 /** What stands for a secret-looking value when no digest key is available. */

@@ -229,7 +229,7 @@ export async function applyPlan(
 }
 
 function describe(a: PlannedAction): string {
-  return a.type === "create_topic" ? a.topic : a.model;
+  return "topic" in a ? a.topic : "model" in a ? a.model : a.name;
 }
 
 function artifactOf(plan: Plan, model: string): RunnerArtifact {

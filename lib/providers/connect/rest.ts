@@ -6,7 +6,8 @@
  * the same points.
  *
  * A 409 that means "not now" (a rebalance, stale configuration, no known leader) is retried a
- * bounded number of times; a 409 for an existing name is not. A lost response or a server error
+ * bounded number of times, and so is a read answered 500 because a rebalance is expected; a 409
+ * for an existing name is not. A lost response or a server error
  * on a mutation is an unknown outcome, never guessed: observe the named connector.
  *
  * @example
@@ -192,6 +193,12 @@ export function restConnect(endpoint: string, options: RestConnectOptions = {}):
         : (typeof parsed === "string" ? parsed : "");
       const message = scrub(raw).slice(0, 2000);
       if (res.status === 409 && isTransientConflict(message) && attempt < attempts) {
+        await sleep(delayMs);
+        continue;
+      }
+      // a read during a rebalance is answered 500 ("a rebalance is expected"): asked again, it
+      // is answered once the group settles. A mutation's 500 stays an unknown outcome.
+      if (!mutation && res.status >= 500 && /rebalance/i.test(message) && attempt < attempts) {
         await sleep(delayMs);
         continue;
       }
@@ -390,7 +397,8 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
  */
 function nothingSent(error: unknown): boolean {
   // Deno's fetch says "client error (Connect)" when the TCP connection was never made
-  return /client error \(Connect\)|Connection refused|dns error|failed to lookup/i
+  // (and refuses outright to connect to a port the fetch standard blocks)
+  return /client error \(Connect\)|Connection refused|dns error|failed to lookup|Requests to port \d+ are blocked/i
     .test(describeFailure(error));
 }
 

@@ -342,6 +342,23 @@ Deno.test("the adapter crosses no fault site: the connector journey crosses its 
   assert.deepEqual(crossed, []);
 });
 
+Deno.test("a read answered 500 'rebalance is expected' is asked again; a mutation's 500 is not", async () => {
+  const rebalance = {
+    status: 500,
+    body: {
+      error_code: 500,
+      message: "Request cannot be completed because a rebalance is expected",
+    },
+  };
+  await scripted([rebalance, rebalance, { status: 200, body: { a: "1" } }], async (url, seen) => {
+    assert.deepEqual(await restConnect(url, noSleep).connectorConfig("n"), { a: "1" });
+    assert.equal(seen.length, 3);
+  });
+  await scripted([rebalance], async (url) => {
+    await rejectsWith(restConnect(url, noSleep).deleteConnector("n"), "UNKNOWN_OUTCOME_CONNECT");
+  });
+});
+
 Deno.test("connector names are path-encoded", async () => {
   await scripted([{ status: 404, body: { message: "nope" } }], async (url, seen) => {
     assert.equal(await restConnect(url, noSleep).connectorConfig("a/b c"), null);
