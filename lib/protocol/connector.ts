@@ -20,6 +20,7 @@
  * @module
  */
 import { type FaultSite, faultSite } from "../fault/site.ts";
+import { sha256Hex } from "../artifact/canonical.ts";
 
 function site(name: string, kind: FaultSite["kind"], description: string): FaultSite {
   return faultSite({ name, kind, description, where: import.meta.url });
@@ -211,3 +212,23 @@ export function connectorSites(): FaultSite[] {
 
 /** The operation kind of the connector journey in the journal (envelope version 3). */
 export const CONNECTOR_OPERATION_KIND = "connector_change";
+
+/**
+ * The ID of the connector operation of a plan: derived from the plan file's sha256, because a
+ * plan starts at most one connector operation (once it began, the plan is stale for any other).
+ * So the audit's `ownership_committed` event of that ID proves, after a lost acknowledgement,
+ * that this plan's connector changes were committed.
+ *
+ * @example
+ * ```ts
+ * import { connectorOperationId } from "./connector.ts";
+ * connectorOperationId("ab".repeat(32)); // a UUID (version 8: derived, not random)
+ * ```
+ */
+export function connectorOperationId(planSha256: string): string {
+  const h = sha256Hex(`sluice.connector-operation\0${planSha256}`);
+  const variant = ((parseInt(h[16], 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${
+    h.slice(20, 32)
+  }`;
+}

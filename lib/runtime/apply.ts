@@ -10,6 +10,10 @@
  * It never pulls or builds an image and never adopts a resource it did not create. A
  * format-6 plan (a predicate replacement) is executed by the reviewed coordinator, not here.
  *
+ * A plan's connector changes are verified on fresh exact reads before anything is written, and
+ * applied after the runtime creates as their own operation (`lib/runtime/connectors.ts`); a
+ * pending connector operation is continued by `apply --plan` with the same plan file.
+ *
  * @example
  * ```ts
  * import { applyPlan } from "./apply.ts";
@@ -43,11 +47,24 @@ import {
   volumeName,
 } from "./labels.ts";
 import { observeRunner } from "./observer.ts";
+import type { ConnectPort } from "../providers/connect/port.ts";
+import { isConnectorAction } from "../plan/connectors.ts";
+import { CONNECTOR_OPERATION_KIND } from "../protocol/connector.ts";
+import {
+  applyConnectorChanges,
+  type ConnectorApplyResult,
+  type ConnectorJourneyContext,
+  continueConnectorOperation,
+  verifyCommittedConnectorPlan,
+  verifyConnectorActions,
+} from "./connectors.ts";
 
 /** Everything an apply needs from the outside, passed in (no hidden globals). */
 export interface RuntimeContext {
   docker: DockerPort;
   kafka: KafkaPort;
+  /** The Connect port of a declared cluster alias (needed only by plans with connector changes). */
+  connect?: (cluster: string) => ConnectPort;
   store: StateStore;
   /** Who is acting (recorded in intents, locks and audit). */
   actor: string;
@@ -79,7 +96,23 @@ export interface ApplyResult {
   runners: Array<
     { model: string; application_id: string; container_id: string; volume_instance: string }
   >;
+  /** The connector operation, when the plan changes connectors (absent otherwise). */
+  connectors?: ConnectorApplyResult;
 }
+
+function connectorContext(ctx: RuntimeContext, clock: ApplyClock): ConnectorJourneyContext {
+  return {
+    store: ctx.store,
+    actor: ctx.actor,
+    sourceSha256: ctx.sourceSha256,
+    connect: ctx.connect ?? (() => {
+      throw new SluiceError("ENV_CONNECT_UNREACHABLE", "no Kafka Connect port was given");
+    }),
+    clock,
+    progress: ctx.progress,
+  };
+}
+type ApplyClock = NonNullable<RuntimeContext["clock"]>;
 
 /** Apply a verified format-5 plan (see module docs). */
 export async function applyPlan(
@@ -101,6 +134,41 @@ export async function applyPlan(
   await ctx.store.acquireLock({ actor: ctx.actor });
   try {
     let snap = await ctx.store.load();
+    if (snap.control?.opened.kind === CONNECTOR_OPERATION_KIND) {
+      // a pending connector operation is continued with its own plan, from exact reads
+      const r = await continueConnectorOperation(
+        connectorContext(ctx, clock),
+        plan,
+        planSha256,
+        snap,
+      );
+      return {
+        noop: false,
+        operation_id: r.operation_id,
+        serial: r.serial,
+        actions: plan.actions.filter(isConnectorAction),
+        runners: [],
+        connectors: r,
+      };
+    }
+    // a connector plan whose operation was committed already (its acknowledgement lost) is a
+    // verified no-op: the audit names the plan's operation and exact reads show the changes
+    const committed = await verifyCommittedConnectorPlan(
+      connectorContext(ctx, clock),
+      plan,
+      planSha256,
+      snap,
+    );
+    if (committed) {
+      return {
+        noop: true,
+        operation_id: committed.operation_id,
+        serial: committed.serial,
+        actions: [],
+        runners: [],
+        connectors: committed,
+      };
+    }
     verifyPlanCurrent(plan, {
       project: ctx.store.project,
       environment: ctx.store.environment,
@@ -122,6 +190,24 @@ export async function applyPlan(
         "BLOCKED_OPERATION_PENDING",
         `operation ${snap.control.opened.operation_id} (${snap.control.opened.kind}) is pending; inspect it with 'sluice state show'`,
       );
+    }
+    // connector changes are verified on fresh exact reads before anything of the plan is done
+    const runtime = plan.actions.filter((a) => !isConnectorAction(a));
+    await verifyConnectorActions(
+      connectorContext(ctx, clock),
+      plan,
+      snap.ownership?.document ?? null,
+    );
+    if (runtime.length === 0) {
+      const r = (await applyConnectorChanges(connectorContext(ctx, clock), plan, planSha256))!;
+      return {
+        noop: false,
+        operation_id: r.operation_id,
+        serial: r.serial,
+        actions: plan.actions,
+        runners: [],
+        connectors: r,
+      };
     }
     // fresh re-verification before the intent, so that a foreseeable failure leaves no
     // pending operation behind: no topic to create exists yet (sluice never adopts one) ...
@@ -173,7 +259,7 @@ export async function applyPlan(
         reviewed_plan_sha256: planSha256,
         details: {
           plan_sha256: planSha256,
-          actions: plan.actions.map((a) => a.type + ":" + describe(a)),
+          actions: runtime.map((a) => a.type + ":" + describe(a)),
         },
       }));
     progress("intent", `operation ${operationId} recorded`);
@@ -216,12 +302,16 @@ export async function applyPlan(
       () => ctx.store.commitOwnership(snap, next, { operationId, recordedAt: now() }),
     );
     progress("commit", `ownership serial ${next.serial}`);
+    // then the plan's connector changes, as their own operation (sources and sinks need the
+    // topics and runners that were just committed)
+    const connectors = await applyConnectorChanges(connectorContext(ctx, clock), plan, planSha256);
     return {
       noop: false,
       operation_id: operationId,
-      serial: next.serial,
+      serial: connectors?.serial ?? next.serial,
       actions: plan.actions,
       runners,
+      ...(connectors ? { connectors } : {}),
     };
   } finally {
     await ctx.store.releaseLock();

@@ -35,7 +35,11 @@ import {
 import { atSite } from "../fault/site.ts";
 import type { Plan } from "../plan/plan.ts";
 import { type ConnectorAction, isConnectorAction, ownedAfter } from "../plan/connectors.ts";
-import { CONNECTOR_OPERATION_KIND, connectorSite } from "../protocol/connector.ts";
+import {
+  CONNECTOR_OPERATION_KIND,
+  connectorOperationId,
+  connectorSite,
+} from "../protocol/connector.ts";
 import type { ConnectPort } from "../providers/connect/port.ts";
 import type { HistoryEvent } from "../state/history.ts";
 import {
@@ -49,7 +53,7 @@ import type { StateSnapshot, StateStore } from "../state/store.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
 import type { ConnectorObservation } from "../validation/connector_observation.ts";
 import { observeConnectors } from "./connector_observer.ts";
-import { type Clock, isoNow, sleep, SYSTEM_CLOCK, type UuidSource } from "./deps.ts";
+import { type Clock, isoNow, sleep, SYSTEM_CLOCK } from "./deps.ts";
 
 /** What the connector journey needs from outside. */
 export interface ConnectorJourneyContext {
@@ -62,7 +66,6 @@ export interface ConnectorJourneyContext {
   /** Where secret values and the digest key come from (default: this process's environment). */
   env?: (variable: string) => string | undefined;
   clock?: Clock;
-  uuids: UuidSource;
   progress?: (step: string, detail: string) => void;
   /** How long created or updated connectors may take to run (default 60 s; 0: do not wait). */
   runningTimeoutMs?: number;
@@ -85,7 +88,13 @@ export interface ConnectorOutcome {
 export interface ConnectorApplyResult {
   operation_id: string;
   serial: number;
+  /** True when a pending operation of this plan was continued. */
   continued: boolean;
+  /**
+   * True when this plan's operation had already been committed (a lost acknowledgement) and
+   * exact reads verified every change in place: nothing was written.
+   */
+  verified_committed: boolean;
   connectors: ConnectorOutcome[];
 }
 
@@ -265,7 +274,7 @@ export async function applyConnectorChanges(
   }
   const prior = snap.ownership?.document ?? null;
   await verifyConnectorActions(ctx, plan, prior);
-  const operationId = ctx.uuids.uuid();
+  const operationId = connectorOperationId(planSha256);
   snap = await atSite(connectorSite("intent"), () =>
     ctx.store.beginOperation(snap, {
       operation_id: operationId,
@@ -347,6 +356,7 @@ export async function continueConnectorOperation(
       operation_id: control.operation_id,
       serial: done.ownership!.document.serial,
       continued: true,
+      verified_committed: false,
       connectors: await awaitRunning(ctx, connectorActions(plan), new Set()),
     };
   }
@@ -360,6 +370,47 @@ export async function continueConnectorOperation(
   }
   ctx.progress?.("continue", `connector operation ${control.operation_id}`);
   return await drive(ctx, plan, snap, control.operation_id, true);
+}
+
+/**
+ * `apply --plan` of a plan whose connector operation was already committed (its acknowledgement
+ * lost, e.g. a kill right after the commit): the audit names the plan's operation, and exact
+ * reads must show every change in place. Then nothing is written and the result says so; if a
+ * change is not in place (the operation ended early on a refusal, or something changed since),
+ * the plan is stale. Null when the audit has no commit of this plan's operation.
+ */
+export async function verifyCommittedConnectorPlan(
+  ctx: ConnectorJourneyContext,
+  plan: Plan,
+  planSha256: string,
+  snap: StateSnapshot,
+): Promise<ConnectorApplyResult | null> {
+  const actions = connectorActions(plan);
+  if (actions.length === 0) return null;
+  const operationId = connectorOperationId(planSha256);
+  const committed = snap.history.events.find((e) =>
+    e.kind === "ownership_committed" && e.operation_id === operationId
+  ) as { serial: number } | undefined;
+  if (!committed) return null;
+  const observed = await observeActions(ctx, plan, actions, snap.ownership?.document ?? null);
+  const open = actions.filter((a) => actionPosition(a, observed.get(a.name)!).kind !== "after");
+  if (open.length > 0) {
+    throw new SluiceError(
+      "PLAN_STALE_STATE",
+      `this plan's connector operation ${operationId} already ended (ownership serial ${committed.serial}), but ${
+        open.map((a) => `${a.type} ${a.name}`).join(", ")
+      } is not in place; plan again`,
+      { evidence: { operation_id: operationId, open: open.map((a) => a.name) } },
+    );
+  }
+  ctx.progress?.("verified", `connector operation ${operationId} was committed; nothing to do`);
+  return {
+    operation_id: operationId,
+    serial: snap.ownership?.document.serial ?? 0,
+    continued: false,
+    verified_committed: true,
+    connectors: await awaitRunning(ctx, actions, new Set(actions.map((a) => a.name))),
+  };
 }
 
 /** The rows after the intent: one exact read and at most one mutation per action, then commit. */
@@ -452,6 +503,7 @@ async function drive(
     operation_id: operationId,
     serial,
     continued: continuing,
+    verified_committed: false,
     connectors: await awaitRunning(ctx, actions, observedDone),
   };
 }

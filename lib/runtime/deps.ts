@@ -18,6 +18,7 @@
  */
 import type { DockerPort } from "../providers/docker/port.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
+import type { ConnectPort } from "../providers/connect/port.ts";
 import type { StateStore } from "../state/store.ts";
 
 /** Milliseconds since the epoch, and a way to wait (a fake clock may advance instead). */
@@ -36,6 +37,8 @@ export interface UuidSource {
 export interface RuntimeDeps {
   docker?: DockerPort;
   kafka?: KafkaPort;
+  /** The Connect port of a declared cluster (default: the REST adapter on its `rest_host`). */
+  connect?: (cluster: { alias: string; restHost: string }) => ConnectPort;
   /** A state store to use instead of the one the manifest names (the caller closes it). */
   store?: StateStore;
   clock?: Clock;

@@ -41,6 +41,11 @@ import {
   type UuidSource,
 } from "./deps.ts";
 import { observeConsumers } from "../review/consumers.ts";
+import type { ConnectPort } from "../providers/connect/port.ts";
+import { restConnect } from "../providers/connect/rest.ts";
+import type { ConnectorsObservation } from "../validation/connector_observation.ts";
+import { connectorSetup } from "./connector_setup.ts";
+import { observeConnectors } from "./connector_observer.ts";
 
 /**
  * Where the project is and which environment to use; the ports, clock and UUID source default
@@ -66,6 +71,8 @@ export interface OpenedProject {
   store: StateStore;
   docker: DockerPort;
   kafka: KafkaPort;
+  /** The Connect port of a declared cluster alias (created on first use). */
+  connect: (cluster: string) => ConnectPort;
   sourceSha256: string;
   plansDir: string;
   actor: string;
@@ -116,12 +123,31 @@ export async function openProject(options: ProjectOptions = {}): Promise<OpenedP
   await store.init();
   const docker = options.docker ?? dockerodePort();
   const kafka = options.kafka ?? platformaticKafka(m.kafka.bootstrapHost);
+  const connectPorts = new Map<string, ConnectPort>();
+  const connect = (alias: string): ConnectPort => {
+    const decl = m.connect.find((c) => c.alias === alias);
+    if (!decl) {
+      throw new SluiceError(
+        "MANIFEST_UNKNOWN_CONNECT_CLUSTER",
+        `Connect cluster '${alias}' is not declared under 'connect:'`,
+        { evidence: { cluster: alias } },
+      );
+    }
+    if (!connectPorts.has(alias)) {
+      connectPorts.set(
+        alias,
+        options.connect?.({ alias, restHost: decl.restHost }) ?? restConnect(decl.restHost),
+      );
+    }
+    return connectPorts.get(alias)!;
+  };
   return {
     project,
     compiled,
     store,
     docker,
     kafka,
+    connect,
     sourceSha256: projectSourceSha256(project),
     plansDir: join(dir, ".sluice", "runtime", "plans"),
     actor: options.actor ?? defaultActor(),
@@ -135,14 +161,35 @@ export async function openProject(options: ProjectOptions = {}): Promise<OpenedP
   };
 }
 
-/** Observe every runner model of a project (read-only). */
+/**
+ * Observe every runner model of a project, and its declared, removed and owned connectors by
+ * exact reads (read-only).
+ */
 export async function observe(options: ProjectOptions = {}): Promise<ProjectObservation> {
   const p = await openProject(options);
   try {
-    return await observeRunners(p, p.compiled.artifacts.map((a) => targetOf(a.artifact)));
+    const obs = await observeRunners(p, p.compiled.artifacts.map((a) => targetOf(a.artifact)));
+    const connectors = await observeProjectConnectors(
+      p,
+      (await p.store.load()).ownership?.document ?? null,
+    );
+    return connectors ? { ...obs, connectors } : obs;
   } finally {
     await p.close();
   }
+}
+
+/** The project's connectors observed (null when it declares, removes and owns none). */
+async function observeProjectConnectors(
+  p: OpenedProject,
+  ownership: Parameters<typeof connectorSetup>[1],
+): Promise<ConnectorsObservation | null> {
+  const setup = connectorSetup(p.project.manifest, ownership);
+  if (!setup) return null;
+  return await observeConnectors(
+    { connect: p.connect, hashKey: setup.hashKey, clock: p.clock },
+    setup.targets,
+  );
 }
 
 /** Options of {@link plan}. */
@@ -160,6 +207,8 @@ export interface PlanResult {
   sha256: string;
   /** The observation the plan was computed from (null offline). */
   observation: ProjectObservation | null;
+  /** The connector observation the plan was computed from (null offline or without any). */
+  connectors?: ConnectorsObservation | null;
 }
 
 /** Compute a plan for a project. Writes nothing. */
@@ -193,6 +242,14 @@ export async function planOpened(
     const d = await p.kafka.describe([...new Set(names)]);
     topics = new Map([...d.topics].map(([n, t]) => [n, { id: t.id, partitions: t.partitions }]));
   }
+  // connectors: desired (compiled, fingerprinted), removals, owned, observed by exact reads
+  const setup = connectorSetup(p.project.manifest, snap.ownership?.document ?? null);
+  const connectorObs = setup && !offline
+    ? await observeConnectors(
+      { connect: p.connect, hashKey: setup.hashKey, clock: p.clock },
+      setup.targets,
+    )
+    : null;
   const computed = planProject({
     project: p.project,
     compiled: p.compiled,
@@ -208,9 +265,23 @@ export async function planOpened(
     select,
     consumers: live.consumers,
     consumersUnobserved: live.unobserved,
+    connectors: setup
+      ? {
+        desired: setup.desired,
+        removals: setup.removals,
+        owned: setup.owned,
+        observation: connectorObs,
+      }
+      : null,
   });
   const { bytes, sha256 } = sealPlan(computed);
-  return { plan: computed, bytes, sha256, observation };
+  return {
+    plan: computed,
+    bytes,
+    sha256,
+    observation,
+    ...(connectorObs ? { connectors: connectorObs } : {}),
+  };
 }
 
 /** Options of {@link apply}. */
@@ -239,6 +310,7 @@ export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & {
       {
         docker: p.docker,
         kafka: p.kafka,
+        connect: p.connect,
         store: p.store,
         actor: p.actor,
         bootstrapInternal: p.project.manifest.kafka.bootstrapInternal,
