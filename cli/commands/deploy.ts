@@ -11,6 +11,7 @@ import { redactForDisplay, redactText } from "../../lib/artifact/redact.ts";
 import { isNoop } from "../../lib/plan/plan.ts";
 import { readPlanFile, writePlanFile } from "../../lib/plan/plan_file.ts";
 import { apply, observe } from "../../lib/runtime/session.ts";
+import type { ApplyResult } from "../../lib/runtime/apply.ts";
 import { planReview } from "../../lib/review/journey.ts";
 import { formatOption, reviewRenderer } from "./review.ts";
 import type { ProjectObservation } from "../../lib/validation/observation.ts";
@@ -167,9 +168,12 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         "apply",
         { ...result, plan: undefined, plan_sha256: file?.sha256 ?? null },
         () =>
-          result.noop
-            ? "No changes: the running system matches the project. Nothing was written."
-            : `Applied operation ${result.operation_id}: ${result.actions.length} action(s); ownership serial ${result.serial}.`,
+          (result.noop
+            ? result.connectors?.verified_committed
+              ? `No changes: connector operation ${result.operation_id} of this plan was already committed (verified by exact reads). Nothing was written.`
+              : "No changes: the running system matches the project. Nothing was written."
+            : `Applied operation ${result.operation_id}: ${result.actions.length} action(s); ownership serial ${result.serial}.`) +
+          connectorLines(result.connectors),
       );
     });
 
@@ -223,10 +227,22 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
           healthy,
         };
       });
+      const connectors = (obs.connectors?.connectors ?? []).map((c) => ({
+        connector: c.name,
+        cluster: c.cluster,
+        state: c.status?.state ?? "absent",
+        tasks: c.status?.tasks ?? [],
+        healthy: c.status?.state === "RUNNING" && c.status.tasks.length > 0 &&
+          c.status.tasks.every((t) => t.state === "RUNNING"),
+      }));
       printResult(
         outputFormat(cmd),
         "status",
-        { state: { ok: true, store: state.identity, revision: state.revision }, models: rows },
+        {
+          state: { ok: true, store: state.identity, revision: state.revision },
+          models: rows,
+          ...(obs.connectors ? { connectors } : {}),
+        },
         () =>
           [
             `ok   state ${
@@ -238,15 +254,42 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
             `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  generation=${
               r.generation ?? "-"
             }  group=${r.group}/${r.members}  lag=${r.lag}`
+          )).concat(connectors.map((c) =>
+            `${c.healthy ? "ok  " : "FAIL"} connector ${c.connector}  ${c.state}  tasks=${
+              c.tasks.map((t) => `${t.id}:${t.state}`).join(" ") || "none"
+            }`
           )).join("\n"),
       );
-      if (opts.health && rows.some((r) => !r.healthy)) {
+      const sick = rows.filter((r) => !r.healthy).length +
+        connectors.filter((c) => !c.healthy).length;
+      if (opts.health && sick > 0) {
         throw new SluiceError(
           "BLOCKED_UNHEALTHY",
-          `${rows.filter((r) => !r.healthy).length} model(s) are not healthy`,
+          `${sick} model(s) or connector(s) are not healthy`,
         );
       }
     });
+}
+
+const DONE: Record<string, string> = {
+  create_connector: "created",
+  update_connector: "updated",
+  remove_connector: "deleted (the connector object only)",
+  release_connector: "already absent, released",
+};
+
+/** One line per connector of an apply's connector operation. */
+function connectorLines(r: ApplyResult["connectors"]): string {
+  if (!r) return "";
+  return r.connectors.map((c) =>
+    `\n  connector ${c.name}: ${DONE[c.action]}${c.observed_done ? " (found done: observed)" : ""}${
+      c.state
+        ? `; ${c.state.connector}, tasks ${
+          c.state.tasks.map((t) => `${t.id}:${t.state}`).join(" ") || "none"
+        }${c.running === false ? " — NOT RUNNING" : ""}`
+        : ""
+    }`
+  ).join("");
 }
 
 function renderObservation(obs: ProjectObservation): string {
@@ -277,6 +320,17 @@ function renderObservation(obs: ProjectObservation): string {
     lines.push(
       `  group ${k.group.state} (${k.group.members.length} members), committed ${
         JSON.stringify(k.committed)
+      }`,
+    );
+  }
+  for (const c of obs.connectors?.connectors ?? []) {
+    lines.push(
+      `connector ${c.name} (cluster ${c.cluster}): ${
+        c.exists
+          ? `${c.status?.state ?? "?"}, tasks ${
+            c.status?.tasks.map((t) => `${t.id}:${t.state}`).join(" ") || "none"
+          }, config fingerprint ${c.fingerprints.owned ?? c.fingerprints.desired ?? "-"}`
+          : "absent"
       }`,
     );
   }

@@ -128,6 +128,8 @@ export interface StateView {
     state_checksum: string;
     topics: string[];
     runners: Array<{ model: string; application_id: string; artifact_sha256: string }>;
+    /** Owned connectors (present when the ownership document has its connector section). */
+    connectors?: Array<{ name: string; cluster: string; config_fingerprint: string }>;
   } | null;
   pending_operation: {
     operation_id: string;
@@ -160,6 +162,15 @@ export function stateView(snap: StateSnapshot, lock: LockStatus): StateView {
           application_id: r.application_id,
           artifact_sha256: r.artifact_sha256,
         })),
+        ...(snap.ownership.document.connectors
+          ? {
+            connectors: snap.ownership.document.connectors.map((c) => ({
+              name: c.name,
+              cluster: c.cluster,
+              config_fingerprint: c.config_fingerprint,
+            })),
+          }
+          : {}),
       }
       : null,
     pending_operation: c
@@ -195,6 +206,9 @@ function renderView(data: unknown): string {
       lines.push(`  runner    ${r.model} (${r.application_id}) artifact ${r.artifact_sha256}`);
     }
     for (const t of v.ownership.topics) lines.push(`  topic     ${t}`);
+    for (const c of v.ownership.connectors ?? []) {
+      lines.push(`  connector ${c.name} (cluster ${c.cluster}) config ${c.config_fingerprint}`);
+    }
   } else {
     lines.push("ownership   none");
   }

@@ -19,6 +19,9 @@ import { createFakeWorld } from "../../testing/fakes/fake_world.ts";
 import type { FakeWorld } from "../../testing/fakes/fake_world.ts";
 import { runCli } from "../../cli/main.ts";
 import { apply, plan } from "./session.ts";
+import { planReview } from "../review/journey.ts";
+import { renderReviewText } from "../review/render_text.ts";
+import { renderReviewMarkdown } from "../review/render_markdown.ts";
 
 const TOKEN = "s3cr3t-sink-token-value";
 const KEY = "0123456789abcdef0123456789abcdef-test-key";
@@ -178,6 +181,19 @@ Deno.test("connectors on the fake world: create, no-op, reviewed update with a r
       before: `/data/${f.p.name}-eligible.jsonl`,
       after: `/data/${f.p.name}-v2.jsonl`,
     }]);
+    // the review shows the same diff, as text and as Markdown
+    const review = (await planReview({ dir: f.p.dir, ...f.deps })).review;
+    const text = renderReviewText(review);
+    assert.match(
+      text,
+      new RegExp(`~ update connector ${f.p.sinkConnector} \\(sink, cluster main\\)`),
+    );
+    assert.ok(
+      text.includes(`file: "/data/${f.p.name}-eligible.jsonl" → "/data/${f.p.name}-v2.jsonl"`),
+      text,
+    );
+    assert.match(text, new RegExp(`unchanged connectors: ${f.p.sourceConnector} \\(RUNNING`));
+    assert.match(renderReviewMarkdown(review), /\| `sluice-.*-orders_out` \| `main` \| update \|/);
     const r2 = await apply({ dir: f.p.dir, plan: upd.plan, planSha256: upd.sha256, ...f.deps });
     assert.equal(r2.serial, 3);
     assert.equal(
@@ -197,6 +213,9 @@ Deno.test("connectors on the fake world: create, no-op, reviewed update with a r
         after: "${env:SINK_TOKEN}",
       }]);
       assert.equal(new TextDecoder().decode(rot.bytes).includes(TOKEN), false);
+      const shown = renderReviewText((await planReview({ dir: f.p.dir, ...f.deps })).review);
+      assert.ok(shown.includes('x.api.token: "<redacted>" → "${env:SINK_TOKEN}"'), shown);
+      assert.equal(shown.includes(TOKEN), false);
       await apply({ dir: f.p.dir, plan: rot.plan, planSha256: rot.sha256, ...f.deps });
       assert.equal(
         f.world.connectControl.connectors()[f.p.sinkConnector].config["x.api.token"],
@@ -213,6 +232,9 @@ Deno.test("connectors on the fake world: create, no-op, reviewed update with a r
     await f.p.editManifest(declareSinkRemoved(f.p));
     const rm = await planned(f);
     assert.deepEqual(types(rm.plan), ["remove_connector"]);
+    const rmText = renderReviewText((await planReview({ dir: f.p.dir, ...f.deps })).review);
+    assert.match(rmText, /- remove connector .*: the connector object only/);
+    assert.match(rmText, /note: Removing a connector deletes the connector object only/);
     snap = await state(f);
     const ownedSink = ownedConnectors(snap.ownership!.document).find((o) =>
       o.name === f.p.sinkConnector
