@@ -71,8 +71,7 @@ export async function pipelineProject(o: PipelineOptions): Promise<PipelineProje
   const name = `pipe${suffix}`;
   const inputTopic = `raw_orders_${suffix}`;
   const outputTopic = `eligible_orders_${suffix}`;
-  const inputFile = `${name}-orders.jsonl`;
-  const outputFile = `${name}-eligible.jsonl`;
+  const { inputFile, outputFile } = pipelineFiles(name);
   const manifest = `${dir}/sluice.yaml`;
   let text = await Deno.readTextFile(manifest);
   text = text
@@ -90,35 +89,13 @@ export async function pipelineProject(o: PipelineOptions): Promise<PipelineProje
       `  backend: postgres\n  dsn_env: ${o.stateDsnEnv}\n`,
     );
   }
-  const sinkExtra = Object.entries(o.sinkExtra ?? {})
-    .map(([k, v]) => `      ${k}: ${JSON.stringify(v)}\n`).join("");
-  text += `
-# Kafka Connect: a file of orders in, the eligible orders out (docs/project-format.md)
-connect:
-  main:
-    rest_host: ${o.connect.restHost}
-    rest_internal: ${o.connect.restInternal}
-
-connectors:
-  orders_in:
-    cluster: main
-    kind: source
-    class: org.apache.kafka.connect.file.FileStreamSourceConnector
-    topics: [${inputTopic}]
-    config:
-      file: ${o.connect.dataDirContainer}/${inputFile}
-      topic: ${inputTopic}
-      tasks.max: 1
-  orders_out:
-    cluster: main
-    kind: sink
-    class: org.apache.kafka.connect.file.FileStreamSinkConnector
-    topics: [${outputTopic}]
-    config:
-      file: ${o.connect.dataDirContainer}/${outputFile}
-      tasks.max: 1
-      consumer.override.isolation.level: read_committed
-${sinkExtra}`;
+  text += "\n" + connectorsSection({
+    connect: o.connect,
+    project: name,
+    inputTopic,
+    outputTopic,
+    sinkExtra: o.sinkExtra,
+  });
   await Deno.writeTextFile(manifest, text);
   const sqlPath = `${dir}/models/eligible_orders.sql`;
   const host = o.connect.dataDirHost;
@@ -139,6 +116,54 @@ ${sinkExtra}`;
       await Deno.writeTextFile(manifest, edit(await Deno.readTextFile(manifest)));
     },
   };
+}
+
+/** The FileStream files of a project's connectors, relative to the data directory. */
+export function pipelineFiles(project: string): { inputFile: string; outputFile: string } {
+  return { inputFile: `${project}-orders.jsonl`, outputFile: `${project}-eligible.jsonl` };
+}
+
+/**
+ * The `connect:` and `connectors:` sections of a pipeline project, as YAML text to append to a
+ * manifest: a FileStream source writing `inputTopic` and a FileStream sink reading
+ * `outputTopic` (read_committed), on cluster `main`.
+ */
+export function connectorsSection(o: {
+  connect: Pick<PipelineConnect, "restHost" | "restInternal" | "dataDirContainer">;
+  project: string;
+  inputTopic: string;
+  outputTopic: string;
+  sinkExtra?: Record<string, string>;
+}): string {
+  const { inputFile, outputFile } = pipelineFiles(o.project);
+  const sinkExtra = Object.entries(o.sinkExtra ?? {})
+    .map(([k, v]) => `      ${k}: ${JSON.stringify(v)}\n`).join("");
+  return `# Kafka Connect: a file of orders in, the eligible orders out (docs/project-format.md)
+connect:
+  main:
+    rest_host: ${o.connect.restHost}
+    rest_internal: ${o.connect.restInternal}
+
+connectors:
+  orders_in:
+    cluster: main
+    kind: source
+    class: org.apache.kafka.connect.file.FileStreamSourceConnector
+    topics: [${o.inputTopic}]
+    config:
+      file: ${o.connect.dataDirContainer}/${inputFile}
+      topic: ${o.inputTopic}
+      tasks.max: 1
+  orders_out:
+    cluster: main
+    kind: sink
+    class: org.apache.kafka.connect.file.FileStreamSinkConnector
+    topics: [${o.outputTopic}]
+    config:
+      file: ${o.connect.dataDirContainer}/${outputFile}
+      tasks.max: 1
+      consumer.override.isolation.level: read_committed
+${sinkExtra}`;
 }
 
 /**

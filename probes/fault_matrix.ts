@@ -6,8 +6,11 @@
  * separate OS process that dies by SIGKILL at the armed site; fresh processes then diagnose and
  * resume (harness/faults.ts). Records are also produced while the worker is dead, and after
  * completion. A create case (a site only the create journey crosses) arms the first
- * `apply --plan` of the starter itself and recovers with `apply --plan` again. The invariants
- * are asserted and written to `verification/fault-matrix.json`.
+ * `apply --plan` of the starter itself and recovers with `apply --plan` again. A connector case
+ * (a site of the connector table) deploys the starter, declares two connectors on the
+ * environment's Connect worker, arms the `apply --plan` of that change and recovers with
+ * `apply --plan` again. The invariants are asserted and written to
+ * `verification/fault-matrix.json`.
  *
  *   deno run -A probes/fault_matrix.ts [--only site:side] [--backend local|postgres]
  *
@@ -26,6 +29,8 @@ import { runCreateFaultJourney, runFaultJourney } from "../harness/faults.ts";
 import { faultInventory, guardInventorySwitch, type Journey } from "../lib/fault/inventory.ts";
 import type { HistoryEntry, StateShowView } from "../harness/faults.ts";
 import { docker } from "../harness/docker.ts";
+import { connectorsSection } from "../harness/pipeline.ts";
+import { restConnect } from "../lib/providers/connect/rest.ts";
 import {
   Assertions,
   type CaseEvidence,
@@ -401,9 +406,103 @@ export async function caseEvidence(
   };
 }
 
+/**
+ * One connector-journey case: the starter deployed, then its two connectors declared (a source
+ * writing its input topic, a sink reading its output topic); the first `apply --plan` of that
+ * change dies at the armed site; the recovery is `apply --plan` again. Then: the site fired, no
+ * pending operation, both connectors exist exactly once and are owned, a no-op plan.
+ */
+export function runConnectorCase(
+  env: EnvDescriptor,
+  image: string,
+  c: MatrixCase,
+): Promise<CaseEvidence> {
+  const connect = env.connect;
+  const names: string[] = [];
+  return caseEvidence(
+    `${c.boundary}:${c.side}:${c.backend}`,
+    { boundary: c.boundary, side: c.side, backend: c.backend },
+    async () => {
+      if (!connect) throw new Error("the environment has no Connect worker");
+      const fx = await newCase(env, image, c.backend, { deploy: "sdk" });
+      const project = fx.project.name;
+      names.push(`sluice-${project}-orders_in`, `sluice-${project}-orders_out`);
+      await fx.project.editManifest((t) =>
+        t + "\n" + connectorsSection({
+          connect,
+          project,
+          inputTopic: fx.project.inputTopic,
+          outputTopic: fx.project.outputTopic,
+        })
+      );
+      const cleanup = fx.cleanup;
+      fx.cleanup = async () => {
+        const port = restConnect(connect.restHost);
+        for (const n of names) await port.deleteConnector(n).catch(() => {});
+        await cleanup();
+      };
+      return {
+        env,
+        fx,
+        a: new Assertions(),
+        planPath: `${fx.project.dir}/connectors.plan.json`,
+        groupsBefore: [],
+        offsetsBefore: {},
+        serialBefore: null,
+        oldContainerId: "",
+      };
+    },
+    async (p) => {
+      const { fx, a } = p;
+      const j = await runCreateFaultJourney({
+        projectDir: fx.project.dir,
+        planPath: p.planPath,
+        site: c.boundary,
+        side: c.side,
+        env: fx.workerEnv,
+      });
+      a.check("the worker died by SIGKILL at the armed fault point", true, j.faultFired);
+      a.check("the connector change completed through the public commands", {
+        outcome: "completed",
+        blockers: [],
+      }, { outcome: j.outcome, blockers: j.blockers });
+      const store = openFixtureStore(fx);
+      let owned: string[] = [];
+      let controlCleared = false;
+      try {
+        const snap = await store.load();
+        owned = (snap.ownership?.document.connectors ?? []).map((x) => x.name);
+        controlCleared = snap.control === null;
+      } finally {
+        await store.close();
+      }
+      a.check("both connectors owned and no pending operation", {
+        owned: [...names].sort(),
+        controlCleared: true,
+      }, { owned, controlCleared });
+      const listed = (await restConnect(connect!.restHost).listConnectors())
+        .filter((n) => names.includes(n));
+      a.check("each connector exists exactly once on the worker", [...names].sort(), listed);
+      const noop = await cli(
+        fx.history,
+        "cli-9",
+        "plan",
+        ["plan", "--project", fx.project.dir],
+        fx.workerEnv,
+      );
+      a.check("a no-op plan afterwards", { exit: 0, noop: true }, {
+        exit: noop.code,
+        noop: (noop.json?.data as { noop?: boolean } | null)?.noop ?? null,
+      });
+      return j.history;
+    },
+  );
+}
+
 /** Run one matrix case and return its evidence. */
 export function runCase(env: EnvDescriptor, image: string, c: MatrixCase): Promise<CaseEvidence> {
   if (c.journey === "create") return runCreateCase(env, image, c);
+  if (c.journey === "connector") return runConnectorCase(env, image, c);
   return caseEvidence(
     `${c.boundary}:${c.side}:${c.backend}`,
     { boundary: c.boundary, side: c.side, backend: c.backend },
