@@ -190,6 +190,10 @@ export {
 export type { ConnectorArtifact } from "./lib/artifact/connector.ts";
 export { restConnect } from "./lib/providers/connect/rest.ts";
 export { CONNECT_SITES } from "./lib/protocol/connector.ts";
+// connector changes in plans and applies (lib/plan/connectors.ts, lib/runtime/connectors.ts)
+export type { ConnectorAction, ConnectorPlanItem, PlanConnectors } from "./lib/plan/connectors.ts";
+export type { ConnectorApplyResult, ConnectorOutcome } from "./lib/runtime/connectors.ts";
+export type { ConnectorsObservation } from "./lib/validation/connector_observation.ts";
 export type {
   ConfigSubmission,
   ConnectClusterInfo,
