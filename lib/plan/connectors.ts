@@ -98,7 +98,14 @@ export const CONNECTOR_ACTION_TYPES: ReadonlySet<string> = new Set([
   "release_connector",
 ]);
 
-/** True for a connector action. */
+/**
+ * True for a connector action.
+ *
+ * @example
+ * ```ts
+ * isConnectorAction({ type: "remove_connector" }); // true
+ * ```
+ */
 export function isConnectorAction(a: { type: string }): a is ConnectorAction {
   return CONNECTOR_ACTION_TYPES.has(a.type);
 }
@@ -164,7 +171,14 @@ function stateOf(o: ConnectorObservation | undefined): ConnectorPlanItem["state"
   return o?.status ? { connector: o.status.state, tasks: o.status.tasks } : null;
 }
 
-/** Compute the connector part of a plan. Pure. */
+/**
+ * Compute the connector part of a plan. Pure.
+ *
+ * @example
+ * ```ts
+ * // planConnectors({ desired, removals, owned, observation: null }).blockers
+ * ```
+ */
 export function planConnectors(input: ConnectorPlanInput): ConnectorPlan {
   const actions: ConnectorAction[] = [];
   const blockers: Blocker[] = [];

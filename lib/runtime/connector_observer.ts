@@ -42,6 +42,11 @@ export interface ConnectorObserverPorts {
 /**
  * Observe connectors by their exact names. One cluster-info read per alias; the connectors of
  * one cluster are read concurrently.
+ *
+ * @example
+ * ```ts
+ * // const obs = await observeConnectors({ connect: p.connect, hashKey: null }, setup.targets);
+ * ```
  */
 export async function observeConnectors(
   ports: ConnectorObserverPorts,

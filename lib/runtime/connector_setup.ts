@@ -41,6 +41,11 @@ export interface ConnectorSetup {
 /**
  * Gather the connector inputs (see module docs). Throws `ENV_SECRET_UNSET` /
  * `ENV_SECRET_HASH_KEY_*` when a referenced secret or the digest key is missing.
+ *
+ * @example
+ * ```ts
+ * // const setup = connectorSetup(project.manifest, null); // null: no connectors at all
+ * ```
  */
 export function connectorSetup(
   manifest: Manifest,

@@ -107,7 +107,14 @@ const NOTHING_HAPPENED = new Set([
   "ENV_CONNECT_UNREACHABLE",
 ]);
 
-/** The connector actions of a plan, in plan order. */
+/**
+ * The connector actions of a plan, in plan order.
+ *
+ * @example
+ * ```ts
+ * // connectorActions(plan).map((a) => `${a.type} ${a.name}`)
+ * ```
+ */
 export function connectorActions(plan: Plan): ConnectorAction[] {
   return plan.actions.filter(isConnectorAction);
 }
@@ -118,6 +125,11 @@ type Position = { kind: "before" } | { kind: "after" } | { kind: "blocked"; bloc
  * Where an action stands according to one exact observation of its connector: still to do
  * (`before`), done (`after`), or blocked. The same reading serves the check before the intent
  * and the continuation after a lost response.
+ *
+ * @example
+ * ```ts
+ * // actionPosition(action, observation).kind  → "before" | "after" | "blocked"
+ * ```
  */
 export function actionPosition(a: ConnectorAction, obs: ConnectorObservation): Position {
   const blocked = (code: string, message: string): Position => ({
@@ -215,6 +227,11 @@ async function observeActions(
  * Check, on fresh exact reads, that every connector action of the plan is still authorized
  * (throws the blockers); and that the secrets still hash to the reviewed digests. Writes
  * nothing: called before any operation of the apply begins.
+ *
+ * @example
+ * ```ts
+ * // await verifyConnectorActions(ctx, plan, snap.ownership?.document ?? null); // throws blockers
+ * ```
  */
 export async function verifyConnectorActions(
   ctx: ConnectorJourneyContext,
@@ -257,6 +274,11 @@ export async function verifyConnectorActions(
 /**
  * Apply the plan's connector changes as one operation (see module docs). The caller holds the
  * lock, has verified the plan, and has committed any runtime creates of the same plan first.
+ *
+ * @example
+ * ```ts
+ * // const r = await applyConnectorChanges(ctx, plan, planSha256); // null without connector actions
+ * ```
  */
 export async function applyConnectorChanges(
   ctx: ConnectorJourneyContext,
@@ -307,6 +329,11 @@ export async function applyConnectorChanges(
  * plan must be the one its intent recorded, the project sources unchanged and ownership still
  * the state the intent started from (or the state its own commit recorded, when only the clear
  * was lost). Then each action is decided by an exact read (see module docs).
+ *
+ * @example
+ * ```ts
+ * // if (snap.control?.opened.kind === "connector_change") await continueConnectorOperation(ctx, plan, sha, snap);
+ * ```
  */
 export async function continueConnectorOperation(
   ctx: ConnectorJourneyContext,
@@ -378,6 +405,11 @@ export async function continueConnectorOperation(
  * reads must show every change in place. Then nothing is written and the result says so; if a
  * change is not in place (the operation ended early on a refusal, or something changed since),
  * the plan is stale. Null when the audit has no commit of this plan's operation.
+ *
+ * @example
+ * ```ts
+ * // const done = await verifyCommittedConnectorPlan(ctx, plan, sha, snap); // null: not committed
+ * ```
  */
 export async function verifyCommittedConnectorPlan(
   ctx: ConnectorJourneyContext,
