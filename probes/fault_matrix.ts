@@ -29,7 +29,9 @@ import { runCreateFaultJourney, runFaultJourney } from "../harness/faults.ts";
 import { faultInventory, guardInventorySwitch, type Journey } from "../lib/fault/inventory.ts";
 import type { HistoryEntry, StateShowView } from "../harness/faults.ts";
 import { docker } from "../harness/docker.ts";
-import { connectorsSection } from "../harness/pipeline.ts";
+import { connectorsSection, declareSinkRemoved } from "../harness/pipeline.ts";
+import { CONNECT_SITES } from "../lib/protocol/connector.ts";
+import { apply, plan } from "../lib/runtime/session.ts";
 import { restConnect } from "../lib/providers/connect/rest.ts";
 import {
   Assertions,
@@ -407,10 +409,12 @@ export async function caseEvidence(
 }
 
 /**
- * One connector-journey case: the starter deployed, then its two connectors declared (a source
- * writing its input topic, a sink reading its output topic); the first `apply --plan` of that
- * change dies at the armed site; the recovery is `apply --plan` again. Then: the site fired, no
- * pending operation, both connectors exist exactly once and are owned, a no-op plan.
+ * One connector-journey case: the starter deployed, then a connector change — its two
+ * connectors declared (a source writing its input topic, a sink reading its output topic); for
+ * the update site, those deployed first and the sink's file changed; for the delete site,
+ * deployed first and the sink declared removed. The first `apply --plan` of the change dies at
+ * the armed site; the recovery is `apply --plan` again. Then: the site fired, no pending
+ * operation, exactly the expected connectors exist once each and are owned, a no-op plan.
  */
 export function runConnectorCase(
   env: EnvDescriptor,
@@ -419,6 +423,11 @@ export function runConnectorCase(
 ): Promise<CaseEvidence> {
   const connect = env.connect;
   const names: string[] = [];
+  const scenario = c.boundary === CONNECT_SITES.update.name
+    ? "update"
+    : c.boundary === CONNECT_SITES.delete.name
+    ? "remove"
+    : "create";
   return caseEvidence(
     `${c.boundary}:${c.side}:${c.backend}`,
     { boundary: c.boundary, side: c.side, backend: c.backend },
@@ -435,6 +444,17 @@ export function runConnectorCase(
           outputTopic: fx.project.outputTopic,
         })
       );
+      if (scenario !== "create") {
+        await fx.step("plan+apply the connectors (SDK)", { project }, async () => {
+          const pl = await plan({ dir: fx.project.dir });
+          await apply({ dir: fx.project.dir, plan: pl.plan, planSha256: pl.sha256 });
+        });
+        await fx.project.editManifest(
+          scenario === "update"
+            ? (t) => t.replace(`${project}-eligible.jsonl`, `${project}-eligible-v2.jsonl`)
+            : declareSinkRemoved({ sinkConnector: names[1] }),
+        );
+      }
       const cleanup = fx.cleanup;
       fx.cleanup = async () => {
         const port = restConnect(connect.restHost);
@@ -476,13 +496,21 @@ export function runConnectorCase(
       } finally {
         await store.close();
       }
-      a.check("both connectors owned and no pending operation", {
-        owned: [...names].sort(),
+      const expected = (scenario === "remove" ? names.slice(0, 1) : names).sort();
+      a.check("the changed connectors owned and no pending operation", {
+        owned: expected,
         controlCleared: true,
       }, { owned, controlCleared });
-      const listed = (await restConnect(connect!.restHost).listConnectors())
-        .filter((n) => names.includes(n));
-      a.check("each connector exists exactly once on the worker", [...names].sort(), listed);
+      const port = restConnect(connect!.restHost);
+      const listed = (await port.listConnectors()).filter((n) => names.includes(n));
+      a.check("each connector exists exactly once on the worker", expected, listed);
+      if (scenario === "update") {
+        a.check(
+          "the sink has the updated configuration",
+          `/data/${fx.project.name}-eligible-v2.jsonl`,
+          (await port.connectorConfig(names[1]))?.file ?? null,
+        );
+      }
       const noop = await cli(
         fx.history,
         "cli-9",

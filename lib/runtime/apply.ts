@@ -100,7 +100,8 @@ export interface ApplyResult {
   connectors?: ConnectorApplyResult;
 }
 
-function connectorContext(ctx: RuntimeContext, clock: ApplyClock): ConnectorJourneyContext {
+/** What the connector journey takes from the apply's context. */
+function connectorContext(ctx: RuntimeContext, clock: Clock): ConnectorJourneyContext {
   return {
     store: ctx.store,
     actor: ctx.actor,
@@ -112,7 +113,6 @@ function connectorContext(ctx: RuntimeContext, clock: ApplyClock): ConnectorJour
     progress: ctx.progress,
   };
 }
-type ApplyClock = NonNullable<RuntimeContext["clock"]>;
 
 /** Apply a verified format-5 plan (see module docs). */
 export async function applyPlan(
@@ -129,6 +129,7 @@ export async function applyPlan(
   if (plan.blockers.length > 0) throw blockerError(plan.blockers);
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const now = () => isoNow(clock);
+  const journey = connectorContext(ctx, clock);
   const progress = ctx.progress ?? (() => {});
   if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
   await ctx.store.acquireLock({ actor: ctx.actor });
@@ -137,7 +138,7 @@ export async function applyPlan(
     if (snap.control?.opened.kind === CONNECTOR_OPERATION_KIND) {
       // a pending connector operation is continued with its own plan, from exact reads
       const r = await continueConnectorOperation(
-        connectorContext(ctx, clock),
+        journey,
         plan,
         planSha256,
         snap,
@@ -154,7 +155,7 @@ export async function applyPlan(
     // a connector plan whose operation was committed already (its acknowledgement lost) is a
     // verified no-op: the audit names the plan's operation and exact reads show the changes
     const committed = await verifyCommittedConnectorPlan(
-      connectorContext(ctx, clock),
+      journey,
       plan,
       planSha256,
       snap,
@@ -194,12 +195,12 @@ export async function applyPlan(
     // connector changes are verified on fresh exact reads before anything of the plan is done
     const runtime = plan.actions.filter((a) => !isConnectorAction(a));
     await verifyConnectorActions(
-      connectorContext(ctx, clock),
+      journey,
       plan,
       snap.ownership?.document ?? null,
     );
     if (runtime.length === 0) {
-      const r = (await applyConnectorChanges(connectorContext(ctx, clock), plan, planSha256))!;
+      const r = (await applyConnectorChanges(journey, plan, planSha256))!;
       return {
         noop: false,
         operation_id: r.operation_id,
@@ -304,7 +305,7 @@ export async function applyPlan(
     progress("commit", `ownership serial ${next.serial}`);
     // then the plan's connector changes, as their own operation (sources and sinks need the
     // topics and runners that were just committed)
-    const connectors = await applyConnectorChanges(connectorContext(ctx, clock), plan, planSha256);
+    const connectors = await applyConnectorChanges(journey, plan, planSha256);
     return {
       noop: false,
       operation_id: operationId,
