@@ -57,6 +57,7 @@ export type {
   AdoptedEvent,
   CheckpointEvent,
   CommittedEvent,
+  ConnectorEvent,
   ContinuedEvent,
   CreatedEvent,
   DecisionEvent,
@@ -85,6 +86,35 @@ export type { StateStoreConfig } from "./lib/state/open.ts";
 export type { AddressOrigin } from "./lib/providers/errors.ts";
 export { initStateStore, showStateStore } from "./lib/state/view.ts";
 export type { StateView } from "./lib/state/view.ts";
+
+// Kafka Connect connectors: the port a project handle can be given, and the shapes of their
+// plan, review, apply, observation, status and ownership
+export type {
+  ConfigSubmission,
+  ConnectClusterInfo,
+  ConnectorConfig,
+  ConnectorInfo,
+  ConnectorPlugin,
+  ConnectorStatus,
+  ConnectPort,
+  ConnectState,
+} from "./lib/providers/connect/port.ts";
+export type {
+  ConnectorAction,
+  ConnectorPlanItem,
+  CreateConnectorAction,
+  PlanConnectors,
+  ReleaseConnectorAction,
+  RemoveConnectorAction,
+  UpdateConnectorAction,
+} from "./lib/plan/connectors.ts";
+export type { ConfigChange, ConnectorArtifact } from "./lib/artifact/connector.ts";
+export type { ConnectorObservation } from "./lib/validation/connector_observation.ts";
+export type { ConnectorApplyResult, ConnectorOutcome } from "./lib/runtime/connectors.ts";
+export type { ConnectorsObservation } from "./lib/validation/connector_observation.ts";
+export type { ConnectorReview } from "./lib/review/review.ts";
+export type { ConnectorStatusRow } from "./lib/runtime/status.ts";
+export type { ConnectClusterIdentity, OwnedConnector } from "./lib/state/ownership.ts";
 
 // rendering what the journeys return
 export { renderReviewText } from "./lib/review/render_text.ts";

@@ -3,7 +3,7 @@
  * (a broker on its own Docker network, harness/env.ts), each in its own process, then removes
  * the environment. Each benchmark prints its table and writes `bench/results/<name>.json`.
  *
- *   deno task bench [--only=replacement_pause,close_empty,compile_scaling,observe_scaling,runner_throughput,runner_start,poison_record,preview]
+ *   deno task bench [--only=replacement_pause,close_empty,compile_scaling,observe_scaling,runner_throughput,runner_start,poison_record,preview,connect_image]
  *   deno task bench -- --pairs=8         extra flags are passed to every benchmark
  *
  * With `SLUICE_ENV_FILE` set it attaches to that environment and leaves it running.
@@ -23,6 +23,7 @@ const ALL = [
   "preview",
   "runner_start",
   "poison_record",
+  "connect_image",
 ];
 const f = flags(Deno.args);
 const only = f.get("only", ALL.join(",")).split(",");

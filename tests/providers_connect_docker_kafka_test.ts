@@ -161,18 +161,9 @@ Deno.test(
       stop();
       await port.deleteConnector(name).catch(() => {});
     }
-    // create, update and delete each crossed their site once on both sides; the refused
-    // create and delete crossed it too (the worker, not sluice, refused them)
-    assert.deepEqual(crossed, [
-      "connect.create_connector:before",
-      "connect.create_connector:after",
-      "connect.create_connector:before",
-      "connect.update_connector_config:before",
-      "connect.update_connector_config:after",
-      "connect.delete_connector:before",
-      "connect.delete_connector:after",
-      "connect.delete_connector:before",
-    ]);
+    // the adapter crosses no fault site: the connector journey crosses its table's rows
+    // (lib/protocol/connector.ts) around each call, so fakes and this adapter die at the same points
+    assert.deepEqual(crossed, []);
   },
 );
 

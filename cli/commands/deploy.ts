@@ -13,7 +13,7 @@ import {
   SluiceError,
   writePlanFile,
 } from "../../mod.ts";
-import type { ProjectObservation, ProjectStatus, RuntimeDeps } from "../../mod.ts";
+import type { ApplyResult, ProjectObservation, ProjectStatus, RuntimeDeps } from "../../mod.ts";
 import { formatOption, reviewRenderer } from "./review.ts";
 import { reportReplacement } from "./replacement.ts";
 import { outputFormat, printResult, progressPrinter } from "../output.ts";
@@ -159,9 +159,12 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         "apply",
         { ...result, plan_sha256: outcome.plan_sha256 },
         () =>
-          result.noop
-            ? "No changes: the running system matches the project. Nothing was written."
-            : `Applied operation ${result.operation_id}: ${result.actions.length} action(s); ownership serial ${result.serial}.`,
+          (result.noop
+            ? result.connectors?.verified_committed
+              ? `No changes: connector operation ${result.operation_id} of this plan was already committed (verified by exact reads). Nothing was written.`
+              : "No changes: the running system matches the project. Nothing was written."
+            : `Applied operation ${result.operation_id}: ${result.actions.length} action(s); ownership serial ${result.serial}.`) +
+          connectorLines(result.connectors),
       );
     });
 
@@ -196,11 +199,12 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       });
       const status = await project.status();
       printResult(outputFormat(cmd), "status", status, () => renderStatus(status));
-      const unhealthy = status.models.filter((m) => !m.healthy);
-      if (opts.health && unhealthy.length > 0) {
+      const sick = status.models.filter((m) => !m.healthy).length +
+        (status.connectors ?? []).filter((c) => !c.healthy).length;
+      if (opts.health && sick > 0) {
         throw new SluiceError(
           "BLOCKED_UNHEALTHY",
-          `${unhealthy.length} model(s) are not healthy`,
+          `${sick} model(s) or connector(s) are not healthy`,
         );
       }
     });
@@ -226,7 +230,34 @@ function renderStatus(s: ProjectStatus): string {
         r.candidate_of ? ` (candidate of pending operation ${r.candidate_of})` : ""
       }  group=${r.group}/${r.members}  lag=${r.lag}`
     ),
+  ).concat(
+    (s.connectors ?? []).map((c) =>
+      `${c.healthy ? "ok  " : "FAIL"} connector ${c.connector}  ${c.state}  tasks=${
+        c.tasks.map((t) => `${t.id}:${t.state}`).join(" ") || "none"
+      }`
+    ),
   ).join("\n");
+}
+
+const DONE: Record<string, string> = {
+  create_connector: "created",
+  update_connector: "updated",
+  remove_connector: "deleted (the connector object only)",
+  release_connector: "already absent, released",
+};
+
+/** One line per connector of an apply's connector operation. */
+function connectorLines(r: ApplyResult["connectors"]): string {
+  if (!r) return "";
+  return r.connectors.map((c) =>
+    `\n  connector ${c.name}: ${DONE[c.action]}${c.observed_done ? " (found done: observed)" : ""}${
+      c.state
+        ? `; ${c.state.connector}, tasks ${
+          c.state.tasks.map((t) => `${t.id}:${t.state}`).join(" ") || "none"
+        }${c.running === false ? " — NOT RUNNING" : ""}`
+        : ""
+    }`
+  ).join("");
 }
 
 function renderObservation(obs: ProjectObservation): string {
@@ -257,6 +288,17 @@ function renderObservation(obs: ProjectObservation): string {
     lines.push(
       `  group ${k.group.state} (${k.group.members.length} members), committed ${
         JSON.stringify(k.committed)
+      }`,
+    );
+  }
+  for (const c of obs.connectors?.connectors ?? []) {
+    lines.push(
+      `connector ${c.name} (cluster ${c.cluster}): ${
+        c.exists
+          ? `${c.status?.state ?? "?"}, tasks ${
+            c.status?.tasks.map((t) => `${t.id}:${t.state}`).join(" ") || "none"
+          }, config fingerprint ${c.fingerprints.owned ?? c.fingerprints.desired ?? "-"}`
+          : "absent"
       }`,
     );
   }

@@ -102,6 +102,12 @@ function renderView(data: unknown): string {
       lines.push(`  runner    ${r.model} (${r.application_id}) artifact ${r.artifact_sha256}`);
     }
     for (const t of v.ownership.topics) lines.push(`  topic     ${t}`);
+    for (const c of v.ownership.connectors ?? []) {
+      lines.push(`  connector ${c.name} (cluster ${c.cluster}) config ${c.config_fingerprint}`);
+    }
+    for (const c of v.ownership.connectors ?? []) {
+      lines.push(`  connector ${c.name} (cluster ${c.cluster}) config ${c.config_fingerprint}`);
+    }
   } else {
     lines.push("ownership   none");
   }

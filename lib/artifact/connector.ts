@@ -33,9 +33,13 @@ export const SECRET_HASH_KEY_MIN_LENGTH = 32;
 
 /** A compiled connector, exactly as serialised (snake_case per the document). */
 export interface ConnectorArtifact {
-  format: typeof CONNECTOR_ARTIFACT_FORMAT;
-  version: typeof CONNECTOR_ARTIFACT_VERSION;
+  /** The format name (`CONNECTOR_ARTIFACT_FORMAT`). */
+  format: "sluice.connector-artifact";
+  /** The format version (`CONNECTOR_ARTIFACT_VERSION`). */
+  version: 1;
+  /** The project. */
   project: string;
+  /** The environment, or null. */
   environment: string | null;
   /** The logical name in `sluice.yaml`. */
   connector: string;
@@ -43,6 +47,7 @@ export interface ConnectorArtifact {
   name: string;
   /** The alias of the declared Connect cluster. */
   cluster: string;
+  /** Source or sink. */
   kind: "source" | "sink";
   /** The declared topics it writes (source) or reads (sink), sorted. */
   topics: string[];
@@ -55,6 +60,7 @@ export interface ConnectorArtifact {
   secrets: Record<string, string>;
   /** Identifies the digest key (not the key): null when there are no secrets. */
   secret_key_id: string | null;
+  /** Who owns it (sluice, for this project and environment). */
   ownership: { managed_by: "sluice"; project: string; environment: string | null };
 }
 
@@ -173,7 +179,11 @@ export function referencedVariables(config: Record<string, string>): string[] {
  *
  * @example
  * ```ts
- * const { config, secretKeys } = resolveConnectorConfig(artifact, (v) => Deno.env.get(v));
+ * import { type ConnectorArtifact, resolveConnectorConfig } from "./connector.ts";
+ * function submission(artifact: ConnectorArtifact) {
+ *   const { config, secretKeys } = resolveConnectorConfig(artifact, (v) => Deno.env.get(v));
+ *   return { config, secretKeys };
+ * }
  * ```
  */
 export function resolveConnectorConfig(
@@ -209,13 +219,10 @@ export function resolveConnectorConfig(
     }
   }
   const config: Record<string, string> = {};
-  const secretKeys: string[] = [];
   for (const [k, v] of Object.entries(artifact.config)) {
-    const resolved = substituteSecretRefs(v, lookup);
-    config[k] = resolved.value;
-    if (parseSecretRefs(v).refs.length > 0) secretKeys.push(k);
+    config[k] = substituteSecretRefs(v, lookup).value;
   }
-  return { config, secretKeys: secretKeys.sort() };
+  return { config, secretKeys: artifactSecretKeys(artifact) };
 }
 
 /**
@@ -224,21 +231,180 @@ export function resolveConnectorConfig(
  *
  * @example
  * ```ts
- * redactObservedConfig({ "db.pw": "hunter2", file: "/x" }, artifact); // { "db.pw": "<redacted>", file: "/x" }
+ * import { type ConnectorArtifact, redactObservedConfig } from "./connector.ts";
+ * function shown(artifact: ConnectorArtifact) {
+ *   return redactObservedConfig({ "db.pw": "hunter2", file: "/x" }, artifact); // { "db.pw": "<redacted>", file: "/x" }
+ * }
  * ```
  */
 export function redactObservedConfig(
   observed: Record<string, string>,
   artifact: Pick<ConnectorArtifact, "config"> | null,
 ): Record<string, string> {
+  return redactConfigValues(observed, artifact ? artifactSecretKeys(artifact) : []);
+}
+
+/**
+ * A configuration safe to show: the values of `secretKeys` and of keys whose names look secret
+ * are replaced by the redaction placeholder.
+ *
+ * @example
+ * ```ts
+ * redactConfigValues({ url: "jdbc:x?pw=1", file: "/x" }, ["url"]); // { url: "<redacted>", file: "/x" }
+ * ```
+ */
+export function redactConfigValues(
+  config: Record<string, string>,
+  secretKeys: readonly string[],
+): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(observed)) {
-    const declared = artifact?.config[k];
-    const secret = isSensitiveKey(k) ||
-      (declared !== undefined && parseSecretRefs(declared).refs.length > 0);
-    out[k] = secret ? REDACTED : v;
+  for (const [k, v] of Object.entries(config)) {
+    out[k] = secretKeys.includes(k) || isSensitiveKey(k) ? REDACTED : v;
   }
   return out;
+}
+
+/**
+ * The configuration keys of an artifact whose values hold secret references, sorted.
+ *
+ * @example
+ * ```ts
+ * artifactSecretKeys({ config: { pw: "${env:PW}", file: "/x" } }); // ["pw"]
+ * ```
+ */
+export function artifactSecretKeys(artifact: Pick<ConnectorArtifact, "config">): string[] {
+  return Object.entries(artifact.config)
+    .filter(([, v]) => parseSecretRefs(v).refs.length > 0)
+    .map(([k]) => k)
+    .sort();
+}
+
+/** What stands for a secret-looking value when no digest key is available. */
+const UNKEYED_SECRET = "unkeyed-secret";
+
+/**
+ * The form of a connector configuration that fingerprints and diffs compare: keys sorted, and
+ * the value of every key in `secretKeys` (or whose name looks secret) replaced by its keyed
+ * digest (HMAC-SHA256 under `hashKey` of `["config", key, value]`), so that no secret value is
+ * ever kept. Without a key, such a value becomes a fixed marker (it can then never match a
+ * recorded digest).
+ *
+ * @example
+ * ```ts
+ * comparableConfig({ file: "/x", "db.password": "pw" }, [], "k".repeat(32));
+ * // { "db.password": "hmac-sha256:…", file: "/x" }
+ * ```
+ */
+export function comparableConfig(
+  config: Record<string, string>,
+  secretKeys: readonly string[],
+  hashKey: string | null,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(config).sort()) {
+    const secret = secretKeys.includes(k) || isSensitiveKey(k);
+    out[k] = !secret
+      ? config[k]
+      : hashKey === null
+      ? UNKEYED_SECRET
+      : `hmac-sha256:${
+        createHmac("sha256", hashKey).update(canonicalJson(["config", k, config[k]])).digest("hex")
+      }`;
+  }
+  return out;
+}
+
+/**
+ * The keyed fingerprint of a connector configuration: sha256 hex of the canonical JSON of its
+ * {@link comparableConfig}. It identifies exactly the configuration sluice submitted (and is
+ * recorded in ownership state and bound into plans) without containing or revealing a secret.
+ *
+ * @example
+ * ```ts
+ * connectorConfigFingerprint({ name: "sluice-orders-in", file: "/x" }, [], null).length; // 64
+ * ```
+ */
+export function connectorConfigFingerprint(
+  config: Record<string, string>,
+  secretKeys: readonly string[],
+  hashKey: string | null,
+): string {
+  return sha256Hex(canonicalJson({
+    format: "sluice.connector-config-fingerprint",
+    version: 1,
+    config: comparableConfig(config, secretKeys, hashKey),
+  }));
+}
+
+/** What a connector artifact submits, fingerprinted: the value bound into plans and state. */
+export interface DesiredConnectorConfig {
+  /** The fingerprint of the resolved configuration. */
+  fingerprint: string;
+  /** Its comparable form (secrets as keyed digests). */
+  comparable: Record<string, string>;
+  /** The keys whose values hold secrets (sorted). */
+  secretKeys: string[];
+}
+
+/**
+ * Resolve an artifact's configuration (checking its secret digests, see
+ * {@link resolveConnectorConfig}) and fingerprint it. The resolved values stay in this call.
+ *
+ * @example
+ * ```ts
+ * import { type ConnectorArtifact, desiredConnectorConfig } from "./connector.ts";
+ * function fingerprintOf(artifact: ConnectorArtifact) {
+ *   return desiredConnectorConfig(artifact, (v) => Deno.env.get(v)).fingerprint;
+ * }
+ * ```
+ */
+export function desiredConnectorConfig(
+  artifact: ConnectorArtifact,
+  lookup: (variable: string) => string | undefined,
+): DesiredConnectorConfig {
+  const { config, secretKeys } = resolveConnectorConfig(artifact, lookup);
+  const key = secretKeys.length > 0 ? secretHashKey(lookup) : null;
+  return {
+    fingerprint: connectorConfigFingerprint(config, secretKeys, key),
+    comparable: comparableConfig(config, secretKeys, key),
+    secretKeys,
+  };
+}
+
+/** One changed key of a configuration diff, safe to show. */
+export interface ConfigChange {
+  /** The configuration key. */
+  key: string;
+  /** The observed value (secrets redacted); null when the key is absent. */
+  before: string | null;
+  /** The desired value as written in the project (references unresolved); null when removed. */
+  after: string | null;
+}
+
+/**
+ * The redacted diff between an observed configuration and the desired one: the keys whose
+ * comparable values differ, in key order. A secret shows as the redaction placeholder on the
+ * observed side and as its `${env:NAME}` reference on the desired side, so a changed secret is
+ * a visible change that reveals nothing.
+ *
+ * @example
+ * ```ts
+ * configChanges({ file: "/a" }, { file: "/a" }, { config: { file: "/b" }, comparable: { file: "/b" } });
+ * // [{ key: "file", before: "/a", after: "/b" }]
+ * ```
+ */
+export function configChanges(
+  observedComparable: Record<string, string> | null,
+  observedShown: Record<string, string> | null,
+  desired: { config: Record<string, string>; comparable: Record<string, string> },
+): ConfigChange[] {
+  const before = observedComparable ?? {};
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(desired.comparable)])].sort();
+  return keys.filter((k) => before[k] !== desired.comparable[k]).map((k) => ({
+    key: k,
+    before: before[k] === undefined ? null : observedShown?.[k] ?? REDACTED,
+    after: desired.config[k] ?? null,
+  }));
 }
 
 function fail(path: string, message: string): never {
@@ -266,7 +432,10 @@ function stringMap(value: unknown, path: string): Record<string, string> {
  *
  * @example
  * ```ts
- * const artifact = validateConnectorArtifact(JSON.parse(text));
+ * import { validateConnectorArtifact } from "./connector.ts";
+ * function read(text: string) {
+ *   return validateConnectorArtifact(JSON.parse(text));
+ * }
  * ```
  */
 export function validateConnectorArtifact(value: unknown): ConnectorArtifact {

@@ -1,14 +1,17 @@
 /**
  * The fault inventory: every fault site of sluice, composed explicitly from the declarations of
  * the modules that cross them — the replacement's boundary table and the coordinator's writes
- * (`lib/protocol/replacement.ts`), the create journey's table (`lib/protocol/create.ts`) and the
- * state layer's persistence points and lock operations. Nothing is registered by importing a
+ * (`lib/protocol/replacement.ts`), the create journey's table (`lib/protocol/create.ts`), the
+ * connector journey's table (`lib/protocol/connector.ts`) and the state layer's persistence
+ * points and lock operations. Nothing is registered by importing a
  * module: a site is in the inventory because a table lists it.
  *
  * Each entry names the journeys that cross the site, so a harness knows which command to arm:
  * `replacement` (`apply --plan` of a reviewed plan), `resume` (`state resume` only), `create`
  * (`apply --plan` of a create plan), `operator` (an operator's explicit decision about a pending
- * operation: `state accept-retention-loss`, `state abandon`). `deno task probes --list` prints {@link formatInventory};
+ * operation: `state accept-retention-loss`, `state abandon`), `connector` (`apply --plan` of a
+ * plan with connector changes, continued by the same `apply --plan` again). `deno task probes
+ * --list` prints {@link formatInventory};
  * entry points refuse a fault switch naming anything else ({@link guardInventorySwitch}).
  *
  * @example
@@ -22,6 +25,7 @@ import { type FaultSite, guardFaultSwitch, siteLocation } from "./site.ts";
 import { OPERATION_WRITES, replacementSites } from "../protocol/replacement.ts";
 import { createSites } from "../protocol/create.ts";
 import { operatorSites } from "../protocol/operator.ts";
+import { connectorSites } from "../protocol/connector.ts";
 import {
   LOCAL_WRITE_ORDER,
   localWriteSites,
@@ -33,7 +37,7 @@ import {
 } from "../state/sites.ts";
 
 /** The public command whose run crosses a site. */
-export type Journey = "replacement" | "resume" | "create" | "operator";
+export type Journey = "replacement" | "resume" | "create" | "operator" | "connector";
 
 /** One site of the inventory. */
 export interface InventoryEntry {
@@ -51,8 +55,8 @@ export interface InventoryEntry {
  */
 const TRANSITION_JOURNEYS: Readonly<Record<StateTransition, readonly Journey[]>> = {
   init: ["create"],
-  commit_ownership: ["create"],
-  begin: ["replacement", "create"],
+  commit_ownership: ["create", "connector"],
+  begin: ["replacement", "create", "connector"],
   checkpoint: ["replacement"],
   interrupt: ["resume"],
   resume: ["resume"],
@@ -73,8 +77,8 @@ function stateSites(): Array<[FaultSite, readonly Journey[]]> {
     out.push([pgCommitSite(t), TRANSITION_JOURNEYS[t]]);
   }
   for (const backend of ["local", "postgres"] as const) {
-    out.push([lockOperationSite(backend, "acquire"), ["replacement", "create"]]);
-    out.push([lockOperationSite(backend, "release"), ["replacement", "create"]]);
+    out.push([lockOperationSite(backend, "acquire"), ["replacement", "create", "connector"]]);
+    out.push([lockOperationSite(backend, "release"), ["replacement", "create", "connector"]]);
     // a stale lock is broken by the first command after a killed worker
     out.push([lockOperationSite(backend, "break"), ["resume"]]);
   }
@@ -82,7 +86,8 @@ function stateSites(): Array<[FaultSite, readonly Journey[]]> {
 }
 
 /**
- * Every fault site, in journey order (replacement, its resume-only writes, create, state).
+ * Every fault site, in journey order (replacement, its resume-only writes, create, connector,
+ * state).
  *
  * @example
  * ```ts
@@ -104,6 +109,7 @@ export function faultInventory(): InventoryEntry[] {
   for (const s of replacementSites()) add(s, resumeOnly.includes(s) ? "resume" : "replacement");
   for (const s of createSites()) add(s, "create");
   for (const s of operatorSites()) add(s, "operator");
+  for (const s of connectorSites()) add(s, "connector");
   for (const [s, journeys] of stateSites()) for (const j of journeys) add(s, j);
   // every declared state site is composed (the state layer's own list is the check)
   const missing = STATE_SITES.filter((s) => !entries.has(s.name)).map((s) => s.name);

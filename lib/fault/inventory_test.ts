@@ -9,6 +9,7 @@ import { FAULT_ENV } from "./site.ts";
 import type { SluiceError } from "../errors.ts";
 import { REPLACEMENT_TABLE } from "../protocol/replacement.ts";
 import { CREATE_TABLE } from "../protocol/create.ts";
+import { CONNECT_SITES, CONNECTOR_TABLE } from "../protocol/connector.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -18,6 +19,9 @@ Deno.test("the inventory holds every site of both tables and the coordinator's w
   assert.equal(new Set(names).size, names.length);
   for (const row of REPLACEMENT_TABLE) assert.ok(names.includes(row.site.name), row.id);
   for (const row of CREATE_TABLE) if (row.site) assert.ok(names.includes(row.site.name), row.step);
+  for (const row of CONNECTOR_TABLE) {
+    if (row.site) assert.ok(names.includes(row.site.name), row.step);
+  }
   for (const n of ["journal.intent", "journal.interruption", "journal.resume", "state.finalize"]) {
     assert.ok(names.includes(n), n);
   }
@@ -31,6 +35,15 @@ Deno.test("each site names the journey that crosses it first", () => {
   assert.deepEqual(journeys.get("journal.interruption"), ["resume"]);
   assert.deepEqual(journeys.get("kafka.position_offsets"), ["create"]);
   assert.deepEqual(journeys.get("runtime.mounted_plan.write"), ["replacement", "create"]);
+  for (const s of Object.values(CONNECT_SITES)) {
+    assert.deepEqual(journeys.get(s.name), ["connector"], s.name);
+  }
+  assert.deepEqual(journeys.get("journal.connector_intent"), ["connector"]);
+  assert.deepEqual(journeys.get("state.commit_connectors"), ["connector"]);
+  // the state layer's writes of begin and commit are crossed by the connector journey too
+  const local = faultInventory().filter((e) => e.site.name.startsWith("state.local.begin."));
+  assert.ok(local.length > 0);
+  for (const e of local) assert.ok(e.journeys.includes("connector"), e.site.name);
 });
 
 Deno.test("every location is a module of the repository that declares or crosses the site", async () => {

@@ -36,6 +36,8 @@ import { type ErrorCode, SluiceError } from "../errors.ts";
 import type { ImpactChange, LiveConsumers, PlanImpact } from "./impact.ts";
 import { planImpact } from "./impact.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
+import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
+import { planConnectors } from "./connectors.ts";
 
 /** A planned provider mutation. */
 export type PlannedAction =
@@ -46,7 +48,8 @@ export type PlannedAction =
     role: "source" | "output" | "dead_letter";
   }
   | { type: "create_runner"; model: string; application_id: string; artifact_sha256: string }
-  | RunnerAction;
+  | RunnerAction
+  | ConnectorAction;
 
 export type { ProviderIdentities };
 
@@ -91,6 +94,13 @@ export interface Plan {
   impact: PlanImpact | null;
   /** The live preview's summary when one was run (`plan --preview`); display-only. */
   preview: PreviewSummary[] | null;
+  /**
+   * The project's connectors: the desired artifacts (bound by the connector actions) and what
+   * the plan does with each declared, removed or owned connector (display-only). Null when the
+   * project declares and owns none (and in plans written before connectors existed, which may
+   * lack the field).
+   */
+  connectors?: PlanConnectors | null;
 }
 
 /** What the planner reads. */
@@ -117,6 +127,11 @@ export interface PlanInput {
    * operation ID are named as that operation's, not as foreign generations.
    */
   pending?: PendingOperation | null;
+  /**
+   * The connectors to plan (desired, removals, owned, observation); null or absent when the
+   * project declares, removes and owns none. A plan of selected models never plans connectors.
+   */
+  connectors?: ConnectorPlanInput | null;
 }
 
 /** The pending operation as the planner shows it. */
@@ -403,6 +418,26 @@ export function planProject(input: PlanInput): Plan {
       ),
     );
   }
+
+  // ---- connectors (never in a plan of selected models: they are not selected)
+  const connectors = input.connectors && selected === null
+    ? planConnectors(input.connectors)
+    : null;
+  if (connectors) {
+    blockers.push(...connectors.blockers);
+    if (replacements.length > 0 && connectors.actions.length > 0) {
+      // spec: the first replacement apply carries no other provider mutation, so that its
+      // recovery stays independent of connector changes
+      blockers.push(blocker(
+        "BLOCKED_CONNECTOR_WITH_REPLACEMENT",
+        `a predicate replacement and connector changes (${
+          connectors.actions.map((x) => `${x.type} ${x.name}`).join(", ")
+        }) cannot be applied together: a replacement is the only mutation of its apply. Apply the connector changes first (keep the old predicate for that plan), then plan the replacement`,
+        { evidence: { connectors: connectors.actions.map((x) => x.name) } },
+      ));
+    }
+    actions.push(...connectors.actions);
+  }
   const sole = replacements.length === 1 && actions.length === 1 && blockers.length === 0 &&
       online && selected === null
     ? replacements[0] as RunnerAction
@@ -433,6 +468,8 @@ export function planProject(input: PlanInput): Plan {
       liveUnobserved: online ? input.consumersUnobserved ?? "not read" : "offline plan",
     }),
     preview: null,
+    // present only when the project declares, removes or owns connectors
+    ...(connectors ? { connectors: connectors.section } : {}),
   };
 }
 

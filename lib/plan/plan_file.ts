@@ -22,6 +22,7 @@ import { canonicalJson, parseCanonicalJson, sha256Hex } from "../artifact/canoni
 import type { StoreIdentity } from "../state/journal.ts";
 import type { Plan } from "./plan.ts";
 import { typedActionSha256 } from "./plan.ts";
+import { isConnectorAction } from "./connectors.ts";
 
 /** The plan file formats this sluice reads and writes (6: a reviewed replacement; 5: any other). */
 export const PLAN_FORMATS: readonly Plan["format"][] = [5, 6];
@@ -108,6 +109,42 @@ export function parsePlanBytes(
     }
   } else if (plan.typed_action !== null) {
     throw new SluiceError("PLAN_INVALID", `${where}: a format-5 plan carries no typed action`);
+  }
+  // spec: the first replacement apply carries no other provider mutation; a connector plan
+  // never carries a replacement — whatever a (re-sealed) file says, before anything is opened
+  const connectorChanges = plan.actions.filter((a) => isConnectorAction(a));
+  if (plan.format === 6 && connectorChanges.length > 0) {
+    throw new SluiceError(
+      "PLAN_REPLACEMENT_WITH_CONNECTOR_CHANGE",
+      `${where}: a format-6 replacement plan carries connector changes (${
+        connectorChanges.map((a) => `${a.type} ${a.name}`).join(", ")
+      }); a replacement is the only mutation of its apply`,
+      { evidence: { connectors: connectorChanges.map((a) => a.name) } },
+    );
+  }
+  if (
+    connectorChanges.length > 0 && plan.actions.some((a) => a.type === "replace_runner_predicate")
+  ) {
+    throw new SluiceError(
+      "PLAN_CONNECTOR_WITH_REPLACEMENT",
+      `${where}: a plan with connector changes (${
+        connectorChanges.map((a) => `${a.type} ${a.name}`).join(", ")
+      }) carries a predicate replacement; apply them in separate plans`,
+      { evidence: { connectors: connectorChanges.map((a) => a.name) } },
+    );
+  }
+  for (const a of connectorChanges) {
+    if (
+      (a.type === "create_connector" || a.type === "update_connector") &&
+      !plan.connectors?.artifacts.some((x) =>
+        x.artifact.name === a.name && x.sha256 === a.artifact_sha256
+      )
+    ) {
+      throw new SluiceError(
+        "PLAN_INVALID",
+        `${where}: ${a.type} ${a.name} has no connector artifact with checksum ${a.artifact_sha256}`,
+      );
+    }
   }
   if (plan.scope === "selected") {
     // spec: a selected project never carries a replacement, whatever the file says

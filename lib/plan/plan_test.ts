@@ -631,11 +631,14 @@ Deno.test("planner: --select plans creates for the selected model only, and a se
   assert.equal(created.scope, "selected");
   assert.deepEqual(created.selected, ["big_orders"]);
   assert.deepEqual(created.blockers, []);
-  assert.deepEqual(created.actions.map((a) => a.type === "create_topic" ? a.topic : a.model), [
-    "raw_orders",
-    "big_orders",
-    "big_orders",
-  ]);
+  assert.deepEqual(
+    created.actions.map((a) => "topic" in a ? a.topic : "model" in a ? a.model : a.name),
+    [
+      "raw_orders",
+      "big_orders",
+      "big_orders",
+    ],
+  );
   assert.deepEqual(created.artifacts.map((a) => a.model), ["big_orders"]);
 
   const want = await desired({ sql: (t) => t.replace("amount >= 100", "amount >= 200") });

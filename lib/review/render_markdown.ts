@@ -13,7 +13,7 @@
  */
 import type { ModelImpact } from "../plan/impact.ts";
 import type { PreviewModel } from "./preview.ts";
-import type { ModelReview, Review } from "./review.ts";
+import type { ConnectorReview, ModelReview, Review } from "./review.ts";
 
 const TITLE: Record<ModelReview["kind"], string> = {
   replace_predicate: "predicate replacement",
@@ -70,11 +70,41 @@ export function renderReviewMarkdown(review: Review): string {
   }
   for (const b of review.blockers) out.push(`> **Blocked** \`${b.code}\`: ${cell(b.message)}`, "");
   for (const c of review.changes) out.push(...renderModel(c));
+  if ((review.connectors ?? []).length > 0) out.push(...renderConnectors(review.connectors!));
   if (review.notes.length > 0) {
     for (const n of review.notes) out.push(`- ${n}`);
     out.push("");
   }
   return out.join("\n").trimEnd() + "\n";
+}
+
+function renderConnectors(items: ConnectorReview[]): string[] {
+  const out = ["#### Connectors", "", "| connector | cluster | change | state | configuration |"];
+  out.push("| --- | --- | --- | --- | --- |");
+  for (const c of items) {
+    const state = c.state
+      ? `${c.state.connector}${
+        c.state.tasks.length > 0
+          ? ` (${c.state.tasks.map((t) => `${t.id}:${t.state}`).join(" ")})`
+          : ""
+      }`
+      : "–";
+    const config = c.changes.map((x) =>
+      c.change === "create"
+        ? `${code(x.key)} = ${code(x.after ?? "")}`
+        : `${code(x.key)}: ${code(x.before ?? "(absent)")} → ${code(x.after ?? "(absent)")}`
+    ).join("<br>") || "–";
+    const why = c.why.map((w) =>
+      `<br>\`${w.code}\`: ${cell(w.message)}`
+    ).join("");
+    out.push(
+      `| ${code(c.name)} | ${code(c.cluster)} | ${
+        c.change.replace("_", " ")
+      }${why} | ${state} | ${config} |`,
+    );
+  }
+  out.push("");
+  return out;
 }
 
 function renderModel(c: ModelReview): string[] {

@@ -12,7 +12,7 @@
  */
 import type { ModelImpact } from "../plan/impact.ts";
 import type { PreviewModel } from "./preview.ts";
-import type { ModelReview, PredicateSide, Review } from "./review.ts";
+import type { ConnectorReview, ModelReview, PredicateSide, Review } from "./review.ts";
 
 /** The headline of a model's change (the plan's action line, as before the review existed). */
 function headline(c: ModelReview): string {
@@ -57,7 +57,12 @@ export function renderReviewText(review: Review): string {
       }) for ${where}:`,
     );
   }
-  if (review.changes.length === 0 && review.topics.length === 0 && review.blockers.length === 0) {
+  const connectors = review.connectors ?? [];
+  const changing = connectors.filter((c) => c.change !== "none");
+  if (
+    review.changes.length === 0 && review.topics.length === 0 && review.blockers.length === 0 &&
+    changing.length === 0
+  ) {
     lines.push(
       review.plan
         ? "  No changes: the running system matches the project."
@@ -68,9 +73,14 @@ export function renderReviewText(review: Review): string {
     lines.push(`  + create topic ${t.topic} (${t.partitions} partitions)`);
   }
   for (const c of review.changes) lines.push(...renderModel(c));
+  for (const c of changing) lines.push(...renderConnector(c));
   for (const b of review.blockers) lines.push(`  ! [${b.code}] ${b.message}`);
   if (review.summary.unchanged.length > 0) {
     lines.push(`  unchanged: ${review.summary.unchanged.join(", ")}`);
+  }
+  const same = connectors.filter((c) => c.change === "none");
+  if (same.length > 0) {
+    lines.push(`  unchanged connectors: ${same.map((c) => `${c.name}${stateText(c)}`).join(", ")}`);
   }
   for (const n of review.notes) lines.push(`note: ${n}`);
   if (review.plan) {
@@ -128,6 +138,48 @@ function renderModel(c: ModelReview): string[] {
   }
   if (c.impact) out.push(...renderImpact(c.impact));
   if (c.preview) out.push(...renderPreview(c.preview));
+  return out;
+}
+
+const CONNECTOR_HEADLINE: Record<ConnectorReview["change"], string> = {
+  create: "+ create connector",
+  update: "~ update connector",
+  remove: "- remove connector",
+  release: "= already absent: release connector",
+  already_absent: "= already absent: connector",
+  blocked: "! blocked: connector",
+  none: "  connector",
+};
+
+function stateText(c: ConnectorReview): string {
+  if (!c.state) return "";
+  const tasks = c.state.tasks.map((t) => `${t.id}:${t.state}`).join(" ");
+  return ` (${c.state.connector}${tasks ? `, tasks ${tasks}` : ""})`;
+}
+
+function renderConnector(c: ConnectorReview): string[] {
+  const kind = c.kind ? `${c.kind}, ` : "";
+  const topics = c.topics.length > 0
+    ? ` ${c.kind === "source" ? "→" : "←"} ${c.topics.join(", ")}`
+    : "";
+  const out = [
+    `  ${CONNECTOR_HEADLINE[c.change]} ${c.name} (${kind}cluster ${c.cluster})${topics}${
+      c.change === "remove"
+        ? ": the connector object only (its topics, offsets and files stay)"
+        : c.change === "release"
+        ? ": its ownership record is dropped, no Connect call"
+        : ""
+    }`,
+  ];
+  for (const w of c.why) out.push(`      ! [${w.code}] ${w.message}`);
+  for (const ch of c.changes) {
+    const show = (v: string | null) => v === null ? "(absent)" : JSON.stringify(v);
+    out.push(
+      c.change === "create"
+        ? `      ${ch.key}: ${show(ch.after)}`
+        : `      ${ch.key}: ${show(ch.before)} → ${show(ch.after)}`,
+    );
+  }
   return out;
 }
 

@@ -26,6 +26,7 @@ import type { Plan } from "../plan/plan.ts";
 import type { Project, ProjectModel } from "../project/load.ts";
 import { parseModelSql } from "../project/sql_parser.ts";
 import type { PreviewModel } from "./preview.ts";
+import type { ConnectorPlanItem } from "../plan/connectors.ts";
 
 /** What kind of change a model sees. */
 export type ChangeKind = "replace_predicate" | "create" | "blocked" | "remove";
@@ -109,11 +110,23 @@ export interface Review {
   changes: ModelReview[];
   /** Topics a plan creates. */
   topics: Array<{ topic: string; partitions: number; role: "source" | "output" | "dead_letter" }>;
-  /** Blockers that concern no single model. */
+  /** Blockers that concern no single model or connector. */
   blockers: Array<{ code: string; message: string }>;
   /** What the reviewer should know, e.g. that a replacement is forward-only. */
   notes: string[];
+  /**
+   * What the plan does with each declared, removed or owned connector (with its redacted
+   * configuration diff); absent when the project has none.
+   */
+  connectors?: ConnectorReview[];
 }
+
+/** The review of one connector: the plan's item (`lib/plan/connectors.ts`). */
+export type ConnectorReview = ConnectorPlanItem;
+
+/** Removal is of the connector object only: said once, wherever a removal is reviewed. */
+export const CONNECTOR_REMOVAL_NOTE =
+  "Removing a connector deletes the connector object only: its topics, their records, its consumer group offsets, its stored source offsets and the external systems it reads or writes stay.";
 
 /** A replacement is forward-only: said once, wherever a replacement is reviewed. */
 export const FORWARD_ONLY_NOTE =
@@ -198,7 +211,10 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
     }
   }
   const general: Array<{ code: string; message: string }> = [];
+  const connectorNames = new Set((plan.connectors?.items ?? []).map((i) => i.name));
   for (const b of plan.blockers) {
+    // a connector's blockers are shown with the connector
+    if (b.model === null && connectorNames.has(b.evidence.connector as string)) continue;
     if (b.model === null) {
       general.push({ code: b.code, message: b.message });
       continue;
@@ -239,6 +255,7 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
   const changed = new Set(changes.map((c) => c.model));
   const notes: string[] = [];
   if (changes.some((c) => c.kind === "replace_predicate")) notes.push(FORWARD_ONLY_NOTE);
+  if (plan.connectors?.items.some((i) => i.change === "remove")) notes.push(CONNECTOR_REMOVAL_NOTE);
   if (plan.scope === "selected") {
     notes.push(
       `This plan covers only ${
@@ -268,6 +285,7 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
     ),
     blockers: general,
     notes,
+    ...(plan.connectors ? { connectors: plan.connectors.items } : {}),
   });
 }
 

@@ -26,6 +26,12 @@
  * state must be the plan's protected state plus exactly its creations, and every created runner
  * is observed as owned.
  *
+ * **Connectors.** A plan's connector changes are verified on fresh exact reads before anything is
+ * written, and applied after the runtime creates as their own operation
+ * (`lib/runtime/connectors.ts`): sources and sinks need the topics and runners just committed. A
+ * pending connector operation is continued by `apply --plan` with the same plan file; a plan whose
+ * creates were committed but whose connector operation never started continues with it.
+ *
  * @example
  * ```ts
  * import { applyPlan } from "./apply.ts";
@@ -63,11 +69,24 @@ import {
   volumeName,
 } from "./labels.ts";
 import { observeRunner } from "./observer.ts";
+import type { ConnectPort } from "../providers/connect/port.ts";
+import { isConnectorAction } from "../plan/connectors.ts";
+import { CONNECTOR_OPERATION_KIND } from "../protocol/connector.ts";
+import {
+  applyConnectorChanges,
+  type ConnectorApplyResult,
+  type ConnectorJourneyContext,
+  continueConnectorOperation,
+  verifyCommittedConnectorPlan,
+  verifyConnectorActions,
+} from "./connectors.ts";
 
 /** Everything an apply needs from the outside, passed in (no hidden globals). */
 export interface RuntimeContext {
   docker: DockerPort;
   kafka: KafkaPort;
+  /** The Connect port of a declared cluster alias (needed only by plans with connector changes). */
+  connect?: (cluster: string) => ConnectPort;
   store: StateStore;
   /** Who is acting (recorded in intents, locks and audit). */
   actor: string;
@@ -106,6 +125,22 @@ export interface ApplyResult {
   runners: Array<
     { model: string; application_id: string; container_id: string; volume_instance: string }
   >;
+  /** The connector operation, when the plan changes connectors (absent otherwise). */
+  connectors?: ConnectorApplyResult;
+}
+
+/** What the connector journey takes from the apply's context. */
+function connectorContext(ctx: RuntimeContext, clock: Clock): ConnectorJourneyContext {
+  return {
+    store: ctx.store,
+    actor: ctx.actor,
+    sourceSha256: ctx.sourceSha256,
+    connect: ctx.connect ?? (() => {
+      throw new SluiceError("ENV_CONNECT_UNREACHABLE", "no Kafka Connect port was given");
+    }),
+    clock,
+    onProgress: ctx.onProgress,
+  };
 }
 
 /** Apply a verified format-5 plan (see module docs). */
@@ -123,10 +158,46 @@ export async function applyPlan(
   if (plan.blockers.length > 0) throw blockerError(plan.blockers);
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const now = () => isoNow(clock);
+  const journey = connectorContext(ctx, clock);
+  // the runtime part's result, followed by the plan's connector changes (their own operation)
+  const withConnectors = async (r: ApplyResult): Promise<ApplyResult> => {
+    const connectors = await applyConnectorChanges(journey, plan, planSha256);
+    return connectors
+      ? { ...r, noop: false, serial: connectors.serial, actions: plan.actions, connectors }
+      : r;
+  };
   if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
   await ctx.store.acquireLock({ actor: ctx.actor });
   try {
     let snap = await ctx.store.load();
+    if (snap.control?.opened.kind === CONNECTOR_OPERATION_KIND) {
+      // a pending connector operation is continued with its own plan, from exact reads
+      const r = await continueConnectorOperation(journey, plan, planSha256, snap);
+      return {
+        noop: false,
+        already_applied: false,
+        operation_id: r.operation_id,
+        serial: r.serial,
+        actions: plan.actions.filter(isConnectorAction),
+        runners: [],
+        connectors: r,
+      };
+    }
+    // a connector plan whose operation was committed already (its acknowledgement lost) is a
+    // verified no-op: the audit names the plan's operation and exact reads show the changes
+    const committed = await verifyCommittedConnectorPlan(journey, plan, planSha256, snap);
+    if (committed) {
+      return {
+        noop: true,
+        already_applied: true,
+        operation_id: committed.operation_id,
+        serial: committed.serial,
+        actions: [],
+        runners: [],
+        connectors: committed,
+      };
+    }
+    const runtime = plan.actions.filter((a) => !isConnectorAction(a));
     const current = (checksum: string | null) => ({
       project: ctx.store.project,
       environment: ctx.store.environment,
@@ -148,22 +219,30 @@ export async function applyPlan(
         operation_id: pending.operation_id,
         message: `operation ${pending.operation_id} continues from its intent`,
       });
-      return await runCreate(ctx, plan, snap, pending.operation_id, identitiesOf(pending.intent));
+      const r = await runCreate(
+        ctx,
+        plan,
+        snap,
+        pending.operation_id,
+        identitiesOf(pending.intent),
+      );
+      return await withConnectors(r);
     }
-    if (!pending && plan.actions.length > 0) {
+    if (!pending && runtime.length > 0) {
       const done = completedBy(plan, snap);
       if (done) {
-        // a repeated apply of a completed create: verified, nothing written
+        // a repeated apply of a completed create: verified, nothing written (then the plan's
+        // connector changes, if a kill came before their operation began)
         verifyPlanCurrent(plan, current(plan.protected_state.checksum));
         await verifyCreated(ctx, plan, snap);
-        return {
+        return await withConnectors({
           noop: true,
           already_applied: true,
           operation_id: done,
           serial: snap.ownership!.document.serial,
           actions: [],
           runners: [],
-        };
+        });
       }
     }
     verifyPlanCurrent(plan, current(snap.ownership?.checksum ?? null));
@@ -190,6 +269,20 @@ export async function applyPlan(
         `operation ${pending.operation_id} (${pending.kind}) is pending; finish it (${cmds.continue}) or abandon it (${cmds.abandon})`,
         { evidence: { operation_id: pending.operation_id, commands: cmds } },
       );
+    }
+    // connector changes are verified on fresh exact reads before anything of the plan is done
+    await verifyConnectorActions(journey, plan, snap.ownership?.document ?? null);
+    if (runtime.length === 0) {
+      const r = (await applyConnectorChanges(journey, plan, planSha256))!;
+      return {
+        noop: false,
+        already_applied: false,
+        operation_id: r.operation_id,
+        serial: r.serial,
+        actions: plan.actions,
+        runners: [],
+        connectors: r,
+      };
     }
     // fresh re-verification before the intent, so that a foreseeable failure leaves no
     // pending operation behind: no topic to create exists yet (sluice never adopts one) ...
@@ -245,7 +338,7 @@ export async function applyPlan(
         reviewed_plan_sha256: planSha256,
         details: {
           plan_sha256: planSha256,
-          actions: plan.actions.map((a) => a.type + ":" + describe(a)),
+          actions: runtime.map((a) => a.type + ":" + describe(a)),
           identities: identitiesJson(identities),
         },
       }));
@@ -254,7 +347,7 @@ export async function applyPlan(
       operation_id: operationId,
       message: `operation ${operationId} recorded`,
     });
-    return await runCreate(ctx, plan, snap, operationId, identities);
+    return await withConnectors(await runCreate(ctx, plan, snap, operationId, identities));
   } finally {
     await ctx.store.releaseLock();
   }
@@ -522,7 +615,7 @@ async function verifyCreated(ctx: RuntimeContext, plan: Plan, snap: StateSnapsho
 }
 
 function describe(a: PlannedAction): string {
-  return a.type === "create_topic" ? a.topic : a.model;
+  return "topic" in a ? a.topic : "model" in a ? a.model : a.name;
 }
 
 function artifactOf(plan: Plan, model: string): RunnerArtifact {

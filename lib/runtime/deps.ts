@@ -18,6 +18,7 @@
  */
 import type { DockerPort } from "../providers/docker/port.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
+import type { ConnectPort } from "../providers/connect/port.ts";
 import type { StateStore } from "../state/store.ts";
 import type { Logger } from "./progress.ts";
 
@@ -41,6 +42,8 @@ export interface RuntimeDeps {
   docker?: DockerPort;
   /** The Kafka cluster (default: a client for the manifest's `kafka.bootstrap_host`). */
   kafka?: KafkaPort;
+  /** The Connect port of a declared cluster (default: the REST adapter on its `rest_host`). */
+  connect?: (cluster: { alias: string; restHost: string }) => ConnectPort;
   /** A state store to use instead of the one the manifest names (the caller closes it). */
   store?: StateStore;
   /** The clock (default: the system clock). */

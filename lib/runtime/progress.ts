@@ -36,6 +36,7 @@ export type ProgressEvent =
   | ResumeAuthorizedEvent
   | DecisionEvent
   | OffsetsMovedEvent
+  | ConnectorEvent
   | WaitEvent;
 
 /** What every progress event carries. */
@@ -143,6 +144,17 @@ export interface OffsetsMovedEvent extends ProgressBase {
 }
 
 /**
+ * A step of a connector operation: its intent, a create, update or delete of one exact
+ * connector (or one found already done by an exact read), its commit, the wait for it to run.
+ */
+export interface ConnectorEvent extends ProgressBase {
+  /** Discriminant. */
+  kind: "connector";
+  /** The step (`intent`, `create_connector`, `update_connector`, `delete_connector`, ...). */
+  step: string;
+}
+
+/**
  * One poll of a bounded wait (a runner closing, a runner becoming ready): sent once per poll,
  * with the time waited so far on the journey's clock and the bound after which the journey
  * stops waiting and leaves everything as it is.
@@ -199,6 +211,8 @@ export function progressLabel(e: ProgressEvent): string {
       return "commit";
     case "resume_authorized":
       return "resume";
+    case "connector":
+      return e.step;
     default:
       return e.kind;
   }

@@ -14,6 +14,7 @@
  * ```
  * @module
  */
+import { SluiceError } from "../errors.ts";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { compile } from "../project/compile.ts";
@@ -46,6 +47,11 @@ import {
 import { type Logger, type ProgressListener, SILENT_LOGGER } from "./progress.ts";
 import { projectStoreConfig } from "./state_store.ts";
 import { observeConsumers } from "../review/consumers.ts";
+import type { ConnectPort } from "../providers/connect/port.ts";
+import { restConnect } from "../providers/connect/rest.ts";
+import type { ConnectorsObservation } from "../validation/connector_observation.ts";
+import { connectorSetup } from "./connector_setup.ts";
+import { observeConnectors } from "./connector_observer.ts";
 
 /**
  * Where the project is and which environment to use; the ports, clock, UUID source and logger
@@ -71,6 +77,8 @@ export interface Session extends AsyncDisposable {
   store: StateStore;
   docker: DockerPort;
   kafka: KafkaPort;
+  /** The Connect port of a declared cluster alias (created on first use). */
+  connect: (cluster: string) => ConnectPort;
   sourceSha256: string;
   plansDir: string;
   actor: string;
@@ -105,12 +113,32 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     platformaticKafka(project.manifest.kafka.bootstrapHost, {
       origin: project.manifest.addressSources["kafka.bootstrap_host"],
     });
+  const m = project.manifest;
+  const connectPorts = new Map<string, ConnectPort>();
+  const connect = (alias: string): ConnectPort => {
+    const decl = m.connect.find((c) => c.alias === alias);
+    if (!decl) {
+      throw new SluiceError(
+        "MANIFEST_UNKNOWN_CONNECT_CLUSTER",
+        `Connect cluster '${alias}' is not declared under 'connect:'`,
+        { evidence: { cluster: alias } },
+      );
+    }
+    if (!connectPorts.has(alias)) {
+      connectPorts.set(
+        alias,
+        options.connect?.({ alias, restHost: decl.restHost }) ?? restConnect(decl.restHost),
+      );
+    }
+    return connectPorts.get(alias)!;
+  };
   return {
     project,
     compiled,
     store,
     docker,
     kafka,
+    connect,
     sourceSha256: projectSourceSha256(project),
     plansDir: join(dir, ".sluice", "runtime", "plans"),
     actor: options.actor ?? defaultActor(),
@@ -125,10 +153,31 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
   };
 }
 
-/** Observe every runner model of a project (read-only). */
+/**
+ * Observe every runner model of a project, and its declared, removed and owned connectors by
+ * exact reads (read-only).
+ */
 export async function observe(options: SessionOptions = {}): Promise<ProjectObservation> {
   await using s = await openSession(options);
-  return await observeRunners(s, s.compiled.artifacts.map((a) => targetOf(a.artifact)));
+  const obs = await observeRunners(s, s.compiled.artifacts.map((a) => targetOf(a.artifact)));
+  const connectors = await observeProjectConnectors(
+    s,
+    (await s.store.load()).ownership?.document ?? null,
+  );
+  return connectors ? { ...obs, connectors } : obs;
+}
+
+/** The project's connectors observed (null when it declares, removes and owns none). */
+async function observeProjectConnectors(
+  s: Session,
+  ownership: Parameters<typeof connectorSetup>[1],
+): Promise<ConnectorsObservation | null> {
+  const setup = connectorSetup(s.project.manifest, ownership);
+  if (!setup) return null;
+  return await observeConnectors(
+    { connect: s.connect, hashKey: setup.hashKey, clock: s.clock },
+    setup.targets,
+  );
 }
 
 /** Options of {@link plan}. */
@@ -151,6 +200,8 @@ export interface PlanResult {
   observation: ProjectObservation | null;
   /** True when applying the plan would do nothing: no action, no blocker. */
   noop: boolean;
+  /** The connector observation the plan was computed from (null offline or without any). */
+  connectors?: ConnectorsObservation | null;
 }
 
 /** Compute a plan for a project. Writes nothing. */
@@ -177,6 +228,14 @@ export async function planSession(
     const d = await s.kafka.describe([...new Set(names)]);
     topics = new Map([...d.topics].map(([n, t]) => [n, { id: t.id, partitions: t.partitions }]));
   }
+  // connectors: desired (compiled, fingerprinted), removals, owned, observed by exact reads
+  const setup = connectorSetup(s.project.manifest, snap.ownership?.document ?? null);
+  const connectorObs = setup && !offline
+    ? await observeConnectors(
+      { connect: s.connect, hashKey: setup.hashKey, clock: s.clock },
+      setup.targets,
+    )
+    : null;
   const computed = planProject({
     project: s.project,
     compiled: s.compiled,
@@ -193,9 +252,24 @@ export async function planSession(
     consumers: live.consumers,
     consumersUnobserved: live.unobserved,
     pending: pendingOf(snap),
+    connectors: setup
+      ? {
+        desired: setup.desired,
+        removals: setup.removals,
+        owned: setup.owned,
+        observation: connectorObs,
+      }
+      : null,
   });
   const { bytes, sha256 } = sealPlan(computed);
-  return { plan: computed, bytes, sha256, observation, noop: isNoop(computed) };
+  return {
+    plan: computed,
+    bytes,
+    sha256,
+    observation,
+    noop: isNoop(computed),
+    ...(connectorObs ? { connectors: connectorObs } : {}),
+  };
 }
 
 /** The pending operation of a snapshot, as the planner shows it. */
@@ -236,6 +310,7 @@ export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & {
     {
       docker: s.docker,
       kafka: s.kafka,
+      connect: s.connect,
       store: s.store,
       actor: s.actor,
       bootstrapInternal: s.project.manifest.kafka.bootstrapInternal,

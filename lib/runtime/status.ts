@@ -52,6 +52,20 @@ export interface ModelStatus {
   healthy: boolean;
 }
 
+/** The health of one managed connector (from exact REST reads). */
+export interface ConnectorStatusRow {
+  /** The connector's exact name on its Connect cluster. */
+  connector: string;
+  /** The declared Connect cluster alias. */
+  cluster: string;
+  /** The connector's state (`RUNNING`, `PAUSED`, `FAILED`, ...), or `absent`. */
+  state: string;
+  /** Its tasks and their states. */
+  tasks: Array<{ id: number; state: string }>;
+  /** Running, with at least one task, every task running. */
+  healthy: boolean;
+}
+
 /** The status of a project: the verified state store and one row per runner model. */
 export interface ProjectStatus {
   /** The state store, verified byte by byte. */
@@ -64,6 +78,8 @@ export interface ProjectStatus {
   };
   /** One row per runner model. */
   models: ModelStatus[];
+  /** One row per observed connector, when the project has any. */
+  connectors?: ConnectorStatusRow[];
 }
 
 /**
@@ -107,6 +123,18 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
       pending: integrity.pending,
     },
     models: obs.runners.map((r) => modelStatus(r, integrity.pending?.operation_id ?? null)),
+    ...(obs.connectors
+      ? {
+        connectors: obs.connectors.connectors.map((c) => ({
+          connector: c.name,
+          cluster: c.cluster,
+          state: c.status?.state ?? "absent",
+          tasks: (c.status?.tasks ?? []).map((t) => ({ id: t.id, state: t.state })),
+          healthy: c.status?.state === "RUNNING" && c.status.tasks.length > 0 &&
+            c.status.tasks.every((t) => t.state === "RUNNING"),
+        })),
+      }
+      : {}),
   };
 }
 

@@ -2,6 +2,14 @@
  * The ownership document: which resources a project owns, with artifact checksums and a
  * serial. Its state checksum is the sha256 of its canonical JSON.
  *
+ * Version 1 holds topics and runners. A document opts into version 2 the first time it records
+ * a Kafka Connect connector, and then always carries its `connectors` section (possibly empty):
+ * version-1 documents keep their exact bytes and checksums, as journal envelopes do when they
+ * gain a section. Each connector record binds the exact connector name, the Connect cluster's
+ * identity (its Kafka cluster ID and the digest of the REST endpoint, never the endpoint) and a
+ * keyed fingerprint of the configuration sluice submitted (never a secret value): a removal is
+ * authorized only when a fresh observation matches all three.
+ *
  * @example
  * ```ts
  * import { emptyOwnership, stateChecksum } from "./ownership.ts";
@@ -11,6 +19,7 @@
  * @module
  */
 import { type ErrorCode, SluiceError } from "../errors.ts";
+import { connectorName } from "../artifact/connector.ts";
 import { checksumOf } from "./_canonical.ts";
 
 /** A topic the project owns. */
@@ -44,22 +53,59 @@ export interface OwnedRunner {
 }
 
 /**
- * The ownership document version this sluice reads and writes.
+ * The newest ownership document version this sluice writes (2 carries connectors; a document
+ * without connectors keeps version 1 and its bytes).
  *
  * @example
  * ```ts
  * import { OWNERSHIP_VERSION } from "./ownership.ts";
- * console.log(OWNERSHIP_VERSION); // 1
+ * console.log(OWNERSHIP_VERSION); // 2
  * ```
  */
-export const OWNERSHIP_VERSION = 1;
+export const OWNERSHIP_VERSION = 2;
 
-/** The ownership document (`format: "sluice.ownership"`, `version: 1`). */
+/** Which Connect cluster a connector is on: never the raw REST endpoint. */
+export interface ConnectClusterIdentity {
+  /** The Kafka cluster ID the worker group stores its state on (`GET /`). */
+  kafka_cluster_id: string;
+  /** sha256 hex of the normalized REST endpoint sluice talks to. */
+  endpoint_digest: string;
+}
+
+/** A Kafka Connect connector the project created and owns. */
+export interface OwnedConnector {
+  /** The logical name in `sluice.yaml`. */
+  connector: string;
+  /** The exact name on the Connect cluster (`sluice-<project>[-<env>]-<connector>`). */
+  name: string;
+  /** The alias of the declared Connect cluster. */
+  cluster: string;
+  /** Which Connect cluster it is on (never the raw endpoint). */
+  cluster_identity: ConnectClusterIdentity;
+  /** Source or sink. */
+  kind: "source" | "sink";
+  /** The ConnectorArtifact checksum it was created or last updated from. */
+  artifact_sha256: string;
+  /**
+   * Keyed fingerprint of the configuration sluice submitted (lib/artifact/connector.ts): secret
+   * values enter it only as HMAC digests under `SLUICE_SECRET_HASH_KEY`.
+   */
+  config_fingerprint: string;
+  /** The configuration keys whose values held secrets (sorted). */
+  secret_keys: string[];
+  /** The identifier of the digest key, when there are secret keys; null otherwise. */
+  secret_key_id: string | null;
+}
+
+/**
+ * The ownership document (`format: "sluice.ownership"`): version 1 without connectors,
+ * version 2 with its `connectors` section.
+ */
 export interface OwnershipDocument {
   /** Document format name. */
   format: "sluice.ownership";
-  /** Document version. */
-  version: typeof OWNERSHIP_VERSION;
+  /** Document version: 1 without connectors, 2 with its `connectors` section. */
+  version: 1 | 2;
   /** The project name. */
   project: string;
   /** `null` for a single-environment project; never an invented "default". */
@@ -70,6 +116,34 @@ export interface OwnershipDocument {
   topics: OwnedTopic[];
   /** Runners sluice created and owns. */
   runners: OwnedRunner[];
+  /** Version 2 only: the owned connectors, sorted by name. */
+  connectors?: OwnedConnector[];
+}
+
+/** The document's connectors (none in a version-1 document). */
+export function ownedConnectors(doc: OwnershipDocument): OwnedConnector[] {
+  return doc.connectors ?? [];
+}
+
+/**
+ * The document with `connectors` as its connector section: version 2 from then on (a
+ * document never goes back to version 1, so its history stays one readable format).
+ *
+ * @example
+ * ```ts
+ * import { emptyOwnership, withConnectors } from "./ownership.ts";
+ * withConnectors(emptyOwnership("orders", null), []).version; // 2
+ * ```
+ */
+export function withConnectors(
+  doc: OwnershipDocument,
+  connectors: OwnedConnector[],
+): OwnershipDocument {
+  return {
+    ...doc,
+    version: 2,
+    connectors: [...connectors].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  };
 }
 
 /**
@@ -84,7 +158,8 @@ export interface OwnershipDocument {
 export function emptyOwnership(project: string, environment: string | null): OwnershipDocument {
   return {
     format: "sluice.ownership",
-    version: OWNERSHIP_VERSION,
+    // version 2 only once a connector is recorded: a document without connectors keeps version 1
+    version: 1,
     project,
     environment,
     serial: 0,
@@ -127,7 +202,7 @@ export function validateOwnership(
   if (typeof value !== "object" || value === null || Array.isArray(value)) fail("not an object");
   const d = value as Record<string, unknown>;
   if (d.format !== "sluice.ownership") fail(`unknown format ${JSON.stringify(d.format)}`);
-  if (d.version !== OWNERSHIP_VERSION) fail(`unsupported version ${JSON.stringify(d.version)}`);
+  if (d.version !== 1 && d.version !== 2) fail(`unsupported version ${JSON.stringify(d.version)}`);
   if (typeof d.project !== "string" || d.project === "") fail("project must be a string");
   if (d.environment !== null && typeof d.environment !== "string") {
     fail("environment must be a string or null");
@@ -158,5 +233,80 @@ export function validateOwnership(
     }
     if (typeof o.container_name !== "string") fail(`runner ${o.model}: container_name`);
   }
+  if (d.version === 1) {
+    if ("connectors" in d) fail("a version-1 document has no connectors section");
+  } else {
+    validateConnectors(d.connectors, d.project as string, d.environment as string | null, fail);
+  }
   return value as OwnershipDocument;
+}
+
+const CONNECTOR_FIELDS = [
+  "artifact_sha256",
+  "cluster",
+  "cluster_identity",
+  "config_fingerprint",
+  "connector",
+  "kind",
+  "name",
+  "secret_key_id",
+  "secret_keys",
+].join(",");
+
+/** The version-2 section: every record exactly shaped, named by the rule, in name order. */
+function validateConnectors(
+  value: unknown,
+  project: string,
+  environment: string | null,
+  fail: (what: string) => never,
+): void {
+  if (!Array.isArray(value)) fail("version 2: connectors must be an array");
+  let previous: string | null = null;
+  const logical = new Set<string>();
+  for (const c of value as unknown[]) {
+    const o = c as Record<string, unknown>;
+    if (typeof o !== "object" || o === null || Array.isArray(o)) fail("connector: not an object");
+    const at = `connector ${typeof o.name === "string" ? o.name : "?"}`;
+    if (Object.keys(o).sort().join(",") !== CONNECTOR_FIELDS) {
+      fail(`${at}: fields must be exactly ${CONNECTOR_FIELDS}`);
+    }
+    for (const f of ["connector", "name", "cluster"] as const) {
+      if (typeof o[f] !== "string" || o[f] === "") fail(`${at}: ${f} must be a string`);
+    }
+    if (o.name !== connectorName(project, environment, o.connector as string)) {
+      fail(
+        `${at}: name must be ${connectorName(project, environment, o.connector as string)}`,
+      );
+    }
+    if (previous !== null && !((o.name as string) > previous)) {
+      fail(`${at}: connectors must be sorted by name, each once`);
+    }
+    previous = o.name as string;
+    if (logical.has(o.connector as string)) fail(`${at}: logical name ${o.connector} twice`);
+    logical.add(o.connector as string);
+    const id = o.cluster_identity as Record<string, unknown> | null;
+    if (
+      typeof id !== "object" || id === null ||
+      Object.keys(id).sort().join(",") !== "endpoint_digest,kafka_cluster_id" ||
+      typeof id.kafka_cluster_id !== "string" || id.kafka_cluster_id === "" ||
+      typeof id.endpoint_digest !== "string" || !HEX64.test(id.endpoint_digest)
+    ) fail(`${at}: cluster_identity must be { kafka_cluster_id, endpoint_digest (64 hex) }`);
+    if (o.kind !== "source" && o.kind !== "sink") fail(`${at}: kind must be source or sink`);
+    for (const f of ["artifact_sha256", "config_fingerprint"] as const) {
+      if (typeof o[f] !== "string" || !HEX64.test(o[f] as string)) {
+        fail(`${at}: ${f} must be 64 lower-case hex`);
+      }
+    }
+    const keys = o.secret_keys;
+    if (
+      !Array.isArray(keys) || !keys.every((k) => typeof k === "string" && k !== "") ||
+      keys.join("\n") !== [...new Set(keys)].sort().join("\n")
+    ) fail(`${at}: secret_keys must be sorted distinct strings`);
+    const keyId = o.secret_key_id;
+    if (
+      keys.length > 0 ? typeof keyId !== "string" || !/^[0-9a-f]{16}$/.test(keyId) : keyId !== null
+    ) {
+      fail(`${at}: secret_key_id must be 16 hex digits with secret keys, null without`);
+    }
+  }
 }

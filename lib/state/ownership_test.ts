@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
-import { ownedRunner } from "../../testing/state/fixtures.ts";
-import { emptyOwnership, stateChecksum, validateOwnership } from "./ownership.ts";
+import { ownedConnector, ownedRunner } from "../../testing/state/fixtures.ts";
+import {
+  emptyOwnership,
+  ownedConnectors,
+  stateChecksum,
+  validateOwnership,
+  withConnectors,
+} from "./ownership.ts";
 
 Deno.test("the state checksum is stable and changes with any owned field", () => {
   const own = ownedRunner("orders", null);
@@ -19,4 +25,88 @@ Deno.test("ownership validation names the problem", () => {
     () => validateOwnership({ ...emptyOwnership("orders", null), serial: -1 }),
     /serial must be a non-negative integer/,
   );
+});
+
+Deno.test("a connector section opts the document into version 2; version 1 keeps its bytes", () => {
+  const v1 = ownedRunner("orders", null);
+  const before = stateChecksum(v1);
+  assert.equal(v1.version, 1);
+  assert.equal("connectors" in v1, false);
+  assert.deepEqual(ownedConnectors(v1), []);
+  const v2 = withConnectors(v1, [
+    ownedConnector("orders", null, "b"),
+    ownedConnector("orders", null, "a"),
+  ]);
+  assert.equal(v2.version, 2);
+  assert.deepEqual(v2.connectors!.map((c) => c.connector), ["a", "b"], "sorted by name");
+  assert.doesNotThrow(() => validateOwnership(v2));
+  assert.equal(stateChecksum(v1), before, "the version-1 document is not touched");
+  // an empty section stays version 2: a document never goes back
+  const empty = withConnectors(v2, []);
+  assert.equal(empty.version, 2);
+  assert.doesNotThrow(() => validateOwnership(empty));
+  assert.notEqual(stateChecksum(empty), before);
+});
+
+Deno.test("the connector section is verified record by record", () => {
+  const good = withConnectors(emptyOwnership("orders", "prod"), [ownedConnector("orders", "prod")]);
+  assert.doesNotThrow(() => validateOwnership(good));
+  const cases: Array<[string, (d: typeof good) => void, RegExp]> = [
+    ["v1 with a section", (d) => void (d.version = 1), /version-1 document has no connectors/],
+    ["v2 without one", (d) => void delete d.connectors, /connectors must be an array/],
+    [
+      "wrong name",
+      (d) => void (d.connectors![0].name = "sluice-orders-orders_out"),
+      /name must be sluice-orders-prod-orders_out/,
+    ],
+    [
+      "extra field",
+      (d) => Object.assign(d.connectors![0], { config: {} }),
+      /fields must be exactly/,
+    ],
+    [
+      "raw endpoint",
+      (d) => Object.assign(d.connectors![0].cluster_identity, { endpoint: "http://x" }),
+      /cluster_identity/,
+    ],
+    [
+      "digest",
+      (d) => void (d.connectors![0].cluster_identity.endpoint_digest = "http://x:8083"),
+      /cluster_identity/,
+    ],
+    [
+      "fingerprint",
+      (d) => void (d.connectors![0].config_fingerprint = "abc"),
+      /config_fingerprint must be 64/,
+    ],
+    [
+      "kind",
+      (d) => void ((d.connectors![0] as { kind: string }).kind = "both"),
+      /kind must be source or sink/,
+    ],
+    ["key id", (d) => void (d.connectors![0].secret_key_id = null), /secret_key_id must be 16 hex/],
+    [
+      "unsorted keys",
+      (d) => void (d.connectors![0].secret_keys = ["b", "a"]),
+      /secret_keys must be sorted/,
+    ],
+    [
+      "twice",
+      (d) => d.connectors!.push(structuredClone(d.connectors![0])),
+      /sorted by name, each once/,
+    ],
+  ];
+  for (const [what, edit, message] of cases) {
+    const d = structuredClone(good);
+    edit(d);
+    assert.throws(() => validateOwnership(d), message, what);
+  }
+  const noSecrets = structuredClone(good);
+  noSecrets.connectors![0].secret_keys = [];
+  assert.throws(
+    () => validateOwnership(noSecrets),
+    /secret_key_id must be 16 hex digits with secret keys, null without/,
+  );
+  noSecrets.connectors![0].secret_key_id = null;
+  assert.doesNotThrow(() => validateOwnership(noSecrets));
 });

@@ -38,6 +38,8 @@ export interface StateView {
     state_checksum: string;
     topics: string[];
     runners: Array<{ model: string; application_id: string; artifact_sha256: string }>;
+    /** Owned connectors (present when the ownership document has its connector section). */
+    connectors?: Array<{ name: string; cluster: string; config_fingerprint: string }>;
   } | null;
   /** The pending operation; null when none. */
   pending_operation: {
@@ -80,6 +82,15 @@ export function stateView(snap: StateSnapshot, lock: LockStatus): StateView {
           application_id: r.application_id,
           artifact_sha256: r.artifact_sha256,
         })),
+        ...(snap.ownership.document.connectors
+          ? {
+            connectors: snap.ownership.document.connectors.map((c) => ({
+              name: c.name,
+              cluster: c.cluster,
+              config_fingerprint: c.config_fingerprint,
+            })),
+          }
+          : {}),
       }
       : null,
     pending_operation: c

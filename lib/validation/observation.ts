@@ -15,6 +15,7 @@
  * @module
  */
 import type { ContainerInfo } from "../providers/docker/port.ts";
+import type { ConnectorsObservation } from "./connector_observation.ts";
 
 /** What to observe for one runner model. */
 export interface RunnerTarget {
@@ -174,4 +175,6 @@ export interface ProjectObservation {
   clusterId: string;
   /** One observation per runner model. */
   runners: RunnerObservation[];
+  /** The project's connectors (`observe` only; absent when it declares and owns none). */
+  connectors?: ConnectorsObservation;
 }

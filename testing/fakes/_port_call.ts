@@ -72,7 +72,8 @@ type Outcome<T> =
 
 /**
  * Run one port call. `mutation` calls are logged. `fn` checks before it changes anything and
- * throws to refuse; a refused call keeps nothing (not even the time it took).
+ * throws to refuse; a refused call keeps nothing (not even the time it took). `injected` turns
+ * an armed failure into the error the real adapter gives (default: a 500 `FakeProviderError`).
  */
 export function portCall<T>(
   ctx: FakeContext,
@@ -81,6 +82,7 @@ export function portCall<T>(
   key: string,
   mutation: boolean,
   fn: (w: World, now: number) => T | FailedWithTrace,
+  injected?: (effect: CallHook["effect"], message: string) => Error,
 ): T {
   const outcome = ctx.store.transact((w): Outcome<T> => {
     const now = ctx.clock.now();
@@ -95,11 +97,13 @@ export function portCall<T>(
   });
   if (outcome.kind === "traced") throw outcome.error;
   if (outcome.kind === "failed") {
-    throw new FakeProviderError(outcome.hook.message, { statusCode: 500, injected: true });
+    throw injected?.("fail", outcome.hook.message) ??
+      new FakeProviderError(outcome.hook.message, { statusCode: 500, injected: true });
   }
   if (outcome.lost) {
     // applied and durable; the caller just never hears about it
-    throw new FakeProviderError(outcome.lost.message, { statusCode: 500, injected: true });
+    throw injected?.("lose_response", outcome.lost.message) ??
+      new FakeProviderError(outcome.lost.message, { statusCode: 500, injected: true });
   }
   return outcome.value;
 }

@@ -22,6 +22,7 @@
  */
 import type { DockerPort } from "../../lib/providers/docker/port.ts";
 import type { KafkaPort } from "../../lib/providers/kafka/port.ts";
+import type { ConnectPort } from "../../lib/providers/connect/port.ts";
 import type { Clock } from "./clock.ts";
 import type { IdSource } from "./ids.ts";
 import { dockerDaemonId, hex64, kafkaUuid } from "./ids.ts";
@@ -29,6 +30,8 @@ import { fakeKafkaPort } from "./broker.ts";
 import { fakeDockerPort } from "./engine.ts";
 import type { FakeControl } from "./control.ts";
 import { fakeControl } from "./control.ts";
+import type { FakeConnectControl } from "./connect.ts";
+import { fakeConnectCluster, fakeConnectControl, fakeConnectPort } from "./connect.ts";
 import type { FakeEnv, WorldConfig, WorldStore } from "./world.ts";
 import {
   createWorldFile,
@@ -49,7 +52,11 @@ export interface FakeWorld {
   docker: DockerPort;
   /** A Kafka client for `bootstrap` (default: any address; the broker must be up). */
   kafka(bootstrap?: string): KafkaPort;
+  /** A Connect client for `endpoint` (default: the seeded host address). */
+  connect(endpoint?: string): ConnectPort;
   control: FakeControl;
+  /** The test's hands on the Connect cluster. */
+  connectControl: FakeConnectControl;
 }
 
 /** How to create a world. */
@@ -59,10 +66,15 @@ export interface CreateOptions {
   path?: string;
   startMs?: number;
   config?: Partial<WorldConfig>;
-  /** Defaults: network `sluice-net`, host broker `fake-broker:9094`, internal `kafka:9092`. */
+  /**
+   * Defaults: network `sluice-net`, host broker `fake-broker:9094`, internal `kafka:9092`,
+   * Connect at `http://fake-connect:8083` (host) and `http://connect:8083` (internal).
+   */
   network?: string;
   bootstrapHost?: string;
   bootstrapInternal?: string;
+  connectRestHost?: string;
+  connectRestInternal?: string;
   /** A clock to use instead of the world clock (the world clock is stored in the world). */
   clock?: Clock;
 }
@@ -103,12 +115,19 @@ function assemble(store: WorldStore, clock: Clock | undefined): FakeWorld {
     env,
     docker: fakeDockerPort(ctx),
     kafka: (bootstrap) => fakeKafkaPort(ctx, bootstrap),
+    connect: (endpoint) => {
+      const at = endpoint ?? env.connect?.restHost;
+      if (!at) throw new Error("this fake world has no Connect cluster");
+      return fakeConnectPort(ctx, at);
+    },
     control: fakeControl(ctx),
+    connectControl: fakeConnectControl(ctx),
   };
 }
 
 /**
- * Create and seed a world: a daemon ID, a cluster ID, the network and the runner image.
+ * Create and seed a world: a daemon ID, a cluster ID, the network, the runner image and a
+ * Connect cluster on that Kafka cluster.
  *
  * @example
  * ```ts
@@ -134,6 +153,11 @@ export function createFakeWorld(options: CreateOptions): FakeWorld {
     const internal = options.bootstrapInternal ?? "kafka:9092";
     w.kafka.host_listeners = [host];
     w.kafka.internal_listeners = [internal];
+    const connect = {
+      restHost: options.connectRestHost ?? "http://fake-connect:8083",
+      restInternal: options.connectRestInternal ?? "http://connect:8083",
+    };
+    w.connect = fakeConnectCluster([connect.restHost, connect.restInternal]);
     w.env = {
       daemonId: w.docker.daemon_id,
       clusterId: w.kafka.cluster_id,
@@ -142,6 +166,7 @@ export function createFakeWorld(options: CreateOptions): FakeWorld {
       runnerImage: image.id,
       bootstrapHost: host,
       bootstrapInternal: internal,
+      connect,
     };
   });
   return assemble(store, options.clock);

@@ -1,6 +1,6 @@
 /**
  * Fakes of sluice's provider ports for unit tests and the fast crash sweep: a fake Docker
- * Engine and Kafka cluster over one world document (in memory, or a file that survives
+ * Engine, Kafka cluster and Kafka Connect cluster over one world document (in memory, or a file that survives
  * process death), a simulated runner, an injected clock and a seeded ID source.
  *
  * @example
@@ -20,6 +20,7 @@ export * from "./lifecycle.ts";
 export * from "./engine.ts";
 export * from "./broker.ts";
 export * from "./control.ts";
+export * from "./connect.ts";
 export * from "./fake_world.ts";
 export { FakeProviderError } from "./_port_call.ts";
 export type { FakeContext } from "./_port_call.ts";

@@ -227,7 +227,7 @@ export interface MutationRecord {
   seq: number;
   at: string;
   /** Who applied it: a port call, a test control, or a simulated process. */
-  by: "docker" | "kafka" | "control" | "runner";
+  by: "docker" | "kafka" | "connect" | "control" | "runner";
   op: string;
   key: string;
 }
@@ -244,6 +244,34 @@ export interface FakeEnv {
   /** The broker address for clients on the host, and for runner containers. */
   bootstrapHost: string;
   bootstrapInternal: string;
+  /** The fake Connect cluster's REST API, as the CLI and as containers reach it. */
+  connect?: { restHost: string; restInternal: string };
+}
+
+/** A connector as the fake Connect cluster keeps it. */
+export interface FakeConnector {
+  name: string;
+  /** The stored configuration, exactly as submitted plus `name`. */
+  config: Record<string, string>;
+  type: "source" | "sink";
+  state: "UNASSIGNED" | "RUNNING" | "PAUSED" | "STOPPED" | "FAILED" | "RESTARTING";
+  tasks: Array<{ id: number; state: FakeConnector["state"]; trace: string | null }>;
+  created_at: string;
+}
+
+/**
+ * A fake Kafka Connect cluster: one worker group storing its state on the world's Kafka
+ * cluster. Connectors run at once (every task RUNNING) unless a control fails them; nothing
+ * moves records (the FileStream connectors' data is not simulated).
+ */
+export interface FakeConnectCluster {
+  /** The normalized REST endpoints that reach it (host and internal). */
+  endpoints: string[];
+  version: string;
+  /** False: the workers answer nobody. */
+  reachable: boolean;
+  plugins: Array<{ class: string; type: "source" | "sink"; version: string }>;
+  connectors: Record<string, FakeConnector>;
 }
 
 /** The whole world. */
@@ -275,6 +303,8 @@ export interface World {
     topics: Record<string, FakeTopic>;
     groups: Record<string, FakeGroup>;
   };
+  /** The Connect cluster (absent in worlds created before it existed). */
+  connect?: FakeConnectCluster;
   hooks: Hook[];
   log: MutationRecord[];
 }

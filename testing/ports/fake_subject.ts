@@ -16,6 +16,7 @@ import type { FakeWorld } from "../fakes/fake_world.ts";
 import type { WorldConfig } from "../fakes/world.ts";
 import { fromB64 } from "../fakes/_files.ts";
 import type { PortSubject } from "./subject.ts";
+import type { ConnectSubject } from "./connect_contract.ts";
 
 /** A subject with its fake world exposed, for fake-only assertions. */
 export type FakeSubject = PortSubject & { world: FakeWorld };
@@ -95,4 +96,56 @@ export async function fakeSubject(
     tempDir,
     onDispose: () => Deno.remove(tempDir, { recursive: true }),
   });
+}
+
+/**
+ * The Connect contract's subject for the fakes: a file-backed fake world with its Connect
+ * cluster (removed on dispose).
+ *
+ * @example
+ * ```ts
+ * import { fakeConnectSubject } from "./fake_subject.ts";
+ * const s = await fakeConnectSubject();
+ * console.log((await s.connect.clusterInfo()).kafkaClusterId === s.kafkaClusterId);
+ * await s.dispose();
+ * ```
+ */
+export async function fakeConnectSubject(): Promise<ConnectSubject> {
+  const tempDir = await Deno.makeTempDir({ prefix: "sluice-fake-connect-" });
+  const world = createFakeWorld({
+    seed: `connect-contract-${crypto.randomUUID()}`,
+    path: `${tempDir}/world.json`,
+  });
+  const kafka = world.kafka(world.env.bootstrapHost);
+  let n = 0;
+  const unique = (what: string) => `fake-${what}-${++n}`;
+  const topic = async () => {
+    const t = unique("topic");
+    await kafka.createTopic(t, 1);
+    return t;
+  };
+  return {
+    kind: "fake",
+    connect: world.connect(),
+    unreachable: world.connect("http://127.0.0.1:1"),
+    kafkaClusterId: world.env.clusterId,
+    unique,
+    sourceConfig: async () => ({
+      "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+      "tasks.max": "1",
+      file: `/data/${unique("in")}.jsonl`,
+      topic: await topic(),
+    }),
+    sinkConfig: async () => ({
+      "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+      "tasks.max": "1",
+      file: `/data/${unique("out")}.jsonl`,
+      topics: await topic(),
+    }),
+    eventuallyMs: 5_000,
+    async dispose() {
+      await kafka.close();
+      await Deno.remove(tempDir, { recursive: true });
+    },
+  };
 }

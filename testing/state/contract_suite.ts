@@ -14,6 +14,7 @@ import { canonicalJson } from "../../lib/state/_canonical.ts";
 import {
   checkpointChain,
   hex,
+  ownedConnector,
   ownedRunner,
   replaceAction,
   resumeRecord,
@@ -32,6 +33,8 @@ import {
   emptyOwnership,
   type OwnershipDocument,
   stateChecksum,
+  validateOwnership,
+  withConnectors,
 } from "../../lib/state/ownership.ts";
 import type { DocName } from "../../lib/state/primitive.ts";
 import type { StateSnapshot, StateStore } from "../../lib/state/store.ts";
@@ -284,6 +287,36 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
     assert.equal(s2.ownership?.document.serial, 1);
     assert.equal(s2.history.document.version, 1);
     assert.equal(s2.history.events.at(-1)?.kind, "ownership_committed");
+  });
+
+  test("owned connectors: version 2 round-trips; a malformed or edited record is refused", async (b) => {
+    const store = await lockedStore(b);
+    const [own, s1] = await seeded(store);
+    const v2 = withConnectors({ ...own, serial: 2 }, [ownedConnector(PROJECT, null)]);
+    const s2 = await store.commitOwnership(s1, v2);
+    assert.deepEqual((await b.open().load()).ownership?.document, v2);
+    assert.equal(s2.ownership?.checksum, stateChecksum(v2));
+    // a malformed section is refused before anything is written
+    const bad = withConnectors({ ...v2, serial: 3 }, [
+      { ...ownedConnector(PROJECT, null), name: "sluice-other-orders_out" },
+    ]);
+    const historyBefore = await b.rawRead("history");
+    await rejects(store.commitOwnership(s2, bad), "BLOCKED_INVALID_OWNERSHIP", /name must be/);
+    assert.equal(await b.rawRead("history"), historyBefore);
+    // an edited record, correctly re-encoded, is corruption on every read: as a shape ...
+    const ownershipBefore = (await b.rawRead("ownership"))!;
+    const shape = structuredClone(v2);
+    (shape.connectors![0] as unknown as Record<string, unknown>).endpoint = "http://connect:8083";
+    await b.rawWrite("ownership", encodeBody(shape, 2));
+    await rejects(b.open().load(), "STATE_CORRUPT_OWNERSHIP", /fields must be exactly/);
+    // ... and as a value the history never recorded (a fingerprint changed to match a drift)
+    const drifted = structuredClone(v2);
+    drifted.connectors![0].config_fingerprint = hex("hand-edited");
+    assert.doesNotThrow(() => validateOwnership(drifted));
+    await b.rawWrite("ownership", encodeBody(drifted, 2));
+    await rejects(b.open().load(), "STATE_CORRUPT_OWNERSHIP", /not the state the history records/);
+    await b.rawWrite("ownership", ownershipBefore);
+    assert.deepEqual((await b.open().load()).ownership?.document, v2);
   });
 
   test("a runner update records version 4 with sealed intent, action and checkpoints", async (b) => {

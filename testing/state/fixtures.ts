@@ -11,6 +11,7 @@ import type {
 } from "../../lib/state/journal.ts";
 import {
   emptyOwnership,
+  type OwnedConnector,
   type OwnershipDocument,
   stateChecksum,
 } from "../../lib/state/ownership.ts";
@@ -34,6 +35,27 @@ export function ownedRunner(project: string, environment: string | null): Owners
       volume: { name: `sluice-${project}-eligible_orders`, instance_id: crypto.randomUUID() },
       container_name: `sluice-${project}-eligible_orders`,
     }],
+  };
+}
+
+/** One owned connector record (a sink with one secret key). */
+export function ownedConnector(
+  project: string,
+  environment: string | null,
+  connector = "orders_out",
+): OwnedConnector {
+  return {
+    connector,
+    name: environment === null
+      ? `sluice-${project}-${connector}`
+      : `sluice-${project}-${environment}-${connector}`,
+    cluster: "main",
+    cluster_identity: { kafka_cluster_id: "CCCCCCCCCCCCCCCCCCCCCC", endpoint_digest: hex("ep") },
+    kind: "sink",
+    artifact_sha256: hex(`connector-${connector}`),
+    config_fingerprint: hex(`fingerprint-${connector}`),
+    secret_keys: ["sftp.password"],
+    secret_key_id: "0123456789abcdef",
   };
 }
 

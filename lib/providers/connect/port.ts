@@ -31,7 +31,9 @@ export type ConnectorConfig = Record<string, string>;
  * are redacted from every error message and evidence the adapter produces).
  */
 export interface ConfigSubmission {
+  /** The configuration to submit (secret values resolved). */
   config: ConnectorConfig;
+  /** The keys whose values are secrets (never shown). */
   secretKeys: readonly string[];
 }
 
@@ -46,9 +48,11 @@ export type ConnectState =
 
 /** A connector's status with the state of each of its tasks. */
 export interface ConnectorStatus {
+  /** The connector's name. */
   name: string;
   /** `source` or `sink`; `unknown` while the connector's class cannot be loaded. */
   type: "source" | "sink" | "unknown";
+  /** The connector's own state. */
   connector: { state: ConnectState; workerId: string; trace: string | null };
   /** Ordered by task ID. */
   tasks: Array<{ id: number; state: ConnectState; workerId: string; trace: string | null }>;
@@ -58,6 +62,7 @@ export interface ConnectorStatus {
 export interface ConnectClusterInfo {
   /** Kafka Connect version of the worker, e.g. `4.1.2`. */
   version: string;
+  /** The worker's build commit. */
   commit: string;
   /** The Kafka cluster ID of the broker the worker group stores its state on. */
   kafkaClusterId: string;
@@ -70,17 +75,23 @@ export interface ConnectClusterInfo {
 
 /** A connector as Connect returns it from create and update. */
 export interface ConnectorInfo {
+  /** The connector's name. */
   name: string;
+  /** Its stored configuration. */
   config: ConnectorConfig;
   /** Task IDs known so far (often empty right after a create). */
   tasks: number[];
+  /** Source or sink, as the worker reports it. */
   type: "source" | "sink" | "unknown";
 }
 
 /** An installed connector plugin. */
 export interface ConnectorPlugin {
+  /** The plugin's Java class. */
   class: string;
+  /** Source or sink. */
   type: "source" | "sink";
+  /** The plugin's version. */
   version: string;
 }
 

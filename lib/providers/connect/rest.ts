@@ -1,10 +1,13 @@
 /**
- * The real {@link ConnectPort} on Kafka Connect's REST API (`fetch`, no client library). Every
- * mutation crosses its fault site ({@link CONNECT_SITES}) through `atSite`, so a test can kill
- * the process just before a create, update or delete, or just after its response arrived.
+ * The real {@link ConnectPort} on Kafka Connect's REST API (`fetch`, no client library). The
+ * adapter crosses no fault site itself: the connector journey (`lib/runtime/connectors.ts`)
+ * crosses the rows of its table (`lib/protocol/connector.ts`, `CONNECT_SITES`) around each
+ * mutation, as the Docker and Kafka journeys do, so fakes and the real adapter are killed at
+ * the same points.
  *
  * A 409 that means "not now" (a rebalance, stale configuration, no known leader) is retried a
- * bounded number of times; a 409 for an existing name is not. A lost response or a server error
+ * bounded number of times, and so is a read answered 500 because a rebalance is expected; a 409
+ * for an existing name is not. A lost response or a server error
  * on a mutation is an unknown outcome, never guessed: observe the named connector.
  *
  * @example
@@ -19,8 +22,6 @@
 import { SluiceError } from "../../errors.ts";
 import { sha256Hex } from "../../artifact/canonical.ts";
 import { isSensitiveKey, REDACTED } from "../../artifact/redact.ts";
-import { atSite, faultSite } from "../../fault/site.ts";
-import type { FaultSite } from "../../fault/site.ts";
 import { normalizeRestEndpoint, restEndpointProblem } from "../../project/names.ts";
 import type {
   ConfigSubmission,
@@ -32,32 +33,6 @@ import type {
   ConnectPort,
   ConnectState,
 } from "./port.ts";
-
-/** The Connect mutations, each a fault site (kind `provider`, crossed on both backends). */
-export const CONNECT_SITES: {
-  readonly create: FaultSite;
-  readonly update: FaultSite;
-  readonly delete: FaultSite;
-} = {
-  create: faultSite({
-    name: "connect.create_connector",
-    kind: "provider",
-    description: "create one named connector with its configuration (POST /connectors)",
-    where: import.meta.url,
-  }),
-  update: faultSite({
-    name: "connect.update_connector_config",
-    kind: "provider",
-    description: "replace one existing connector's configuration (PUT /connectors/{name}/config)",
-    where: import.meta.url,
-  }),
-  delete: faultSite({
-    name: "connect.delete_connector",
-    kind: "provider",
-    description: "delete one named connector object, nothing else (DELETE /connectors/{name})",
-    where: import.meta.url,
-  }),
-} as const;
 
 /** Options of {@link restConnect}. */
 export interface RestConnectOptions {
@@ -221,6 +196,12 @@ export function restConnect(endpoint: string, options: RestConnectOptions = {}):
         await sleep(delayMs);
         continue;
       }
+      // a read during a rebalance is answered 500 ("a rebalance is expected"): asked again, it
+      // is answered once the group settles. A mutation's 500 stays an unknown outcome.
+      if (!mutation && res.status >= 500 && /rebalance/i.test(message) && attempt < attempts) {
+        await sleep(delayMs);
+        continue;
+      }
       if (res.status >= 500 && mutation) {
         throw new SluiceError(
           "UNKNOWN_OUTCOME_CONNECT",
@@ -356,19 +337,16 @@ export function restConnect(endpoint: string, options: RestConnectOptions = {}):
       })();
     },
 
-    createConnector(name: string, submission: ConfigSubmission): Promise<ConnectorInfo> {
-      const secrets = secretsOf(submission);
-      return atSite(CONNECT_SITES.create, async () => {
-        const { body, status } = await request(
-          "POST",
-          "/connectors",
-          { name, config: submission.config },
-          true,
-          secrets,
-        );
-        if (status !== 201 && status !== 200) throw badShape("a created connector", "/connectors");
-        return toInfo(body, name, "/connectors");
-      });
+    async createConnector(name: string, submission: ConfigSubmission): Promise<ConnectorInfo> {
+      const { body, status } = await request(
+        "POST",
+        "/connectors",
+        { name, config: submission.config },
+        true,
+        secretsOf(submission),
+      );
+      if (status !== 201 && status !== 200) throw badShape("a created connector", "/connectors");
+      return toInfo(body, name, "/connectors");
     },
 
     async updateConnectorConfig(
@@ -382,27 +360,23 @@ export function restConnect(endpoint: string, options: RestConnectOptions = {}):
       }
       const secrets = secretsOf(submission);
       const target = path(name, "/config");
-      return await atSite(CONNECT_SITES.update, async () => {
-        const { body, status } = await request("PUT", target, submission.config, true, secrets);
-        if (status === 404) throw notFound("PUT config", name, "404");
-        if (status === 201) {
-          throw new SluiceError(
-            "CONNECT_UPDATE_RECREATED",
-            `connector ${name} disappeared between the read and the update on Kafka Connect at ` +
-              `${base}; the update created it anew with the submitted configuration`,
-            { evidence: { connector: name, endpoint_digest: digest } },
-          );
-        }
-        return toInfo(body, name, target);
-      });
+      const { body, status } = await request("PUT", target, submission.config, true, secrets);
+      if (status === 404) throw notFound("PUT config", name, "404");
+      if (status === 201) {
+        throw new SluiceError(
+          "CONNECT_UPDATE_RECREATED",
+          `connector ${name} disappeared between the read and the update on Kafka Connect at ` +
+            `${base}; the update created it anew with the submitted configuration`,
+          { evidence: { connector: name, endpoint_digest: digest } },
+        );
+      }
+      return toInfo(body, name, target);
     },
 
-    deleteConnector(name: string): Promise<void> {
+    async deleteConnector(name: string): Promise<void> {
       const target = path(name);
-      return atSite(CONNECT_SITES.delete, async () => {
-        const { status, message } = await request("DELETE", target, undefined, true, []);
-        if (status === 404) throw notFound("DELETE", name, message);
-      });
+      const { status, message } = await request("DELETE", target, undefined, true, []);
+      if (status === 404) throw notFound("DELETE", name, message);
     },
   };
 }
@@ -423,7 +397,8 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
  */
 function nothingSent(error: unknown): boolean {
   // Deno's fetch says "client error (Connect)" when the TCP connection was never made
-  return /client error \(Connect\)|Connection refused|dns error|failed to lookup/i
+  // (and refuses outright to connect to a port the fetch standard blocks)
+  return /client error \(Connect\)|Connection refused|dns error|failed to lookup|Requests to port \d+ are blocked/i
     .test(describeFailure(error));
 }
 
