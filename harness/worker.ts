@@ -75,7 +75,11 @@ export async function runWorker(
   options: WorkerOptions = {},
 ): Promise<WorkerResult> {
   const env: Record<string, string> = { ...(options.env ?? {}), NO_COLOR: "1" };
-  if (options.fault) env.SLUICE_FAULT_POINT = options.fault;
+  if (options.fault) {
+    // the switch is honoured only with the test-only permission beside it (lib/fault/site.ts)
+    env.SLUICE_FAULT_POINT = options.fault;
+    env.SLUICE_TEST_ONLY_ALLOW_FAULTS = "1";
+  }
   const started = Date.now();
   const child = new Deno.Command(SLUICE_BIN, {
     args,
