@@ -6,7 +6,7 @@
  * `state runner-status` and continues with `state resume` (breaking a stale local lock
  * explicitly, by its lock ID) until the operation completes or a precise blocker is reported.
  *
- * Faults that only fire during a resume (`journal.interruption`, `journal.resume`) need an
+ * Faults that only fire during a resume (the inventory's resume-only sites) need an
  * interrupted operation first: the apply dies at {@link PRE_RESUME_FAULT}, the first resume
  * worker carries the fault, and the next resume continues. A fault at `journal.intent:before`
  * leaves no operation: the plan is still current, so the same plan file is applied again.
@@ -23,6 +23,7 @@
  * ```
  * @module
  */
+import { PRE_RESUME_FAULT, resumeOnlySites } from "../lib/fault/inventory.ts";
 import { docker } from "./docker.ts";
 import { runWorker } from "./worker.ts";
 import type { WorkerResult } from "./worker.ts";
@@ -36,11 +37,10 @@ export interface HistoryEntry {
   time: string;
 }
 
-/** Boundaries that are crossed only by `state resume`. */
-export const RESUME_ONLY = new Set(["journal.interruption", "journal.resume"]);
+/** Sites crossed only by `state resume` (from the fault inventory). */
+export const RESUME_ONLY: ReadonlySet<string> = resumeOnlySites();
 
-/** Where the apply dies when the case's own fault fires only during a resume. */
-export const PRE_RESUME_FAULT = "journal.action_started:after";
+export { PRE_RESUME_FAULT };
 
 /** What one journey did. */
 export interface FaultJourney {

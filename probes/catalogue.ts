@@ -15,7 +15,14 @@
  * ```
  * @module
  */
-import { faultInventory } from "../lib/fault/inventory.ts";
+import {
+  faultInventory,
+  type InventoryEntry,
+  type Journey,
+  PRE_RESUME_FAULT as PRE_RESUME,
+  resumeOnlySites,
+} from "../lib/fault/inventory.ts";
+import { replacementSites } from "../lib/protocol/replacement.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";
 
@@ -42,11 +49,70 @@ export function inventory(): FaultInventory {
  * Sites crossed only by `state resume`: the apply first dies at {@link PRE_RESUME_FAULT}, the
  * first resume worker carries the case's fault.
  */
-export const RESUME_ONLY: ReadonlySet<string> = new Set(
-  faultInventory().filter((e) => e.journeys[0] === "resume").map((e) => e.site.name),
-);
+export const RESUME_ONLY: ReadonlySet<string> = resumeOnlySites();
 /** Where the apply dies when the case's own fault fires only during a resume. */
-export const PRE_RESUME_FAULT = "journal.action_started:after";
+export const PRE_RESUME_FAULT = PRE_RESUME;
+
+/**
+ * How much of each probe's case list a run covers. `full` is every case (`deno task probes
+ * -- --tier full`); `suite` is what the test suite (`./run test`, CI) runs to stay inside its
+ * time budget, each of its case lists a declared part of the full one:
+ *
+ * - fault matrix: every site of the replacement protocol (its boundary table and the
+ *   operation's writes), `before` on one backend and `after` on the other, alternating site by
+ *   site; the state layer's own writes and lock operations only in `full` (the suite crosses
+ *   every one of them on both backends in the crash sweep, `testing/sweep`, over real local
+ *   files and a real PostgreSQL);
+ * - rejections: each on one backend, alternating;
+ * - disruptions: all;
+ * - random kills: the first {@link RANDOM_KILLS}`.suitePerChain` of each chain.
+ */
+export const TIERS = ["suite", "full"] as const;
+/** A tier of {@link TIERS}. */
+export type Tier = typeof TIERS[number];
+
+/** The journeys the real fault matrix drives: `apply --plan` of a reviewed replacement, then
+ * `state resume`. Sites first crossed by another journey (create, operator, connector) are
+ * crossed by the crash sweep. */
+export const MATRIX_JOURNEYS: readonly Journey[] = ["replacement", "resume"];
+
+/**
+ * Whether the real matrix arms `e`: its first journey is one the matrix drives, and it is not
+ * the break of a dead worker's lock — `state runner-status --break-stale-lock` crosses that,
+ * and the matrix runs it unarmed before the resume (the crash sweep arms every recovery
+ * process, so it crosses the break).
+ */
+export function matrixArms(e: InventoryEntry): boolean {
+  return MATRIX_JOURNEYS.includes(e.journeys[0]) &&
+    !(e.site.kind === "lock" && e.site.name.endsWith(".break"));
+}
+
+/** One case of the real matrix: a fault point on a backend. */
+export interface MatrixPoint {
+  point: string;
+  backend: Backend;
+}
+
+/** The real matrix's cases of a tier, in inventory order, local backend first. */
+export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
+  const entries = faultInventory().filter(matrixArms);
+  const protocol = new Set(replacementSites().map((s) => s.name));
+  const out: MatrixPoint[] = [];
+  for (const backend of BACKENDS) {
+    let i = 0;
+    for (const e of entries) {
+      const onProtocol = protocol.has(e.site.name);
+      const index = i;
+      if (onProtocol) i++;
+      if (e.site.backends && !e.site.backends.includes(backend)) continue;
+      for (const [k, side] of SIDES.entries()) {
+        if (tier === "suite" && (!onProtocol || BACKENDS[(index + k) % 2] !== backend)) continue;
+        out.push({ point: `${e.site.name}:${side}`, backend });
+      }
+    }
+  }
+  return out;
+}
 
 /**
  * The window of fault points at which a death leaves the runner stopped (the old one closed,
@@ -210,6 +276,8 @@ export const DISRUPTIONS: readonly DisruptionSpec[] = [
 /** The seeded random kills: how many, split into chains (one per backend), and their window. */
 export const RANDOM_KILLS = {
   count: 20,
+  /** How many of each chain the `suite` tier runs (its first ones). */
+  suitePerChain: 3,
   chains: [{ backend: "local" as Backend, cases: 10 }, {
     backend: "postgres" as Backend,
     cases: 10,
@@ -273,28 +341,41 @@ export const PROBE_FILES = {
 /** A probe's evidence name. */
 export type ProbeName = keyof typeof PROBE_FILES;
 
-/** The case IDs a complete evidence file of `probe` holds, derived from the code. */
-export function expectedCaseIds(probe: ProbeName): string[] {
+/** The case IDs a complete evidence file of `probe` holds at `tier`, derived from the code. */
+export function expectedCaseIds(probe: ProbeName, tier: Tier = "full"): string[] {
   switch (probe) {
     case "fault-matrix":
-      return BACKENDS.flatMap((be) => faultPoints().map((p) => `${p}:${be}`));
+      return matrixPoints(tier).map((m) => `${m.point}:${m.backend}`);
     case "rejections":
-      return REJECTIONS.flatMap((r) => BACKENDS.map((be) => `${r.name}:${be}`));
+      return BACKENDS.flatMap((be) =>
+        REJECTIONS.filter((_, i) => tier === "full" || BACKENDS[i % 2] === be)
+          .map((r) => `${r.name}:${be}`)
+      );
     case "disruption":
       return DISRUPTIONS.map((d) => `${d.name}:${d.backend}`);
     case "random-kill":
-      return randomKillCases().map((c) => c.id);
+      return randomKillCases()
+        .filter((c) => tier === "full" || c.position < RANDOM_KILLS.suitePerChain)
+        .map((c) => c.id);
   }
 }
 
+/** The tier a recorded selection names (`full` when it names none). */
+export function selectionTier(selection: Record<string, string>): Tier {
+  const t = selection.tier ?? "full";
+  if (!(TIERS as readonly string[]).includes(t)) throw new Error(`unknown tier ${t}`);
+  return t as Tier;
+}
+
 /**
- * The case IDs a run with this selection (`only`: fault points for the matrix, names for the
- * rejections and disruptions; `backend`) must hold: the whole list when nothing is selected.
+ * The case IDs a run with this selection (`tier`; `only`: fault points for the matrix, names
+ * for the rejections and disruptions; `backend`) must hold: the tier's whole list when nothing
+ * else is selected.
  */
 export function selectedCaseIds(probe: ProbeName, selection: Record<string, string>): string[] {
   const only = selection.only?.split(",");
   const backend = selection.backend;
-  return expectedCaseIds(probe).filter((id) => {
+  return expectedCaseIds(probe, selectionTier(selection)).filter((id) => {
     const i = id.lastIndexOf(":");
     const head = id.slice(0, i);
     const be = id.slice(i + 1);

@@ -22,7 +22,7 @@ import type { TestProject } from "../harness/project.ts";
 import { runWorker } from "../harness/worker.ts";
 import { readStateFiles, readStateRows, type StateWitness } from "../harness/witness.ts";
 import { apply, observe, plan } from "../lib/runtime/session.ts";
-import { inventory, type ProbeName } from "./catalogue.ts";
+import { inventory, type ProbeName, selectionTier, type Tier } from "./catalogue.ts";
 import {
   type CaseEvidence,
   caseVerdict,
@@ -349,18 +349,25 @@ export async function waitFor(
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** The case selection on the command line (`--only a,b`, `--backend b`), as recorded. */
+/**
+ * The case selection on the command line (`--tier suite|full`, `--only a,b`, `--backend b`),
+ * as recorded (a `full` tier is the default and is not recorded).
+ */
 export function selectionFlags(): {
   only: string[] | null;
   backend: string | null;
+  tier: Tier;
   selection: Record<string, string>;
 } {
   const only = flag("--only");
   const backend = flag("--backend");
   const selection: Record<string, string> = {};
+  const t = flag("--tier");
+  if (t && t !== "full") selection.tier = t;
+  const tier = selectionTier(selection);
   if (only) selection.only = only;
   if (backend) selection.backend = backend;
-  return { only: only ? only.split(",") : null, backend: backend ?? null, selection };
+  return { only: only ? only.split(",") : null, backend: backend ?? null, tier, selection };
 }
 
 /** Run `prepare` then `body`, always clean up, and return the case's evidence. */

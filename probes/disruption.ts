@@ -36,7 +36,7 @@ import { type FaultJourney, runFaultJourney } from "../harness/faults.ts";
 import { runWorker } from "../harness/worker.ts";
 import { containersOf } from "../harness/witness.ts";
 import type { CaseEvidence, HistoryEntry } from "./evidence.ts";
-import { DISRUPTIONS, type DisruptionSpec } from "./catalogue.ts";
+import { DISRUPTIONS, type DisruptionSpec, selectedCaseIds } from "./catalogue.ts";
 import {
   caseEvidence,
   type CaseMeta,
@@ -434,10 +434,9 @@ if (import.meta.main) {
   }
   const env = await sharedEnv();
   const image = await runnerImageId();
-  const { only, backend, selection } = selectionFlags();
-  const cases = DISRUPTIONS.filter((d) =>
-    (!only || only.includes(d.name)) && (!backend || d.backend === backend)
-  ).map((spec) => ({
+  const { selection } = selectionFlags();
+  const wanted = new Set(selectedCaseIds("disruption", selection));
+  const cases = DISRUPTIONS.filter((d) => wanted.has(`${d.name}:${d.backend}`)).map((spec) => ({
     id: `${spec.name}:${spec.backend}`,
     run: (runId: string) => RUNNERS[spec.name](env, image, spec, runId),
   }));

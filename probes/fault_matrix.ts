@@ -1,13 +1,15 @@
 /**
- * The fault matrix: every site of the fault inventory × before/after × backend (local,
- * postgres) is one case. Each case deploys a fresh starter project on the shared broker,
+ * The fault matrix: every site of the fault inventory that the replacement or its resume
+ * crosses × before/after × the backends the site exists on is one case (the `suite` tier runs
+ * a declared part of them; see `TIERS` in catalogue.ts). Each case deploys a fresh starter project on the shared broker,
  * produces records, prepares the reviewed filter change with the installed CLI, and runs
  * `apply --plan` in a separate OS process that dies by SIGKILL at the armed fault point;
  * fresh processes then diagnose and resume (harness/faults.ts). Records are also produced
  * while the worker is dead, and after completion. The invariants are read by independent
  * witnesses (probes/invariants.ts) and written to `verification/fault-matrix.json`.
  *
- *   deno run -A probes/fault_matrix.ts [--only site:side,...] [--backend local|postgres]
+ *   deno run -A probes/fault_matrix.ts [--tier suite|full] [--only site:side,...]
+ *                                      [--backend local|postgres]
  *                                      [--jobs N] [--allow-dirty]
  *
  * Uses the environment named by `SLUICE_ENV_FILE`, or starts (and removes) its own.
@@ -16,9 +18,15 @@
 import { sharedEnv } from "../harness/env.ts";
 import type { EnvDescriptor } from "../harness/env.ts";
 import { runnerImageId } from "../harness/project.ts";
-import { PRE_RESUME_FAULT, RESUME_ONLY, runFaultJourney } from "../harness/faults.ts";
+import { runFaultJourney } from "../harness/faults.ts";
 import type { CaseEvidence } from "./evidence.ts";
-import { BACKENDS, faultPoints, stopsRunner } from "./catalogue.ts";
+import {
+  matrixPoints,
+  PRE_RESUME_FAULT,
+  RESUME_ONLY,
+  stopsRunner,
+  type Tier,
+} from "./catalogue.ts";
 import {
   caseEvidence,
   jobs,
@@ -37,22 +45,21 @@ export interface MatrixCase {
   backend: "local" | "postgres";
 }
 
-/** The cases, generated from the fault inventory. */
-export function matrixCases(filter: { only?: string; backend?: string } = {}): MatrixCase[] {
-  const out: MatrixCase[] = [];
-  for (const backend of BACKENDS) {
-    if (filter.backend && filter.backend !== backend) continue;
-    for (const point of faultPoints()) {
-      if (filter.only && !filter.only.split(",").includes(point)) continue;
-      const i = point.lastIndexOf(":");
-      out.push({
-        boundary: point.slice(0, i),
-        side: point.slice(i + 1) as "before" | "after",
-        backend,
-      });
-    }
-  }
-  return out;
+/** The cases of a tier, generated from the fault inventory (`matrixPoints`). */
+export function matrixCases(
+  filter: { only?: string; backend?: string; tier?: Tier } = {},
+): MatrixCase[] {
+  const only = filter.only?.split(",");
+  return matrixPoints(filter.tier).filter((m) =>
+    (!filter.backend || filter.backend === m.backend) && (!only || only.includes(m.point))
+  ).map((m) => {
+    const i = m.point.lastIndexOf(":");
+    return {
+      boundary: m.point.slice(0, i),
+      side: m.point.slice(i + 1) as "before" | "after",
+      backend: m.backend,
+    };
+  });
 }
 
 /** Run one matrix case and return its evidence. */
@@ -155,8 +162,8 @@ export function runCase(
 export async function main(): Promise<number> {
   const env = await sharedEnv();
   const image = await runnerImageId();
-  const { only, backend, selection } = selectionFlags();
-  const cases = matrixCases({ only: only?.join(","), backend: backend ?? undefined });
+  const { only, backend, tier, selection } = selectionFlags();
+  const cases = matrixCases({ only: only?.join(","), backend: backend ?? undefined, tier });
   return await runProbe({
     probe: "fault-matrix",
     env,

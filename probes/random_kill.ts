@@ -21,7 +21,13 @@ import { runnerImageId } from "../harness/project.ts";
 import { runFaultJourney } from "../harness/faults.ts";
 import { runWorker } from "../harness/worker.ts";
 import type { CaseEvidence } from "./evidence.ts";
-import { type Backend, RANDOM_KILLS, randomKillCases, randomKillDelay } from "./catalogue.ts";
+import {
+  type Backend,
+  RANDOM_KILLS,
+  randomKillCases,
+  randomKillDelay,
+  selectedCaseIds,
+} from "./catalogue.ts";
 import {
   caseEvidence,
   type CaseFixture,
@@ -210,9 +216,10 @@ if (import.meta.main) {
   const env = await sharedEnv();
   const image = await runnerImageId();
   const seed = Number(flag("--seed") ?? Math.floor(Math.random() * 2 ** 31));
-  const { backend, selection } = selectionFlags();
+  const { selection } = selectionFlags();
+  const wanted = new Set(selectedCaseIds("random-kill", selection));
   console.log(`[random-kill] seed ${seed}`);
-  const all = randomKillCases().filter((c) => !backend || c.backend === backend);
+  const all = randomKillCases().filter((c) => wanted.has(c.id));
   // every case is reported as it ends; the cases of one chain run in order on its deployment,
   // the chains side by side
   const done = new Map<string, (r: CaseEvidence) => void>();

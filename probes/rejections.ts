@@ -24,7 +24,7 @@ import type { StateShowView } from "../harness/faults.ts";
 import { runWorker } from "../harness/worker.ts";
 import { containersOf, kafkaTools } from "../harness/witness.ts";
 import type { CaseEvidence } from "./evidence.ts";
-import { BACKENDS, REJECTIONS, type RejectionSpec } from "./catalogue.ts";
+import { BACKENDS, REJECTIONS, type RejectionSpec, selectedCaseIds } from "./catalogue.ts";
 import {
   caseEvidence,
   cli,
@@ -592,9 +592,10 @@ function runRejection(
 if (import.meta.main) {
   const env = await sharedEnv();
   const image = await runnerImageId();
-  const { only, backend, selection } = selectionFlags();
-  const cases = REJECTIONS.filter((r) => !only || only.includes(r.name)).flatMap((spec) =>
-    BACKENDS.filter((b) => !backend || b === backend).map((b) => ({
+  const { selection } = selectionFlags();
+  const wanted = new Set(selectedCaseIds("rejections", selection));
+  const cases = REJECTIONS.flatMap((spec) =>
+    BACKENDS.filter((b) => wanted.has(`${spec.name}:${b}`)).map((b) => ({
       id: `${spec.name}:${b}`,
       run: (runId: string) => runRejection(env, image, spec, b, runId),
     }))

@@ -340,7 +340,8 @@ export async function semanticErrors(e: EvidenceFile, ctx: VerifyContext): Promi
   const to = p.ended_at === null ? ctx.now() : Date.parse(p.ended_at);
 
   // completeness against the code
-  const partial = Object.keys(p.selection).length > 0;
+  // a tier is a complete case list of its own; a narrower selection makes the file partial
+  const partial = Object.keys(p.selection).some((k) => k !== "tier");
   if (partial && !ctx.allowPartial) {
     errors.push(
       `partial run (selection ${JSON.stringify(p.selection)}): refused without --allow-partial`,

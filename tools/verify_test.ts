@@ -488,6 +488,23 @@ Deno.test("provenance: a commit that is not an ancestor of HEAD, dirty trees and
   );
 });
 
+Deno.test("a suite-tier file is complete for its tier, not partial; its cases are still all required", async () => {
+  for (const probe of PROBES) {
+    const doc = evidence(probe, expectedCaseIds(probe, "suite"));
+    doc.provenance.selection = { tier: "suite" };
+    assert.deepEqual(await errorsOf(doc), [], probe);
+    doc.cases.pop();
+    doc.summary = summarize(doc.cases) as unknown as Record<string, number>;
+    assert.ok((await errorsOf(doc)).some((e) => /^missing case /.test(e)), probe);
+  }
+  // a suite-tier file that claims to be the full run lacks the full list's cases
+  const unlabelled = evidence("fault-matrix", expectedCaseIds("fault-matrix", "suite"));
+  assert.ok((await errorsOf(unlabelled)).some((e) => /^missing case /.test(e)));
+  const unknown = evidence("disruption");
+  unknown.provenance.selection = { tier: "most" };
+  assert.ok((await errorsOf(unknown).catch((e) => [String(e)])).some((e) => /tier/.test(e)));
+});
+
 Deno.test("a matrix case armed in the stopped window must sample while stopped", async () => {
   const doc = evidence("fault-matrix");
   const c = doc.cases.find((x) => stopsRunner(`${x.boundary}:${x.side}`))!;

@@ -22,7 +22,7 @@
  * @module
  */
 import { type FaultSite, guardFaultSwitch, siteLocation } from "./site.ts";
-import { OPERATION_WRITES, replacementSites } from "../protocol/replacement.ts";
+import { OPERATION_WRITES, REPLACEMENT_SITES, replacementSites } from "../protocol/replacement.ts";
 import { createSites } from "../protocol/create.ts";
 import { operatorSites } from "../protocol/operator.ts";
 import { connectorSites } from "../protocol/connector.ts";
@@ -116,6 +116,28 @@ export function faultInventory(): InventoryEntry[] {
   if (missing.length > 0) throw new Error(`state sites not composed: ${missing.join(", ")}`);
   return [...entries.values()].map((e) => ({ ...e, location: siteLocation(e.site) }));
 }
+
+/**
+ * The sites only `state resume` crosses: those whose first journey is `resume` (the
+ * interruption and resume-authorization writes, the state writes of those transitions, the
+ * break of a dead worker's lock). A harness arms them in a resume, after an apply died at
+ * {@link PRE_RESUME_FAULT}.
+ *
+ * @example
+ * ```ts
+ * import { resumeOnlySites } from "./inventory.ts";
+ * console.log(resumeOnlySites().has("journal.resume")); // true
+ * ```
+ */
+export function resumeOnlySites(entries: InventoryEntry[] = faultInventory()): Set<string> {
+  return new Set(entries.filter((e) => e.journeys[0] === "resume").map((e) => e.site.name));
+}
+
+/**
+ * Where an apply must die so that its operation can only be continued by `state resume`: after
+ * the action started (a death before it is continued by the same `apply --plan`).
+ */
+export const PRE_RESUME_FAULT = `${REPLACEMENT_SITES.actionStarted.name}:after`;
 
 /**
  * The names of every site.
