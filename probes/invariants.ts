@@ -330,7 +330,24 @@ export async function verifyCompletion(
   const historyIncidents = st.history.filter((e) => e.kind === "incident").map((e) =>
     e.incident_id
   );
+  // the incidents recorded before the receipt: a kill after the receipt was written (inside a
+  // local finalize) is recorded as an incident after it, which that receipt cannot list
+  const receiptAt = st.history.findIndex((e) =>
+    e.kind === "runner_completed" && e.operation_id === opId
+  );
+  const beforeReceipt = (receiptAt < 0 ? st.history : st.history.slice(0, receiptAt))
+    .filter((e) => e.kind === "incident").map((e) => e.incident_id);
   if (o.interrupted) {
+    rec.record({
+      check: "audit.interruption_recorded",
+      name: "the resumed interruption is recorded as an incident in the history",
+      kind: "count",
+      witness: stateWitness,
+      expected: { min: 1 },
+      actual: historyIncidents,
+    });
+  }
+  if (o.interrupted && beforeReceipt.length > 0) {
     rec.record({
       check: "audit.incidents_kept",
       name: "the interruption is kept: the receipt's incidents are all in the history",
@@ -342,7 +359,9 @@ export async function verifyCompletion(
   } else {
     rec.record({
       check: "audit.no_incident",
-      name: "an uninterrupted operation records no incident",
+      name: o.interrupted
+        ? "a receipt written before the interruption lists no incident"
+        : "an uninterrupted operation records no incident",
       kind: "count",
       witness: stateWitness,
       expected: { max: 0 },

@@ -60,6 +60,10 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
   const base = { operation_id: operationId, commands: op.commands(operationId) };
   const candidate = op.candidate(operationId);
   const c = controlOf(snap, operationId);
+  // the original invocation sent START; a resume reports only the final outcome (COMPLETE or
+  // FAIL) — also for an operation it finds completed, whose invocation may have died before
+  // reporting it (a consumer keys events by run and type, so a repeated COMPLETE is harmless)
+  const lineage = lineageFor(op, operationId);
   if (!c) {
     // an already completed operation is verified from its receipt and the live candidate:
     // no redeploy, no audit append, no serial increment
@@ -84,7 +88,7 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
         `operation ${operationId} completed, but its candidate is not running now`,
       );
     }
-    return {
+    return await lineage.finish({
       ...base,
       committed: true,
       outcome: "completed",
@@ -94,7 +98,7 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
       serial: snap.ownership?.document.serial ?? null,
       receipt: receipt.receipt,
       lineage_warnings: [],
-    };
+    });
   }
   verifyOperationMatches(c, r, operationId);
   const checkpoints = checkpointsOf(snap);
@@ -117,7 +121,7 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
       operation_id: c.operation_id,
       message: "completing the interrupted finalization from its receipt",
     });
-    return await finalizeOperation(op, base, snap, { resuming: true });
+    return await lineage.finish(await finalizeOperation(op, base, snap, { resuming: true }));
   }
   // the fresh evidence must authorize a step before anything is written: a blocked resume
   // records nothing and spends no authorization
@@ -153,7 +157,7 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
   if (stage === "action_completed") {
     // the action is terminal (its outcome is recorded): resume authorizes no further boundary,
     // and only finalization remains — after re-observing the exact ready candidate
-    return await finalizeOperation(op, base, snap, { resuming: true });
+    return await lineage.finish(await finalizeOperation(op, base, snap, { resuming: true }));
   }
   const pending = await p.store.pendingResumeAuthorization(snap);
   const record: ResumeRecord = pending
@@ -177,8 +181,6 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
     stage,
     message: `authorization ${record.authorization_id} recorded at ${stage}`,
   });
-  // the original invocation sent START; a resume reports only the final outcome
-  const lineage = lineageFor(op, operationId);
   const result = await driveThenFinalize(op, operationId, snap, { resuming: true });
   return await lineage.finish(result);
 }

@@ -3,7 +3,7 @@
 // ownership → clear writes can leave, and the finalize site itself), through the CLI in its own
 // OS process on a file-backed fake world. A fresh `state resume` then completes the same
 // operation: serial + 1 exactly once, one receipt, no Docker or Kafka mutation, and the next
-// plan is a no-op. The same way out is proven on the real services in
+// plan is a no-op; the OpenLineage run the apply started ends with the resume's COMPLETE. The same way out is proven on the real services in
 // tests/ways_out_docker_kafka_pg_test.ts.
 import assert from "node:assert/strict";
 import { writePlanFile } from "../../plan/plan_file.ts";
@@ -42,7 +42,16 @@ async function killedFinalize(site: string, side: "before" | "after") {
   const planPath = `${p.dir}/replace.plan.json`;
   await writePlanFile(planPath, reviewed.plan);
 
-  const killed = await f.cli(["apply", "--project", p.dir, "--plan", planPath], {
+  const lineage = `${p.dir}/lineage.jsonl`;
+  const killed = await f.cli([
+    "apply",
+    "--project",
+    p.dir,
+    "--plan",
+    planPath,
+    "--openlineage",
+    lineage,
+  ], {
     SLUICE_FAULT_POINT: `${site}:${side}`,
     SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
   });
@@ -82,8 +91,24 @@ async function killedFinalize(site: string, side: "before" | "after") {
     [completed ? "finalized" : "action_completed", "complete"],
   );
 
-  const resumed = await f.cli(["-o", "json", "state", "resume", ...common]);
+  const resumed = await f.cli([
+    "-o",
+    "json",
+    "state",
+    "resume",
+    ...common,
+    "--openlineage",
+    lineage,
+  ]);
   assert.equal(resumed.code, 0, `${site}:${side}: ${resumed.stderr}${resumed.stdout}`);
+  // the run's START went out with the killed apply, its COMPLETE with the resume
+  const events = (await Deno.readTextFile(lineage)).trim().split("\n").map((l) =>
+    JSON.parse(l) as { eventType: string; run: { runId: string } }
+  );
+  assert.deepEqual(
+    events.map((e) => [e.eventType, e.run.runId]),
+    [["START", operationId], ["COMPLETE", operationId]],
+  );
   const result = resumed.json().data!;
   assert.equal(result.committed, true);
   assert.equal(result.serial, 2);
