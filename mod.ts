@@ -134,6 +134,7 @@ export type { ApplyResult } from "./lib/runtime/apply.ts";
 export type { ReplacementResult, RunnerStatusReport } from "./lib/runtime/replacement/result.ts";
 export type { ProjectObservation } from "./lib/validation/observation.ts";
 export type { ModelStatus, ProjectStatus } from "./lib/runtime/status.ts";
+export { runnerStopOf } from "./lib/validation/runner_stop.ts";
 export type { RunnerStopReport } from "./lib/validation/runner_stop.ts";
 export type { LogsOptions, LogsResult } from "./lib/runtime/logs.ts";
 export { parseSince } from "./lib/runtime/logs.ts";

@@ -341,6 +341,7 @@ async function transcript(format: Format): Promise<Entry[]> {
     world.control.killContainer(running!.id);
     await run("status --health: unhealthy", ["status", ...project, "--health"]);
     await run("status: a killed runner", ["status", ...project]);
+    await run("observe: a killed runner", ["observe", ...project]);
     await run("plan: the runner was killed, not written", [
       "plan",
       ...project,

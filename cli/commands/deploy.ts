@@ -10,6 +10,7 @@ import {
   openProject,
   redactForDisplay,
   redactText,
+  runnerStopOf,
   SluiceError,
   writePlanFile,
 } from "../../mod.ts";
@@ -277,6 +278,8 @@ function renderObservation(obs: ProjectObservation): string {
           c.plan.matchesLabel ? "matches label" : "MISMATCH"
         }`,
       );
+      const stop = runnerStopOf(c);
+      if (stop) lines.push(`    stopped: ${stop.summary}`);
     }
     if (r.containers.length === 0) lines.push("  no container");
     lines.push(

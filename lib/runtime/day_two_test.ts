@@ -92,6 +92,13 @@ Deno.test("a decode failure: status and plan name the reason, model, partition, 
   assert.match(text.stdout, new RegExp(`container=${before.container}`));
   assert.ok(!text.stdout.includes(secret));
 
+  const observed = await f.cli(["observe", "--project", dir]);
+  assert.match(
+    observed.stdout,
+    new RegExp(`\\n    stopped: DECODE_WRONG_TYPE \\(exit 13\\) in model ${MODEL} at ${at}`),
+  );
+  assert.ok(!observed.stdout.includes(secret));
+
   const out = `${dir}/blocked.plan.json`;
   const blocked = await f.cli(["plan", "--project", dir, "--out", out]);
   assert.equal(blocked.code, 4, blocked.stderr);
