@@ -206,6 +206,8 @@ async function transcript(format: Format): Promise<Entry[]> {
     await run("apply: no plan, no changes", ["apply", ...project]);
     await run("observe", ["observe", ...project]);
     await run("status --health", ["status", ...project, "--health"]);
+    await run("logs --tail 2", ["logs", "eligible_orders", ...project, "--tail", "2"]);
+    await run("logs: unknown model", ["logs", "no_such_model", ...project]);
     await run("state show --project", ["state", "show", ...project]);
     await run("state init --state-dir", [
       "state",
@@ -293,6 +295,19 @@ async function transcript(format: Format): Promise<Entry[]> {
     await run("state resume: completes", ["state", "resume", ...project, ...op]);
     await run("state resume: already completed", ["state", "resume", ...project, ...op]);
     await run("state runner-status: completed", ["state", "runner-status", ...project, ...op]);
+    await run("apply: a completed replacement plan again", [
+      "apply",
+      ...project,
+      "--plan",
+      `${dir}/replace.plan.json`,
+    ]);
+    await run("logs: the candidate's generation", [
+      "logs",
+      "eligible_orders",
+      ...project,
+      "--tail",
+      "1",
+    ]);
 
     // someone else holds the deployment lock
     const holder = openStateStore({
@@ -325,6 +340,14 @@ async function transcript(format: Format): Promise<Entry[]> {
     );
     world.control.killContainer(running!.id);
     await run("status --health: unhealthy", ["status", ...project, "--health"]);
+    await run("status: a killed runner", ["status", ...project]);
+    await run("observe: a killed runner", ["observe", ...project]);
+    await run("plan: the runner was killed, not written", [
+      "plan",
+      ...project,
+      "--out",
+      `${dir}/killed.plan.json`,
+    ]);
 
     const manifest = `${dir}/sluice.yaml`;
     await Deno.writeTextFile(

@@ -336,13 +336,9 @@ export async function runHandMadeCase(env: EnvDescriptor) {
     const blocked = await sluiceJson(["plan", "--project", p.dir, "--out", `${p.dir}/x.plan.json`]);
     assert.equal(blocked.code, 4, JSON.stringify(blocked.envelope.errors));
     assert.equal(blocked.envelope.errors[0].code, "BLOCKED_UNOWNED_CONNECTOR");
-    const refused = await sluiceJson([
-      "apply",
-      "--project",
-      p.dir,
-      "--plan",
-      `${p.dir}/x.plan.json`,
-    ]);
+    // a blocked plan is not written; a fresh apply is refused by the same blocker
+    await assert.rejects(Deno.stat(`${p.dir}/x.plan.json`), Deno.errors.NotFound);
+    const refused = await sluiceJson(["apply", "--project", p.dir]);
     assert.equal(refused.code, 4);
     await p.editManifest(declareSinkRemoved(p));
     const removal = await sluiceJson(["plan", "--project", p.dir]);

@@ -10,6 +10,7 @@ import {
   openProject,
   redactForDisplay,
   redactText,
+  runnerStopOf,
   SluiceError,
   writePlanFile,
 } from "../../mod.ts";
@@ -87,30 +88,32 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         base: opts.base,
         file: opts.out ?? null,
       });
-      let written: string | null = null;
-      if (opts.out) {
-        await writePlanFile(opts.out, result.plan);
-        written = opts.out;
-      }
       const format = outputFormat(cmd);
       const blockers = result.plan.blockers;
       if (blockers.length > 0) {
-        // text: show the review, then the error line; json: one failure envelope with the blockers
+        // a blocked plan is never written: apply could only refuse it, and an older file of the
+        // same name is left as it was (text: the review, then the error line; json: one failure
+        // envelope with the blockers)
         if (format === "text") console.log(redactText(render(result.review)));
         throw new SluiceError(
           blockers[0].code,
           `the plan is blocked (${blockers.length} blocker${blockers.length === 1 ? "" : "s"}): ${
             blockers[0].message
-          }`,
+          }${opts.out ? `; it was not written to ${opts.out}` : ""}`,
           {
             evidence: {
               blockers: redactForDisplay(blockers),
               plan_sha256: result.sha256,
-              file: written,
+              file: null,
               review: result.review,
             },
           },
         );
+      }
+      let written: string | null = null;
+      if (opts.out) {
+        await writePlanFile(opts.out, result.plan);
+        written = opts.out;
       }
       const data = {
         plan: redactForDisplay(result.plan),
@@ -225,11 +228,14 @@ function renderStatus(s: ProjectStatus): string {
       ]
       : [],
   ).concat(
-    s.models.map((r) =>
-      `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  generation=${r.generation ?? "-"}${
+    s.models.flatMap((r) => [
+      `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  container=${
+        r.container ?? "-"
+      }  generation=${r.generation ?? "-"}${
         r.candidate_of ? ` (candidate of pending operation ${r.candidate_of})` : ""
-      }  group=${r.group}/${r.members}  lag=${r.lag}`
-    ),
+      }  group=${r.group}/${r.members}  lag=${r.lag}`,
+      ...(r.stop ? [`     stopped: ${r.stop.summary}`] : []),
+    ]),
   ).concat(
     (s.connectors ?? []).map((c) =>
       `${c.healthy ? "ok  " : "FAIL"} connector ${c.connector}  ${c.state}  tasks=${
@@ -272,6 +278,8 @@ function renderObservation(obs: ProjectObservation): string {
           c.plan.matchesLabel ? "matches label" : "MISMATCH"
         }`,
       );
+      const stop = runnerStopOf(c);
+      if (stop) lines.push(`    stopped: ${stop.summary}`);
     }
     if (r.containers.length === 0) lines.push("  no container");
     lines.push(

@@ -16,6 +16,7 @@ import { register as replacement } from "./replacement.ts";
 import { register as review } from "./review.ts";
 import { register as version } from "./version.ts";
 import { register as operator } from "./operator.ts";
+import { register as logs } from "./logs.ts";
 
 /**
  * A function that adds one command group to the program; `deps` (ports, clock, UUID source) are
@@ -31,6 +32,7 @@ export const COMMANDS: Register[] = [
   state,
   replacement,
   operator,
+  logs,
   runtime,
   version,
 ];

@@ -1,7 +1,7 @@
 /**
  * `sluice state show` and `sluice state init`. The store is the one declared in the
- * project's `sluice.yaml` (`--project DIR`, with `--env ENV` for a multi-environment
- * project), or named explicitly: `--state-dir DIR` (local files) or `--pg-url URL`
+ * project's `sluice.yaml` (`--project DIR`, default the current directory as for `plan` and
+ * `apply`, with `--env ENV` for a multi-environment project), or named explicitly: `--state-dir DIR` (local files) or `--pg-url URL`
  * (PostgreSQL, optional `--schema`), with `--project-name NAME` and optional `--env ENV`
  * (omitted for a single-environment project; never "default").
  *
@@ -32,7 +32,10 @@ function addStoreFlags(cmd: Command): Command {
     .option("--pg-url <url>", "PostgreSQL URL (or SLUICE_PG_URL)")
     .option("--schema <name>", "PostgreSQL schema", "sluice")
     .option("--project-name <name>", "project name")
-    .option("--project <dir>", "project directory: the store declared in its sluice.yaml")
+    .option(
+      "--project <dir>",
+      "project directory: the store declared in its sluice.yaml (default: the current directory)",
+    )
     .option("--env <name>", "environment (omit for a single-environment project)");
 }
 
@@ -105,9 +108,6 @@ function renderView(data: unknown): string {
     for (const c of v.ownership.connectors ?? []) {
       lines.push(`  connector ${c.name} (cluster ${c.cluster}) config ${c.config_fingerprint}`);
     }
-    for (const c of v.ownership.connectors ?? []) {
-      lines.push(`  connector ${c.name} (cluster ${c.cluster}) config ${c.config_fingerprint}`);
-    }
   } else {
     lines.push("ownership   none");
   }
@@ -127,10 +127,19 @@ function renderView(data: unknown): string {
   return lines.join("\n");
 }
 
-/** The store named by the flags: the project's, or the one given explicitly. */
+/**
+ * The store named by the flags: the one given explicitly (`--state-dir`, `--pg-url` or
+ * `--project-name`), else the project's, in the current directory unless `--project` names one.
+ */
+export function storeSource(flags: StoreFlags): "explicit" | "project" {
+  return flags.project === undefined && (flags.stateDir || flags.pgUrl || flags.projectName)
+    ? "explicit"
+    : "project";
+}
+
 async function storeConfig(flags: StoreFlags): Promise<StateStoreConfig> {
-  return flags.project !== undefined
-    ? await storeConfigFromProject(flags)
+  return storeSource(flags) === "project"
+    ? await storeConfigFromProject({ ...flags, project: flags.project ?? "." })
     : storeConfigFromFlags(flags);
 }
 

@@ -9,6 +9,7 @@
  * ```ts
  * import { describeRunnerStop, parseRunnerStop, runnerExit } from "./runner_exits.ts";
  * runnerExit(13)?.kind; // "decode"
+ * const statusFileText = '{"sluice_runner_exit": 14, "reason": "OFFSETS_MISSING", "context": {}}';
  * const stop = parseRunnerStop(JSON.parse(statusFileText));
  * if (stop) console.log(describeRunnerStop(stop));
  * ```
@@ -52,10 +53,15 @@ export function runnerReason(reason: string): RunnerReasonRow | null {
 
 /** Where the record that stopped the runner was, and its shape (sizes and names only). */
 export interface RunnerStopRecord {
+  /** The input topic. */
   topic: string;
+  /** The record's partition. */
   partition: number;
+  /** The record's offset (the group's committed offset stays at it). */
   offset: number;
+  /** The key's size in bytes. */
   key_bytes: number;
+  /** The value's size in bytes. */
   value_bytes: number;
   /** Top-level field names of the record, in document order, as far as it parses. */
   fields: string[];
@@ -63,13 +69,19 @@ export interface RunnerStopRecord {
 
 /** Why a runner stopped, from its status file or its last stdout line. */
 export interface RunnerStop {
+  /** The exit code the runner gave. */
   exit_code: number;
+  /** The stable stop reason (`DECODE_WRONG_TYPE`, `SIGTERM`, ...; see `RUNNER_REASONS`). */
   reason: string;
+  /** The runner's detail line (names fields and rules, never values). */
   detail: string | null;
+  /** The model, once the runner read its plan. */
   model: string | null;
+  /** The application ID, once the runner read its plan. */
   application_id: string | null;
-  /** The decoding rule's field and text (decode failures). */
+  /** The field whose decoding failed (null when the record is malformed or not an object). */
   field: string | null;
+  /** The decoding rule that failed. */
   rule: string | null;
   /** The record's position and shape (decode failures). */
   record: RunnerStopRecord | null;
@@ -147,9 +159,10 @@ export function parseRunnerStop(value: unknown): RunnerStop | null {
  * size and field names, and the meaning from the table.
  * @example
  * ```ts
- * describeRunnerStop(stop);
- * // DECODE_WRONG_TYPE (exit 13) in model eligible_orders at raw_orders-0@9: field 'amount':
- * // the field expects BIGINT, got a string; record 52 bytes (key 3), fields order_id, amount
+ * const stop = parseRunnerStop({ sluice_runner_exit: 14, reason: "OFFSETS_MISSING", context: {} })!;
+ * describeRunnerStop(stop); // "OFFSETS_MISSING (exit 14): no committed offset for an input partition"
+ * // a decode failure: DECODE_WRONG_TYPE (exit 13) in model eligible_orders at raw_orders-0@9:
+ * // field 'amount': the field expects BIGINT, got a string; record 52 bytes (key 3), fields order_id, amount
  * ```
  */
 export function describeRunnerStop(stop: RunnerStop): string {

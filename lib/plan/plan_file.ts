@@ -6,7 +6,8 @@
  *
  * Staleness is separate from integrity: {@link verifyPlanCurrent} rejects a sealed plan whose
  * project sources, protected state or state store are no longer the ones it was computed
- * from (`PLAN_STALE_SOURCE`, `PLAN_STALE_STATE`, `PLAN_WRONG_STORE`, `PLAN_WRONG_PROJECT`).
+ * from (`PLAN_STALE_SOURCE`, `PLAN_STALE_STATE`, `PLAN_WRONG_STORE`, `PLAN_WRONG_PROJECT`), and a
+ * plan a completed operation already applied (`PLAN_ALREADY_APPLIED`, naming the operation).
  *
  * @example
  * ```ts
@@ -203,6 +204,11 @@ export interface CurrentContext {
   sourceSha256: string;
   stateChecksum: string | null;
   store: StoreIdentity;
+  /**
+   * The completed operation that already applied this plan file (its completion receipt in the
+   * audit), when there is one: a repeated apply then names it instead of a stale state.
+   */
+  appliedBy?: { operation_id: string; recorded_at: string } | null;
 }
 
 /** Reject a plan computed from other sources, state or store than the current ones. */
@@ -228,6 +234,21 @@ export function verifyPlanCurrent(plan: Plan, now: CurrentContext): void {
         plan.source_sha256.slice(0, 12)
       } → ${now.sourceSha256.slice(0, 12)}); plan again`,
       { evidence: { planned: plan.source_sha256, current: now.sourceSha256 } },
+    );
+  }
+  if (plan.protected_state.checksum !== now.stateChecksum && now.appliedBy) {
+    const by = now.appliedBy;
+    throw new SluiceError(
+      "PLAN_ALREADY_APPLIED",
+      `this plan was already applied by operation ${by.operation_id} (completed ${by.recorded_at}); nothing was done. To change the project further, run 'sluice plan --out FILE' and apply that file`,
+      {
+        evidence: {
+          operation_id: by.operation_id,
+          completed_at: by.recorded_at,
+          planned: plan.protected_state.checksum,
+          current: now.stateChecksum,
+        },
+      },
     );
   }
   if (plan.protected_state.checksum !== now.stateChecksum) {

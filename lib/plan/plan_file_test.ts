@@ -164,6 +164,27 @@ Deno.test("plan file: verifyPlanCurrent rejects stale source, stale state, anoth
     () => verifyPlanCurrent(plan, current(plan, { stateChecksum: "e".repeat(64) })),
     "PLAN_STALE_STATE",
   );
+  // the state moved on because an operation applied this very plan: it is named
+  const again = rejects(
+    () =>
+      verifyPlanCurrent(
+        plan,
+        current(plan, {
+          stateChecksum: "e".repeat(64),
+          appliedBy: { operation_id: "op-1", recorded_at: "2026-12-01T00:00:00Z" },
+        }),
+      ),
+    "PLAN_ALREADY_APPLIED",
+  );
+  assert.match(
+    again.message,
+    /already applied by operation op-1 \(completed 2026-12-01T00:00:00Z\)/,
+  );
+  // an unchanged state is never "already applied"
+  verifyPlanCurrent(
+    plan,
+    current(plan, { appliedBy: { operation_id: "op-1", recorded_at: "2026-12-01T00:00:00Z" } }),
+  );
   rejects(
     () =>
       verifyPlanCurrent(

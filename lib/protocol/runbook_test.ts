@@ -2,6 +2,7 @@
 // table, the create table and the operator's commands declare, each in a row of
 // docs/runbook.md's blocker tables with a non-empty "way out" column.
 import assert from "node:assert/strict";
+import { ERROR_CODES } from "../errors.ts";
 import { CREATE_TABLE } from "./create.ts";
 import { OPERATOR_BLOCKERS } from "./operator.ts";
 import { EVERY_STAGE_BLOCKERS, REPLACEMENT_TABLE } from "./replacement.ts";
@@ -33,4 +34,12 @@ Deno.test("every blocker the tables and the operator's commands declare has a ru
   for (const c of declared) {
     assert.ok(entries.get(c)!.length >= 10, `${c}: the way out is empty`);
   }
+});
+
+Deno.test("every BLOCKED_* code declared in ERROR_CODES has a runbook way out", async () => {
+  const entries = await runbookEntries();
+  const missing = Object.keys(ERROR_CODES).filter((c) =>
+    c.startsWith("BLOCKED_") && !entries.has(c)
+  ).sort();
+  assert.deepEqual(missing, [], `blockers without a runbook entry: ${missing.join(", ")}`);
 });

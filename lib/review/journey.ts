@@ -40,7 +40,7 @@ export interface PlanReviewOptions extends PlanOptions {
   preview?: boolean | number | Partial<PreviewLimits>;
   /** Compare with the project at this Git revision (implies an offline plan). */
   base?: string;
-  /** The plan file the plan will be written to, for the review's record. */
+  /** The plan file the plan will be written to, for the review's record (unless it is blocked). */
   file?: string | null;
   /** Bounds of every Git call. */
   git?: GitLimits;

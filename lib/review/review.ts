@@ -90,6 +90,7 @@ export interface Review {
     scope: "full" | "selected";
     selected: string[] | null;
     sha256: string;
+    /** The plan file it is written to; null when none is, and always for a blocked plan. */
     file: string | null;
     noop: boolean;
   } | null;
@@ -274,7 +275,8 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
       scope: plan.scope,
       selected: plan.selected,
       sha256: input.sha256,
-      file: input.file,
+      // a blocked plan is never written (apply could only refuse it)
+      file: plan.blockers.length > 0 ? null : input.file,
       noop: plan.actions.length === 0 && plan.blockers.length === 0,
     },
     git: null,

@@ -152,7 +152,7 @@ export async function applyPlan(
   if (plan.format === 6) {
     throw new SluiceError(
       "BLOCKED_REVIEWED_PLAN",
-      "a format-6 plan is a reviewed predicate replacement; it is executed by the coordinator (apply --plan)",
+      "this plan file is a reviewed predicate replacement (format 6): apply it with 'sluice apply --plan FILE', which carries it out boundary by boundary",
     );
   }
   if (plan.blockers.length > 0) throw blockerError(plan.blockers);

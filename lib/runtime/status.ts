@@ -1,7 +1,7 @@
 /**
  * Health and lag of every runner model ({@link projectStatus}): the state store's integrity is
  * verified first (a corrupt store is `STATE_CORRUPT_*`, exit 3, never hidden behind healthy
- * runners), then each model is observed read-only: its container, generation, consumer group
+ * runners), then each model is observed read-only: its container (name, generation, and why it stopped), consumer group
  * and the lag of the committed offsets behind the input's latest offsets.
  *
  * A model is healthy when exactly one container of it runs the plan its label names, with the
@@ -23,6 +23,7 @@ import { openStateStore } from "../state/open.ts";
 import type { StoreIdentity } from "../state/journal.ts";
 import type { IntegrityReport } from "../state/store.ts";
 import type { RunnerObservation } from "../validation/observation.ts";
+import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { SYSTEM_CLOCK } from "./deps.ts";
 import { observe, type SessionOptions } from "./session.ts";
 import { projectStoreConfig } from "./state_store.ts";
@@ -40,8 +41,19 @@ export interface ModelStatus {
   containers: number;
   /** The container's status, `absent` without one, `several` with more than one. */
   state: string;
-  /** The running generation (`<operation>/<action>`), when there is exactly one container. */
+  /**
+   * The container's name, when there is exactly one (after a replacement it is the candidate's
+   * name, not `sluice-<app>`: `sluice logs MODEL` finds it whatever its name).
+   */
+  container: string | null;
+  /** The generation label (`<operation>/<action>`), when there is exactly one container. */
   generation: string | null;
+  /**
+   * Why the one container is stopped, when it is: the runner's own reason (for a decode failure
+   * the model, partition, offset, rule and the record's sizes and field names, never a value),
+   * else what its exit code means in the shared exit table. Null while it runs.
+   */
+  stop: RunnerStopReport | null;
   /** The consumer group's state (Stable, Empty, Dead, ...). */
   group: string;
   /** Members of the group. */
@@ -154,7 +166,9 @@ export function modelStatus(r: RunnerObservation, pendingId: string | null = nul
     candidate_of: candidate ? pendingId : null,
     containers: c.length,
     state: c.length === 1 ? c[0].status : c.length === 0 ? "absent" : "several",
+    container: c.length === 1 ? c[0].name : null,
     generation: c.length === 1 ? c[0].labels.generation : null,
+    stop: c.length === 1 ? runnerStopOf(c[0]) : null,
     group: r.kafka.group.state,
     members: r.kafka.group.members.length,
     lag: lag.toString(),

@@ -2,7 +2,7 @@
  * The SDK's front door: {@link openProject} gives a {@link SluiceProject}, a handle on one
  * project directory (and environment) with every journey the `sluice` command has — validate,
  * compile, plan (with its review), apply (a reviewed replacement or a create), observe, status,
- * runner-status, resume, diff and the state store's view. Dispose it with `await using`.
+ * logs, runner-status, resume, diff and the state store's view. Dispose it with `await using`.
  *
  * The handle reads the project from disk at each call, as it is then (a plan and the apply of
  * its file each see the files of their own time; apply verifies the plan against them). The
@@ -57,6 +57,7 @@ import type { ReplacementResult, RunnerStatusReport } from "../runtime/replaceme
 import { apply, observe, type SessionOptions } from "../runtime/session.ts";
 import { projectStoreConfig } from "../runtime/state_store.ts";
 import { type ProjectStatus, projectStatus } from "../runtime/status.ts";
+import { type LogsOptions, type LogsResult, modelLogs } from "../runtime/logs.ts";
 import type { StoreIdentity } from "../state/journal.ts";
 import { openStateStore } from "../state/open.ts";
 import { inspectState, type StateView } from "../state/view.ts";
@@ -202,6 +203,11 @@ export interface SluiceProject extends AsyncDisposable {
   observe(): Promise<ProjectObservation>;
   /** Verify the state store, then report each model's health and lag. */
   status(): Promise<ProjectStatus>;
+  /**
+   * Read the log lines of a model's current generation, whatever its container is named; with
+   * `follow`, until it stops or `signal` aborts. Read-only.
+   */
+  logs(model: string, options: LogsOptions): Promise<LogsResult>;
   /** Read-only diagnosis of an operation: the next proven boundary. Grants nothing. */
   runnerStatus(operation: OperationRef): Promise<RunnerStatusReport>;
   /** Continue the same operation from its last durable boundary under a new lock. */
@@ -331,6 +337,10 @@ class ProjectHandle implements SluiceProject {
 
   status(): Promise<ProjectStatus> {
     return this.#online((deps) => projectStatus(deps));
+  }
+
+  logs(model: string, options: LogsOptions): Promise<LogsResult> {
+    return this.#online((deps) => modelLogs(deps, model, options));
   }
 
   runnerStatus(operation: OperationRef): Promise<RunnerStatusReport> {

@@ -203,3 +203,23 @@ export function appendEvents(doc: HistoryDocument, events: HistoryEvent[]): Hist
     events: [...doc.events, ...events.map((e) => seal(e as unknown as Json))],
   };
 }
+
+/**
+ * The completion receipt of the operation that applied the reviewed plan file with this sha256,
+ * or null: what a repeated `apply --plan` of a completed replacement names.
+ *
+ * @example
+ * ```ts
+ * import { receiptOfPlan } from "./history.ts";
+ * receiptOfPlan([], "0".repeat(64)); // null
+ * ```
+ */
+export function receiptOfPlan(
+  events: readonly HistoryEvent[],
+  planSha256: string,
+): CompletionReceipt | null {
+  const found = events.filter((e): e is CompletionReceipt =>
+    e.kind === "runner_completed" && e.intent.reviewed_plan_sha256 === planSha256
+  );
+  return found.at(-1) ?? null;
+}

@@ -21,6 +21,7 @@
  * @module
  */
 import type { OwnedRunner, OwnedTopic } from "../state/ownership.ts";
+import { runnerStopOf } from "./runner_stop.ts";
 import type { PartitionOffset } from "../state/journal.ts";
 import { type Blocker, blocker } from "./blocker.ts";
 import type { ContainerEvidence, RunnerObservation } from "./observation.ts";
@@ -94,12 +95,22 @@ export function verifyOwnedRunner(
   out.push(...checkGroupMembers(obs, model));
   out.push(...checkProgress(obs, model, null));
   if (c && (options.expect ?? "running") === "running" && !c.running) {
+    const stop = runnerStopOf(c);
     out.push(blocker(
       "BLOCKED_RUNNER_NOT_RUNNING",
-      `container ${c.id.slice(0, 12)} is ${c.status} (exit ${c.exitCode}${
-        c.oomKilled ? ", OOM-killed" : ""
-      })`,
-      { model, evidence: { status: c.status, exitCode: c.exitCode, oomKilled: c.oomKilled } },
+      `container ${c.name} (${c.id.slice(0, 12)}) is ${c.status}${
+        stop ? `: ${stop.summary}` : ""
+      }; see 'sluice status' and 'sluice logs ${model}', and docs/runbook.md for the way back`,
+      {
+        model,
+        evidence: {
+          status: c.status,
+          exitCode: c.exitCode,
+          oomKilled: c.oomKilled,
+          container: c.name,
+          stop,
+        },
+      },
     ));
   }
   return { blockers: out, container: c };

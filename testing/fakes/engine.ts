@@ -374,5 +374,33 @@ export function fakeDockerPort(ctx: FakeContext): DockerPort {
           if (seen) return "line" as const;
           return c.state.running ? null : "stopped" as const;
         })),
+
+    // the lines since `since`, the last `tail` of them, then (follow) each new one, polled in
+    // world time until the container stops. The fake keeps stdout only.
+    containerLogs: async (id, options, onLine) => {
+      const from = options.since === undefined ? NaN : Date.parse(options.since);
+      const wanted = (l: { at: string }) => Number.isNaN(from) || Date.parse(l.at) >= from;
+      let next = 0;
+      let first = true;
+      while (true) {
+        if (options.signal?.aborted) return "aborted";
+        const got = await read("containerLogs", id, (w) => {
+          const c = findContainer(w, id);
+          return c ? { lines: [...(c.stdout ?? [])], running: c.state.running } : null;
+        });
+        if (!got) return first ? "absent" : "stopped";
+        let fresh = got.lines.slice(next).filter(wanted);
+        if (first && options.tail !== undefined) {
+          fresh = options.tail === 0 ? [] : fresh.slice(-options.tail);
+        }
+        for (const l of fresh) onLine({ stream: "stdout", line: l.line });
+        next = got.lines.length;
+        first = false;
+        if (!options.follow) return "done";
+        if (!got.running) return "stopped";
+        await (ctx.clock.sleep?.(WAIT_POLL_MS) ??
+          new Promise((r) => setTimeout(r, WAIT_POLL_MS)));
+      }
+    },
   };
 }

@@ -84,12 +84,12 @@ function writeStatus(
   p: FakeProcess,
   now: number,
   state: string,
-  exit: { code: number; reason: string; detail: string | null } | null,
+  exit: { code: number; reason: string; detail: string | null; stop?: unknown } | null,
 ): void {
   if (state === "RUNNING") p.running_at = isoAt(now);
   const doc = {
     format: "sluice.runner-status",
-    version: 1,
+    version: 2,
     generation: p.generation,
     plan_sha256: p.plan_sha256,
     application_id: p.application_id,
@@ -101,6 +101,8 @@ function writeStatus(
     exit_code: exit?.code ?? null,
     reason: exit?.reason ?? (state === "CLOSING" ? "SIGTERM" : null),
     detail: exit?.detail ?? null,
+    // as StatusFile.java: the stop context on FAILED (model, record position, shape and rule)
+    stop: state === "FAILED" ? exit?.stop ?? null : null,
   };
   writeContainerPath(w, c, statusPath(c), new TextEncoder().encode(canonicalJson(doc) + "\n"));
   // StatusFile.java prints a marker line with every status it writes
@@ -201,7 +203,13 @@ function processRecords(w: World, c: FakeContainer, p: FakeProcess, now: number)
     for (const r of part.records) {
       if (BigInt(r.offset) < from || r.value === null) continue; // tombstones are dropped
       const d = decodeRecord(r.value, p.topology.schema);
-      if (!d.ok) return fail(w, c, p, now, exitOf(13, d.code, `${p.input_topic}-${i}@${r.offset}`));
+      if (!d.ok) {
+        const at = `${p.input_topic}-${i}@${r.offset}`;
+        return fail(w, c, p, now, {
+          ...exitOf(13, d.code, `record ${at}: ${d.message}`),
+          stop: decodeStop(p, i, r, d),
+        });
+      }
       if (evaluate(p.topology.predicate, d.values) === true) {
         outputs.push({ key: r.key, value: project(d.values, p.topology.projection) });
       }
@@ -227,8 +235,52 @@ function takeRunnerHook(w: World, c: FakeContainer, on: RunnerHook["on"]): Plann
 /** A failed start or a fatal error: FAILED status, the exit code, the group left. */
 function fail(w: World, c: FakeContainer, p: FakeProcess, now: number, e: PlannedExit) {
   writeStatus(w, c, p, now, "FAILED", e);
+  // Main.java's last stdout line: the exit, its reason and the stop context
+  (c.stdout ??= []).push({
+    at: isoAt(now),
+    line: canonicalJson({
+      context: e.stop ?? {},
+      detail: e.detail,
+      reason: e.reason,
+      sluice_runner_exit: e.code,
+    }),
+  });
   releaseMember(w, p, now, true);
   exitContainer(w, c, now, e.code, e.oom);
+}
+
+/**
+ * The stop context of a decode failure as the runner writes it: the record's position, sizes and
+ * top-level field names, the field and rule that failed — never a value of the record.
+ */
+function decodeStop(
+  p: FakeProcess,
+  partition: number,
+  r: { offset: string; key: string | null; value: string | null },
+  d: { field: string | null; message: string },
+): Record<string, unknown> {
+  const bytes = (t: string | null) => t === null ? 0 : new TextEncoder().encode(t).length;
+  let fields: string[] = [];
+  try {
+    const doc = JSON.parse(r.value ?? "");
+    if (doc !== null && typeof doc === "object" && !Array.isArray(doc)) fields = Object.keys(doc);
+  } catch {
+    // malformed: no field names readable
+  }
+  return {
+    application_id: p.application_id,
+    field: d.field,
+    model: p.topology?.model ?? null,
+    record: {
+      fields,
+      key_bytes: bytes(r.key),
+      offset: Number(r.offset),
+      partition,
+      topic: p.input_topic,
+      value_bytes: bytes(r.value),
+    },
+    rule: d.message,
+  };
 }
 
 function exitOf(code: number, reason: string, detail: string | null): PlannedExit {
@@ -346,6 +398,7 @@ function verdict(w: World, c: FakeContainer, p: FakeProcess, now: number, ids: I
   p.group_id = appId;
   p.input_topic = plan.artifact.input.topic;
   p.topology = {
+    model: plan.artifact.model,
     output_topic: plan.artifact.output.topic,
     schema: plan.artifact.schema,
     predicate: plan.artifact.predicate,

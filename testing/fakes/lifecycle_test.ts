@@ -211,13 +211,31 @@ Deno.test("running: records are filtered and projected exactly once; a bad recor
     assert.equal(st.exitCode, 13);
     const status = s.world.control.runnerStatus(id);
     assert.equal(status?.reason, "DECODE_MISSING_FIELD");
-    assert.equal(status?.detail, `${r.inputTopic}-0@5`);
+    // as the runner writes it: the position and rule in the detail, the stop context beside it
+    assert.equal(status?.detail, `record ${r.inputTopic}-0@5: declared field 'amount' is missing`);
+    assert.deepEqual(status?.stop, {
+      application_id: r.spec.labels["sluice.application-id"],
+      field: "amount",
+      model: "eligible_orders",
+      record: {
+        fields: ["order_id"],
+        key_bytes: 1,
+        offset: 5,
+        partition: 0,
+        topic: r.inputTopic,
+        value_bytes: 16,
+      },
+      rule: "declared field 'amount' is missing",
+    });
     assert.deepEqual(await committed(s, r), { 0: 4n }, "at or before the bad record");
     assert.deepEqual((await s.records(r.outputTopic, 2)).map((x) => x.key), ["a", "c"]);
     // started again with the same plan, it stops at the same record
     await s.docker.startContainer(id);
     assert.equal((await state(s, id)).exitCode, 13);
-    assert.equal(s.world.control.runnerStatus(id)?.detail, `${r.inputTopic}-0@5`);
+    assert.match(
+      String(s.world.control.runnerStatus(id)?.detail),
+      new RegExp(`${r.inputTopic}-0@5:`),
+    );
     assert.deepEqual((await s.records(r.outputTopic, 2)).map((x) => x.key), ["a", "c"]);
   });
 });

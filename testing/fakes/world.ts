@@ -101,6 +101,8 @@ export interface FakeProcess {
 
 /** The runner's topology: decode against the schema, filter, project, write to the output. */
 export interface FakeTopology {
+  /** The model the plan's artifact names (the runner's stop context carries it). */
+  model?: string;
   output_topic: string;
   schema: SchemaField[];
   predicate: Expr;
@@ -113,6 +115,8 @@ export interface PlannedExit {
   reason: string;
   detail: string | null;
   oom: boolean;
+  /** The runner's stop context (status `stop`, version 2): a decode failure's record and rule. */
+  stop?: Record<string, unknown> | null;
 }
 
 /** A container, as the fake engine keeps it. */

@@ -8,7 +8,7 @@
  * What it pins down: exact 64-hex IDs and names; labels and environment merged with the
  * image's as Docker does; a created container is never started; create refusals change
  * nothing; a missing volume is created empty by create; start/TERM/remove refusals; the plan is
- * read from the host file; the volume's instance file; the runner's status file, exit codes
+ * read from the host file; container logs (tail, since, follow); the volume's instance file; the runner's status file, exit codes
  * 143/137/11/12/14/15, group membership and committed offsets through its lifecycle.
  *
  * @example
@@ -474,6 +474,54 @@ export const DOCKER_CONTRACT: readonly ContractCase[] = [
       await s.docker.removeContainer(id);
       assert.equal(await s.docker.awaitExit(id, 1_000), "absent");
       assert.equal(await s.docker.awaitOutputLine(id, [marker], since, 1_000), "absent");
+    },
+  },
+  {
+    name:
+      "container logs: the lines so far (the last N with tail, none before since), a followed read that ends when the container stops, absent for no container",
+    async run(s) {
+      const r = await prepareRunner(s, { partitions: 1 });
+      const none: string[] = [];
+      const absent = await s.docker.containerLogs(s.unique("no-container"), {}, (l) => {
+        none.push(l.line);
+      });
+      assert.equal(absent, "absent");
+      const id = await s.docker.createContainer(r.spec);
+      await s.docker.startContainer(id);
+      await runningStatus(s, id, r.generation);
+      const marker = `SLUICE_RUNNER_STATE RUNNING ${r.generation} `;
+      const read = async (options: Parameters<typeof s.docker.containerLogs>[1]) => {
+        const lines: Array<{ stream: string; line: string }> = [];
+        const end = await s.docker.containerLogs(id, options, (l) => lines.push(l));
+        return { end, lines };
+      };
+      const all = await eventually(s, "the RUNNING marker in the logs", async () => {
+        const got = await read({});
+        return got.lines.some((l) => l.line.startsWith(marker)) ? got : undefined;
+      });
+      assert.equal(all.end, "done");
+      const stdout = all.lines.filter((l) => l.stream === "stdout");
+      const last = await read({ tail: 1 });
+      assert.equal(last.lines.length, 1);
+      assert.deepEqual(last.lines[0], all.lines.at(-1));
+      assert.deepEqual((await read({ tail: 0 })).lines, []);
+      const later = new Date(
+        Date.parse(
+          (await s.docker.inspectContainer(id))!.state.startedAt,
+        ) + 3_600_000,
+      ).toISOString();
+      assert.deepEqual((await read({ since: later })).lines, [], "nothing written an hour later");
+      assert.ok(stdout.some((l) => l.line.startsWith(marker)));
+      // a followed read ends by itself when the container stops
+      const followed = read({ follow: true, tail: 0 });
+      await s.docker.signalTerm(id);
+      assert.equal((await followed).end, "stopped");
+      assert.equal((await exited(s, id)).state.exitCode, 143);
+      // an aborted followed read of a stopped container ends at once
+      const ac = new AbortController();
+      ac.abort();
+      assert.equal((await read({ follow: true, signal: ac.signal })).end, "aborted");
+      await s.docker.removeContainer(id);
     },
   },
   {

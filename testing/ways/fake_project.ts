@@ -35,11 +35,16 @@ export interface FakeProject extends AsyncDisposable {
   p: TestProject;
   /** The ports, clock and UUID source for in-process SDK calls. */
   deps: { docker: DockerPort; kafka: KafkaPort; clock: Clock; uuids: UuidSource };
-  /** Run `sluice args...` in a child process on the world (extra environment: fault switches). */
-  cli(args: string[], env?: Record<string, string>): Promise<CliRun>;
+  /**
+   * Run `sluice args...` in a child process on the world (extra environment: fault switches;
+   * `cwd`: the working directory, default this process's).
+   */
+  cli(args: string[], env?: Record<string, string>, cwd?: string): Promise<CliRun>;
 }
 
 const ENTRY = new URL("./fake_cli.ts", import.meta.url).pathname;
+/** The repository's configuration (import map), named explicitly: a child's cwd may be elsewhere. */
+const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 
 /** Create a world and a starter project on it (removed on dispose). */
 export async function fakeProject(seed: string): Promise<FakeProject> {
@@ -62,10 +67,11 @@ export async function fakeProject(seed: string): Promise<FakeProject> {
     world,
     p,
     deps: { docker: world.docker, kafka, clock: world.clock, uuids: world.ids },
-    async cli(args, env = {}) {
+    async cli(args, env = {}, cwd) {
       const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", "--quiet", ENTRY, ...args],
+        args: ["run", "-A", "--quiet", "--config", CONFIG, ENTRY, ...args],
         env: { SLUICE_FAKE_WORLD: path, ...env },
+        ...(cwd ? { cwd } : {}),
         stdout: "piped",
         stderr: "piped",
       }).output();

@@ -8,6 +8,7 @@
 
 const HEADER = 8;
 const STDOUT = 1;
+const STDERR = 2;
 
 /**
  * Feed it the bytes of a multiplexed log stream as they arrive; it returns the complete
@@ -52,4 +53,50 @@ export function sinceParam(rfc3339: string): string {
   const seconds = Math.floor(whole / 1000);
   if (seconds <= 0) return "0";
   return `${seconds}.${(m[2] ?? "").padEnd(9, "0").slice(0, 9)}`;
+}
+
+/**
+ * Like {@link stdoutLines}, for both streams: feed it the bytes of a multiplexed log stream; it
+ * returns the complete lines seen so far with their stream. `end()` returns the partial lines
+ * left when the stream ended.
+ */
+export function logLines(): {
+  feed(chunk: Uint8Array): Array<{ stream: "stdout" | "stderr"; line: string }>;
+  end(): Array<{ stream: "stdout" | "stderr"; line: string }>;
+} {
+  let pending = new Uint8Array(0);
+  const partial = { stdout: "", stderr: "" };
+  const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
+  return {
+    feed(chunk) {
+      const buf = new Uint8Array(pending.length + chunk.length);
+      buf.set(pending);
+      buf.set(chunk, pending.length);
+      const out: Array<{ stream: "stdout" | "stderr"; line: string }> = [];
+      let off = 0;
+      while (buf.length - off >= HEADER) {
+        const size = new DataView(buf.buffer, buf.byteOffset + off + 4, 4).getUint32(0);
+        if (buf.length - off - HEADER < size) break;
+        const kind = buf[off];
+        const payload = buf.subarray(off + HEADER, off + HEADER + size);
+        off += HEADER + size;
+        if (kind !== STDOUT && kind !== STDERR) continue;
+        const stream = kind === STDOUT ? "stdout" : "stderr";
+        const parts = (partial[stream] + decoders[stream].decode(payload, { stream: true }))
+          .split("\n");
+        partial[stream] = parts.pop() ?? "";
+        for (const line of parts) out.push({ stream, line });
+      }
+      pending = buf.slice(off);
+      return out;
+    },
+    end() {
+      const out: Array<{ stream: "stdout" | "stderr"; line: string }> = [];
+      for (const stream of ["stdout", "stderr"] as const) {
+        if (partial[stream] !== "") out.push({ stream, line: partial[stream] });
+        partial[stream] = "";
+      }
+      return out;
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { sinceParam, stdoutLines } from "./_log_stream.ts";
+import { logLines, sinceParam, stdoutLines } from "./_log_stream.ts";
 
 function frame(kind: number, text: string): Uint8Array {
   const body = new TextEncoder().encode(text);
@@ -33,4 +33,21 @@ Deno.test("since keeps the nanoseconds of an RFC 3339 time; the zero time is eve
   assert.equal(sinceParam("2026-12-01T12:00:00.5+01:00"), "1796122800.500000000");
   assert.equal(sinceParam("0001-01-01T00:00:00Z"), "0");
   assert.throws(() => sinceParam("yesterday"));
+});
+
+Deno.test("log lines keep both streams in order, split across chunks; end() returns the partial lines", () => {
+  const lines = logLines();
+  const all = new Uint8Array([
+    ...frame(1, "first\nsec"),
+    ...frame(2, "an error\n"),
+    ...frame(1, "ond\nlast"),
+  ]);
+  assert.deepEqual(lines.feed(all.subarray(0, 11)), []);
+  assert.deepEqual(lines.feed(all.subarray(11)), [
+    { stream: "stdout", line: "first" },
+    { stream: "stderr", line: "an error" },
+    { stream: "stdout", line: "second" },
+  ]);
+  assert.deepEqual(lines.end(), [{ stream: "stdout", line: "last" }]);
+  assert.deepEqual(lines.end(), []);
 });

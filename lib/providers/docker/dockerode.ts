@@ -30,7 +30,7 @@ import {
   withoutCredentials,
 } from "../errors.ts";
 import { reachAny } from "../reach.ts";
-import { sinceParam, stdoutLines } from "./_log_stream.ts";
+import { logLines, sinceParam, stdoutLines } from "./_log_stream.ts";
 
 interface HttpError {
   statusCode?: number;
@@ -419,6 +419,57 @@ export function dockerodePort(client?: Docker, options: DockerodePortOptions = {
         throw error;
       } finally {
         clearTimeout(timer);
+        abort.abort();
+      }
+    },
+
+    async containerLogs(id, options, onLine) {
+      const follow = options.follow ?? false;
+      const abort = new AbortController();
+      const stop = () => abort.abort();
+      options.signal?.addEventListener("abort", stop);
+      if (options.signal?.aborted) return "aborted";
+      try {
+        const params = {
+          follow,
+          stdout: true,
+          stderr: true,
+          ...(options.since !== undefined ? { since: sinceParam(options.since) } : {}),
+          ...(options.tail !== undefined ? { tail: options.tail } : {}),
+          abortSignal: abort.signal,
+        };
+        // without follow the daemon answers the whole (multiplexed) log at once; with it a stream
+        const answer = await d.getContainer(id).logs(
+          params as Docker.ContainerLogsOptions & { follow: true; abortSignal: AbortSignal },
+        ) as unknown;
+        const lines = logLines();
+        const emit = (xs: ReturnType<typeof lines.end>) => xs.forEach(onLine);
+        if (answer instanceof Uint8Array) {
+          emit(lines.feed(new Uint8Array(answer)));
+          emit(lines.end());
+          return "done";
+        }
+        const stream = answer as NodeJS.ReadableStream & { destroy?: () => void };
+        try {
+          for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+            emit(
+              lines.feed(new Uint8Array(typeof chunk === "string" ? Buffer.from(chunk) : chunk)),
+            );
+          }
+        } catch (error) {
+          if (!abort.signal.aborted && !isAbort(error)) throw error;
+        } finally {
+          stream.destroy?.();
+        }
+        emit(lines.end());
+        // the daemon ends a followed stream when the container stops
+        return abort.signal.aborted ? "aborted" : follow ? "stopped" : "done";
+      } catch (error) {
+        if (status(error) === 404) return "absent";
+        if (abort.signal.aborted || isAbort(error)) return "aborted";
+        throw error;
+      } finally {
+        options.signal?.removeEventListener("abort", stop);
         abort.abort();
       }
     },

@@ -116,6 +116,26 @@ export interface ContainerSpec {
   stopTimeoutSeconds: number;
 }
 
+/** One line a container wrote (without its newline). */
+export interface LogLine {
+  /** Which stream it was written on. */
+  stream: "stdout" | "stderr";
+  /** The text of the line. */
+  line: string;
+}
+
+/** Which of a container's log lines {@link DockerPort.containerLogs} reads. */
+export interface LogReadOptions {
+  /** Only lines written at or after this RFC 3339 time (of the daemon's clock). */
+  since?: string;
+  /** Only the last N lines (of those since `since`), then, with `follow`, the new ones. */
+  tail?: number;
+  /** Keep reading new lines until the container stops or `signal` aborts. */
+  follow?: boolean;
+  /** Ends a followed read. */
+  signal?: AbortSignal;
+}
+
 /** The operations sluice needs from a Docker Engine. */
 export interface DockerPort {
   /** The daemon's own ID (`docker info` → ID): part of the immutable provider identity. */
@@ -173,4 +193,15 @@ export interface DockerPort {
     since: string,
     timeoutMs: number,
   ): Promise<"line" | "stopped" | "absent" | "timeout">;
+  /**
+   * The container's log lines, stdout and stderr in the order written, each handed to `onLine`
+   * as it is read. Without `follow` it answers `"done"` once the lines written so far are read;
+   * with it, `"stopped"` when the container stops, `"aborted"` when `signal` ends the read.
+   * `"absent"` for a container that does not exist. Read-only.
+   */
+  containerLogs(
+    id: string,
+    options: LogReadOptions,
+    onLine: (line: LogLine) => void,
+  ): Promise<"done" | "stopped" | "aborted" | "absent">;
 }

@@ -15,6 +15,7 @@
 import { SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
 import { verifyPlanCurrent } from "../../plan/plan_file.ts";
+import { receiptOfPlan } from "../../state/history.ts";
 import { OPERATION_WRITES } from "../../protocol/replacement.ts";
 import { blockerError } from "../../validation/blocker.ts";
 import { isoNow } from "../deps.ts";
@@ -45,6 +46,7 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
     sourceSha256: p.sourceSha256,
     stateChecksum: snap.ownership?.checksum ?? null,
     store: snap.identity,
+    appliedBy: receiptOfPlan(snap.history.events, r.sha256),
   });
   if (snap.control) {
     throw new SluiceError(

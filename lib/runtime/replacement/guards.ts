@@ -18,6 +18,7 @@
  * ```
  * @module
  */
+import { runnerExit } from "../../artifact/runner_exits.ts";
 import type { ErrorCode } from "../../errors.ts";
 import type {
   Checkpoint,
@@ -241,9 +242,14 @@ export const GUARDS: Record<GuardName, Guard> = {
     const old = priorGeneration(v, "BLOCKED_RUNNER_MISSING");
     if (isVerdict(old)) return old;
     if (!old.running) {
+      // this row reads no status file (GUARD_STATUS_READS): the exit table says what the code
+      // means; `sluice status` shows the runner's own reason
+      const meaning = runnerExit(old.exitCode)?.meaning;
       return one(
         "BLOCKED_RUNNER_NOT_RUNNING",
-        `the reviewed runner is ${old.status} (exit ${old.exitCode})`,
+        `the reviewed runner ${old.name} is ${old.status} (exit ${old.exitCode}${
+          meaning ? `: ${meaning}` : ""
+        }); 'sluice status' shows why, docs/runbook.md the way back`,
         v,
       );
     }
