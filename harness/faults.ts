@@ -368,3 +368,150 @@ function summarize(data: unknown): unknown {
   }
   return out;
 }
+
+/** Options of {@link runApplyAgainJourney}. */
+export interface ApplyAgainOptions {
+  projectDir: string;
+  /** The plan file: written by the first `plan --out` when `armPlan`, else already written. */
+  planPath: string;
+  /** The fault point `site:side`. */
+  fault: string;
+  /**
+   * Arm `plan --out` (the first command on a fresh project, which creates the store) instead
+   * of the apply; the plan is then written again unarmed before the apply.
+   */
+  armPlan?: boolean;
+  /** Environment for every worker (the PostgreSQL DSN variable, secrets). */
+  env?: Record<string, string>;
+  /** Called after every worker death, before anything is run again. */
+  afterDeath?: (journey: FaultJourney, view: StateShowView | null) => Promise<void>;
+  /** Upper bound on repeated applies (default 6). */
+  maxApplies?: number;
+}
+
+/**
+ * The create and connector journeys: the armed process (`apply --plan`, or `plan --out` for the
+ * store's creation) dies by SIGKILL at its site; then, each step a fresh process, `state show`
+ * learns the pending operation and any stale lock, and the same `apply --plan` runs again —
+ * breaking a dead worker's stale lock explicitly, by its lock ID (`--break-stale-lock`) — until
+ * it exits 0 or reports a precise blocker (exit 4).
+ */
+export async function runApplyAgainJourney(o: ApplyAgainOptions): Promise<FaultJourney> {
+  const j: FaultJourney = {
+    fault: o.fault,
+    faultFired: false,
+    operationId: null,
+    outcome: "failed",
+    blockers: [],
+    brokenLocks: [],
+    workers: [],
+    shows: [],
+    statuses: [],
+    history: [],
+  };
+  let n = 0;
+  const call = async (f: string, args: string[], armed: string | null) => {
+    const proc = `worker-${++n}`;
+    j.history.push({
+      process: proc,
+      type: "invoke",
+      f,
+      value: { args, fault: armed },
+      time: new Date().toISOString(),
+    });
+    const r = await runWorker(["-o", "json", ...args], { fault: armed, env: o.env });
+    r.process = proc;
+    j.workers.push(r);
+    j.history.push({
+      process: proc,
+      type: r.code === 0 ? "ok" : r.signal !== null || r.code === 6 ? "info" : "fail",
+      f,
+      value: {
+        exit: r.code,
+        signal: r.signal,
+        fired: r.fired,
+        pid: r.pid,
+        killed_by: r.killedBy,
+        timed_out: r.timedOut,
+        data: summarize(r.json?.data),
+        errors: r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [],
+        stderr_tail: r.json ? undefined : r.stderr.slice(-600),
+      },
+      time: r.endedAt,
+    });
+    return r;
+  };
+  const show = async (): Promise<StateShowView | null> => {
+    const r = await call("state-show", ["state", "show", "--project", o.projectDir], null);
+    const v = r.code === 0 ? (r.json?.data as StateShowView) : null;
+    j.shows.push(v);
+    if (v?.pending_operation) j.operationId = v.pending_operation.operation_id;
+    return v;
+  };
+  const staleLock = (v: StateShowView | null): string | null =>
+    v?.lock.held && v.lock.stale && v.lock.holder ? v.lock.holder.lock_id : null;
+  const errors = (r: WorkerResult) =>
+    r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [];
+  const planArgs = ["plan", "--project", o.projectDir, "--out", o.planPath];
+  const applyArgs = ["apply", "--project", o.projectDir, "--plan", o.planPath];
+
+  const first = await call(o.armPlan ? "plan" : "apply", o.armPlan ? planArgs : applyArgs, o.fault);
+  if (first.timedOut) {
+    j.blockers = [{ code: "HARNESS_TIMEOUT", message: "the armed worker outlived its timeout" }];
+    return j;
+  }
+  if (first.signal !== "SIGKILL") {
+    // the armed point was never reached: the process ended another way
+    j.outcome = first.code === 0 ? "completed" : first.code === 4 ? "blocked" : "failed";
+    j.operationId = operationIdOf(first);
+    j.blockers = errors(first);
+    return j;
+  }
+  j.faultFired = first.killedAtFault;
+  let view = await show();
+  await o.afterDeath?.(j, view);
+  let lock = staleLock(view);
+  if (o.armPlan) {
+    // the store's creation died: the first command again (unarmed) writes the plan
+    const again = await call("plan", planArgs, null);
+    if (again.code !== 0) {
+      j.outcome = again.code === 4 ? "blocked" : "failed";
+      j.blockers = errors(again);
+      return j;
+    }
+    view = await show();
+    lock = staleLock(view);
+  }
+  for (let attempt = 0; attempt < (o.maxApplies ?? 6); attempt++) {
+    const r = await call(
+      "apply",
+      [...applyArgs, ...(lock ? ["--break-stale-lock", lock] : [])],
+      null,
+    );
+    if (lock && r.code !== 5) j.brokenLocks.push(lock);
+    lock = null;
+    j.operationId = operationIdOf(r) ?? j.operationId;
+    if (r.timedOut) {
+      j.blockers = [{ code: "HARNESS_TIMEOUT", message: `${r.process} outlived its timeout` }];
+      return j;
+    }
+    if (r.code === 0) {
+      j.outcome = "completed";
+      return j;
+    }
+    if (r.code === 4) {
+      j.outcome = "blocked";
+      j.blockers = errors(r);
+      return j;
+    }
+    // an unknown outcome (6) or a held lock (5): look again, then retry
+    view = await show();
+    lock = staleLock(view);
+    if (r.code !== 6 && r.code !== 5 && r.code !== 1) {
+      j.blockers = errors(r);
+      return j;
+    }
+  }
+  j.blockers = [{ code: "HARNESS_APPLY_LIMIT", message: "the operation did not complete" }];
+  return j;
+}

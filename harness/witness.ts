@@ -406,6 +406,8 @@ export interface StateWitness {
     serial: number;
     topics: Array<{ name: string; topic_id: string }>;
     runners: Array<{ application_id: string; artifact_sha256: string; volume_instance: string }>;
+    /** The owned connectors (exact name and kind), sorted by name. */
+    connectors: Array<{ name: string; kind: string }>;
   } | null;
   control: {
     operation_id: string;
@@ -496,6 +498,10 @@ function stateFrom(
           application_id: String(r.application_id),
           artifact_sha256: String(r.artifact_sha256),
           volume_instance: String((r.volume as Doc | undefined)?.instance_id),
+        })),
+        connectors: ((o.connectors as Doc[] | undefined) ?? []).map((x) => ({
+          name: String(x.name),
+          kind: String(x.kind),
         })),
       }
       : null,

@@ -23,6 +23,8 @@ import {
   resumeOnlySites,
 } from "../lib/fault/inventory.ts";
 import { replacementSites } from "../lib/protocol/replacement.ts";
+import { createSites } from "../lib/protocol/create.ts";
+import { connectorSites } from "../lib/protocol/connector.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";
 
@@ -71,10 +73,16 @@ export const TIERS = ["suite", "full"] as const;
 /** A tier of {@link TIERS}. */
 export type Tier = typeof TIERS[number];
 
-/** The journeys the real fault matrix drives: `apply --plan` of a reviewed replacement, then
- * `state resume`. Sites first crossed by another journey (create, operator, connector) are
- * crossed by the crash sweep. */
-export const MATRIX_JOURNEYS: readonly Journey[] = ["replacement", "resume"];
+/**
+ * The journeys the real fault matrix drives, each armed at the sites it crosses first:
+ * `replacement` (`apply --plan` of a reviewed replacement, continued by `state resume`),
+ * `resume` (the apply dies at {@link PRE_RESUME_FAULT}, the first resume is armed), `create`
+ * (a fresh starter: `plan --out` — armed for the store's `init` writes — then `apply --plan`,
+ * continued by the same `apply --plan` again) and `connector` (`apply --plan` of a plan with a
+ * connector change, continued by the same `apply --plan` again). Sites first crossed by the
+ * `operator` journey are crossed by the crash sweep only.
+ */
+export const MATRIX_JOURNEYS: readonly Journey[] = ["replacement", "resume", "create", "connector"];
 
 /**
  * Whether the real matrix arms `e`: its first journey is one the matrix drives, and it is not
@@ -87,26 +95,77 @@ export function matrixArms(e: InventoryEntry): boolean {
     !(e.site.kind === "lock" && e.site.name.endsWith(".break"));
 }
 
+/** The journey the real matrix arms a site in (its first journey; null: not armed). */
+export function matrixJourney(site: string): Journey | null {
+  const e = faultInventory().find((x) => x.site.name === site);
+  return e && matrixArms(e) ? e.journeys[0] : null;
+}
+
+/** The sites whose first process is `plan --out` on a fresh project (the store's creation). */
+export function armsPlan(site: string): boolean {
+  return /^state\.(local|postgres)\.init\./.test(site);
+}
+
+/**
+ * The connector change a connector case applies, by site: the create of both pipeline
+ * connectors (on a deployed starter, serial 1 → 2), a reviewed config update of the sink, or
+ * the declared removal of the sink (on a deployed pipeline, serial 2 → 3).
+ */
+export type ConnectorChange = "create" | "update" | "delete";
+
+/** The change a connector site is armed in (see {@link ConnectorChange}). */
+export function connectorChange(site: string): ConnectorChange {
+  return site === "connect.update_connector_config"
+    ? "update"
+    : site === "connect.delete_connector"
+    ? "delete"
+    : "create";
+}
+
+/** The ownership serial before a connector case's change (the code's view). */
+export function connectorSerialBefore(change: ConnectorChange): number {
+  return change === "create" ? 1 : 2;
+}
+
 /** One case of the real matrix: a fault point on a backend. */
 export interface MatrixPoint {
   point: string;
   backend: Backend;
 }
 
-/** The real matrix's cases of a tier, in inventory order, local backend first. */
+/**
+ * The real matrix's cases of a tier, in inventory order, local backend first. The suite runs
+ * every replacement protocol site `before` on one backend and `after` on the other, and every
+ * create and connector protocol site once: one side on one backend, alternating through
+ * (before, local), (after, local), (before, postgres), (after, postgres).
+ */
 export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
   const entries = faultInventory().filter(matrixArms);
   const protocol = new Set(replacementSites().map((s) => s.name));
+  // a site the create table shares with the replacement (the mounted plan write) is armed there
+  const once = new Set(
+    [...createSites(), ...connectorSites()].map((s) => s.name).filter((n) => !protocol.has(n)),
+  );
   const out: MatrixPoint[] = [];
   for (const backend of BACKENDS) {
     let i = 0;
+    let j = 0;
     for (const e of entries) {
       const onProtocol = protocol.has(e.site.name);
+      const onOnce = once.has(e.site.name);
       const index = i;
+      const onceIndex = j;
       if (onProtocol) i++;
+      if (onOnce) j++;
       if (e.site.backends && !e.site.backends.includes(backend)) continue;
       for (const [k, side] of SIDES.entries()) {
-        if (tier === "suite" && (!onProtocol || BACKENDS[(index + k) % 2] !== backend)) continue;
+        if (tier === "suite") {
+          const keep = onProtocol
+            ? BACKENDS[(index + k) % 2] === backend
+            : onOnce && SIDES[onceIndex % 2] === side &&
+              BACKENDS[Math.floor(onceIndex / 2) % 2] === backend;
+          if (!keep) continue;
+        }
         out.push({ point: `${e.site.name}:${side}`, backend });
       }
     }
@@ -441,6 +500,93 @@ function completion(serialBefore: number): RequiredCheck[] {
   ];
 }
 
+/** A recovery by the same public command in a fresh process, ending with exit 0. */
+const recoveredFresh: RequiredCheck = {
+  check: "recovery.completed",
+  kind: "exit-status",
+  pin: (a) => {
+    if (!isRecord(a.expected) || a.expected.exit !== 0) return "expected exit is not 0";
+    return freshProcess(a);
+  },
+};
+
+const noopPlan: RequiredCheck = {
+  check: "plan.noop",
+  kind: "equal",
+  pin: pinEqual("no-op plan", { exit: 0, noop: true }),
+};
+
+const controlCleared: RequiredCheck = {
+  check: "state.control_cleared",
+  kind: "absent",
+  pin: pinEqual("pending control", ["control"]),
+};
+
+/**
+ * The checks of a completed create (nothing was deployed before: no old runner, no offsets
+ * while stopped): one running runner of the operation with the created volume, the group at
+ * its initial positions, each topic created once, ownership serial 1, exact output, no-op plan.
+ */
+function createCompletion(): RequiredCheck[] {
+  return [
+    recoveredFresh,
+    {
+      check: "generation.single_runner",
+      kind: "equal",
+      pin: (a) => {
+        const e = a.expected;
+        if (!Array.isArray(e) || e.length !== 1 || !isRecord(e[0]) || e[0].state !== "running") {
+          return "expected is not exactly one running container";
+        }
+        if (typeof e[0].operation !== "string" || !/^[0-9a-f-]{36}$/.test(e[0].operation)) {
+          return "expected does not name the operation's UUID";
+        }
+        return null;
+      },
+    },
+    { check: "volume.instance_created", kind: "equal" },
+    { check: "offsets.initial_positions", kind: "equal" },
+    { check: "kafka.topics_created_once", kind: "equal" },
+    {
+      check: "generation.serial",
+      kind: "equal",
+      pin: pinEqual("serial change", { before: null, after: 1 }),
+    },
+    controlCleared,
+    { check: "output.exact", kind: "set-equal" },
+    noopPlan,
+  ];
+}
+
+/**
+ * The checks of a completed connector change: the connector exists once with the owned config
+ * (or, for a removal, is gone while its topics stay), ownership records it, serial + 1 exactly
+ * once, no pending control, no-op plan.
+ */
+function connectorCompletion(change: ConnectorChange): RequiredCheck[] {
+  const before = connectorSerialBefore(change);
+  return [
+    recoveredFresh,
+    change === "delete"
+      ? {
+        check: "connector.removed",
+        kind: "absent",
+        pin: (a) =>
+          Array.isArray(a.expected) && a.expected.length === 1 ? null : "names no connector",
+      }
+      : { check: "connector.owned_config", kind: "equal" },
+    ...(change === "delete" ? [{ check: "kafka.topics_kept", kind: "equal" as const }] : []),
+    { check: "connector.ownership_recorded", kind: "equal" },
+    {
+      check: "generation.serial",
+      kind: "equal",
+      pin: pinEqual("serial change", { before, after: before + 1 }),
+    },
+    controlCleared,
+    noopPlan,
+  ];
+}
+
 function freshProcess(a: Assertion): string | null {
   const x = a.actual;
   if (!isRecord(x) || !Array.isArray(x.killed_pids) || x.killed_pids.length === 0) {
@@ -459,12 +605,18 @@ export function requiredChecks(c: CaseEvidence): RequiredCheck[] {
   switch (c.kind) {
     case "matrix": {
       const site = `${c.boundary}:${c.side}`;
+      const killedAt: RequiredCheck = {
+        check: "fault.killed_at_site",
+        kind: "killed-by-signal",
+        pin: pinEqual("armed site", { signal: "SIGKILL", site }),
+      };
+      const journey = matrixJourney(c.boundary ?? "");
+      if (journey === "create") return [killedAt, ...createCompletion()];
+      if (journey === "connector") {
+        return [killedAt, ...connectorCompletion(connectorChange(c.boundary ?? ""))];
+      }
       const out: RequiredCheck[] = [
-        {
-          check: "fault.killed_at_site",
-          kind: "killed-by-signal",
-          pin: pinEqual("armed site", { signal: "SIGKILL", site }),
-        },
+        killedAt,
         ...completion(1).map((r) =>
           r.check === "recovery.completed"
             ? { ...r, pin: (a: Assertion, cc: CaseEvidence) => r.pin!(a, cc) ?? freshProcess(a) }

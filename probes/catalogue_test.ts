@@ -6,16 +6,22 @@
 import assert from "node:assert/strict";
 import { faultInventory } from "../lib/fault/inventory.ts";
 import { replacementSites } from "../lib/protocol/replacement.ts";
+import { createSites } from "../lib/protocol/create.ts";
+import { connectorSites } from "../lib/protocol/connector.ts";
 import { sweepCases } from "../testing/sweep/cases.ts";
 import {
+  armsPlan,
   BACKENDS,
   expectedCaseIds,
   matrixArms,
+  matrixJourney,
   matrixPoints,
   PROBE_FILES,
   type ProbeName,
+  requiredChecks,
   SIDES,
 } from "./catalogue.ts";
+import type { CaseEvidence } from "./evidence.ts";
 
 Deno.test("every probe's suite tier is a non-empty part of its full list, without repeats", () => {
   for (const probe of Object.keys(PROBE_FILES) as ProbeName[]) {
@@ -64,4 +70,77 @@ Deno.test("no site is left without a crash case: the crash sweep crosses every o
       }
     }
   }
+});
+
+Deno.test("the suite arms every create and connector protocol site once, alternating sides and backends", () => {
+  const suite = matrixPoints("suite");
+  const seen: string[] = [];
+  const sites = [...createSites(), ...connectorSites()].filter((s) =>
+    matrixJourney(s.name) === "create" || matrixJourney(s.name) === "connector"
+  );
+  assert.equal(sites.length, 13);
+  for (const site of sites) {
+    const mine = suite.filter((m) => m.point.startsWith(`${site.name}:`));
+    assert.equal(mine.length, 1, site.name);
+    seen.push(`${mine[0].point.slice(site.name.length + 1)}:${mine[0].backend}`);
+  }
+  // every side on every backend, in turn
+  for (const side of SIDES) {
+    for (const backend of BACKENDS) assert.ok(seen.includes(`${side}:${backend}`), seen.join());
+  }
+  // the state layer's writes of those journeys only in the full tier
+  assert.equal(suite.some((m) => m.point.startsWith("state.local.init.")), false);
+  assert.ok(matrixPoints("full").some((m) => m.point === "state.local.init.store.link:after"));
+});
+
+Deno.test("the matrix arms each site in the journey that first crosses it; init in the plan", () => {
+  assert.equal(matrixJourney("journal.intent"), "replacement");
+  assert.equal(matrixJourney("journal.resume"), "resume");
+  assert.equal(matrixJourney("kafka.create_topic"), "create");
+  assert.equal(matrixJourney("state.local.commit_ownership.control.unlink"), "create");
+  assert.equal(matrixJourney("state.postgres.init.commit"), "create");
+  assert.equal(matrixJourney("connect.delete_connector"), "connector");
+  assert.equal(matrixJourney("journal.abandon"), null);
+  assert.equal(matrixJourney("lock.local.break"), null);
+  assert.ok(armsPlan("state.local.init.store.temp") && armsPlan("state.postgres.init.commit"));
+  assert.equal(armsPlan("state.local.commit_ownership.history.temp"), false);
+});
+
+Deno.test("a create case requires no old runner and no offsets while stopped; a removal requires the connector gone", () => {
+  const matrixCase = (boundary: string): CaseEvidence => ({
+    id: `${boundary}:after:local`,
+    kind: "matrix",
+    run_id: "r",
+    boundary,
+    side: "after",
+    backend: "local",
+    params: {},
+    started_at: "",
+    duration_ms: 0,
+    outcome: null,
+    history: [],
+    // a sample in which nothing runs (a create's death before its runner started)
+    samples: [{
+      after: "worker-1",
+      stage: null,
+      old_running: false,
+      candidate_running: false,
+      offsets: {},
+      time: "",
+    }],
+    setup: [],
+    assertions: [],
+    ok: true,
+    error: null,
+  });
+  const create = requiredChecks(matrixCase("docker.create_volume")).map((r) => r.check);
+  for (const check of ["fault.killed_at_site", "recovery.completed", "plan.noop"]) {
+    assert.ok(create.includes(check), check);
+  }
+  for (const check of ["offsets.stopped_equal_close", "generation.single_candidate"]) {
+    assert.equal(create.includes(check), false, check);
+  }
+  const removal = requiredChecks(matrixCase("connect.delete_connector")).map((r) => r.check);
+  assert.ok(removal.includes("connector.removed") && removal.includes("kafka.topics_kept"));
+  assert.equal(removal.includes("output.exact"), false);
 });

@@ -113,6 +113,12 @@ export async function newCase(
   env: EnvDescriptor,
   image: string,
   backend: "local" | "postgres",
+  options: {
+    /** Deploy through the SDK (default); false leaves a fresh project with nothing deployed. */
+    deploy?: boolean;
+    /** Edit the manifest before anything is planned (e.g. append connectors). */
+    editManifest?: (text: string) => string;
+  } = {},
 ): Promise<CaseFixture> {
   const history: HistoryEntry[] = [];
   const step = async <T>(f: string, value: unknown, fn: () => Promise<T>): Promise<T> => {
@@ -145,7 +151,9 @@ export async function newCase(
     image,
     stateDsnEnv: backend === "postgres" ? dsnVar : undefined,
   });
-  let appId = `sluice-${project.name}-none`;
+  if (options.editManifest) await project.editManifest(options.editManifest);
+  // the starter's one model (lib/project/starter.ts): its application ID before any deploy
+  let appId = `sluice-${project.name}-eligible_orders`;
   const cleanup = async () => {
     const d = docker();
     // helper containers sluice left mounting the state volume (e.g. a worker killed mid-read)
@@ -176,20 +184,24 @@ export async function newCase(
     }
     await Deno.remove(project.dir, { recursive: true }).catch(() => {});
   };
-  let created;
-  try {
-    created = await step("plan+apply (SDK)", { project: project.name }, async () => {
-      const pl = await plan({ dir: project.dir });
-      return await apply({
-        dir: project.dir,
-        plan: pl.plan,
-        planSha256: pl.sha256,
-        extraLabels: env.labels,
+  let created: { runners: Array<{ application_id: string; volume_instance: string }> } = {
+    runners: [{ application_id: appId, volume_instance: "" }],
+  };
+  if (options.deploy !== false) {
+    try {
+      created = await step("plan+apply (SDK)", { project: project.name }, async () => {
+        const pl = await plan({ dir: project.dir });
+        return await apply({
+          dir: project.dir,
+          plan: pl.plan,
+          planSha256: pl.sha256,
+          extraLabels: env.labels,
+        });
       });
-    });
-  } catch (e) {
-    await cleanup();
-    throw e;
+    } catch (e) {
+      await cleanup();
+      throw e;
+    }
   }
   const applicationId = created.runners[0].application_id;
   appId = applicationId;

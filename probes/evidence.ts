@@ -103,6 +103,8 @@ export type Witness =
   | "topic-read"
   /** an OpenLineage file written by sluice, validated by the probe */
   | "lineage-file"
+  /** Kafka Connect's REST API, called directly (not through sluice's Connect client) */
+  | "connect-rest"
   /** sluice's own view (CLI output, SDK observation) */
   | "sluice"
   /** several of the above, joined by `+` (e.g. a before/after snapshot) */

@@ -1,7 +1,11 @@
 /**
- * The fault matrix: every site of the fault inventory that the replacement or its resume
- * crosses × before/after × the backends the site exists on is one case (the `suite` tier runs
- * a declared part of them; see `TIERS` in catalogue.ts). Each case deploys a fresh starter project on the shared broker,
+ * The fault matrix: every site of the fault inventory that the replacement, its resume, the
+ * create journey or the connector journey crosses first × before/after × the backends the site
+ * exists on is one case (the `suite` tier runs a declared part of them; see `TIERS` in
+ * catalogue.ts). The create and connector cases are in probes/matrix_journeys.ts: the armed
+ * `apply --plan` (or, for the store's creation, `plan --out`) dies at the site and the same
+ * `apply --plan` run again in fresh processes finishes it. A replacement case deploys a fresh
+ * starter project on the shared broker,
  * produces records, prepares the reviewed filter change with the installed CLI, and runs
  * `apply --plan` in a separate OS process that dies by SIGKILL at the armed fault point;
  * fresh processes then diagnose and resume (harness/faults.ts). Records are also produced
@@ -21,6 +25,7 @@ import { runnerImageId } from "../harness/project.ts";
 import { runFaultJourney } from "../harness/faults.ts";
 import type { CaseEvidence } from "./evidence.ts";
 import {
+  matrixJourney,
   matrixPoints,
   PRE_RESUME_FAULT,
   RESUME_ONLY,
@@ -37,6 +42,7 @@ import {
   selectionFlags,
 } from "./common.ts";
 import { interrupted, prepareCase, sample, verifyCompletion } from "./invariants.ts";
+import { runConnectorCase, runCreateCase } from "./matrix_journeys.ts";
 
 /** One matrix case. */
 export interface MatrixCase {
@@ -69,6 +75,9 @@ export function runCase(
   c: MatrixCase,
   runId: string,
 ): Promise<CaseEvidence> {
+  const journey = matrixJourney(c.boundary);
+  if (journey === "create") return runCreateCase(env, image, c, runId);
+  if (journey === "connector") return runConnectorCase(env, image, c, runId);
   const point = `${c.boundary}:${c.side}`;
   return caseEvidence(
     {

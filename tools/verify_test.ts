@@ -11,9 +11,12 @@ import {
   summarize,
 } from "../probes/evidence.ts";
 import {
+  connectorChange,
+  connectorSerialBefore,
   DISRUPTIONS,
   expectedCaseIds,
   inventory,
+  matrixJourney,
   PROBE_FILES,
   type ProbeName,
   randomKillCases,
@@ -147,6 +150,128 @@ function completion(serialBefore: number, fresh: boolean): Assertion[] {
   ];
 }
 
+const TOPIC_IDS = { in: "KrT0gM2TSqqVH3a70ObztQ", out: "QSXC9u0JSaWsbT8oxfeA9A" };
+
+/** The checks of a completed create journey (apply --plan again in a fresh process). */
+function createCompletion(): Assertion[] {
+  return [
+    completion(1, true)[0],
+    a({
+      check: "generation.single_runner",
+      name: "one runner",
+      kind: "equal",
+      witness: "docker-api",
+      expected: [{ state: "running", operation: OP }],
+      actual: [{ state: "running", operation: OP }],
+    }),
+    a({
+      check: "volume.instance_created",
+      name: "volume",
+      kind: "equal",
+      witness: "docker-api+host-fs+state-files",
+      expected: { label: "v1", file: "v1" },
+      actual: { label: "v1", file: "v1" },
+    }),
+    a({
+      check: "offsets.initial_positions",
+      name: "initial positions",
+      kind: "equal",
+      witness: "kafka-tools",
+      expected: [{}, { "0": "0" }],
+      actual: [{}, { "0": "0" }],
+    }),
+    a({
+      check: "kafka.topics_created_once",
+      name: "topics once",
+      kind: "equal",
+      witness: "kafka-tools+state-files",
+      expected: TOPIC_IDS,
+      actual: TOPIC_IDS,
+    }),
+    a({
+      check: "generation.serial",
+      name: "serial 1",
+      kind: "equal",
+      witness: "state-files",
+      expected: { before: null, after: 1 },
+      actual: { before: null, after: 1 },
+    }),
+    a({
+      check: "state.control_cleared",
+      name: "no control",
+      kind: "absent",
+      witness: "state-files",
+      expected: ["control"],
+      actual: ["history", "ownership"],
+    }),
+    ...completion(1, true).filter((x) => x.check === "output.exact" || x.check === "plan.noop"),
+  ];
+}
+
+/** The checks of a completed connector change. */
+function connectorCompletion(site: string): Assertion[] {
+  const change = connectorChange(site);
+  const before = connectorSerialBefore(change);
+  const out: Assertion[] = [completion(1, true)[0]];
+  if (change === "delete") {
+    out.push(
+      a({
+        check: "connector.removed",
+        name: "gone",
+        kind: "absent",
+        witness: "connect-rest",
+        expected: ["sluice-p-orders_out"],
+        actual: [],
+      }),
+      a({
+        check: "kafka.topics_kept",
+        name: "topics kept",
+        kind: "equal",
+        witness: "kafka-tools+docker-api",
+        expected: { topic_ids: TOPIC_IDS, runner: ["c1"] },
+        actual: { topic_ids: TOPIC_IDS, runner: ["c1"] },
+      }),
+    );
+  } else {
+    out.push(a({
+      check: "connector.owned_config",
+      name: "owned config",
+      kind: "equal",
+      witness: "connect-rest",
+      expected: { names: ["sluice-p-orders_out"], configs: { "sluice-p-orders_out": { a: "1" } } },
+      actual: { names: ["sluice-p-orders_out"], configs: { "sluice-p-orders_out": { a: "1" } } },
+    }));
+  }
+  out.push(
+    a({
+      check: "connector.ownership_recorded",
+      name: "ownership",
+      kind: "equal",
+      witness: "state-files",
+      expected: [{ name: "sluice-p-orders_in", kind: "source" }],
+      actual: [{ name: "sluice-p-orders_in", kind: "source" }],
+    }),
+    a({
+      check: "generation.serial",
+      name: "serial +1",
+      kind: "equal",
+      witness: "state-files",
+      expected: { before, after: before + 1 },
+      actual: { before, after: before + 1 },
+    }),
+    a({
+      check: "state.control_cleared",
+      name: "no control",
+      kind: "absent",
+      witness: "state-files",
+      expected: ["control"],
+      actual: ["history", "ownership"],
+    }),
+    ...completion(1, true).filter((x) => x.check === "plan.noop"),
+  );
+  return out;
+}
+
 function killed(process: string, site: string, check: string): Assertion {
   return a({
     check,
@@ -240,7 +365,14 @@ function buildCase(probe: ProbeName, id: string): CaseEvidence {
     c.boundary = head.slice(0, j);
     c.side = head.slice(j + 1) as "before" | "after";
     c.history = history(head);
-    c.assertions = [killed("worker-1", head, "fault.killed_at_site"), ...completion(1, true)];
+    const journey = matrixJourney(c.boundary);
+    const rest = journey === "create"
+      ? createCompletion()
+      : journey === "connector"
+      ? connectorCompletion(c.boundary)
+      : completion(1, true);
+    if (journey === "create" || journey === "connector") c.samples = [];
+    c.assertions = [killed("worker-1", head, "fault.killed_at_site"), ...rest];
   } else if (probe === "rejections") {
     const spec = REJECTIONS.find((r) => r.name === head)!;
     c.params = { code: spec.code, stop_at: spec.stopAt };
@@ -530,4 +662,27 @@ Deno.test("a random kill's delay is recomputed from the recorded seed", async ()
     errors.some((e) => e.includes(doc.cases[3].id) && /is not the seed's/.test(e)),
     errors.join("\n"),
   );
+});
+
+Deno.test("create and connector cases hold their journey's checks, with the code's pins", async () => {
+  const doc = evidence("fault-matrix");
+  const create = doc.cases.find((c) => matrixJourney(c.boundary!) === "create")!;
+  const removal = doc.cases.find((c) => c.boundary === "connect.delete_connector")!;
+  const update = doc.cases.find((c) => c.boundary === "connect.update_connector_config")!;
+  create.assertions = create.assertions.filter((x) => x.check !== "volume.instance_created");
+  const serial = create.assertions.find((x) => x.check === "generation.serial")!;
+  serial.expected = serial.actual = { before: 0, after: 1 };
+  removal.assertions = removal.assertions.filter((x) => x.check !== "connector.removed");
+  const upd = update.assertions.find((x) => x.check === "generation.serial")!;
+  upd.expected = upd.actual = { before: 1, after: 2 };
+  const errors = await errorsOf(doc);
+  const has = (id: string, re: RegExp) =>
+    assert.ok(
+      errors.some((e) => e.includes(id) && re.test(e)),
+      `${id} ${re}\n${errors.join("\n")}`,
+    );
+  has(create.id, /missing required assertion volume\.instance_created/);
+  has(create.id, /generation\.serial.*is not the code's serial change/);
+  has(removal.id, /missing required assertion connector\.removed/);
+  has(update.id, /generation\.serial.*is not the code's serial change/);
 });
