@@ -39,7 +39,9 @@ Deno.test("state sites: unique names saying backend, transition, file and step",
     "state.local.finalize.control.unlink",
   );
   assert.equal(pgCommitSite("resume").name, "state.postgres.resume.commit");
-  assert.equal(lockOperationSite("postgres", "break").name, "lock.postgres.break");
+  assert.equal(lockOperationSite("local", "break").name, "lock.local.break");
+  // a PostgreSQL lock ends with its session: no break site (D13)
+  assert.throws(() => lockOperationSite("postgres", "break"), /not a fault site/);
   assert.throws(
     () => localWriteSites("begin", "history", "replace"),
     /undeclared local state write/,

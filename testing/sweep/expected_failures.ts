@@ -137,17 +137,6 @@ export const EXPECTED_FAILURES: readonly ExpectedFailure[] = [
       "state.postgres.commit_ownership.commit:after:postgres",
     ],
   },
-  {
-    defect: "lock.postgres.break is unreachable through the public recovery: a killed process's " +
-      "session ends and PostgreSQL releases its advisory lock, `state show` reports the lock " +
-      "'not held (metadata of an ended session ...)' with no lock ID to pass to " +
-      "--break-stale-lock, and the next acquire overwrites the row; the inventory lists the " +
-      "site for the resume journey, but no public command crosses it (nothing is stranded: " +
-      "the inventory's claim or the site itself needs a decision)",
-    fixer: null,
-    symptom: /lock\.postgres\.break:(before|after) was never crossed/,
-    cases: sides("postgres", "lock.postgres.break"),
-  },
 ];
 
 /**
