@@ -3,8 +3,8 @@
  * for the crash sweep and the journeys' tests on fakes).
  *
  * Run as a script, `deno run -A testing/fake_cli.ts --world FILE <sluice arguments...>` opens the
- * world ({@link openFakeWorld}) and calls the CLI's own {@link runCli} with the world's Docker and
- * Kafka ports, its clock and its ID source — so `plan`, `apply --plan`, `state show`,
+ * world ({@link openFakeWorld}) and calls the CLI's own {@link runCli} with the world's Docker,
+ * Kafka and Connect ports, its clock and its ID source — so `plan`, `apply --plan`, `state show`,
  * `state runner-status` and `state resume` run exactly the production code, on fakes. The state
  * store is the real one the project's `sluice.yaml` names (local files, or PostgreSQL through the
  * DSN variable in the environment). The fault switch is honoured as by `bin/sluice`
@@ -161,6 +161,8 @@ if (import.meta.main) {
     code = await runCli(args, {
       docker: world.docker,
       kafka,
+      // a declared Connect cluster is the world's, reached at the manifest's rest_host
+      connect: (cluster) => world.connect(cluster.restHost),
       clock: world.clock,
       uuids: world.ids,
     });

@@ -470,6 +470,8 @@ class ProjectHandle implements SluiceProject {
       extraLabels: o.extraLabels,
       clock: o.clock,
       uuids: o.uuids,
+      // a given Connect port (RuntimeDeps.connect); absent, each cluster's REST adapter
+      connect: o.connect,
       logger,
       docker,
       kafka,

@@ -241,7 +241,9 @@ for (const backend of ["local", "postgres"] as const) {
         const after = await loc.capture();
         const changed = DOCS.filter((d) => before[d] !== after[d]);
         const sites = sitesOf(sc, backend, crossed);
-        assert.ok(sites.length > 0, `${sc.transition} has no ${backend} sites`);
+        // a PostgreSQL lock ends with its session: its break is no site (D13)
+        const siteless = sc.transition === "break" && backend === "postgres";
+        assert.equal(sites.length > 0, !siteless, `${sc.transition} ${backend} sites: ${sites}`);
         const seen: string[] = [];
         for (const site of sites) {
           for (const side of ["before", "after"] as const) {

@@ -130,7 +130,9 @@ function pgSite(t: StateTransition): FaultSite {
 /** A lock operation. */
 export type LockOperation = "acquire" | "release" | "break";
 
-const LOCK_WORDS: Record<SiteBackend, Record<LockOperation, string>> = {
+// PostgreSQL has no break site: the server releases a dead session's advisory lock, and the
+// next acquire overwrites the metadata row it left (docs/decisions.md D13)
+const LOCK_WORDS: Record<SiteBackend, Partial<Record<LockOperation, string>>> = {
   local: {
     acquire: "create lock.json exclusively (temp file, fsync, link, directory fsync)",
     release: "remove our own lock.json (unlink, directory fsync)",
@@ -139,7 +141,6 @@ const LOCK_WORDS: Record<SiteBackend, Record<LockOperation, string>> = {
   postgres: {
     acquire: "take the session advisory lock and write its sluice_locks row",
     release: "delete our sluice_locks row and release the advisory lock",
-    break: "delete the sluice_locks row of an ended session",
   },
 };
 
@@ -147,7 +148,7 @@ function lockSite(backend: SiteBackend, op: LockOperation): FaultSite {
   return faultSite({
     name: `lock.${backend}.${op}`,
     kind: "lock",
-    description: LOCK_WORDS[backend][op],
+    description: LOCK_WORDS[backend][op]!,
     where: backend === "local" ? LOCAL_WHERE : PG_WHERE,
     backends: [backend],
   });
@@ -173,7 +174,7 @@ const PG: ReadonlyMap<StateTransition, FaultSite> = new Map(
   STATE_TRANSITIONS.map((t) => [t, pgSite(t)] as const),
 );
 
-const LOCKS: Readonly<Record<SiteBackend, Readonly<Record<LockOperation, FaultSite>>>> = {
+const LOCKS: Readonly<Record<SiteBackend, Readonly<Partial<Record<LockOperation, FaultSite>>>>> = {
   local: {
     acquire: lockSite("local", "acquire"),
     release: lockSite("local", "release"),
@@ -182,7 +183,6 @@ const LOCKS: Readonly<Record<SiteBackend, Readonly<Record<LockOperation, FaultSi
   postgres: {
     acquire: lockSite("postgres", "acquire"),
     release: lockSite("postgres", "release"),
-    break: lockSite("postgres", "break"),
   },
 };
 
@@ -230,7 +230,8 @@ export function pgCommitSite(transition: StateTransition): FaultSite {
 }
 
 /**
- * The site of a lock operation.
+ * The site of a lock operation. Throws for PostgreSQL's break, which is no site (D13): the
+ * server releases a dead session's advisory lock, and the next acquire overwrites its row.
  *
  * @example
  * ```ts
@@ -239,5 +240,7 @@ export function pgCommitSite(transition: StateTransition): FaultSite {
  * ```
  */
 export function lockOperationSite(backend: SiteBackend, op: LockOperation): FaultSite {
-  return LOCKS[backend][op];
+  const site = LOCKS[backend][op];
+  if (!site) throw new Error(`lock.${backend}.${op} is not a fault site`);
+  return site;
 }

@@ -22,11 +22,14 @@ Deno.test("state sites: unique names saying backend, transition, file and step",
     )
   );
   const pg = STATE_TRANSITIONS.map((t) => `state.postgres.${t}.commit`);
+  // a PostgreSQL lock ends with its session: no break site (D13)
   const locks = ["local", "postgres"].flatMap((b) =>
-    ["acquire", "release", "break"].map((o) => `lock.${b}.${o}`)
+    (b === "local" ? ["acquire", "release", "break"] : ["acquire", "release"]).map((o) =>
+      `lock.${b}.${o}`
+    )
   );
   assert.deepEqual([...names].sort(), [...local, ...pg, ...locks].sort());
-  assert.equal(names.length, 63);
+  assert.equal(names.length, 62);
   for (const s of STATE_SITES) {
     assert.equal(s.backends?.length, 1, s.name);
     assert.ok(s.name.includes(`.${s.backends![0]}.`), s.name);
@@ -39,7 +42,9 @@ Deno.test("state sites: unique names saying backend, transition, file and step",
     "state.local.finalize.control.unlink",
   );
   assert.equal(pgCommitSite("resume").name, "state.postgres.resume.commit");
-  assert.equal(lockOperationSite("postgres", "break").name, "lock.postgres.break");
+  assert.equal(lockOperationSite("local", "break").name, "lock.local.break");
+  // a PostgreSQL lock ends with its session: no break site (D13)
+  assert.throws(() => lockOperationSite("postgres", "break"), /not a fault site/);
   assert.throws(
     () => localWriteSites("begin", "history", "replace"),
     /undeclared local state write/,

@@ -18,13 +18,19 @@
  */
 import pg from "pg";
 import { starterProject, type TestProject } from "../../harness/project.ts";
+import {
+  declareSinkRemoved,
+  type PipelineProject,
+  pipelineProject,
+} from "../../harness/pipeline.ts";
 import { writePlanFile } from "../../lib/plan/plan_file.ts";
 import { apply, plan } from "../../lib/runtime/session.ts";
 import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
 import { createFakeWorld, type FakeWorld } from "../fakes/fake_world.ts";
 import type { WorldConfig } from "../fakes/world.ts";
 import { PG_URL } from "../state/pg_env.ts";
-import type { StateLocation } from "./reads.ts";
+import type { ConnectorChange } from "./invariants.ts";
+import { readState, type StateLocation } from "./reads.ts";
 
 /** The starter's filter, and the one the reviewed plan replaces it with. */
 export const OLD_WHERE = "amount >= 100 AND paid = TRUE";
@@ -67,6 +73,8 @@ export interface CaseWorld extends AsyncDisposable {
   /** The parent's handle on the world (same file, same clock and IDs as the children). */
   world: FakeWorld;
   project: TestProject;
+  /** The pipeline project, when the case world was opened with `pipeline`. */
+  pipeline: PipelineProject | null;
   backend: "local" | "postgres";
   /** Environment for every child process (the PostgreSQL DSN variable). */
   env: Record<string, string>;
@@ -87,6 +95,8 @@ export interface CaseWorldOptions {
   keep?: boolean;
   /** How the simulated processes behave in world time (startup, close, session timeout). */
   config?: Partial<WorldConfig>;
+  /** The pipeline project (the starter with connectors on the world's Connect cluster). */
+  pipeline?: boolean;
 }
 
 let dsnCounter = 0;
@@ -137,7 +147,22 @@ export async function openCaseWorld(o: CaseWorldOptions): Promise<CaseWorld> {
     // the in-process SDK reads the DSN from this process's environment, as the CLI does
     Deno.env.set(dsnVar, u.toString());
   }
-  const project = await starterProject({
+  const pipeline = o.pipeline
+    ? await pipelineProject({
+      image: world.env.runnerImage,
+      connect: {
+        restHost: world.env.connect!.restHost,
+        restInternal: world.env.connect!.restInternal,
+        dataDirContainer: "/data",
+        dataDirHost: null,
+      },
+      bootstrapHost: world.env.bootstrapHost,
+      bootstrapInternal: world.env.bootstrapInternal,
+      network: world.env.network,
+      stateDsnEnv: dsnVar,
+    })
+    : null;
+  const project = pipeline ?? await starterProject({
     runId: "sweep",
     bootstrapHost: world.env.bootstrapHost,
     bootstrapInternal: world.env.bootstrapInternal,
@@ -158,11 +183,18 @@ export async function openCaseWorld(o: CaseWorldOptions): Promise<CaseWorld> {
     worldPath,
     world,
     project,
+    pipeline,
     backend: o.backend,
     env,
     state,
     applicationId: `sluice-${project.name}-eligible_orders`,
-    deps: { docker: world.docker, kafka, clock: world.clock, uuids: world.ids },
+    deps: {
+      docker: world.docker,
+      kafka,
+      connect: (cluster) => world.connect(cluster.restHost),
+      clock: world.clock,
+      uuids: world.ids,
+    },
     produced,
     produce(records) {
       world.control.produce(
@@ -179,6 +211,7 @@ export async function openCaseWorld(o: CaseWorldOptions): Promise<CaseWorld> {
         await pgAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => {});
       }
       await Deno.remove(root, { recursive: true }).catch(() => {});
+      if (pipeline) await Deno.remove(pipeline.dir, { recursive: true }).catch(() => {});
     },
   };
 }
@@ -232,5 +265,84 @@ export async function deployStarter(cw: CaseWorld): Promise<Deployed> {
     oldContainerId: runner.container_id,
     volumeInstance: runner.volume_instance,
     setupLogSeq: cw.world.control.mutations().at(-1)?.seq ?? 0,
+  };
+}
+
+/** What a connector case's plan does to the pipeline's connectors. */
+export type ConnectorScenario = "create" | "update" | "remove";
+
+/**
+ * The scenario that crosses a connector-journey site: a removal for the delete, an update for
+ * the config write and the commit, else the creation of both connectors.
+ *
+ * @example
+ * ```ts
+ * import { connectorScenario } from "./fixture.ts";
+ * console.log(connectorScenario("connect.delete_connector")); // remove
+ * ```
+ */
+export function connectorScenario(site: string): ConnectorScenario {
+  if (site === "connect.delete_connector") return "remove";
+  if (site === "connect.update_connector_config" || site === "state.commit_connectors") {
+    return "update";
+  }
+  return "create";
+}
+
+/**
+ * Deploy the pipeline (for `create`, its runtime first without connectors), make the
+ * scenario's connector change in the manifest and write its reviewed plan — in this process,
+ * through the SDK, on the case's world.
+ *
+ * @example
+ * ```ts
+ * import { openCaseWorld, prepareConnector } from "./fixture.ts";
+ * // const ch = await prepareConnector(await openCaseWorld({ ..., pipeline: true }), "update");
+ * ```
+ */
+export async function prepareConnector(
+  cw: CaseWorld,
+  scenario: ConnectorScenario,
+): Promise<ConnectorChange> {
+  const p = cw.pipeline;
+  if (!p) throw new Error("setup: a connector case needs the pipeline project");
+  const manifest = `${p.dir}/sluice.yaml`;
+  const full = await Deno.readTextFile(manifest);
+  const marker = "\n# Kafka Connect:";
+  if (scenario === "create") await p.editManifest((t) => t.slice(0, t.indexOf(marker)) + "\n");
+  const deploy = async () => {
+    const r = await plan({ dir: p.dir, ...cw.deps });
+    if (r.plan.blockers.length > 0) {
+      throw new Error(`setup: the plan is blocked: ${JSON.stringify(r.plan.blockers)}`);
+    }
+    return r;
+  };
+  const first = await deploy();
+  await apply({ dir: p.dir, plan: first.plan, planSha256: first.sha256, ...cw.deps });
+  if (scenario === "create") await p.editManifest(() => full);
+  if (scenario === "update") {
+    await p.editManifest((t) => t.replace(`${p.name}-eligible.jsonl`, `${p.name}-v2.jsonl`));
+  }
+  if (scenario === "remove") await p.editManifest(declareSinkRemoved(p));
+  const change = await deploy();
+  if (change.plan.actions.length === 0) throw new Error(`setup: ${scenario} planned nothing`);
+  const planPath = `${p.dir}/change.plan.json`;
+  await writePlanFile(planPath, change.plan);
+  const state = await readState(cw.state);
+  const both = [p.sourceConnector, p.sinkConnector];
+  return {
+    planPath,
+    expected: {
+      create: both.map((c) => `createConnector ${c}`),
+      update: [`updateConnectorConfig ${p.sinkConnector}`],
+      remove: [`deleteConnector ${p.sinkConnector}`],
+    }[scenario],
+    held: scenario === "remove" ? [p.sourceConnector] : both,
+    setupLogSeq: cw.world.control.mutations().at(-1)?.seq ?? 0,
+    setupSerial: (state.ownership?.serial as number | undefined) ?? 0,
+    async nextPlan() {
+      const r = await plan({ dir: p.dir, ...cw.deps });
+      return { actions: r.plan.actions.length, blockers: r.plan.blockers.length };
+    },
   };
 }

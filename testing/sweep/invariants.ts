@@ -133,14 +133,41 @@ function project(o: Order) {
   return { order_id: o.order_id, amount: o.amount, paid: o.paid };
 }
 
-/** Exact output: each record once, filtered by the predicate in force when it was processed. */
+/** Input records retention deleted while the operation was stopped (key → position). */
+export type Deleted = Map<string, { partition: number; offset: bigint }>;
+
+/**
+ * Delete every partition of the input topic up to its latest offset (retention overtaking a
+ * stopped operation), returning the deleted records' positions, read before the deletion.
+ *
+ * @example
+ * ```ts
+ * import { expireInput } from "./invariants.ts";
+ * // const deleted = expireInput(cw);
+ * ```
+ */
+export function expireInput(cw: CaseWorld): Deleted {
+  const w = readWorldFile(cw.worldPath);
+  const deleted = inputPositions(w, cw.project.inputTopic);
+  w.kafka.topics[cw.project.inputTopic].partitions.forEach((part, i) => {
+    cw.world.control.deleteRecords(cw.project.inputTopic, i, BigInt(part.latest));
+  });
+  return deleted;
+}
+
+/**
+ * Exact output: each record once, filtered by the predicate in force when it was processed;
+ * a deleted record that no runner processed (not old) is expected nowhere.
+ */
 function checkOutput(
   cw: CaseWorld,
   w: World,
   byOld: (key: string, pos: { partition: number; offset: bigint } | undefined) => boolean,
+  deleted: Deleted = new Map(),
 ): string[] {
-  const positions = inputPositions(w, cw.project.inputTopic);
+  const positions = new Map([...deleted, ...inputPositions(w, cw.project.inputTopic)]);
   const expected = [...cw.produced.values()]
+    .filter((o) => !deleted.has(o.order_id) || byOld(o.order_id, positions.get(o.order_id)))
     .filter((o) =>
       byOld(o.order_id, positions.get(o.order_id)) ? OLD_PREDICATE(o) : NEW_PREDICATE(o)
     )
@@ -180,6 +207,8 @@ export async function checkReplacement(
   d: Deployed,
   j: JourneyRun,
   before: Record<string, bigint>,
+  /** An accepted retention loss: the records it deleted (their offsets may be moved once). */
+  deleted?: Deleted,
 ): Promise<string[]> {
   const p = [...checkFault(j), ...checkOutcome(j)];
   const app = cw.applicationId;
@@ -207,8 +236,18 @@ export async function checkReplacement(
   const forbidden = mutations.filter((m) =>
     ["createVolume", "removeVolume", "setGroupOffsets", "createTopic", "deleteTopic"].includes(m.op)
   );
-  if (forbidden.length > 0) {
-    p.push(`a replacement made ${forbidden.map((m) => `${m.op}(${m.key})`).join(", ")}`);
+  // an accepted retention loss moves the group's positions once, to the earliest retained
+  const moves = deleted ? forbidden.filter((m) => m.op === "setGroupOffsets") : [];
+  if (moves.length > 1) p.push(`the accepted positions were moved ${moves.length} times`);
+  if (forbidden.length > moves.length) {
+    p.push(
+      `a replacement made ${
+        forbidden.filter((m) => !moves.includes(m)).map((m) => `${m.op}(${m.key})`).join(", ")
+      }`,
+    );
+  }
+  if (deleted && j.outcome === "completed" && moves.length !== 1) {
+    p.push("a retention loss was accepted and resumed, but the positions were never moved");
   }
   const removed = mutations.filter((m) => m.op === "removeContainer");
   if (removed.some((m) => m.key !== d.oldContainerId) || removed.length > 1) {
@@ -268,6 +307,7 @@ export async function checkReplacement(
           cw,
           w,
           (_k, pos) => pos !== undefined && pos.offset < (close[String(pos.partition)] ?? 0n),
+          deleted,
         ),
       );
       const total = Object.values(final).reduce((a, b) => a + b, 0n);
@@ -356,5 +396,125 @@ export async function checkCreate(cw: CaseWorld, j: JourneyRun): Promise<string[
   }
   if (cw.backend === "local" && state.lockFile) p.push("lock.json left after completion");
   p.push(...checkOutput(cw, w, () => true));
+  return p;
+}
+
+/**
+ * The invariants of an abandonment case: the operator's decision changes nothing outside the
+ * state — no Docker or Kafka mutation after the stopped apply died (`deathSeq`), the offsets as
+ * the death left them, nothing running — and is recorded exactly once: control cleared, one
+ * `operation_abandoned` event for the operation, ownership serial unchanged, no receipt.
+ *
+ * @example
+ * ```ts
+ * import { checkAbandon } from "./invariants.ts";
+ * // (await checkAbandon(cw, j, deathSeq)).length === 0
+ * ```
+ */
+export async function checkAbandon(
+  cw: CaseWorld,
+  j: JourneyRun,
+  deathSeq: number,
+): Promise<string[]> {
+  const p = [...checkFault(j), ...checkOutcome(j)];
+  const app = cw.applicationId;
+  const w = settle(cw);
+  const state = await readState(cw.state);
+  const after = since(w, deathSeq, ["docker", "kafka"]);
+  if (after.length > 0) {
+    p.push(`the abandonment mutated ${after.map((m) => `${m.op}(${m.key})`).join(", ")}`);
+  }
+  const running = containersOf(w, app).filter((c) => c.state.running);
+  if (running.length > 0) p.push(`${running.map((c) => c.name)} run after the abandonment`);
+  const atDeath = j.samples[0]?.offsets;
+  const final = committedOf(w, app, cw.project.inputTopic);
+  if (
+    atDeath && JSON.stringify(Object.entries(atDeath).map(([k, v]) => [k, String(v)])) !==
+      JSON.stringify(Object.entries(final).map(([k, v]) => [k, String(v)]))
+  ) {
+    p.push("the committed offsets moved after the stopped apply died");
+  }
+  const events = historyEvents(state);
+  const serial = serialOf(state);
+  if (serial !== 1) p.push(`ownership serial ${serial}, not 1 (an abandonment changes no owner)`);
+  if (events.some((e) => e.kind === "runner_completed")) p.push("a completion receipt exists");
+  const abandoned = events.filter((e) => e.kind === "operation_abandoned");
+  if (j.outcome === "completed") {
+    if (state.control !== null) p.push("control still pending after the abandonment");
+    if (abandoned.length !== 1 || abandoned[0].operation_id !== j.operationId) {
+      p.push(`${abandoned.length} abandonment events, expected one for ${j.operationId}`);
+    }
+  } else if (abandoned.length > 1) p.push(`${abandoned.length} abandonment events`);
+  if (cw.backend === "local" && j.outcome === "completed" && state.lockFile) {
+    p.push("lock.json left after the abandonment");
+  }
+  return p;
+}
+
+/** What a connector case changes (testing/sweep/sweep.ts prepares it). */
+export interface ConnectorChange {
+  planPath: string;
+  /** The Connect mutations the plan makes, each exactly once (`<op> <connector>`). */
+  expected: string[];
+  /** The connectors held (and owned) after the change. */
+  held: string[];
+  /** The last mutation-log sequence number of the setup, and its ownership serial. */
+  setupLogSeq: number;
+  setupSerial: number;
+  /** The next plan after completion: no action, no blocker (SDK, in the parent). */
+  nextPlan(): Promise<{ actions: number; blockers: number }>;
+}
+
+/**
+ * The invariants of a connector case: each Connect mutation of the plan exactly once across
+ * every process, no runtime mutation, the connectors held and owned as planned, ownership +1
+ * exactly once, control cleared, the next plan a no-op.
+ *
+ * @example
+ * ```ts
+ * import { checkConnector } from "./invariants.ts";
+ * // (await checkConnector(cw, j, change)).length === 0
+ * ```
+ */
+export async function checkConnector(
+  cw: CaseWorld,
+  j: JourneyRun,
+  ch: ConnectorChange,
+): Promise<string[]> {
+  const p = [...checkFault(j), ...checkOutcome(j)];
+  const w = settle(cw);
+  const state = await readState(cw.state);
+  const runtime = since(w, ch.setupLogSeq, ["docker", "kafka"]);
+  const made = since(w, ch.setupLogSeq, ["connect"]).map((m) => `${m.op} ${m.key}`);
+  if (j.outcome !== "completed") {
+    const twice = made.filter((m, i) => made.indexOf(m) !== i);
+    if (twice.length > 0) p.push(`Connect mutations made twice: ${twice.join(", ")}`);
+    return p;
+  }
+  if (JSON.stringify(made) !== JSON.stringify(ch.expected)) {
+    p.push(`Connect mutations ${JSON.stringify(made)}, expected ${JSON.stringify(ch.expected)}`);
+  }
+  if (runtime.length > 0) {
+    p.push(`a connector change mutated ${runtime.map((m) => `${m.op}(${m.key})`).join(", ")}`);
+  }
+  const held = Object.keys(w.connect?.connectors ?? {}).sort();
+  if (JSON.stringify(held) !== JSON.stringify([...ch.held].sort())) {
+    p.push(`connectors held ${held}, expected ${ch.held}`);
+  }
+  const owned = ((state.ownership?.connectors as Array<{ name: string }> | undefined) ?? [])
+    .map((o) => o.name).sort();
+  if (JSON.stringify(owned) !== JSON.stringify(held)) {
+    p.push(`connectors owned ${owned}, held ${held}`);
+  }
+  const serial = serialOf(state);
+  if (serial !== ch.setupSerial + 1) {
+    p.push(`ownership serial ${serial}, not ${ch.setupSerial + 1} (exactly one increment)`);
+  }
+  if (state.control !== null) p.push("control still pending after the connector change");
+  if (cw.backend === "local" && state.lockFile) p.push("lock.json left after completion");
+  const next = await ch.nextPlan();
+  if (next.actions > 0 || next.blockers > 0) {
+    p.push(`the next plan has ${next.actions} actions and ${next.blockers} blockers, not a no-op`);
+  }
   return p;
 }

@@ -5,7 +5,15 @@
  * - `create`: `plan --out` and `apply --plan` of the create plan;
  * - `replacement`: `apply --plan` of the reviewed plan;
  * - `resume`: `apply --plan` dies at {@link PRE_RESUME_FAULT} first (a site only `state resume`
- *   crosses needs an interrupted operation), then the recovery carries the fault.
+ *   crosses needs an interrupted operation), then the recovery carries the fault;
+ * - `operator`: `apply --plan` dies at {@link PRE_OPERATOR_FAULT} first (the old runner closed,
+ *   no candidate yet: a stopped operation), then the operator's decision carries the fault —
+ *   `state accept-retention-loss` after retention removed the unprocessed input (the case's
+ *   `whileDead`), or `state abandon` ({@link operatorDecision} says which a site needs); the
+ *   recovery runs the same decision again while it is still owed, then resumes an accepted
+ *   operation;
+ * - `connector`: `apply --plan` of a plan with connector changes; the recovery is the same
+ *   `apply --plan` again.
  *
  * The armed site stays armed on every process until one dies there, so the site fires exactly
  * once, in the first command that crosses it. After a death the recovery is the public one, in
@@ -31,6 +39,31 @@ import { committedOf, readWorldFile } from "./reads.ts";
 
 /** Where the apply dies when the case's own fault fires only during a resume. */
 export const PRE_RESUME_FAULT = `${REPLACEMENT_SITES.actionStarted.name}:after`;
+
+/** Where the apply dies before an operator's decision: a stopped operation, no candidate yet. */
+export const PRE_OPERATOR_FAULT = "docker.create_candidate:before";
+
+/** The operator decision a site is crossed by. */
+export type OperatorDecision = "accept-retention-loss" | "abandon";
+
+/**
+ * Which of the operator's commands crosses a site: the abandonment's own writes, or else the
+ * retention acceptance (its journal, its offset move and its state writes).
+ *
+ * @example
+ * ```ts
+ * import { operatorDecision } from "./operator.ts";
+ * console.log(operatorDecision("journal.abandon")); // abandon
+ * ```
+ */
+export function operatorDecision(site: string): OperatorDecision {
+  return site === "journal.abandon" || /^state\.(local|postgres)\.abandon\./.test(site)
+    ? "abandon"
+    : "accept-retention-loss";
+}
+
+/** The reason an operator gives (recorded in the audit). */
+export const OPERATOR_REASON = "sweep: the operator decides";
 
 /** Upper bound on recovery rounds (show → status → resume, or show → apply). */
 const MAX_ROUNDS = 5;
@@ -85,7 +118,7 @@ interface ShowView {
 export async function runJourney(
   cw: CaseWorld,
   c: SweepCase,
-  deployed: Deployed | null,
+  deployed: Pick<Deployed, "planPath"> | null,
   options: { timeoutMs?: number; whileDead?: () => void } = {},
 ): Promise<JourneyRun> {
   const fault = `${c.site}:${c.side}`;
@@ -192,6 +225,22 @@ export async function runJourney(
     ...(breakLock ? ["--break-stale-lock", breakLock] : []),
   ];
 
+  const decision = c.journey === "operator" ? operatorDecision(c.site) : null;
+  /** The operator's decision about the pending operation `id` (the documented command). */
+  const decide = (id: string, breakLock: string | null) =>
+    call(`state ${decision}`, [
+      "state",
+      decision!,
+      "--project",
+      dir,
+      ...(decision === "accept-retention-loss" ? ["--plan", planPath] : []),
+      "--operation-id",
+      id,
+      "--reason",
+      OPERATOR_REASON,
+      ...(breakLock ? ["--break-stale-lock", breakLock] : []),
+    ]);
+
   // the journey itself
   if (c.journey === "create") {
     const p = await planCreate();
@@ -199,9 +248,16 @@ export async function runJourney(
     // a plan that died is planned again by the recovery (its file was never written)
     if (p.code === 0 && finish(await applyPlan(null))) return run;
   } else {
-    const first = await applyPlan(null, c.journey === "resume" ? PRE_RESUME_FAULT : undefined);
+    const pre = c.journey === "resume"
+      ? PRE_RESUME_FAULT
+      : c.journey === "operator"
+      ? PRE_OPERATOR_FAULT
+      : undefined;
+    const first = await applyPlan(null, pre);
     if (finish(first)) return run;
   }
+  /** The decision is still owed (it has not completed in a process of its own). */
+  let owed = decision !== null;
 
   // the recovery, in fresh processes
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -231,7 +287,21 @@ export async function runJourney(
       ? candidate
       : null;
     let r: FakeCliResult;
-    if (replacementId) {
+    // an abandonment is owed until it answers; once its record is made, the same command
+    // again answers that it was already recorded (and breaks the dead process's lock)
+    const owedId = pending?.operation_id ?? (decision === "abandon" ? run.operationId : null);
+    if (decision && owed && owedId) {
+      r = await decide(owedId, stale);
+      if (stale && r.code !== 5 && r.signal === null) run.brokenLocks.push(stale);
+      if (r.code === 0) {
+        owed = false;
+        if (decision === "abandon") {
+          finish(r);
+          return run;
+        }
+        continue;
+      }
+    } else if (replacementId) {
       run.operationId = replacementId;
       const st = await call(
         "state runner-status",
@@ -244,6 +314,14 @@ export async function runJourney(
       }
       r = await call("state resume", operationArgs("resume", replacementId, stale));
       if (stale && r.code !== 5 && r.signal === null) run.brokenLocks.push(stale);
+      if (
+        decision === "accept-retention-loss" && r.code === 4 &&
+        r.json?.errors?.[0]?.code === "BLOCKED_RETENTION_LOSS"
+      ) {
+        // what the blocker asks for: the operator's decision (again, if it never completed)
+        owed = true;
+        continue;
+      }
     } else {
       if (c.journey === "create" && !exists(planPath)) {
         const p = await planCreate();

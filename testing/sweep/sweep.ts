@@ -18,9 +18,22 @@
  * @module
  */
 import { type CaseFilter, caseId, type SweepCase, sweepCases } from "./cases.ts";
-import { deployStarter, openCaseWorld, orders } from "./fixture.ts";
-import { checkCreate, checkReplacement } from "./invariants.ts";
-import { type JourneyRun, runJourney } from "./operator.ts";
+import {
+  connectorScenario,
+  deployStarter,
+  openCaseWorld,
+  orders,
+  prepareConnector,
+} from "./fixture.ts";
+import {
+  checkAbandon,
+  checkConnector,
+  checkCreate,
+  checkReplacement,
+  type Deleted,
+  expireInput,
+} from "./invariants.ts";
+import { type JourneyRun, operatorDecision, runJourney } from "./operator.ts";
 import { committedOf, readWorldFile } from "./reads.ts";
 
 /** The result of one case. */
@@ -62,11 +75,40 @@ export async function runCase(
   let problems: string[] = [];
   let keep = false;
   try {
-    const cw = await openCaseWorld({ backend: c.backend, seed: id });
+    const cw = await openCaseWorld({
+      backend: c.backend,
+      seed: id,
+      pipeline: c.journey === "connector",
+    });
     try {
       if (c.journey === "create") {
         journey = await runJourney(cw, c, null);
         problems = await checkCreate(cw, journey);
+      } else if (c.journey === "connector") {
+        const change = await prepareConnector(cw, connectorScenario(c.site));
+        journey = await runJourney(cw, c, change);
+        problems = await checkConnector(cw, journey, change);
+      } else if (c.journey === "operator") {
+        const deployed = await deployStarter(cw);
+        const before = committedOf(
+          readWorldFile(cw.worldPath),
+          cw.applicationId,
+          cw.project.inputTopic,
+        );
+        const decision = operatorDecision(c.site);
+        let deathSeq = 0;
+        let deleted: Deleted | undefined;
+        journey = await runJourney(cw, c, deployed, {
+          whileDead: () => {
+            deathSeq = readWorldFile(cw.worldPath).log.at(-1)?.seq ?? 0;
+            cw.produce(orders("d", [150, 250, 99, 200, 320, 130]));
+            // retention overtakes the stopped operation: every unprocessed record is gone
+            if (decision === "accept-retention-loss") deleted = expireInput(cw);
+          },
+        });
+        problems = decision === "abandon"
+          ? await checkAbandon(cw, journey, deathSeq)
+          : await checkReplacement(cw, deployed, journey, before, deleted ?? new Map());
       } else {
         const deployed = await deployStarter(cw);
         const before = committedOf(

@@ -402,13 +402,12 @@ export class PgPrimitive implements StatePrimitive {
     };
   }
 
-  breakStaleLock(lockId: string): Promise<void> {
-    return atSite(lockOperationSite("postgres", "break"), () => this.#break(lockId));
-  }
-
-  async #break(lockId: string): Promise<void> {
-    // the server releases a session's advisory lock when the session ends; only the
-    // metadata row of an ended session can be left behind
+  /**
+   * Tidy the metadata row of an ended session. No fault site (docs/decisions.md D13): the server
+   * releases a session's advisory lock when the session ends, and the next acquire overwrites
+   * this row, so no state depends on whether this delete happened.
+   */
+  async breakStaleLock(lockId: string): Promise<void> {
     const status = await this.inspectLock();
     if (status.held) {
       throw new SluiceError("STATE_LOCK_NOT_STALE", `lock is ${status.diagnosis}`);
