@@ -460,7 +460,11 @@ class ProjectHandle implements SluiceProject {
       : null;
     const store = o.store ??
       openStateStore(projectStoreConfig(project!), { clock: () => new Date(clock.now()) });
-    const kafka = o.kafka ?? platformaticKafka(project!.manifest.kafka.bootstrapHost);
+    // the address's origin (the manifest's file:line:col) goes into an unreachable-broker error
+    const kafka = o.kafka ??
+      platformaticKafka(project!.manifest.kafka.bootstrapHost, {
+        origin: project!.manifest.addressSources["kafka.bootstrap_host"],
+      });
     const docker = o.docker ?? dockerodePort();
     const deps: HandleDeps = {
       dir: this.dir,
