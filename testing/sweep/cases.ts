@@ -22,10 +22,20 @@ export interface SweepCase {
   journey: Journey;
 }
 
+/**
+ * How much of the sweep a run takes. `full`: every site × before/after × the backends it exists
+ * on. `suite` (what `./run test` and CI run, to stay inside CI's time budget): one case per site,
+ * the side alternating site by site and a site on both backends taking them in turn, so every
+ * site is crossed in every test run and each side and backend across the sites.
+ */
+export type SweepTier = "suite" | "full";
+
 /** Which cases to run: `only` is a comma-separated list of `site`, `site:side` or case IDs. */
 export interface CaseFilter {
   only?: string;
   backend?: string;
+  /** The tier (default `full`). */
+  tier?: SweepTier;
 }
 
 /**
@@ -53,11 +63,18 @@ export function caseId(c: SweepCase): string {
 export function sweepCases(filter: CaseFilter = {}): SweepCase[] {
   const wanted = filter.only ? filter.only.split(",").map((s) => s.trim()).filter(Boolean) : null;
   const out: SweepCase[] = [];
+  const inventory = faultInventory();
   for (const backend of ["local", "postgres"] as const) {
     if (filter.backend && filter.backend !== backend) continue;
-    for (const e of faultInventory()) {
-      if (e.site.backends && !e.site.backends.includes(backend)) continue;
+    for (const [i, e] of inventory.entries()) {
+      const backends = e.site.backends ?? ["local", "postgres"];
+      if (!backends.includes(backend)) continue;
       for (const side of ["before", "after"] as const) {
+        if (
+          filter.tier === "suite" &&
+          (side !== (i % 2 === 0 ? "before" : "after") ||
+            backend !== backends[Math.floor(i / 2) % backends.length])
+        ) continue;
         const c: SweepCase = { site: e.site.name, side, backend, journey: e.journeys[0] };
         const keys = [c.site, `${c.site}:${side}`, caseId(c)];
         if (wanted && !wanted.some((w) => keys.includes(w))) continue;

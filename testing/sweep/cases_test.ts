@@ -32,3 +32,17 @@ Deno.test("a sweep filter selects by site, site:side or case ID, and by backend"
   );
   assert.deepEqual(sweepCases({ only: "lock.local.break:before:postgres" }), []);
 });
+
+Deno.test("the suite tier crosses every site once, each side and backend across the sites", () => {
+  const suite = sweepCases({ tier: "suite" });
+  const full = new Set(sweepCases().map(caseId));
+  const inventory = faultInventory();
+  assert.equal(suite.length, inventory.length);
+  for (const e of inventory) {
+    assert.equal(suite.filter((c) => c.site === e.site.name).length, 1, e.site.name);
+  }
+  for (const c of suite) assert.ok(full.has(caseId(c)), caseId(c));
+  assert.deepEqual(new Set(suite.map((c) => c.side)), new Set(["before", "after"]));
+  const both = suite.filter((c) => !inventory.find((e) => e.site.name === c.site)!.site.backends);
+  assert.deepEqual(new Set(both.map((c) => c.backend)), new Set(["local", "postgres"]));
+});

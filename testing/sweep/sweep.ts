@@ -5,10 +5,11 @@
  * in fresh processes, and the invariants on independent reads. Cases run side by side in a
  * small pool (each case is its own world, project and database).
  *
- *   deno run -A testing/sweep/sweep.ts [--only site[:side[:backend]],...] [--backend local|postgres] [--jobs N]
+ *   deno run -A testing/sweep/sweep.ts [--tier suite|full] [--only site[:side[:backend]],...]
+ *                                      [--backend local|postgres] [--jobs N]
  *
- * prints one line per case and the count and duration; `crash_sweep_pg_test.ts` runs it in
- * the test suite.
+ * prints one line per case and the count and duration (every case unless `--tier suite`);
+ * `crash_sweep_pg_test.ts` runs the suite tier in the test suite.
  *
  * @example
  * ```ts
@@ -191,6 +192,7 @@ if (import.meta.main) {
   const results = await runSweep({
     only: flag("--only"),
     backend: flag("--backend"),
+    tier: flag("--tier") === "suite" ? "suite" : "full",
     jobs: jobs ? Number(jobs) : undefined,
     keepFailing: Deno.args.includes("--keep"),
     onCase: (r, done, total) => {
