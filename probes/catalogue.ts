@@ -61,10 +61,10 @@ export const PRE_RESUME_FAULT = PRE_RESUME;
  * time budget, each of its case lists a declared part of the full one:
  *
  * - fault matrix: every site of the replacement protocol (its boundary table and the
- *   operation's writes), `before` on one backend and `after` on the other, alternating site by
- *   site; the state layer's own writes and lock operations only in `full` (the suite crosses
- *   every one of them on both backends in the crash sweep, `testing/sweep`, over real local
- *   files and a real PostgreSQL);
+ *   operation's writes), of the create and of the connector journey once, the side and the
+ *   backend taken in turn site by site (so each side and backend is crossed across the sites);
+ *   the state layer's own writes and lock operations only in `full` (the suite's crash sweep,
+ *   `testing/sweep`, crosses every site over real local files and a real PostgreSQL);
  * - rejections: each on one backend, alternating;
  * - disruptions: all;
  * - random kills: the first {@link RANDOM_KILLS}`.suitePerChain` of each chain.
@@ -141,31 +141,27 @@ export interface MatrixPoint {
  */
 export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
   const entries = faultInventory().filter(matrixArms);
-  const protocol = new Set(replacementSites().map((s) => s.name));
-  // a site the create table shares with the replacement (the mounted plan write) is armed there
-  const once = new Set(
-    [...createSites(), ...connectorSites()].map((s) => s.name).filter((n) => !protocol.has(n)),
+  // the journeys' own sites (replacement protocol, create, connector); a site the create table
+  // shares with the replacement (the mounted plan write) is armed there
+  const suite = new Set(
+    [...replacementSites(), ...createSites(), ...connectorSites()].map((s) => s.name),
   );
   const out: MatrixPoint[] = [];
   for (const backend of BACKENDS) {
     let i = 0;
-    let j = 0;
     for (const e of entries) {
-      const onProtocol = protocol.has(e.site.name);
-      const onOnce = once.has(e.site.name);
+      const inSuite = suite.has(e.site.name);
       const index = i;
-      const onceIndex = j;
-      if (onProtocol) i++;
-      if (onOnce) j++;
+      if (inSuite) i++;
       if (e.site.backends && !e.site.backends.includes(backend)) continue;
-      for (const [k, side] of SIDES.entries()) {
-        if (tier === "suite") {
-          const keep = onProtocol
-            ? BACKENDS[(index + k) % 2] === backend
-            : onOnce && SIDES[onceIndex % 2] === side &&
-              BACKENDS[Math.floor(onceIndex / 2) % 2] === backend;
-          if (!keep) continue;
-        }
+      for (const side of SIDES) {
+        // the suite: each journey site once, (before, local), (after, local), (before,
+        // postgres), (after, postgres) in turn
+        if (
+          tier === "suite" &&
+          !(inSuite && SIDES[index % 2] === side &&
+            BACKENDS[Math.floor(index / 2) % 2] === backend)
+        ) continue;
         out.push({ point: `${e.site.name}:${side}`, backend });
       }
     }
