@@ -338,7 +338,9 @@ async function dockerdChild(): Promise<void> {
   const out = flag("--out")!;
   const spec = DISRUPTIONS.find((x) => x.name === "dockerd-restart")!;
   const env = await sharedEnv();
-  const image = await runnerImageId();
+  // the image copied into the private daemon by its ID (a copy by ID carries no tag, so
+  // runner/build.sh --check cannot find it there by name)
+  const image = flag("--image") ?? await runnerImageId();
   const params = JSON.parse(flag("--params") ?? "{}");
   const r = await caseEvidence(
     meta(spec, flag("--run-id")!, params),
@@ -394,6 +396,8 @@ function dockerdCase(image: string, spec: DisruptionSpec, runId: string): Promis
           `${dir}/case.json`,
           "--run-id",
           runId,
+          "--image",
+          image,
           "--params",
           JSON.stringify(params),
         ],
