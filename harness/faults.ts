@@ -109,10 +109,9 @@ export interface StateShowView {
   history: { events: number; last_event: string | null };
 }
 
-/** Run the whole journey for one fault point. */
-export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJourney> {
-  const fault = o.boundary !== null ? `${o.boundary}:${o.side}` : null;
-  const j: FaultJourney = {
+/** A journey before its first worker. */
+function newJourney(fault: string | null): FaultJourney {
+  return {
     fault,
     faultFired: false,
     operationId: null,
@@ -124,6 +123,19 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     statuses: [],
     history: [],
   };
+}
+
+/**
+ * A journey's workers: `call` runs one command of the installed CLI in a fresh process (armed
+ * or not) and records it in the journey's history — `invoke`, then `ok`, `fail`, or `info` for
+ * a death or an unknown outcome; `show` runs `state show` and learns the pending operation.
+ */
+function journeyWorkers(
+  j: FaultJourney,
+  projectDir: string,
+  env: Record<string, string> | undefined,
+  options: { extraArgs?: (f: string) => string[]; killFirstAfterMs?: number } = {},
+) {
   let n = 0;
   const call = async (f: string, args: string[], armed: string | null) => {
     const proc = `worker-${++n}`;
@@ -134,13 +146,10 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
       value: { args, fault: armed },
       time: new Date().toISOString(),
     });
-    const lineage = o.openlineage && (f === "apply" || f === "resume")
-      ? ["--openlineage", o.openlineage]
-      : [];
-    const r = await runWorker(["-o", "json", ...args, ...lineage], {
+    const r = await runWorker(["-o", "json", ...args, ...(options.extraArgs?.(f) ?? [])], {
       fault: armed,
-      env: o.env,
-      killAfterMs: n === 1 ? o.killFirstAfterMs : undefined,
+      env,
+      killAfterMs: n === 1 ? options.killFirstAfterMs : undefined,
     });
     r.process = proc;
     j.workers.push(r);
@@ -166,12 +175,25 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     return r;
   };
   const show = async (): Promise<StateShowView | null> => {
-    const r = await call("state-show", ["state", "show", "--project", o.projectDir], null);
+    const r = await call("state-show", ["state", "show", "--project", projectDir], null);
     const v = r.code === 0 ? (r.json?.data as StateShowView) : null;
     j.shows.push(v);
     if (v?.pending_operation) j.operationId = v.pending_operation.operation_id;
     return v;
   };
+  return { call, show };
+}
+
+/** Run the whole journey for one fault point. */
+export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJourney> {
+  const fault = o.boundary !== null ? `${o.boundary}:${o.side}` : null;
+  const j = newJourney(fault);
+  const { call, show } = journeyWorkers(j, o.projectDir, o.env, {
+    // the replacement's lineage goes to the file the case checks
+    extraArgs: (f) =>
+      o.openlineage && (f === "apply" || f === "resume") ? ["--openlineage", o.openlineage] : [],
+    killFirstAfterMs: o.killFirstAfterMs,
+  });
   /** The stale lock to break, if the last view reports one. */
   const staleLock = (v: StateShowView | null): string[] =>
     v?.lock.held && v.lock.stale && v.lock.holder ? [v.lock.holder.lock_id] : [];
@@ -397,57 +419,8 @@ export interface ApplyAgainOptions {
  * it exits 0 or reports a precise blocker (exit 4).
  */
 export async function runApplyAgainJourney(o: ApplyAgainOptions): Promise<FaultJourney> {
-  const j: FaultJourney = {
-    fault: o.fault,
-    faultFired: false,
-    operationId: null,
-    outcome: "failed",
-    blockers: [],
-    brokenLocks: [],
-    workers: [],
-    shows: [],
-    statuses: [],
-    history: [],
-  };
-  let n = 0;
-  const call = async (f: string, args: string[], armed: string | null) => {
-    const proc = `worker-${++n}`;
-    j.history.push({
-      process: proc,
-      type: "invoke",
-      f,
-      value: { args, fault: armed },
-      time: new Date().toISOString(),
-    });
-    const r = await runWorker(["-o", "json", ...args], { fault: armed, env: o.env });
-    r.process = proc;
-    j.workers.push(r);
-    j.history.push({
-      process: proc,
-      type: r.code === 0 ? "ok" : r.signal !== null || r.code === 6 ? "info" : "fail",
-      f,
-      value: {
-        exit: r.code,
-        signal: r.signal,
-        fired: r.fired,
-        pid: r.pid,
-        killed_by: r.killedBy,
-        timed_out: r.timedOut,
-        data: summarize(r.json?.data),
-        errors: r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [],
-        stderr_tail: r.json ? undefined : r.stderr.slice(-600),
-      },
-      time: r.endedAt,
-    });
-    return r;
-  };
-  const show = async (): Promise<StateShowView | null> => {
-    const r = await call("state-show", ["state", "show", "--project", o.projectDir], null);
-    const v = r.code === 0 ? (r.json?.data as StateShowView) : null;
-    j.shows.push(v);
-    if (v?.pending_operation) j.operationId = v.pending_operation.operation_id;
-    return v;
-  };
+  const j = newJourney(o.fault);
+  const { call, show } = journeyWorkers(j, o.projectDir, o.env);
   const staleLock = (v: StateShowView | null): string | null =>
     v?.lock.held && v.lock.stale && v.lock.holder ? v.lock.holder.lock_id : null;
   const errors = (r: WorkerResult) =>
