@@ -486,16 +486,7 @@ function completion(serialBefore: number): RequiredCheck[] {
     {
       check: "generation.single_candidate",
       kind: "equal",
-      pin: (a) => {
-        const e = a.expected;
-        if (!Array.isArray(e) || e.length !== 1 || !isRecord(e[0]) || e[0].state !== "running") {
-          return "expected is not exactly one running container";
-        }
-        if (typeof e[0].operation !== "string" || !/^[0-9a-f-]{36}$/.test(e[0].operation)) {
-          return "expected does not name the operation's UUID";
-        }
-        return null;
-      },
+      pin: oneRunningOfOperation,
     },
     {
       check: "generation.serial",
@@ -528,6 +519,18 @@ const controlCleared: RequiredCheck = {
   pin: pinEqual("pending control", ["control"]),
 };
 
+/** The pin of a check whose expected value is exactly one running container of the operation. */
+function oneRunningOfOperation(a: Assertion): string | null {
+  const e = a.expected;
+  if (!Array.isArray(e) || e.length !== 1 || !isRecord(e[0]) || e[0].state !== "running") {
+    return "expected is not exactly one running container";
+  }
+  if (typeof e[0].operation !== "string" || !/^[0-9a-f-]{36}$/.test(e[0].operation)) {
+    return "expected does not name the operation's UUID";
+  }
+  return null;
+}
+
 /**
  * The checks of a completed create (nothing was deployed before: no old runner, no offsets
  * while stopped): one running runner of the operation with the created volume, the group at
@@ -539,16 +542,7 @@ function createCompletion(): RequiredCheck[] {
     {
       check: "generation.single_runner",
       kind: "equal",
-      pin: (a) => {
-        const e = a.expected;
-        if (!Array.isArray(e) || e.length !== 1 || !isRecord(e[0]) || e[0].state !== "running") {
-          return "expected is not exactly one running container";
-        }
-        if (typeof e[0].operation !== "string" || !/^[0-9a-f-]{36}$/.test(e[0].operation)) {
-          return "expected does not name the operation's UUID";
-        }
-        return null;
-      },
+      pin: oneRunningOfOperation,
     },
     { check: "volume.instance_created", kind: "equal" },
     { check: "offsets.initial_positions", kind: "equal" },

@@ -41,7 +41,13 @@ import {
   runProbe,
   selectionFlags,
 } from "./common.ts";
-import { interrupted, prepareCase, sample, verifyCompletion } from "./invariants.ts";
+import {
+  interrupted,
+  prepareCase,
+  recordKilledAtSite,
+  sample,
+  verifyCompletion,
+} from "./invariants.ts";
 import { runConnectorCase, runCreateCase } from "./matrix_journeys.ts";
 
 /** One matrix case. */
@@ -115,21 +121,7 @@ export function runCase(
       p.history.push(...j.history);
       // the worker that carried the case's own fault point
       const armed = j.workers.find((w) => w.fault === point);
-      p.rec.record({
-        check: "fault.killed_at_site",
-        name: "the worker armed at the case's site died there by SIGKILL",
-        kind: "killed-by-signal",
-        witness: "process",
-        expected: { signal: "SIGKILL", site: point },
-        actual: {
-          process: armed?.process ?? null,
-          signal: armed?.signal ?? null,
-          fired: armed?.fired ?? null,
-          exit: armed?.code ?? null,
-          timed_out: armed?.timedOut ?? false,
-          killed_by: armed?.killedBy ?? null,
-        },
-      });
+      recordKilledAtSite(p.rec, armed, point);
       if (RESUME_ONLY.has(c.boundary)) {
         const pre = j.workers.find((w) => w.fault === PRE_RESUME_FAULT);
         p.rec.record({

@@ -612,6 +612,29 @@ export async function verifyCompletion(
   });
 }
 
+/** The case's own kill: the worker armed at `point` died there by SIGKILL. */
+export function recordKilledAtSite(
+  rec: Recorder,
+  armed: WorkerResult | undefined,
+  point: string,
+): void {
+  rec.record({
+    check: "fault.killed_at_site",
+    name: "the worker armed at the case's site died there by SIGKILL",
+    kind: "killed-by-signal",
+    witness: "process",
+    expected: { signal: "SIGKILL", site: point },
+    actual: {
+      process: armed?.process ?? null,
+      signal: armed?.signal ?? null,
+      fired: armed?.fired ?? null,
+      exit: armed?.code ?? null,
+      timed_out: armed?.timedOut ?? false,
+      killed_by: armed?.killedBy ?? null,
+    },
+  });
+}
+
 /** Whether a journey found the operation pending and resumed it (an incident must be kept). */
 export function interrupted(j: FaultJourney): boolean {
   return j.shows.some((v) =>

@@ -47,7 +47,7 @@ import {
   orders,
 } from "./common.ts";
 import type { CaseEvidence } from "./evidence.ts";
-import { caseState } from "./invariants.ts";
+import { caseState, recordKilledAtSite } from "./invariants.ts";
 import type { MatrixCase } from "./fault_matrix.ts";
 
 /** The initial positions of the starter's new input topic (three partitions, from 0). */
@@ -79,21 +79,7 @@ function workerOutcome(w: WorkerResult | undefined, killed: WorkerResult[]) {
 /** The armed worker's outcome, and the completion by a fresh process (common to both). */
 function recordJourney(cs: CaseState, j: FaultJourney, point: string) {
   const armed = j.workers.find((w) => w.fault === point);
-  cs.rec.record({
-    check: "fault.killed_at_site",
-    name: "the worker armed at the case's site died there by SIGKILL",
-    kind: "killed-by-signal",
-    witness: "process",
-    expected: { signal: "SIGKILL", site: point },
-    actual: {
-      process: armed?.process ?? null,
-      signal: armed?.signal ?? null,
-      fired: armed?.fired ?? null,
-      exit: armed?.code ?? null,
-      timed_out: armed?.timedOut ?? false,
-      killed_by: armed?.killedBy ?? null,
-    },
-  });
+  recordKilledAtSite(cs.rec, armed, point);
   const killed = j.workers.filter((w) => w.signal !== null);
   const completedBy =
     [...j.workers].reverse().find((w) => w.code === 0 && w.args.includes("apply")) ??
