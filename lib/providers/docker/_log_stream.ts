@@ -16,29 +16,8 @@ const STDERR = 2;
  * next chunk.
  */
 export function stdoutLines(): (chunk: Uint8Array) => string[] {
-  let pending = new Uint8Array(0);
-  let line = "";
-  const decoder = new TextDecoder();
-  return (chunk) => {
-    const buf = new Uint8Array(pending.length + chunk.length);
-    buf.set(pending);
-    buf.set(chunk, pending.length);
-    const out: string[] = [];
-    let off = 0;
-    while (buf.length - off >= HEADER) {
-      const size = new DataView(buf.buffer, buf.byteOffset + off + 4, 4).getUint32(0);
-      if (buf.length - off - HEADER < size) break;
-      const kind = buf[off];
-      const payload = buf.subarray(off + HEADER, off + HEADER + size);
-      off += HEADER + size;
-      if (kind !== STDOUT) continue;
-      const parts = (line + decoder.decode(payload, { stream: true })).split("\n");
-      line = parts.pop() ?? "";
-      out.push(...parts);
-    }
-    pending = buf.slice(off);
-    return out;
-  };
+  const lines = logLines();
+  return (chunk) => lines.feed(chunk).filter((l) => l.stream === "stdout").map((l) => l.line);
 }
 
 /**
@@ -56,7 +35,7 @@ export function sinceParam(rfc3339: string): string {
 }
 
 /**
- * Like {@link stdoutLines}, for both streams: feed it the bytes of a multiplexed log stream; it
+ * For both streams ({@link stdoutLines} keeps stdout's): feed it the bytes of a multiplexed log stream; it
  * returns the complete lines seen so far with their stream. `end()` returns the partial lines
  * left when the stream ended.
  */
