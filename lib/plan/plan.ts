@@ -38,6 +38,7 @@ import { planImpact } from "./impact.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
 import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
 import { planConnectors } from "./connectors.ts";
+import { planRunnerRemovals, type RemoveRunnerAction } from "./removals.ts";
 
 /** A planned provider mutation. */
 export type PlannedAction =
@@ -49,6 +50,7 @@ export type PlannedAction =
   }
   | { type: "create_runner"; model: string; application_id: string; artifact_sha256: string }
   | RunnerAction
+  | RemoveRunnerAction
   | ConnectorAction;
 
 export type { ProviderIdentities };
@@ -281,18 +283,19 @@ export function planProject(input: PlanInput): Plan {
 
   // ---- runners
   const desiredModels = new Set(compiled.artifacts.map((a) => a.model));
-  for (const r of ownership?.runners ?? []) {
-    // a removed model cannot be selected: only a full plan reports it
-    if (selected === null && !desiredModels.has(r.model)) {
-      blockers.push(
-        blocker(
-          "BLOCKED_RUNNER_REMOVAL",
-          `model ${r.model} is owned but no longer declared; removing a runner is not supported`,
-          { model: r.model },
-        ),
-      );
-    }
-  }
+  // a removed model cannot be selected: only a full plan takes a runner down (or reports an
+  // owned model that is no longer declared)
+  const removals = selected === null
+    ? planRunnerRemovals({
+      owned: ownership?.runners ?? [],
+      ownedTopics,
+      removals: project.manifest.runnerRemovals ?? [],
+      declared: desiredModels,
+      observation,
+    })
+    : { actions: [], blockers: [] };
+  blockers.push(...removals.blockers);
+  actions.push(...removals.actions);
   for (const a of compiled.artifacts) {
     if (!inScope(a.model)) continue;
     const owned = ownership?.runners.find((r) => r.model === a.model);
@@ -423,6 +426,19 @@ export function planProject(input: PlanInput): Plan {
   const connectors = input.connectors && selected === null
     ? planConnectors(input.connectors)
     : null;
+  const others = actions.length - removals.actions.length + (connectors?.actions.length ?? 0);
+  if (removals.actions.length > 0 && others > 0) {
+    // a removal is its own operation: its recovery never depends on creates or connector changes
+    blockers.push(blocker(
+      "BLOCKED_REMOVAL_MIXED",
+      `a runner removal (${
+        removals.actions.map((x) => x.model).join(", ")
+      }) is applied on its own, and this plan has ${others} other change${
+        others === 1 ? "" : "s"
+      }: keep the other changes out of sluice.yaml for now, plan and apply the removal, then plan the rest`,
+      { evidence: { removals: removals.actions.map((x) => x.model) } },
+    ));
+  }
   if (connectors) {
     blockers.push(...connectors.blockers);
     if (replacements.length > 0 && connectors.actions.length > 0) {
@@ -482,6 +498,7 @@ function impactChanges(
   const out: Array<{ model: string; change: ImpactChange }> = [];
   for (const a of actions) {
     if (a.type === "create_runner") out.push({ model: a.model, change: "create" });
+    if (a.type === "remove_runner") out.push({ model: a.model, change: "remove" });
     if (a.type === "replace_runner_predicate") {
       out.push({ model: a.model, change: "replace_predicate" });
     }

@@ -26,6 +26,11 @@
  * state must be the plan's protected state plus exactly its creations, and every created runner
  * is observed as owned.
  *
+ * **Runner removals.** A plan that removes runners (`lifecycle.runner_removals`) changes
+ * nothing else (`BLOCKED_REMOVAL_MIXED`); it is applied as its own operation by
+ * `lib/runtime/removal.ts` (TERM, clean close, remove the container, release ownership; the
+ * volume, the group's offsets and the topics stay) and continued by `apply --plan` again.
+ *
  * **Connectors.** A plan's connector changes are verified on fresh exact reads before anything is
  * written, and applied after the runtime creates as their own operation
  * (`lib/runtime/connectors.ts`): sources and sinks need the topics and runners just committed. A
@@ -72,6 +77,15 @@ import { observeRunner } from "./observer.ts";
 import type { ConnectPort } from "../providers/connect/port.ts";
 import { isConnectorAction } from "../plan/connectors.ts";
 import { CONNECTOR_OPERATION_KIND } from "../protocol/connector.ts";
+import { REMOVAL_OPERATION_KIND } from "../protocol/removal.ts";
+import {
+  applyRemoval,
+  continueRemoval,
+  removalActions,
+  type RemovalContext,
+  type RemovalResult,
+  verifyCommittedRemoval,
+} from "./removal.ts";
 import {
   applyConnectorChanges,
   type ConnectorApplyResult,
@@ -127,6 +141,8 @@ export interface ApplyResult {
   >;
   /** The connector operation, when the plan changes connectors (absent otherwise). */
   connectors?: ConnectorApplyResult;
+  /** The runner removal operation, when the plan removes runners (absent otherwise). */
+  removals?: RemovalResult;
 }
 
 /** What the connector journey takes from the apply's context. */
@@ -140,6 +156,19 @@ function connectorContext(ctx: RuntimeContext, clock: Clock): ConnectorJourneyCo
     }),
     clock,
     onProgress: ctx.onProgress,
+  };
+}
+
+/** The apply result of a removal operation. */
+function removalApplied(plan: Plan, r: RemovalResult): ApplyResult {
+  return {
+    noop: r.already_applied,
+    already_applied: r.already_applied,
+    operation_id: r.operation_id,
+    serial: r.serial,
+    actions: r.already_applied ? [] : plan.actions,
+    runners: [],
+    removals: r,
   };
 }
 
@@ -159,6 +188,7 @@ export async function applyPlan(
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const now = () => isoNow(clock);
   const journey = connectorContext(ctx, clock);
+  const removal: RemovalContext = { ...ctx, clock };
   // the runtime part's result, followed by the plan's connector changes (their own operation)
   const withConnectors = async (r: ApplyResult): Promise<ApplyResult> => {
     const connectors = await applyConnectorChanges(journey, plan, planSha256);
@@ -183,6 +213,13 @@ export async function applyPlan(
         connectors: r,
       };
     }
+    if (snap.control?.opened.kind === REMOVAL_OPERATION_KIND) {
+      // a pending runner removal is continued with its own plan, from exact reads
+      return removalApplied(plan, await continueRemoval(removal, plan, planSha256, snap));
+    }
+    // a removal plan whose operation was committed already (its acknowledgement lost)
+    const removedAlready = await verifyCommittedRemoval(removal, plan, planSha256, snap);
+    if (removedAlready) return removalApplied(plan, removedAlready);
     // a connector plan whose operation was committed already (its acknowledgement lost) is a
     // verified no-op: the audit names the plan's operation and exact reads show the changes
     const committed = await verifyCommittedConnectorPlan(journey, plan, planSha256, snap);
@@ -269,6 +306,10 @@ export async function applyPlan(
         `operation ${pending.operation_id} (${pending.kind}) is pending; finish it (${cmds.continue}) or abandon it (${cmds.abandon})`,
         { evidence: { operation_id: pending.operation_id, commands: cmds } },
       );
+    }
+    if (removalActions(plan).length > 0) {
+      // a removal is the plan's only change (BLOCKED_REMOVAL_MIXED): its own operation
+      return removalApplied(plan, await applyRemoval(removal, plan, planSha256, snap));
     }
     // connector changes are verified on fresh exact reads before anything of the plan is done
     await verifyConnectorActions(journey, plan, snap.ownership?.document ?? null);
