@@ -1,0 +1,126 @@
+// The runner-removal journey on the fake world (testing/fakes), through the public SDK: the
+// reviewed plan shows what it stops and what it keeps; apply stops the bound generation with TERM,
+// removes its container only and releases ownership, keeping the volume, the group's offsets and
+// the topics; applied again it is a verified no-op; a blocked apply (the runner changed since the
+// plan) mutates nothing; a model declared again is refused while the kept offsets exist — nothing
+// repositions them. Crash safety at each site of the removal table is the crash sweep's `removal`
+// journey (testing/sweep).
+import assert from "node:assert/strict";
+import { SluiceError } from "../errors.ts";
+import { readPlanFile } from "../plan/plan_file.ts";
+import { reviewOfPlan } from "../review/review.ts";
+import { renderReviewText } from "../review/render_text.ts";
+import { openCaseWorld, prepareRemoval, SPARE_MODEL } from "../../testing/sweep/fixture.ts";
+import { committedOf, containersOf, readState, volumeOf } from "../../testing/sweep/reads.ts";
+import { loadProject } from "../project/load.ts";
+import { removalOperationId } from "../protocol/removal.ts";
+import { apply, plan } from "./session.ts";
+
+const MUTATIONS = ["docker", "kafka"];
+
+Deno.test("removal on fakes: reviewed, applied (TERM, container only), kept volume/offsets/topics, a verified repeat, re-adding refused", async () => {
+  await using cw = await openCaseWorld({ backend: "local", seed: "removal-unit" });
+  const ch = await prepareRemoval(cw);
+  const app = cw.applicationId;
+  const { plan: reviewed, sha256 } = await readPlanFile(ch.planPath);
+
+  // the review names the exact container it stops and everything that stays
+  const project = await loadProject(cw.project.dir);
+  const text = renderReviewText(reviewOfPlan({ project, plan: reviewed, sha256, file: null }));
+  assert.match(
+    text,
+    new RegExp(
+      `- remove runner ${app} \\(model eligible_orders\\): stop container ${app} \\(${
+        ch.containerId.slice(0, 12)
+      }`,
+    ),
+  );
+  assert.match(text, new RegExp(`state volume ${app}-state \\(instance ${ch.volumeInstance}\\)`));
+  assert.match(text, new RegExp(`topics ${cw.project.inputTopic}, ${cw.project.outputTopic}`));
+  assert.match(
+    text,
+    /its consumer group with its committed offsets, and its topics with their records stay/,
+  );
+
+  const r = await apply({ dir: cw.project.dir, plan: reviewed, planSha256: sha256, ...cw.deps });
+  assert.equal(r.operation_id, removalOperationId(sha256));
+  assert.equal(r.serial, ch.setupSerial + 1);
+  assert.equal(r.removals?.removed.length, 1);
+  const removed = r.removals!.removed[0];
+  assert.equal(removed.container_id, ch.containerId);
+  assert.ok(removed.exit_code === 0 || removed.exit_code === 143, String(removed.exit_code));
+  assert.equal(removed.kept.volume, `${app}-state`);
+  assert.equal(removed.kept.consumer_group, app);
+
+  const w = cw.world.control.snapshot();
+  const made = w.log.filter((m) => m.seq > ch.setupLogSeq && MUTATIONS.includes(m.by))
+    .map((m) => `${m.op} ${m.key}`);
+  assert.deepEqual(made, [`signalTerm ${ch.containerId}`, `removeContainer ${ch.containerId}`]);
+  assert.deepEqual(containersOf(w, app), []);
+  assert.equal(containersOf(w, ch.spareApplicationId)[0]?.state.running, true);
+  assert.deepEqual(volumeOf(w, `${app}-state`), {
+    label: ch.volumeInstance,
+    file: ch.volumeInstance,
+  });
+  const kept = committedOf(w, app, cw.project.inputTopic);
+  assert.ok(Object.keys(ch.committedAtPlan).length > 0);
+  for (const [p, o] of Object.entries(ch.committedAtPlan)) {
+    assert.ok(kept[p] >= o, `partition ${p}`);
+  }
+  assert.ok(w.kafka.topics[cw.project.inputTopic] && w.kafka.topics[cw.project.outputTopic]);
+  const state = await readState(cw.state);
+  assert.deepEqual(
+    (state.ownership!.runners as Array<{ model: string }>).map((x) => x.model),
+    [SPARE_MODEL],
+  );
+  assert.ok(
+    (state.ownership!.topics as Array<{ name: string }>).some((t) =>
+      t.name === cw.project.outputTopic
+    ),
+  );
+  assert.equal(state.control, null);
+
+  // the same plan file again: the audit names its operation, the container is gone: a no-op
+  const again = await apply({
+    dir: cw.project.dir,
+    plan: reviewed,
+    planSha256: sha256,
+    ...cw.deps,
+  });
+  assert.equal(again.already_applied, true);
+  assert.equal(again.operation_id, r.operation_id);
+  const seq = cw.world.control.mutations().at(-1)!.seq;
+
+  // the next plan is a no-op; declaring the model again is refused (offsets and volume kept)
+  assert.equal((await plan({ dir: cw.project.dir, ...cw.deps })).noop, true);
+  await cw.project.editManifest((t) =>
+    t.replace(/lifecycle:\n {2}runner_removals:\n {4}- model: eligible_orders\n/, "").replace(
+      "models:\n",
+      `models:\n  eligible_orders:\n    sql: models/eligible_orders.sql\n    output:\n      topic: ${cw.project.outputTopic}\n`,
+    )
+  );
+  const readd = await plan({ dir: cw.project.dir, ...cw.deps });
+  assert.deepEqual(readd.plan.blockers.map((b) => b.code), ["BLOCKED_UNOWNED_RUNTIME"]);
+  assert.equal(cw.world.control.mutations().at(-1)!.seq, seq, "planning mutated nothing");
+  assert.deepEqual(committedOf(cw.world.control.snapshot(), app, cw.project.inputTopic), kept);
+});
+
+Deno.test("removal on fakes: a runner that changed since the plan blocks the apply, which mutates nothing", async () => {
+  await using cw = await openCaseWorld({ backend: "local", seed: "removal-blocked" });
+  const ch = await prepareRemoval(cw);
+  const { plan: reviewed, sha256 } = await readPlanFile(ch.planPath);
+  cw.world.control.killContainer(ch.containerId);
+  const seq = cw.world.control.mutations().at(-1)!.seq;
+  const before = await readState(cw.state);
+  await assert.rejects(
+    apply({ dir: cw.project.dir, plan: reviewed, planSha256: sha256, ...cw.deps }),
+    (e: unknown) => e instanceof SluiceError && e.code === "BLOCKED_RUNNER_NOT_RUNNING",
+  );
+  const w = cw.world.control.snapshot();
+  const made = w.log.filter((m) => m.seq > seq && MUTATIONS.includes(m.by));
+  assert.deepEqual(made.map((m) => m.op), []);
+  const after = await readState(cw.state);
+  assert.equal(after.control, null);
+  assert.deepEqual(after.ownership, before.ownership);
+  assert.equal(containersOf(w, cw.applicationId).length, 1);
+});
