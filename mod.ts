@@ -118,6 +118,8 @@ export type { ConnectClusterIdentity, OwnedConnector } from "./lib/state/ownersh
 
 // taking a runner down (lifecycle.runner_removals)
 export type { RemovedGeneration, RemoveRunnerAction } from "./lib/plan/removals.ts";
+export type { RunnerResume } from "./lib/plan/plan.ts";
+export type { RetainedRunner } from "./lib/state/ownership.ts";
 export type { RemovalResult, RemovedRunner } from "./lib/runtime/removal.ts";
 
 // rendering what the journeys return

@@ -833,3 +833,77 @@ Deno.test("planner: a declared removal of a model this project does not own → 
   const p = planAgainst(want, running);
   assert.ok(isNoop(p), JSON.stringify(p.blockers));
 });
+
+Deno.test("planner: a model declared again after a removal resumes from what was kept, exactly", async () => {
+  const running = await deployed();
+  const want = await desired();
+  const obsOf = (f: (o: RunnerObservation) => void = () => {}) => {
+    const o = observationOf(running, running);
+    const r = o.runners[0];
+    r.containers = [];
+    r.kafka.group = { state: "Empty", members: [] };
+    f(r);
+    return o;
+  };
+  const ownership = ownershipOf(running);
+  const kept = {
+    model: running.model,
+    application_id: running.application_id,
+    volume: ownership.runners[0].volume,
+    input_topic: running.input.topic,
+    removed_by: "6a1f0f4e-8d8e-4a55-9b0e-000000000001",
+  };
+  ownership.runners = [];
+  ownership.retained = [kept];
+  const planWith = (observation: ProjectObservation | null) =>
+    planProject({
+      project: want.project,
+      compiled: want.compiled,
+      state: { ownership, checksum: "b".repeat(64), identity: STORE },
+      observation,
+      topics: observation ? topicsOf(running) : null,
+      now: NOW,
+      sourceSha256: SOURCE,
+    });
+  const p = planWith(obsOf());
+  assert.deepEqual(codes(p), []);
+  assert.deepEqual(p.actions, [{
+    type: "create_runner",
+    model: running.model,
+    application_id: running.application_id,
+    artifact_sha256: artifactSha256(running),
+    resume: { removed_by: kept.removed_by, volume_instance: VOLUME_INSTANCE, volume_kept: true },
+  }]);
+  // the kept volume deleted by hand: a new one is made, the offsets still kept
+  const gone = planWith(obsOf((r) => {
+    r.volume = { ...r.volume, exists: false, instanceLabel: null, instanceFile: null };
+  }));
+  assert.equal(
+    gone.actions[0].type === "create_runner" && gone.actions[0].resume?.volume_kept,
+    false,
+  );
+  // anything but what was kept blocks
+  for (
+    const [what, f, code] of [
+      ["another volume instance", (r: RunnerObservation) => {
+        r.volume.instanceLabel = "f".repeat(8);
+      }, "BLOCKED_RETAINED_MISMATCH"],
+      ["a group member", (r: RunnerObservation) => {
+        r.kafka.group = {
+          state: "Stable",
+          members: [{ memberId: "m", clientId: "c", clientHost: "h", groupInstanceId: null }],
+        };
+      }, "BLOCKED_RETAINED_MISMATCH"],
+      ["a container", (r: RunnerObservation) => {
+        r.containers = [runningContainer(running)];
+      }, "BLOCKED_RETAINED_MISMATCH"],
+    ] as Array<[string, (r: RunnerObservation) => void, string]>
+  ) {
+    const b = planWith(obsOf(f));
+    assert.deepEqual(codes(b), [code], what);
+    assert.deepEqual(b.actions.filter((a) => a.type === "create_runner"), [], what);
+  }
+  // another input topic than the one the kept offsets are for
+  ownership.retained = [{ ...kept, input_topic: "other_topic" }];
+  assert.deepEqual(codes(planWith(obsOf())), ["BLOCKED_RETAINED_MISMATCH"]);
+});

@@ -172,7 +172,15 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
         application_id: a.application_id,
         kind: "create",
         reviewable: true,
-        changed: ["new model"],
+        changed: a.resume
+          ? [
+            `declared again: resumes from the consumer group offsets removal ${a.resume.removed_by} kept${
+              a.resume.volume_kept
+                ? `, with its state volume (instance ${a.resume.volume_instance})`
+                : ""
+            }`,
+          ]
+          : ["new model"],
         why: [],
         predicate: {
           old: null,

@@ -36,7 +36,9 @@ import {
   emptyOwnership,
   type OwnedRunner,
   type OwnershipDocument,
+  type RetainedRunner,
   stateChecksum,
+  withRetained,
 } from "../state/ownership.ts";
 import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { Json } from "../state/_canonical.ts";
@@ -533,9 +535,23 @@ async function drive(
     }
     removed.push(removedOf(a, exit));
   }
-  const next: OwnershipDocument = structuredClone(current);
-  next.serial = current.serial + 1;
-  next.runners = current.runners.filter((r) => !released.some((x) => x.model === r.model));
+  // the released runners' volumes and groups are kept: recorded, so that the model declared
+  // again resumes from them (its create adopts exactly this volume and keeps the offsets)
+  const kept: RetainedRunner[] = released.map((r) => ({
+    model: r.model,
+    application_id: r.application_id,
+    volume: r.volume,
+    input_topic: actions.find((a) => a.model === r.model)!.runner.input_topic,
+    removed_by: operationId,
+  }));
+  const next: OwnershipDocument = withRetained(
+    {
+      ...structuredClone(current),
+      serial: current.serial + 1,
+      runners: current.runners.filter((r) => !released.some((x) => x.model === r.model)),
+    },
+    [...(current.retained ?? []).filter((x) => !kept.some((k) => k.model === x.model)), ...kept],
+  );
   const done = await atSite(
     removalSite("commit"),
     () => ctx.store.commitOwnership(start, next, { operationId, recordedAt: isoNow(clock) }),

@@ -2,23 +2,35 @@
 // reviewed plan shows what it stops and what it keeps; apply stops the bound generation with TERM,
 // removes its container only and releases ownership, keeping the volume, the group's offsets and
 // the topics; applied again it is a verified no-op; a blocked apply (the runner changed since the
-// plan) mutates nothing; a model declared again is refused while the kept offsets exist — nothing
-// repositions them. Crash safety at each site of the removal table is the crash sweep's `removal`
+// plan) mutates nothing; a model declared again resumes from the kept offsets and volume (nothing
+// repositions them) with exact output. Crash safety at each site of the removal table is the crash sweep's `removal`
 // journey (testing/sweep).
 import assert from "node:assert/strict";
 import { SluiceError } from "../errors.ts";
 import { readPlanFile } from "../plan/plan_file.ts";
 import { reviewOfPlan } from "../review/review.ts";
 import { renderReviewText } from "../review/render_text.ts";
-import { openCaseWorld, prepareRemoval, SPARE_MODEL } from "../../testing/sweep/fixture.ts";
-import { committedOf, containersOf, readState, volumeOf } from "../../testing/sweep/reads.ts";
+import {
+  OLD_PREDICATE,
+  openCaseWorld,
+  orders,
+  prepareRemoval,
+  SPARE_MODEL,
+} from "../../testing/sweep/fixture.ts";
+import {
+  committedOf,
+  containersOf,
+  readState,
+  type readWorldFile,
+  volumeOf,
+} from "../../testing/sweep/reads.ts";
 import { loadProject } from "../project/load.ts";
 import { removalOperationId } from "../protocol/removal.ts";
 import { apply, plan } from "./session.ts";
 
 const MUTATIONS = ["docker", "kafka"];
 
-Deno.test("removal on fakes: reviewed, applied (TERM, container only), kept volume/offsets/topics, a verified repeat, re-adding refused", async () => {
+Deno.test("removal on fakes: reviewed, applied (TERM, container only), kept volume/offsets/topics, a verified repeat, re-added resumes from the kept offsets", async () => {
   await using cw = await openCaseWorld({ backend: "local", seed: "removal-unit" });
   const ch = await prepareRemoval(cw);
   const app = cw.applicationId;
@@ -100,10 +112,53 @@ Deno.test("removal on fakes: reviewed, applied (TERM, container only), kept volu
     )
   );
   const readd = await plan({ dir: cw.project.dir, ...cw.deps });
-  assert.deepEqual(readd.plan.blockers.map((b) => b.code), ["BLOCKED_UNOWNED_RUNTIME"]);
+  assert.deepEqual(readd.plan.blockers, []);
   assert.equal(cw.world.control.mutations().at(-1)!.seq, seq, "planning mutated nothing");
-  assert.deepEqual(committedOf(cw.world.control.snapshot(), app, cw.project.inputTopic), kept);
+  const create = readd.plan.actions.find((a) => a.type === "create_runner");
+  assert.ok(create?.type === "create_runner");
+  assert.deepEqual(create.resume, {
+    removed_by: r.operation_id,
+    volume_instance: ch.volumeInstance,
+    volume_kept: true,
+  });
+  // more input while the model was away: the runner declared again processes it, and only it
+  cw.produce(orders("b", [500, 20, 130, 260]));
+  const back = await apply({
+    dir: cw.project.dir,
+    plan: readd.plan,
+    planSha256: readd.sha256,
+    ...cw.deps,
+  });
+  assert.equal(back.runners[0].volume_instance, ch.volumeInstance);
+  const w2 = cw.world.control.snapshot();
+  const made2 = w2.log.filter((m) => m.seq > seq && MUTATIONS.includes(m.by)).map((m) => m.op);
+  assert.ok(!made2.includes("setGroupOffsets"), `the kept offsets were repositioned: ${made2}`);
+  assert.ok(!made2.includes("createVolume"), "the kept volume was not adopted");
+  const ownedAgain = (await readState(cw.state)).ownership!;
+  assert.equal(ownedAgain.retained, undefined, "the kept record is released by the create");
+  assert.deepEqual(
+    (ownedAgain.runners as Array<{ model: string; volume: { instance_id: string } }>).map((
+      x,
+    ) => [x.model, x.volume.instance_id]).sort(),
+    [["eligible_orders", ch.volumeInstance], [
+      SPARE_MODEL,
+      (ownedAgain.runners as Array<{ model: string; volume: { instance_id: string } }>).find((x) =>
+        x.model === SPARE_MODEL
+      )!.volume.instance_id,
+    ]],
+  );
+  // exact output: every produced record once (the kept offsets were resumed, never reset)
+  const w3 = cw.world.control.snapshot();
+  const out = outputKeys(w3, cw.project.outputTopic);
+  const expected = [...cw.produced.values()].filter(OLD_PREDICATE).map((o) => o.order_id).sort();
+  assert.deepEqual(out, expected);
 });
+
+/** The output topic's record keys, sorted (duplicates kept). */
+function outputKeys(w: ReturnType<typeof readWorldFile>, topic: string): string[] {
+  return (w.kafka.topics[topic]?.partitions ?? []).flatMap((p) => p.records.map((r) => r.key ?? ""))
+    .sort();
+}
 
 Deno.test("removal on fakes: a runner that changed since the plan blocks the apply, which mutates nothing", async () => {
   await using cw = await openCaseWorld({ backend: "local", seed: "removal-blocked" });

@@ -594,6 +594,15 @@ export async function checkRemoval(
   for (const t of [cw.project.inputTopic, cw.project.outputTopic]) {
     if (!topics.some((x) => x.name === t)) p.push(`topic ${t} is no longer owned`);
   }
+  const kept = (state.ownership?.retained as
+    | Array<{ application_id: string; volume: { instance_id: string } }>
+    | undefined) ?? [];
+  if (
+    kept.length !== 1 || kept[0].application_id !== app ||
+    kept[0].volume.instance_id !== ch.volumeInstance
+  ) {
+    p.push(`ownership keeps ${JSON.stringify(kept)}, not the removed runner's volume and group`);
+  }
   const serial = serialOf(state);
   if (serial !== ch.setupSerial + 1) {
     p.push(`ownership serial ${serial}, not ${ch.setupSerial + 1} (exactly one increment)`);
