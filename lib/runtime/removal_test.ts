@@ -27,6 +27,7 @@ import {
 import { loadProject } from "../project/load.ts";
 import { removalOperationId } from "../protocol/removal.ts";
 import { apply, plan } from "./session.ts";
+import { fakeCli } from "../../testing/fake_cli.ts";
 
 const MUTATIONS = ["docker", "kafka"];
 
@@ -178,4 +179,39 @@ Deno.test("removal on fakes: a runner that changed since the plan blocks the app
   assert.equal(after.control, null);
   assert.deepEqual(after.ownership, before.ownership);
   assert.equal(containersOf(w, cw.applicationId).length, 1);
+});
+
+Deno.test("removal on fakes: a runner killed after the intent is not a clean close: blocked, its container kept, ownership unchanged", async () => {
+  await using cw = await openCaseWorld({ backend: "local", seed: "removal-unclean" });
+  const ch = await prepareRemoval(cw);
+  const dir = cw.project.dir;
+  const applyArgs = ["-o", "json", "apply", "--project", dir, "--plan", ch.planPath];
+  // the apply dies right before its TERM: the intent is recorded, the runner still runs
+  const died = await fakeCli(cw.worldPath, applyArgs, {
+    fault: "docker.term_removed_runner:before",
+    env: cw.env,
+  });
+  assert.equal(died.killedAtFault, true, died.stderr);
+  // meanwhile someone kills the runner (exit 137): no clean-close evidence
+  cw.world.control.killContainer(ch.containerId);
+  const show = await fakeCli(cw.worldPath, ["-o", "json", "state", "show", "--project", dir], {
+    env: cw.env,
+  });
+  const view = show.json!.data as {
+    lock: { stale: boolean; holder: { lock_id: string } | null };
+    pending_operation: { kind: string } | null;
+  };
+  assert.equal(view.pending_operation?.kind, "runner_removal");
+  const again = await fakeCli(cw.worldPath, [
+    ...applyArgs,
+    ...(view.lock.stale ? ["--break-stale-lock", view.lock.holder!.lock_id] : []),
+  ], { env: cw.env });
+  assert.equal(again.code, 4, again.stdout + again.stderr);
+  assert.deepEqual(again.json!.errors.map((e) => e.code), ["BLOCKED_UNCLEAN_EXIT"]);
+  const w = cw.world.control.snapshot();
+  assert.equal(containersOf(w, cw.applicationId).length, 1, "the stopped container is kept");
+  assert.ok(!w.log.some((m) => m.seq > ch.setupLogSeq && m.op === "removeContainer"));
+  const state = await readState(cw.state);
+  assert.equal(state.ownership!.serial, ch.setupSerial);
+  assert.notEqual(state.control, null, "the operation stays pending for the operator");
 });
