@@ -93,6 +93,17 @@ Deno.test("removal on fakes: reviewed, applied (TERM, container only), kept volu
   );
   assert.equal(state.control, null);
 
+  // state show names what was kept
+  const shown = await fakeCli(cw.worldPath, ["state", "show", "--project", cw.project.dir], {
+    env: cw.env,
+  });
+  assert.match(
+    shown.stdout,
+    new RegExp(
+      `kept {6}eligible_orders \\(${app}\\): volume ${app}-state and the group's offsets, kept by removal ${r.operation_id}`,
+    ),
+  );
+
   // the same plan file again: the audit names its operation, the container is gone: a no-op
   const again = await apply({
     dir: cw.project.dir,
