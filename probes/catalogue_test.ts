@@ -34,6 +34,16 @@ Deno.test("every probe's suite tier is a non-empty part of its full list, withou
   }
 });
 
+Deno.test("the suite runs every rejection on both state backends, as the full tier does", () => {
+  const suite = expectedCaseIds("rejections", "suite");
+  assert.deepEqual(suite, expectedCaseIds("rejections", "full"));
+  const names = new Set(suite.map((id) => id.slice(0, id.lastIndexOf(":"))));
+  for (const name of names) {
+    for (const backend of BACKENDS) assert.ok(suite.includes(`${name}:${backend}`), name);
+  }
+  assert.equal(suite.length, names.size * BACKENDS.length);
+});
+
 Deno.test("the suite's matrix crosses every protocol site once, each side and backend across them", () => {
   const suite = matrixPoints("suite");
   const seen: string[] = [];
