@@ -565,10 +565,8 @@ export interface OperatorJourneyOptions {
  * reason) runs armed at the case's site and dies there by SIGKILL, and the same decision runs
  * again (breaking a dead worker's stale lock explicitly, by its lock ID) until it answers
  * exit 0 or a precise blocker. An accepted retention loss is then continued by
- * `state runner-status` and `state resume`, as an operator would — also when the acceptance
- * again answers `BLOCKED_NO_RETENTION_LOSS` because the killed one had already moved the
- * positions (the runbook's way out of that blocker is `state resume`); an abandonment ends
- * there.
+ * `state runner-status` and `state resume`, as an operator would (an acceptance killed after
+ * its move answers exit 0 again, `already_moved`); an abandonment ends there.
  */
 export async function runOperatorJourney(o: OperatorJourneyOptions): Promise<FaultJourney> {
   const j = newJourney(o.fault);
@@ -636,15 +634,6 @@ export async function runOperatorJourney(o: OperatorJourneyOptions): Promise<Fau
       return j;
     }
     if (r.code === 0) {
-      decided = true;
-      break;
-    }
-    if (
-      r.code === 4 && attempt > 0 && o.decision === "accept-retention-loss" &&
-      errors(r).map((e) => e.code).join() === "BLOCKED_NO_RETENTION_LOSS"
-    ) {
-      // a killed acceptance already moved the positions: nothing is left to accept, and the
-      // runbook's way out of this blocker is `state resume`
       decided = true;
       break;
     }
