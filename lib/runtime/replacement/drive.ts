@@ -321,9 +321,17 @@ export async function drive(
         } catch (error) {
           const refusal = step.kind === "start" ? daemonRefusal(error) : null;
           if (refusal === null || step.kind !== "start") throw error;
-          // the daemon answered the start with an error: not an unknown outcome to hand to
-          // the operator, but a question for the next fresh observation (did it start after
-          // all?); the start's guard turns "not running" into a precise blocker
+          // the daemon answered the start with an error: a fresh observation decides. The
+          // candidate not running and not started since the observation before the call (same
+          // StartedAt): the start did not happen, and the start's guard gives a precise blocker.
+          // Anything else (it runs, or it started and stopped) stays an unknown outcome.
+          const before = obs.containers.find((c) => c.id === step.containerId);
+          const after = (await observeRunner({ ...ctx, clock }, target, {
+            status: statusReadsAt(stage),
+          })).containers.find((c) => c.id === step.containerId);
+          if (!before || !after || after.running || after.startedAt !== before.startedAt) {
+            throw error;
+          }
           memory.startRequested = true;
           memory.startRefused = refusal;
           progress({
