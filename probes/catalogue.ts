@@ -353,10 +353,6 @@ export const DISRUPTIONS: readonly DisruptionSpec[] = [
     name: "dockerd-restart",
     backend: "local",
     description: "a private Docker daemon restarted while the driver waits for the candidate",
-    fullOnly: "known failure (2026-12-01): after the private daemon's restart, starting the " +
-      "created candidate answers HTTP 500 'task … already exists' from containerd every time, " +
-      "and each state resume reports UNKNOWN_OUTCOME and spends a resume authorization; the " +
-      "operation stays at replacement_created with no way forward through sluice",
   },
 ];
 
