@@ -21,6 +21,7 @@ import { sharedEnv } from "../harness/env.ts";
 import {
   committedOffsets,
   createTopic,
+  describeCluster,
   produce as produceText,
   readAll,
   waitForRecords,
@@ -152,7 +153,7 @@ Deno.test({
         clusterId: env.clusterId,
         inputTopicId: input.id,
         outputTopicId: output.id,
-        ...(deadLetter ? { deadLetterTopic: deadLetter.name } : {}),
+        ...(deadLetter ? { deadLetter: { topic: deadLetter.name, id: deadLetter.id } } : {}),
       };
       const plan = await writePlan(dir, appId, spec);
       const container = (generation: string, args?: string[]): RunnerContainer => {
@@ -175,7 +176,7 @@ Deno.test({
       assertEquals(init.code, 0, init.stdout + init.stderr.slice(-2000));
       const committed = async () =>
         (await committedOffsets(env.bootstrapHost, appId, input.name)).get(0);
-      return { appId, output, deadLetter, plan, container, committed };
+      return { appId, output, deadLetter, spec, plan, container, committed };
     };
 
     try {
@@ -238,6 +239,27 @@ Deno.test({
           assertEquals((await consume(s.deadLetter!.name)).length, 1, "no dead letter twice");
           await docker(["stop", "-t", "30", `${s.appId}-g2`]);
           assertEquals(await exitCode(`${s.appId}-g2`), 143);
+
+          // the gate checks the dead-letter topic's ID like the output's: a plan bound to
+          // another ID (the topic deleted and recreated since) stops before consuming (exit 12)
+          const other = await writePlan(dir, `${s.appId}-other-dlq`, {
+            ...s.spec,
+            deadLetter: { topic: s.deadLetter!.name, id: s.output.id },
+          });
+          const g3 = {
+            ...s.container("g3"),
+            planPath: other.path,
+            planSha256: other.sha256,
+          };
+          const refused = await runRunnerToExit(g3);
+          assertEquals(refused.code, 12, refused.stdout + refused.stderr.slice(-2000));
+          const why = await lastStdoutJson(g3.name);
+          assertEquals(why.reason, "IDENTITY_TOPIC_MISMATCH");
+          assert(
+            String(why.detail).startsWith(`dead-letter topic ${s.deadLetter!.name} has ID`),
+            String(why.detail),
+          );
+          assertEquals(await s.committed(), 4n, "nothing consumed");
         },
       );
 
@@ -335,6 +357,15 @@ Deno.test({
         const again = await plan({ dir: p.dir });
         assertEquals(again.plan.actions, []);
         assertEquals(again.plan.blockers, []);
+        // the runner's mounted plan binds the dead-letter topic's ID, as the broker reports it
+        const ids = await describeCluster(env.bootstrapHost, [dlq]);
+        const plans = `${p.dir}/.sluice/runtime/plans`;
+        const mounted = [];
+        for await (const f of Deno.readDir(plans)) {
+          mounted.push(JSON.parse(await Deno.readTextFile(`${plans}/${f.name}`)));
+        }
+        assertEquals(mounted.length, 1);
+        assertEquals(mounted[0].identity.dead_letter_topic_id, ids.topicIds[dlq]);
         await Deno.remove(p.dir, { recursive: true });
       });
     } finally {
