@@ -251,8 +251,15 @@ Deno.test({
             planPath: other.path,
             planSha256: other.sha256,
           };
-          const refused = await runRunnerToExit(g3);
-          assertEquals(refused.code, 12, refused.stdout + refused.stderr.slice(-2000));
+          // bounded: a gate that let it through would leave it RUNNING, not exited
+          await startRunner(g3);
+          const refused = await waitFor(`${g3.name} to stop at the gate`, async () => {
+            const state = (await docker(["inspect", "-f", "{{.State.Status}}", g3.name])).stdout;
+            if (state.trim() === "exited") return await exitCode(g3.name);
+            const logs = (await docker(["logs", g3.name])).stdout;
+            return logs.includes("SLUICE_RUNNER_STATE RUNNING ") ? "RUNNING" : undefined;
+          }, 90_000);
+          assertEquals(refused, 12, (await docker(["logs", g3.name])).stdout);
           const why = await lastStdoutJson(g3.name);
           assertEquals(why.reason, "IDENTITY_TOPIC_MISMATCH");
           assert(
