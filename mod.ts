@@ -202,6 +202,7 @@ export type { ReadLimits } from "./lib/providers/kafka/port.ts";
 export type { RecordRead } from "./lib/providers/kafka/port.ts";
 export type { ResumeAuthorization } from "./lib/state/journal.ts";
 export type { ResumeRecord } from "./lib/state/journal.ts";
+export type { MountedIdentity } from "./lib/protocol/mounted_plan.ts";
 export type { RunnerTarget } from "./lib/validation/observation.ts";
 export type { SchemaField } from "./lib/expr/schema.ts";
 export type { StateSnapshot } from "./lib/state/store.ts";

@@ -142,7 +142,7 @@ async function sample(variant: Variant, rep: number) {
   const appId = `sluice-bench-poison-${tag}-${variant}-${rep}`;
   const volume = `${appId}-state`;
   const dlq = variant === "stop" ? null : `bench_poison_dlq_${tag}_${variant}_${rep}`;
-  if (dlq) await kafka.createTopic(dlq, 1);
+  const dlqId = dlq ? await kafka.createTopic(dlq, 1) : null;
   await kafka.setGroupOffsets(appId, input.topic, new Map([[0, 0n], [1, 0n], [2, 0n]]));
   await d.createVolume({ Name: volume, Labels: labels });
   const plan = await writePlan(dir, appId, {
@@ -156,7 +156,7 @@ async function sample(variant: Variant, rep: number) {
     clusterId: env.clusterId,
     inputTopicId: input.id,
     outputTopicId: output.id,
-    ...(dlq ? { deadLetterTopic: dlq } : {}),
+    ...(dlq && dlqId ? { deadLetter: { topic: dlq, id: dlqId } } : {}),
   });
   const id = await createRunner(d, {
     name: appId,

@@ -200,7 +200,7 @@ export async function startPrivateDocker(
       "--ip-masq=false",
       "--ip-forward=false",
       "--log-level",
-      "warn",
+      Deno.env.get("SLUICE_PRIVATE_DOCKERD_LOG_LEVEL") ?? "warn",
       ...(options.liveRestore ? ["--live-restore"] : []),
     ],
   };
@@ -216,33 +216,73 @@ export async function startPrivateDocker(
   return d;
 }
 
-/** Stop the daemon (SIGTERM: it stops its containers), wait for its exit. */
-async function terminate(d: PrivateDocker, timeoutMs = 90_000): Promise<void> {
-  const pid = await pidOf(d);
-  if (pid === null || !alive(pid)) return;
-  Deno.kill(pid, "SIGTERM");
+/** The pid of the daemon's managed containerd (under its exec root), if it runs. */
+async function containerdPidOf(d: PrivateDocker): Promise<number | null> {
+  try {
+    const pid = Number((await Deno.readTextFile(`${d.dir}/x/containerd/containerd.pid`)).trim());
+    return Number.isInteger(pid) && pid > 0 && alive(pid) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+async function waitExit(pid: number, timeoutMs: number): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
-    if (!alive(pid)) return;
-    await new Promise((r) => setTimeout(r, 200));
+    if (!alive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`private dockerd ${pid} still alive ${timeoutMs / 1000} s after SIGTERM`);
+  return !alive(pid);
+}
+
+/** What a stop left behind: whether the managed containerd outlived dockerd. */
+export interface Terminated {
+  /** The managed containerd was still alive when dockerd's pid exited. */
+  containerd_outlived_dockerd: boolean;
 }
 
 /**
- * Restart the private daemon: SIGTERM (without `--live-restore` it stops every container), wait
- * for its exit, start it again with the same arguments, wait until it answers.
+ * Stop the daemon as an operator's `systemctl stop docker` does: SIGTERM to dockerd only (it
+ * stops its running containers, then its managed containerd; the containers' shims are never
+ * signalled), wait for its exit, then for its containerd's exit — dockerd waits for it itself,
+ * so a containerd that outlives dockerd is recorded and waited for, never killed: a relaunch
+ * must not race the old containerd on the same exec root.
+ */
+async function terminate(d: PrivateDocker, timeoutMs = 90_000): Promise<Terminated> {
+  const pid = await pidOf(d);
+  const containerd = await containerdPidOf(d);
+  if (pid === null || !alive(pid)) return { containerd_outlived_dockerd: false };
+  Deno.kill(pid, "SIGTERM");
+  if (!(await waitExit(pid, timeoutMs))) {
+    throw new Error(`private dockerd ${pid} still alive ${timeoutMs / 1000} s after SIGTERM`);
+  }
+  const outlived = containerd !== null && alive(containerd);
+  if (outlived && !(await waitExit(containerd, timeoutMs))) {
+    throw new Error(
+      `private dockerd's containerd ${containerd} outlived it by ${timeoutMs / 1000} s`,
+    );
+  }
+  return { containerd_outlived_dockerd: outlived };
+}
+
+/**
+ * Restart the private daemon: SIGTERM (without `--live-restore` it stops every container it
+ * knows to be running), wait for its exit and its containerd's, start it again with the same
+ * arguments, wait until it answers.
  */
 export async function restartDaemon(
   d: PrivateDocker,
-): Promise<{ ms: number; pid_before: number | null; pid_after: number | null }> {
+): Promise<
+  { ms: number; pid_before: number | null; pid_after: number | null } & Terminated
+> {
   const t0 = Date.now();
   const before = await pidOf(d);
-  await guardDocker0("restart", async () => {
-    await terminate(d);
+  const stopped = await guardDocker0("restart", async () => {
+    const t = await terminate(d);
     await launch(d);
+    return t;
   });
-  return { ms: Date.now() - t0, pid_before: before, pid_after: await pidOf(d) };
+  return { ms: Date.now() - t0, pid_before: before, pid_after: await pidOf(d), ...stopped };
 }
 
 /** The daemon's `docker` CLI arguments prefix. */
@@ -293,6 +333,10 @@ export async function stopPrivateDocker(d: PrivateDocker): Promise<void> {
     .filter((m) => m?.startsWith(`${d.dir}/`)).sort((x, y) => y.length - x.length);
   for (const m of mounts) await sh("umount", ["-l", m]);
   await sh("ip", ["link", "del", d.bridge]);
+  // the daemon's log (its containerd's too) outlives the daemon where asked: the only account
+  // of what a restart left behind
+  const keep = Deno.env.get("SLUICE_PRIVATE_DOCKERD_LOGS");
+  if (keep) await Deno.copyFile(d.log, `${keep}/dockerd-${d.bridge}.log`).catch(() => {});
   await Deno.remove(d.dir, { recursive: true }).catch(() => {});
 }
 

@@ -11,6 +11,11 @@
  * worker carries the fault, and the next resume continues. A fault at `journal.intent:before`
  * leaves no operation: the plan is still current, so the same plan file is applied again.
  *
+ * {@link runApplyAgainJourney} (create, connector) continues with the same `apply --plan`
+ * again; {@link runOperatorJourney} kills the apply at {@link PRE_OPERATOR_FAULT} and arms the
+ * operator's decision (`state accept-retention-loss`, `state abandon`), continued by the same
+ * decision again and, after an acceptance, by `state resume`.
+ *
  * Every command is recorded in a Jepsen-style history: an `invoke` entry when it starts and
  * one `ok` / `fail` / `info` entry when it ends (`info` for a process death or an unknown
  * outcome, whose effect is indeterminate).
@@ -23,7 +28,12 @@
  * ```
  * @module
  */
-import { PRE_RESUME_FAULT, resumeOnlySites } from "../lib/fault/inventory.ts";
+import {
+  type OperatorDecision,
+  PRE_OPERATOR_FAULT,
+  PRE_RESUME_FAULT,
+  resumeOnlySites,
+} from "../lib/fault/inventory.ts";
 import { docker } from "./docker.ts";
 import { runWorker } from "./worker.ts";
 import type { WorkerResult } from "./worker.ts";
@@ -40,7 +50,7 @@ export interface HistoryEntry {
 /** Sites crossed only by `state resume` (from the fault inventory). */
 export const RESUME_ONLY: ReadonlySet<string> = resumeOnlySites();
 
-export { PRE_RESUME_FAULT };
+export { PRE_OPERATOR_FAULT, PRE_RESUME_FAULT };
 
 /** What one journey did. */
 export interface FaultJourney {
@@ -194,23 +204,7 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
       o.openlineage && (f === "apply" || f === "resume") ? ["--openlineage", o.openlineage] : [],
     killFirstAfterMs: o.killFirstAfterMs,
   });
-  /** The stale lock to break, if the last view reports one. */
-  const staleLock = (v: StateShowView | null): string[] =>
-    v?.lock.held && v.lock.stale && v.lock.holder ? [v.lock.holder.lock_id] : [];
-  const opArgs = (
-    cmd: "runner-status" | "resume",
-    breakLock: string[],
-  ) => [
-    "state",
-    cmd,
-    "--project",
-    o.projectDir,
-    "--plan",
-    o.planPath,
-    "--operation-id",
-    j.operationId!,
-    ...(breakLock.length ? ["--break-stale-lock", breakLock[0]] : []),
-  ];
+  const staleLock = staleLockOf;
   const afterDeath = async () => {
     const v = await show();
     await o.afterDeath?.(j, v);
@@ -293,7 +287,57 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     return j;
   }
 
-  let lock = staleLock(view);
+  return await resumeToEnd(j, { call, show, afterDeath }, {
+    projectDir: o.projectDir,
+    planPath: o.planPath,
+    lock: staleLock(view),
+    armed: resumeOnly ? fault : null,
+    maxResumes: o.maxResumes,
+  });
+}
+
+/** A journey's worker runners (see `journeyWorkers`). */
+type Workers = Pick<ReturnType<typeof journeyWorkers>, "call" | "show"> & {
+  /** `state show` after a death, then the caller's sampling. */
+  afterDeath: () => Promise<StateShowView | null>;
+};
+
+/** The stale lock to break, if the view reports one (as a list: none or one lock ID). */
+function staleLockOf(v: StateShowView | null): string[] {
+  return v?.lock.held && v.lock.stale && v.lock.holder ? [v.lock.holder.lock_id] : [];
+}
+
+/**
+ * Continue the journey's pending operation (`j.operationId`) with the public commands, each a
+ * fresh process: `state runner-status` (breaking a stale lock explicitly, by its ID), then
+ * `state resume` until it completes (exit 0), reports a precise blocker (exit 4), fails
+ * otherwise, or `maxResumes` attempts are spent. `armed`: the fault the first resume carries.
+ */
+async function resumeToEnd(
+  j: FaultJourney,
+  w: Workers,
+  o: {
+    projectDir: string;
+    planPath: string;
+    lock: string[];
+    armed: string | null;
+    maxResumes?: number;
+  },
+): Promise<FaultJourney> {
+  const { call, show, afterDeath } = w;
+  const staleLock = staleLockOf;
+  const opArgs = (cmd: "runner-status" | "resume", breakLock: string[]) => [
+    "state",
+    cmd,
+    "--project",
+    o.projectDir,
+    "--plan",
+    o.planPath,
+    "--operation-id",
+    j.operationId!,
+    ...(breakLock.length ? ["--break-stale-lock", breakLock[0]] : []),
+  ];
+  let lock = o.lock;
   const status = await call("runner-status", opArgs("runner-status", lock), null);
   if (status.code === 0) {
     j.statuses.push(status.json?.data);
@@ -301,7 +345,7 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     lock = [];
   }
 
-  let armed: string | null = resumeOnly ? fault : null;
+  let armed = o.armed;
   // an unknown outcome (6) may be a worker that is still finishing its last call: retry
   for (let attempt = 0; attempt < (o.maxResumes ?? 6); attempt++) {
     const r = await call("resume", opArgs("resume", lock), armed);
@@ -487,4 +531,140 @@ export async function runApplyAgainJourney(o: ApplyAgainOptions): Promise<FaultJ
   }
   j.blockers = [{ code: "HARNESS_APPLY_LIMIT", message: "the operation did not complete" }];
   return j;
+}
+
+/** Options of {@link runOperatorJourney}. */
+export interface OperatorJourneyOptions {
+  projectDir: string;
+  /** The reviewed replacement plan the apply runs (and `accept-retention-loss` names). */
+  planPath: string;
+  /** The case's fault point `site:side`, armed on the first decision. */
+  fault: string;
+  /** The operator's command the site is crossed by. */
+  decision: OperatorDecision;
+  /** Where the apply dies first, leaving a stopped operation ({@link PRE_OPERATOR_FAULT}). */
+  preFault: string;
+  /** The operator's reason (recorded in the audit). */
+  reason: string;
+  /** Environment for every worker (the PostgreSQL DSN variable). */
+  env?: Record<string, string>;
+  /** Called after every worker death, before anything is run again. */
+  afterDeath?: (journey: FaultJourney, view: StateShowView | null) => Promise<void>;
+  /** Called once while the apply is dead, before the decision (produce, delete records). */
+  whileDead?: (journey: FaultJourney) => Promise<void>;
+  /** Called once the decision answered exit 0, before any resume (read what it moved). */
+  afterDecision?: (journey: FaultJourney) => Promise<void>;
+  /** Upper bound on decision attempts and on resume attempts (default 6 each). */
+  maxAttempts?: number;
+}
+
+/**
+ * The operator journey: `apply --plan` dies at `preFault` (a stopped operation), then — each
+ * step a fresh process — `state show` learns the pending operation and any stale lock, the
+ * operator's decision (`state accept-retention-loss --plan FILE`, or `state abandon`, with a
+ * reason) runs armed at the case's site and dies there by SIGKILL, and the same decision runs
+ * again (breaking a dead worker's stale lock explicitly, by its lock ID) until it answers
+ * exit 0 or a precise blocker. An accepted retention loss is then continued by
+ * `state runner-status` and `state resume`, as an operator would (an acceptance killed after
+ * its move answers exit 0 again, `already_moved`); an abandonment ends there.
+ */
+export async function runOperatorJourney(o: OperatorJourneyOptions): Promise<FaultJourney> {
+  const j = newJourney(o.fault);
+  const { call, show } = journeyWorkers(j, o.projectDir, o.env);
+  const afterDeath = async () => {
+    const v = await show();
+    await o.afterDeath?.(j, v);
+    return v;
+  };
+  const errors = (r: WorkerResult) =>
+    r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [];
+  const max = o.maxAttempts ?? 6;
+
+  const first = await call(
+    "apply",
+    ["apply", "--project", o.projectDir, "--plan", o.planPath],
+    o.preFault,
+  );
+  if (first.timedOut) {
+    j.blockers = [{ code: "HARNESS_TIMEOUT", message: "the apply outlived its timeout" }];
+    return j;
+  }
+  if (first.signal !== "SIGKILL") {
+    // the stopped state was never reached: the apply ended another way
+    j.outcome = first.code === 0 ? "completed" : first.code === 4 ? "blocked" : "failed";
+    j.operationId = operationIdOf(first);
+    j.blockers = errors(first);
+    return j;
+  }
+  let view = await afterDeath();
+  await o.whileDead?.(j);
+  j.operationId = view?.pending_operation?.operation_id ?? operationIdOf(first);
+  if (!j.operationId) {
+    j.blockers = [{
+      code: "HARNESS_NO_OPERATION",
+      message: "no pending operation after the apply",
+    }];
+    return j;
+  }
+  const decide = (breakLock: string[]) => [
+    "state",
+    o.decision,
+    "--project",
+    o.projectDir,
+    ...(o.decision === "accept-retention-loss" ? ["--plan", o.planPath] : []),
+    "--operation-id",
+    j.operationId!,
+    "--reason",
+    o.reason,
+    ...(breakLock.length ? ["--break-stale-lock", breakLock[0]] : []),
+  ];
+  let lock = staleLockOf(view);
+  let armed: string | null = o.fault;
+  let decided = false;
+  for (let attempt = 0; attempt < max && !decided; attempt++) {
+    const r = await call(o.decision, decide(lock), armed);
+    if (lock.length && r.code !== 5) j.brokenLocks.push(lock[0]);
+    lock = [];
+    if (armed) {
+      if (r.signal === "SIGKILL") j.faultFired = r.killedAtFault;
+      armed = null;
+    }
+    if (r.timedOut) {
+      j.blockers = [{ code: "HARNESS_TIMEOUT", message: `${r.process} outlived its timeout` }];
+      return j;
+    }
+    if (r.code === 0) {
+      decided = true;
+      break;
+    }
+    if (r.code === 4) {
+      j.outcome = "blocked";
+      j.blockers = errors(r);
+      return j;
+    }
+    // a death, an unknown outcome (6) or a held lock (5): look again, then decide again
+    view = r.signal ? await afterDeath() : await show();
+    lock = staleLockOf(view);
+    if (r.code !== 137 && r.code !== 6 && r.code !== 5 && r.code !== 1) {
+      j.blockers = errors(r);
+      return j;
+    }
+  }
+  if (!decided) {
+    j.blockers = [{ code: "HARNESS_DECISION_LIMIT", message: "the decision did not complete" }];
+    return j;
+  }
+  if (o.decision === "abandon") {
+    j.outcome = "completed";
+    return j;
+  }
+  await o.afterDecision?.(j);
+  view = await show();
+  return await resumeToEnd(j, { call, show, afterDeath }, {
+    projectDir: o.projectDir,
+    planPath: o.planPath,
+    lock: staleLockOf(view),
+    armed: null,
+    maxResumes: max,
+  });
 }

@@ -418,6 +418,12 @@ export interface StateWitness {
     resumes: number;
   } | null;
   history: Array<{ kind: string; operation_id: string | null; incident_id: string | null }>;
+  /** The operator's recorded decisions: the operation and each partition's lost range. */
+  decisions: Array<{
+    operation_id: string;
+    decision: string;
+    partitions: Array<{ partition: number; from: string; to: string }>;
+  }>;
   receipts: WitnessReceipt[];
   /** Sealed entries whose bytes do not hash to their recorded sha256 (should be none). */
   bad_seals: string[];
@@ -519,6 +525,15 @@ function stateFrom(
       kind: String(e.kind),
       operation_id: typeof e.operation_id === "string" ? e.operation_id : null,
       incident_id: typeof e.incident_id === "string" ? e.incident_id : null,
+    })),
+    decisions: events.filter((e) => e.kind === "operator_decision").map((e) => ({
+      operation_id: String(e.operation_id),
+      decision: String(e.decision),
+      partitions: ((e.partitions as Doc[] | undefined) ?? []).map((x) => ({
+        partition: Number(x.partition),
+        from: String(x.from),
+        to: String(x.to),
+      })),
     })),
     receipts,
     bad_seals: bad,

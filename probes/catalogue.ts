@@ -19,12 +19,16 @@ import {
   faultInventory,
   type InventoryEntry,
   type Journey,
+  type OperatorDecision,
+  operatorDecision,
+  PRE_OPERATOR_FAULT as PRE_OPERATOR,
   PRE_RESUME_FAULT as PRE_RESUME,
   resumeOnlySites,
 } from "../lib/fault/inventory.ts";
 import { replacementSites } from "../lib/protocol/replacement.ts";
 import { createSites } from "../lib/protocol/create.ts";
 import { connectorSites } from "../lib/protocol/connector.ts";
+import { operatorSites } from "../lib/protocol/operator.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";
 
@@ -54,6 +58,13 @@ export function inventory(): FaultInventory {
 export const RESUME_ONLY: ReadonlySet<string> = resumeOnlySites();
 /** Where the apply dies when the case's own fault fires only during a resume. */
 export const PRE_RESUME_FAULT = PRE_RESUME;
+/**
+ * Where the apply dies before an operator case's decision (a stopped operation: the old runner
+ * closed and removed, no candidate yet).
+ */
+export const PRE_OPERATOR_FAULT = PRE_OPERATOR;
+/** Which operator command an operator case arms (see `operatorDecision` in the inventory). */
+export { type OperatorDecision, operatorDecision };
 
 /**
  * How much of each probe's case list a run covers. `full` is every case (`deno task probes
@@ -61,11 +72,13 @@ export const PRE_RESUME_FAULT = PRE_RESUME;
  * time budget, each of its case lists a declared part of the full one:
  *
  * - fault matrix: every site of the replacement protocol (its boundary table and the
- *   operation's writes), of the create and of the connector journey once, the side and the
- *   backend taken in turn site by site (so each side and backend is crossed across the sites);
+ *   operation's writes), of the create, of the operator's decisions and of the connector
+ *   journey once, the side and the backend taken in turn site by site (so each side and
+ *   backend is crossed across the sites);
  *   the state layer's own writes and lock operations only in `full` (the suite's crash sweep,
  *   `testing/sweep`, crosses every site over real local files and a real PostgreSQL);
- * - rejections: each on one backend, alternating;
+ * - rejections: every one on both backends, as in `full` (issue 13: each rejection on both
+ *   state backends in the evidence of `./run test`);
  * - disruptions: all but those marked `fullOnly` (a known failure, with its reason);
  * - random kills: the first {@link RANDOM_KILLS}`.suitePerChain` of each chain.
  */
@@ -78,11 +91,20 @@ export type Tier = typeof TIERS[number];
  * `replacement` (`apply --plan` of a reviewed replacement, continued by `state resume`),
  * `resume` (the apply dies at {@link PRE_RESUME_FAULT}, the first resume is armed), `create`
  * (a fresh starter: `plan --out` — armed for the store's `init` writes — then `apply --plan`,
- * continued by the same `apply --plan` again) and `connector` (`apply --plan` of a plan with a
- * connector change, continued by the same `apply --plan` again). Sites first crossed by the
- * `operator` journey are crossed by the crash sweep only.
+ * continued by the same `apply --plan` again), `operator` (the apply dies at
+ * {@link PRE_OPERATOR_FAULT}; the operator's decision — `state accept-retention-loss` after
+ * records were deleted below the committed offsets, or `state abandon` — is armed, then the
+ * same decision again in a fresh process, and `state resume` after an acceptance) and
+ * `connector` (`apply --plan` of a plan with a connector change, continued by the same
+ * `apply --plan` again).
  */
-export const MATRIX_JOURNEYS: readonly Journey[] = ["replacement", "resume", "create", "connector"];
+export const MATRIX_JOURNEYS: readonly Journey[] = [
+  "replacement",
+  "resume",
+  "create",
+  "operator",
+  "connector",
+];
 
 /**
  * Whether the real matrix arms `e`: its first journey is one the matrix drives, and it is not
@@ -135,16 +157,17 @@ export interface MatrixPoint {
 
 /**
  * The real matrix's cases of a tier, in inventory order, local backend first. The suite runs
- * every replacement protocol site `before` on one backend and `after` on the other, and every
- * create and connector protocol site once: one side on one backend, alternating through
- * (before, local), (after, local), (before, postgres), (after, postgres).
+ * every protocol site of the replacement, the create, the operator's decisions and the
+ * connector journey once: one side on one backend, alternating through (before, local),
+ * (after, local), (before, postgres), (after, postgres).
  */
 export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
   const entries = faultInventory().filter(matrixArms);
-  // the journeys' own sites (replacement protocol, create, connector); a site the create table
-  // shares with the replacement (the mounted plan write) is armed there
+  // the journeys' own sites (replacement protocol, create, operator, connector); a site the
+  // create table shares with the replacement (the mounted plan write) is armed there
   const suite = new Set(
-    [...replacementSites(), ...createSites(), ...connectorSites()].map((s) => s.name),
+    [...replacementSites(), ...createSites(), ...operatorSites(), ...connectorSites()]
+      .map((s) => s.name),
   );
   const out: MatrixPoint[] = [];
   for (const backend of BACKENDS) {
@@ -330,10 +353,6 @@ export const DISRUPTIONS: readonly DisruptionSpec[] = [
     name: "dockerd-restart",
     backend: "local",
     description: "a private Docker daemon restarted while the driver waits for the candidate",
-    fullOnly: "known failure (2026-12-01): after the private daemon's restart, starting the " +
-      "created candidate answers HTTP 500 'task … already exists' from containerd every time, " +
-      "and each state resume reports UNKNOWN_OUTCOME and spends a resume authorization; the " +
-      "operation stays at replacement_created with no way forward through sluice",
   },
 ];
 
@@ -411,10 +430,8 @@ export function expectedCaseIds(probe: ProbeName, tier: Tier = "full"): string[]
     case "fault-matrix":
       return matrixPoints(tier).map((m) => `${m.point}:${m.backend}`);
     case "rejections":
-      return BACKENDS.flatMap((be) =>
-        REJECTIONS.filter((_, i) => tier === "full" || BACKENDS[i % 2] === be)
-          .map((r) => `${r.name}:${be}`)
-      );
+      // the same list in both tiers: each rejection on both state backends
+      return BACKENDS.flatMap((be) => REJECTIONS.map((r) => `${r.name}:${be}`));
     case "disruption":
       return DISRUPTIONS.filter((d) => tier === "full" || !d.fullOnly)
         .map((d) => `${d.name}:${d.backend}`);
@@ -587,6 +604,65 @@ function connectorCompletion(change: ConnectorChange): RequiredCheck[] {
   ];
 }
 
+/** An assertion read by witnesses that include the Docker API and Kafka, never sluice. */
+function independentOfSluice(a: Assertion): string | null {
+  return INDEPENDENT.test(a.witness) && a.witness.includes("docker-api") &&
+      a.witness.includes("kafka")
+    ? null
+    : `witness ${a.witness} is not independent of sluice (Docker API + Kafka read directly)`;
+}
+
+/**
+ * The checks of an operator case: the apply first died at {@link PRE_OPERATOR_FAULT}, then the
+ * armed decision at the case's site; the same decision again in a fresh process finished it.
+ *
+ * - `accept-retention-loss`: the accepted positions are exactly the earliest retained offsets
+ *   of the lost partitions (the others unchanged), the decision records exactly those ranges,
+ *   every look while stopped saw the clean close or the accepted positions, and `state resume`
+ *   then completed the replacement (one candidate, serial 1 → 2, offsets never backwards,
+ *   exact output without the lost records, a no-op plan);
+ * - `abandon`: nothing outside the state changed after the apply died (containers, volume,
+ *   committed offsets, topic IDs), control is cleared, the abandonment is recorded once, no
+ *   receipt, serial unchanged, and the next plan never says "No changes".
+ */
+function operatorCompletion(decision: OperatorDecision): RequiredCheck[] {
+  const preKill: RequiredCheck = {
+    check: "fault.pre_operator_kill",
+    kind: "killed-by-signal",
+    pin: pinEqual("pre-operator site", { signal: "SIGKILL", site: PRE_OPERATOR_FAULT }),
+  };
+  if (decision === "abandon") {
+    return [
+      preKill,
+      recoveredFresh,
+      { check: "operator.nothing_mutated", kind: "unchanged", pin: independentOfSluice },
+      controlCleared,
+      { check: "audit.abandoned_once", kind: "equal" },
+      { check: "audit.no_receipt", kind: "absent" },
+      {
+        check: "generation.serial",
+        kind: "equal",
+        pin: pinEqual("serial change", { before: 1, after: 1 }),
+      },
+      {
+        check: "plan.not_noop",
+        kind: "equal",
+        pin: (a) =>
+          isRecord(a.expected) && a.expected.noop === false ? null : "expected is not noop: false",
+      },
+    ];
+  }
+  return [
+    preKill,
+    recoveredFresh,
+    { check: "offsets.moved_to_retained", kind: "equal" },
+    { check: "audit.decision_recorded", kind: "equal" },
+    { check: "offsets.stopped_close_or_retained", kind: "subset" },
+    ...completion(1).filter((r) => r.check !== "recovery.completed"),
+    controlCleared,
+  ];
+}
+
 function freshProcess(a: Assertion): string | null {
   const x = a.actual;
   if (!isRecord(x) || !Array.isArray(x.killed_pids) || x.killed_pids.length === 0) {
@@ -612,6 +688,9 @@ export function requiredChecks(c: CaseEvidence): RequiredCheck[] {
       };
       const journey = matrixJourney(c.boundary ?? "");
       if (journey === "create") return [killedAt, ...createCompletion()];
+      if (journey === "operator") {
+        return [killedAt, ...operatorCompletion(operatorDecision(c.boundary ?? "")!)];
+      }
       if (journey === "connector") {
         return [killedAt, ...connectorCompletion(connectorChange(c.boundary ?? ""))];
       }

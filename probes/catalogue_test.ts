@@ -8,6 +8,7 @@ import { faultInventory } from "../lib/fault/inventory.ts";
 import { replacementSites } from "../lib/protocol/replacement.ts";
 import { createSites } from "../lib/protocol/create.ts";
 import { connectorSites } from "../lib/protocol/connector.ts";
+import { operatorSites } from "../lib/protocol/operator.ts";
 import { sweepCases } from "../testing/sweep/cases.ts";
 import {
   armsPlan,
@@ -16,6 +17,7 @@ import {
   matrixArms,
   matrixJourney,
   matrixPoints,
+  operatorDecision,
   PROBE_FILES,
   type ProbeName,
   requiredChecks,
@@ -32,6 +34,16 @@ Deno.test("every probe's suite tier is a non-empty part of its full list, withou
     assert.equal(new Set(suite).size, suite.length, probe);
     for (const id of suite) assert.ok(full.includes(id), `${probe}: ${id} not in the full list`);
   }
+});
+
+Deno.test("the suite runs every rejection on both state backends, as the full tier does", () => {
+  const suite = expectedCaseIds("rejections", "suite");
+  assert.deepEqual(suite, expectedCaseIds("rejections", "full"));
+  const names = new Set(suite.map((id) => id.slice(0, id.lastIndexOf(":"))));
+  for (const name of names) {
+    for (const backend of BACKENDS) assert.ok(suite.includes(`${name}:${backend}`), name);
+  }
+  assert.equal(suite.length, names.size * BACKENDS.length);
 });
 
 Deno.test("the suite's matrix crosses every protocol site once, each side and backend across them", () => {
@@ -100,7 +112,9 @@ Deno.test("the matrix arms each site in the journey that first crosses it; init 
   assert.equal(matrixJourney("state.local.commit_ownership.control.unlink"), "create");
   assert.equal(matrixJourney("state.postgres.init.commit"), "create");
   assert.equal(matrixJourney("connect.delete_connector"), "connector");
-  assert.equal(matrixJourney("journal.abandon"), null);
+  assert.equal(matrixJourney("journal.abandon"), "operator");
+  assert.equal(matrixJourney("kafka.move_offsets_to_retained"), "operator");
+  assert.equal(matrixJourney("state.local.decide.history.rename"), "operator");
   assert.equal(matrixJourney("lock.local.break"), null);
   assert.ok(armsPlan("state.local.init.store.temp") && armsPlan("state.postgres.init.commit"));
   assert.equal(armsPlan("state.local.commit_ownership.history.temp"), false);
@@ -143,4 +157,98 @@ Deno.test("a create case requires no old runner and no offsets while stopped; a 
   const removal = requiredChecks(matrixCase("connect.delete_connector")).map((r) => r.check);
   assert.ok(removal.includes("connector.removed") && removal.includes("kafka.topics_kept"));
   assert.equal(removal.includes("output.exact"), false);
+});
+
+Deno.test("the suite arms each operator site once (three cases), each decision; their state writes only in full", () => {
+  const suite = matrixPoints("suite");
+  const full = matrixPoints("full");
+  const mine = suite.filter((m) =>
+    matrixJourney(m.point.slice(0, m.point.lastIndexOf(":"))) === "operator"
+  );
+  assert.deepEqual(
+    mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":"))).sort(),
+    operatorSites().map((s) => s.name).sort(),
+  );
+  // both decisions, both sides and both backends among the three
+  const sites = mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":")));
+  assert.deepEqual(
+    [...new Set(sites.map(operatorDecision))].sort(),
+    ["abandon", "accept-retention-loss"],
+  );
+  assert.deepEqual([...new Set(mine.map((m) => m.point.split(":").at(-1)))].sort(), [
+    "after",
+    "before",
+  ]);
+  assert.deepEqual([...new Set(mine.map((m) => m.backend))].sort(), ["local", "postgres"]);
+  // the full tier: every site the operator's commands cross first, both sides, its backends
+  const operatorEntries = faultInventory().filter((e) => e.journeys[0] === "operator");
+  assert.equal(operatorEntries.length, 16);
+  for (const e of operatorEntries) {
+    const backends = e.site.backends ?? BACKENDS;
+    const cases = full.filter((m) => m.point.startsWith(`${e.site.name}:`));
+    assert.equal(cases.length, backends.length * SIDES.length, e.site.name);
+    assert.notEqual(operatorDecision(e.site.name), null, e.site.name);
+  }
+  assert.equal(suite.some((m) => m.point.startsWith("state.local.decide.")), false);
+});
+
+Deno.test("an operator case requires its decision's checks, pinned to the stopped apply", () => {
+  const operatorCase = (boundary: string): CaseEvidence => ({
+    id: `${boundary}:before:postgres`,
+    kind: "matrix",
+    run_id: "r",
+    boundary,
+    side: "before",
+    backend: "postgres",
+    params: {},
+    started_at: "",
+    duration_ms: 0,
+    outcome: null,
+    history: [],
+    samples: [],
+    setup: [],
+    assertions: [],
+    ok: true,
+    error: null,
+  });
+  const accept = requiredChecks(operatorCase("journal.operator_decision")).map((r) => r.check);
+  for (
+    const check of [
+      "fault.killed_at_site",
+      "fault.pre_operator_kill",
+      "offsets.moved_to_retained",
+      "audit.decision_recorded",
+      "offsets.stopped_close_or_retained",
+      "output.exact",
+      "generation.serial",
+      "plan.noop",
+    ]
+  ) assert.ok(accept.includes(check), check);
+  assert.equal(accept.includes("offsets.stopped_equal_close"), false);
+  const abandon = requiredChecks(operatorCase("state.postgres.abandon.commit"));
+  const names = abandon.map((r) => r.check);
+  for (
+    const check of [
+      "operator.nothing_mutated",
+      "audit.abandoned_once",
+      "audit.no_receipt",
+      "plan.not_noop",
+    ]
+  ) assert.ok(names.includes(check), check);
+  for (const check of ["output.exact", "plan.noop", "generation.single_candidate"]) {
+    assert.equal(names.includes(check), false, check);
+  }
+  const serial = abandon.find((r) => r.check === "generation.serial")!;
+  const c = operatorCase("state.postgres.abandon.commit");
+  const at = (expected: unknown) => ({
+    check: "generation.serial",
+    name: "",
+    kind: "equal" as const,
+    witness: "state-rows" as const,
+    expected,
+    actual: expected,
+    ok: true,
+  });
+  assert.equal(serial.pin!(at({ before: 1, after: 1 }), c), null);
+  assert.notEqual(serial.pin!(at({ before: 1, after: 2 }), c), null);
 });

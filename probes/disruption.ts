@@ -360,10 +360,71 @@ async function dockerdChild(): Promise<void> {
         await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
       });
       applied(p, effects, "the private Docker daemon was restarted during the replacement");
+      await clearRefusedStart(p, d, j);
       await completion(p, j);
     },
   );
   await Deno.writeTextFile(out, JSON.stringify(r));
+}
+
+/**
+ * The runbook's way out of `BLOCKED_CANDIDATE_START_REFUSED`, taken as an operator would when
+ * the restart left containerd holding a task for the never-started candidate (its start then
+ * answers "task … already exists"): kill and delete that task with containerd's own `ctr` on the
+ * private daemon's containerd, then `state resume` once in a fresh process. Nothing is done for
+ * any other outcome.
+ */
+async function clearRefusedStart(
+  p: Prepared,
+  d: PrivateDocker,
+  j: FaultJourney,
+) {
+  if (
+    j.outcome !== "blocked" || !j.blockers.some((b) => b.code === "BLOCKED_CANDIDATE_START_REFUSED")
+  ) {
+    return;
+  }
+  const sh = async (cmd: string, args: string[]) => {
+    const o = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
+    const t = new TextDecoder();
+    return { code: o.code, out: (t.decode(o.stdout) + t.decode(o.stderr)).trim() };
+  };
+  const ids =
+    (await sh(dockerCli(), ["-H", d.host, "ps", "-aq", "--no-trunc", "--filter", "status=created"]))
+      .out.split("\n").filter((x) => x);
+  const ctr = ["--address", `${d.dir}/x/containerd/containerd.sock`, "--namespace", "moby"];
+  const tasks = (await sh("ctr", [...ctr, "task", "ls", "-q"])).out.split("\n");
+  const stale = ids.filter((id) => tasks.includes(id));
+  event(p.history, "operator", "invoke", "clear-stale-task", { never_started: ids, stale });
+  const steps = [];
+  for (const id of stale) {
+    steps.push(await sh("ctr", [...ctr, "task", "kill", "--signal", "SIGKILL", id]));
+    await new Promise((r) => setTimeout(r, 1000));
+    steps.push(await sh("ctr", [...ctr, "task", "delete", id]));
+  }
+  event(p.history, "operator", "ok", "clear-stale-task", steps);
+  const args = [
+    "-o",
+    "json",
+    "state",
+    "resume",
+    "--project",
+    p.fx.project.dir,
+    "--plan",
+    p.planPath,
+    "--operation-id",
+    j.operationId!,
+  ];
+  event(p.history, "operator", "invoke", "resume", { args });
+  const r = await runWorker(args, { env: p.fx.workerEnv });
+  r.process = "operator-resume";
+  j.workers.push(r);
+  j.outcome = r.code === 0 ? "completed" : r.code === 4 ? "blocked" : "failed";
+  j.blockers = r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [];
+  event(p.history, "operator", r.code === 0 ? "ok" : "fail", "resume", {
+    exit: r.code,
+    errors: j.blockers,
+  });
 }
 
 /** Start the private daemon, copy the images, run the case in a child, tear everything down. */

@@ -91,6 +91,8 @@ export type Witness =
   | "process"
   /** Kafka's own Java admin tools, run inside the broker container */
   | "kafka-tools"
+  /** the harness's own Kafka admin client (harness/kafka.ts), not sluice's Kafka provider */
+  | "kafka-admin"
   /** the Docker Engine HTTP API, called directly (not through sluice's providers) */
   | "docker-api"
   /** a file read on the host filesystem (e.g. a volume's instance file under its mountpoint) */

@@ -1,10 +1,14 @@
 /**
  * The fault matrix: every site of the fault inventory that the replacement, its resume, the
- * create journey or the connector journey crosses first × before/after × the backends the site
- * exists on is one case (the `suite` tier runs a declared part of them; see `TIERS` in
- * catalogue.ts). The create and connector cases are in probes/matrix_journeys.ts: the armed
- * `apply --plan` (or, for the store's creation, `plan --out`) dies at the site and the same
- * `apply --plan` run again in fresh processes finishes it. A replacement case deploys a fresh
+ * create journey, the operator's decisions or the connector journey crosses first ×
+ * before/after × the backends the site exists on is one case (the `suite` tier runs a declared
+ * part of them; see `TIERS` in catalogue.ts). The create and connector cases are in
+ * probes/matrix_journeys.ts: the armed `apply --plan` (or, for the store's creation,
+ * `plan --out`) dies at the site and the same `apply --plan` run again in fresh processes
+ * finishes it. So are the operator cases: a replacement's apply dies with the runner stopped,
+ * the operator's decision (`state accept-retention-loss` after a real retention loss, or
+ * `state abandon`) dies at the site, and the same decision again — then `state resume` after
+ * an acceptance — finishes it. A replacement case deploys a fresh
  * starter project on the shared broker,
  * produces records, prepares the reviewed filter change with the installed CLI, and runs
  * `apply --plan` in a separate OS process that dies by SIGKILL at the armed fault point;
@@ -48,7 +52,7 @@ import {
   sample,
   verifyCompletion,
 } from "./invariants.ts";
-import { runConnectorCase, runCreateCase } from "./matrix_journeys.ts";
+import { runConnectorCase, runCreateCase, runOperatorCase } from "./matrix_journeys.ts";
 
 /** One matrix case. */
 export interface MatrixCase {
@@ -84,6 +88,7 @@ export function runCase(
   const journey = matrixJourney(c.boundary);
   if (journey === "create") return runCreateCase(env, image, c, runId);
   if (journey === "connector") return runConnectorCase(env, image, c, runId);
+  if (journey === "operator") return runOperatorCase(env, image, c, runId);
   const point = `${c.boundary}:${c.side}`;
   return caseEvidence(
     {

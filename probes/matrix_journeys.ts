@@ -31,23 +31,40 @@
  * @module
  */
 import type { EnvDescriptor } from "../harness/env.ts";
-import { type FaultJourney, runApplyAgainJourney } from "../harness/faults.ts";
+import { type FaultJourney, runApplyAgainJourney, runOperatorJourney } from "../harness/faults.ts";
+import { offsetRange, withAdmin } from "../harness/kafka.ts";
 import { connectorsSection, declareSinkRemoved, pipelineFiles } from "../harness/pipeline.ts";
 import { containersMounting, containersOf, kafkaTools, volumeOf } from "../harness/witness.ts";
 import type { StateWitness } from "../harness/witness.ts";
 import type { WorkerResult } from "../harness/worker.ts";
-import { armsPlan, type ConnectorChange, connectorChange } from "./catalogue.ts";
+import {
+  armsPlan,
+  type ConnectorChange,
+  connectorChange,
+  operatorDecision,
+  PRE_OPERATOR_FAULT,
+} from "./catalogue.ts";
 import {
   caseEvidence,
   type CaseFixture,
   type CaseState,
   cli,
+  NEW_PREDICATE,
   newCase,
   OLD_PREDICATE,
   orders,
 } from "./common.ts";
 import type { CaseEvidence } from "./evidence.ts";
-import { caseState, recordKilledAtSite } from "./invariants.ts";
+import {
+  caseState,
+  interrupted,
+  prepareCase,
+  type Prepared,
+  recordKilledAtSite,
+  sample,
+  type Vec,
+  verifyCompletion,
+} from "./invariants.ts";
 import type { MatrixCase } from "./fault_matrix.ts";
 
 /** The initial positions of the starter's new input topic (three partitions, from 0). */
@@ -561,6 +578,293 @@ export function runConnectorCase(
         }).then((r) => r.body?.cancel()).catch(() => {});
       }
       await cs.fx.cleanup();
+    },
+  );
+}
+
+/** The reason the probe's operator gives (recorded in the audit). */
+export const OPERATOR_REASON = "fault matrix: the operator decides";
+
+/** What the witnesses see of the application outside the state (an abandonment changes none). */
+async function runtimeSnapshot(p: Prepared) {
+  const { fx } = p;
+  const containers = await containersOf(fx.applicationId);
+  const volume = await volumeOf(`${fx.applicationId}-state`);
+  const k = await kafkaTools(p.broker, {
+    offsets: { group: fx.applicationId, topic: fx.project.inputTopic },
+    members: { group: fx.applicationId },
+    topics: [fx.project.inputTopic, fx.project.outputTopic],
+  });
+  return {
+    containers: containers.map((x) => ({
+      id: x.id,
+      state: x.state,
+      operation: x.labels.operation,
+    })),
+    volume: { exists: volume.exists, label: volume.label, file: volume.file },
+    offsets: k.offsets ?? {},
+    members: (k.members ?? []).map((m) => m.client_id),
+    topic_ids: k.topic_ids ?? {},
+  };
+}
+
+/**
+ * One operator case: a deployed starter and a reviewed replacement whose `apply --plan` dies at
+ * {@link PRE_OPERATOR_FAULT} (the old runner closed and removed, no candidate), then the
+ * operator's decision armed at the case's site, the same decision again in a fresh process,
+ * and — after an accepted retention loss — `state resume` (harness/faults.ts
+ * `runOperatorJourney`). For `accept-retention-loss`, records are produced while the apply is
+ * dead and Kafka's DeleteRecords (the harness's own admin client) removes the input up to its
+ * end on every partition holding unprocessed records: committed offsets below the log start
+ * offset, the retention loss the decision accepts. Invariants in `requiredChecks`
+ * (probes/catalogue.ts).
+ */
+export function runOperatorCase(
+  env: EnvDescriptor,
+  image: string,
+  c: MatrixCase,
+  runId: string,
+): Promise<CaseEvidence> {
+  const point = `${c.boundary}:${c.side}`;
+  const decision = operatorDecision(c.boundary);
+  return caseEvidence(
+    {
+      id: `${point}:${c.backend}`,
+      kind: "matrix" as const,
+      run_id: runId,
+      boundary: c.boundary,
+      side: c.side,
+      backend: c.backend,
+      params: { site: point, journey: "operator", decision, pre_fault: PRE_OPERATOR_FAULT },
+    },
+    () => prepareCase(env, image, c.backend),
+    async (p) => {
+      if (!decision) throw new Error(`${c.boundary} is crossed by no operator decision`);
+      const { fx } = p;
+      const topic = fx.project.inputTopic;
+      const partitions = [0, 1, 2];
+      let atDeath: Awaited<ReturnType<typeof runtimeSnapshot>> | null = null;
+      let deleted: Array<{ key: string; partition: number; offset: bigint }> = [];
+      let close: Vec = {};
+      let accepted: Vec = {};
+      let lostRanges: Array<{ partition: number; from: string; to: string }> = [];
+      let afterDecision: Vec | null = null;
+      const j = await runOperatorJourney({
+        projectDir: fx.project.dir,
+        planPath: p.planPath,
+        fault: point,
+        decision,
+        preFault: PRE_OPERATOR_FAULT,
+        reason: OPERATOR_REASON,
+        env: fx.workerEnv,
+        afterDeath: async (jj) => {
+          const dead = jj.workers.filter((w) => w.signal !== null).at(-1);
+          await sample(p, p, dead?.process ?? "death", false);
+        },
+        whileDead: async () => {
+          await fx.produce(orders("d", [150, 250, 99, 200, 320, 130, 275, 410]));
+          // the runner is stopped: its committed offsets are the clean close
+          close = p.samples.at(-1)?.offsets ?? {};
+          if (decision === "abandon") {
+            atDeath = await runtimeSnapshot(p);
+            return;
+          }
+          const before = await fx.inputRecords();
+          const ranges = await offsetRange(env.bootstrapHost, topic, partitions);
+          const past = ranges.filter((r) =>
+            close[String(r.partition)] !== undefined &&
+            r.latest > BigInt(close[String(r.partition)])
+          );
+          await withAdmin(env.bootstrapHost, (a) =>
+            a.deleteRecords({
+              topics: [{
+                name: topic,
+                partitions: past.map((r) => ({ partition: r.partition, offset: r.latest })),
+              }],
+            }));
+          deleted = before.filter((r) =>
+            past.some((x) => x.partition === r.partition && r.offset < x.latest)
+          );
+          const retained = await offsetRange(env.bootstrapHost, topic, partitions);
+          accepted = Object.fromEntries(
+            Object.entries(close).map(([k, v]) => {
+              const earliest = retained.find((r) => String(r.partition) === k)?.earliest ?? -1n;
+              return [k, earliest > BigInt(v) ? String(earliest) : v];
+            }),
+          );
+          lostRanges = Object.entries(close).filter(([k, v]) => accepted[k] !== v)
+            .map(([k, v]) => ({ partition: Number(k), from: v, to: accepted[k] }));
+          p.rec.recordSetup({
+            check: "setup.retention_loss",
+            name:
+              "DeleteRecords left a committed offset below the log start offset on at least one partition",
+            kind: "count",
+            witness: "kafka-tools+kafka-admin",
+            expected: { min: 1 },
+            actual: lostRanges,
+          });
+        },
+        afterDecision: async () => {
+          const k = await kafkaTools(p.broker, {
+            offsets: { group: fx.applicationId, topic },
+          });
+          afterDecision = k.offsets ?? {};
+        },
+      });
+      p.history.push(...j.history);
+      recordKilledAtSite(p.rec, j.workers.find((w) => w.fault === point), point);
+      const pre = j.workers.find((w) => w.fault === PRE_OPERATOR_FAULT);
+      p.rec.record({
+        check: "fault.pre_operator_kill",
+        name: "the apply first died where only an operator's decision or a resume continues",
+        kind: "killed-by-signal",
+        witness: "process",
+        expected: { signal: "SIGKILL", site: PRE_OPERATOR_FAULT },
+        actual: {
+          process: pre?.process ?? null,
+          signal: pre?.signal ?? null,
+          fired: pre?.fired ?? null,
+          timed_out: pre?.timedOut ?? false,
+        },
+      });
+      const killed = j.workers.filter((w) => w.signal === "SIGKILL");
+      if (c.backend === "local") {
+        p.rec.record({
+          check: "lock.stale_broken_explicitly",
+          name: "the stale lock of every killed worker was broken explicitly, by lock ID",
+          kind: "equal",
+          witness: "sluice",
+          expected: killed.length,
+          actual: j.brokenLocks.length,
+        });
+      }
+      const stateWitness = fx.backend === "local" ? "state-files" : "state-rows";
+      if (decision === "accept-retention-loss") {
+        p.rec.record({
+          check: "offsets.moved_to_retained",
+          name:
+            "the accepted decision moved exactly the lost partitions to the earliest retained offsets, nothing else",
+          kind: "equal",
+          witness: "kafka-tools+kafka-admin",
+          expected: accepted,
+          actual: afterDecision,
+        });
+        await verifyCompletion(p, p, j, {
+          interrupted: interrupted(j),
+          predicates: [OLD_PREDICATE, NEW_PREDICATE],
+          afterPrefix: "b",
+          retention: { deleted, accepted },
+        });
+        const st = await fx.state();
+        p.rec.record({
+          check: "audit.decision_recorded",
+          name:
+            "exactly one decision for the operation, recording each lost range [clean close, earliest retained)",
+          kind: "equal",
+          witness: `${stateWitness}+kafka-admin`,
+          expected: [{
+            operation_id: j.operationId,
+            decision: "accept_retention_loss",
+            partitions: lostRanges,
+          }],
+          actual: st.decisions.map((d) => ({
+            ...d,
+            partitions: [...d.partitions].sort((a, b) => a.partition - b.partition),
+          })),
+        });
+        return;
+      }
+      // abandon: the same command again finished it, and nothing outside the state changed
+      const killedPids = killed.map((k) => k.pid);
+      const last = [...j.workers].reverse().find((w) => w.args.includes("abandon"));
+      p.outcome = j.outcome;
+      p.rec.record({
+        check: "recovery.completed",
+        name: "the same state abandon, run again in a fresh process, completed the abandonment",
+        kind: "exit-status",
+        witness: "process",
+        expected: { exit: 0 },
+        actual: {
+          process: last?.process ?? null,
+          command: "abandon",
+          exit: last?.code ?? null,
+          signal: last?.signal ?? null,
+          timed_out: last?.timedOut ?? false,
+          pid: last?.pid ?? null,
+          killed_pids: killedPids,
+          outcome: j.outcome,
+          blockers: j.blockers,
+        },
+      });
+      p.rec.record({
+        check: "operator.nothing_mutated",
+        name:
+          "no container, volume, committed offset, group member or topic changed after the apply died",
+        kind: "unchanged",
+        witness: "docker-api+host-fs+kafka-tools",
+        expected: atDeath,
+        actual: await runtimeSnapshot(p),
+      });
+      const st = await fx.state();
+      p.rec.record({
+        check: "state.control_cleared",
+        name: "no pending control is left",
+        kind: "absent",
+        witness: stateWitness,
+        expected: ["control"],
+        actual: st.documents,
+      });
+      p.rec.record({
+        check: "audit.abandoned_once",
+        name: "the abandonment of this operation is recorded exactly once",
+        kind: "equal",
+        witness: stateWitness,
+        expected: [j.operationId],
+        actual: st.history.filter((e) => e.kind === "operation_abandoned").map((e) =>
+          e.operation_id
+        ),
+      });
+      p.rec.record({
+        check: "audit.no_receipt",
+        name: "no completion receipt for the abandoned operation",
+        kind: "absent",
+        witness: stateWitness,
+        expected: [j.operationId],
+        actual: st.receipts.map((r) => r.operation_id),
+      });
+      p.rec.record({
+        check: "generation.serial",
+        name: "the ownership serial is unchanged (an abandonment changes no owner)",
+        kind: "equal",
+        witness: stateWitness,
+        expected: { before: p.before.serial, after: p.before.serial },
+        actual: { before: p.before.serial, after: st.ownership?.serial ?? null },
+      });
+      p.rec.record({
+        check: "state.sealed_entries",
+        name: "every sealed entry hashes to its checksum",
+        kind: "equal",
+        witness: stateWitness,
+        expected: [],
+        actual: st.bad_seals,
+      });
+      const planned = await cli(fx.history, "cli-plan-after", "plan", [
+        "plan",
+        "--project",
+        fx.project.dir,
+      ], fx.workerEnv);
+      const noop = (planned.json?.data as { noop?: boolean } | null)?.noop;
+      p.rec.record({
+        check: "plan.not_noop",
+        name:
+          'the next plan never says "No changes": the runner the operation removed is reported (a plan or a blocker)',
+        kind: "equal",
+        witness: "sluice",
+        expected: { noop: false },
+        actual: {
+          noop: noop === true ? true : planned.code === 0 || planned.code === 4 ? false : null,
+        },
+      });
     },
   );
 }

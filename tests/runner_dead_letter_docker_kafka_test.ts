@@ -14,19 +14,24 @@
  *
  * And the create journey through sluice (manifest → artifact → runner): a starter project with
  * `on_invalid: dead_letter` plans the dead-letter topic like the output topic, `apply` creates
- * and owns it, the runner dead-letters a bad record into it, and the next plan is a no-op.
+ * and owns it and binds its ID in the mounted plan, the runner dead-letters a bad record into it,
+ * and the next plan is a no-op; a predicate replacement binds the same ID in its reviewed
+ * evidence and candidate, whose runner dead-letters into the same topic.
  */
 import nodeAssert from "node:assert/strict";
 import { sharedEnv } from "../harness/env.ts";
 import {
   committedOffsets,
   createTopic,
+  describeCluster,
   produce as produceText,
   readAll,
   waitForRecords,
 } from "../harness/kafka.ts";
 import { starterProject } from "../harness/project.ts";
 import { apply, plan } from "../lib/runtime/session.ts";
+import { writePlanFile } from "../lib/plan/plan_file.ts";
+import { executeReviewed } from "../lib/runtime/replacement/execute.ts";
 import { parseRunnerStop } from "../lib/artifact/runner_exits.ts";
 import {
   amountAtLeastAndPaid,
@@ -152,7 +157,7 @@ Deno.test({
         clusterId: env.clusterId,
         inputTopicId: input.id,
         outputTopicId: output.id,
-        ...(deadLetter ? { deadLetterTopic: deadLetter.name } : {}),
+        ...(deadLetter ? { deadLetter: { topic: deadLetter.name, id: deadLetter.id } } : {}),
       };
       const plan = await writePlan(dir, appId, spec);
       const container = (generation: string, args?: string[]): RunnerContainer => {
@@ -175,7 +180,7 @@ Deno.test({
       assertEquals(init.code, 0, init.stdout + init.stderr.slice(-2000));
       const committed = async () =>
         (await committedOffsets(env.bootstrapHost, appId, input.name)).get(0);
-      return { appId, output, deadLetter, plan, container, committed };
+      return { appId, output, deadLetter, spec, plan, container, committed };
     };
 
     try {
@@ -238,6 +243,34 @@ Deno.test({
           assertEquals((await consume(s.deadLetter!.name)).length, 1, "no dead letter twice");
           await docker(["stop", "-t", "30", `${s.appId}-g2`]);
           assertEquals(await exitCode(`${s.appId}-g2`), 143);
+
+          // the gate checks the dead-letter topic's ID like the output's: a plan bound to
+          // another ID (the topic deleted and recreated since) stops before consuming (exit 12)
+          const other = await writePlan(dir, `${s.appId}-other-dlq`, {
+            ...s.spec,
+            deadLetter: { topic: s.deadLetter!.name, id: s.output.id },
+          });
+          const g3 = {
+            ...s.container("g3"),
+            planPath: other.path,
+            planSha256: other.sha256,
+          };
+          // bounded: a gate that let it through would leave it RUNNING, not exited
+          await startRunner(g3);
+          const refused = await waitFor(`${g3.name} to stop at the gate`, async () => {
+            const state = (await docker(["inspect", "-f", "{{.State.Status}}", g3.name])).stdout;
+            if (state.trim() === "exited") return await exitCode(g3.name);
+            const logs = (await docker(["logs", g3.name])).stdout;
+            return logs.includes("SLUICE_RUNNER_STATE RUNNING ") ? "RUNNING" : undefined;
+          }, 90_000);
+          assertEquals(refused, 12, (await docker(["logs", g3.name])).stdout);
+          const why = await lastStdoutJson(g3.name);
+          assertEquals(why.reason, "IDENTITY_TOPIC_MISMATCH");
+          assert(
+            String(why.detail).startsWith(`dead-letter topic ${s.deadLetter!.name} has ID`),
+            String(why.detail),
+          );
+          assertEquals(await s.committed(), 4n, "nothing consumed");
         },
       );
 
@@ -335,6 +368,67 @@ Deno.test({
         const again = await plan({ dir: p.dir });
         assertEquals(again.plan.actions, []);
         assertEquals(again.plan.blockers, []);
+        // the runner's mounted plan binds the dead-letter topic's ID, as the broker reports it
+        const ids = await describeCluster(env.bootstrapHost, [dlq]);
+        const plans = `${p.dir}/.sluice/runtime/plans`;
+        const mounted = [];
+        for await (const f of Deno.readDir(plans)) {
+          mounted.push(JSON.parse(await Deno.readTextFile(`${plans}/${f.name}`)));
+        }
+        assertEquals(mounted.length, 1);
+        assertEquals(mounted[0].identity.dead_letter_topic_id, ids.topicIds[dlq]);
+
+        // a predicate replacement keeps the policy: the reviewed evidence binds the dead-letter
+        // topic's ID, the candidate's mounted plan carries it and passes the runner's gate, and
+        // the new generation dead-letters into the same topic
+        await p.setPredicate("amount >= 200 AND paid = TRUE");
+        const reviewed = await plan({ dir: p.dir });
+        assertEquals(reviewed.plan.blockers, []);
+        assertEquals(reviewed.plan.format, 6);
+        const action = reviewed.plan.typed_action!.action;
+        assertEquals(
+          (action.evidence.identities as Record<string, unknown>).dead_letter_topic_id,
+          ids.topicIds[dlq],
+        );
+        const planPath = `${p.dir}/replace.plan.json`;
+        await writePlanFile(planPath, reviewed.plan);
+        await executeReviewed({ dir: p.dir, planPath, extraLabels: env.labels });
+        const candidatePlans = [];
+        for await (const f of Deno.readDir(plans)) {
+          const m = JSON.parse(await Deno.readTextFile(`${plans}/${f.name}`));
+          const prior = JSON.stringify(mounted[0].artifact.predicate);
+          if (JSON.stringify(m.artifact.predicate) !== prior) candidatePlans.push(m);
+        }
+        assertEquals(candidatePlans.length, 1);
+        assertEquals(candidatePlans[0].identity.dead_letter_topic_id, ids.topicIds[dlq]);
+        assertEquals(candidatePlans[0].artifact.on_invalid, { policy: "dead_letter", topic: dlq });
+        await produceText(env.bootstrapHost, p.inputTopic, [
+          { key: "bad2", value: '{"order_id":"z","amount":true}', partition: 0 },
+          {
+            key: "small",
+            value: '{"order_id":"s","amount":150,"paid":true,"customer":null}',
+            partition: 0,
+          },
+          {
+            key: "big",
+            value: '{"order_id":"b","amount":900,"paid":true,"customer":null}',
+            partition: 0,
+          },
+        ]);
+        const dead2 = await waitForRecords(env.bootstrapHost, dlq, 2, { timeoutMs: 90_000 });
+        assertEquals(dead2.map((r) => r.key), ["bad", "bad2"]);
+        for (let i = 0; i < 100 && out.length < 2; i++) {
+          out = (await readAll(env.bootstrapHost, p.outputTopic, { partitions: [0, 1, 2] }))
+            .map((r) => `${r.key}=${r.value}`);
+          if (out.length < 2) await new Promise((r) => setTimeout(r, 300));
+        }
+        assertEquals(out.sort(), [
+          'big={"order_id":"b","amount":900,"paid":true}',
+          'good={"order_id":"y","amount":500,"paid":true}',
+        ]);
+        const after = await plan({ dir: p.dir });
+        assertEquals(after.plan.actions, []);
+        assertEquals(after.plan.blockers, []);
         await Deno.remove(p.dir, { recursive: true });
       });
     } finally {

@@ -92,8 +92,8 @@ export interface PlanSpec {
   clusterId: string;
   inputTopicId: string;
   outputTopicId: string;
-  /** `on_invalid: dead_letter` to this topic (absent: stop). */
-  deadLetterTopic?: string;
+  /** `on_invalid: dead_letter` to this topic, bound with its ID (absent: stop). */
+  deadLetter?: { topic: string; id: string };
 }
 
 /** The orders schema used by the runner tests. */
@@ -125,8 +125,8 @@ export function planBytes(spec: PlanSpec): { text: string; sha256: string } {
     network: spec.network,
     initial_offsets: "earliest",
     ownership: { managed_by: "sluice", project: "rt", environment: null },
-    ...(spec.deadLetterTopic
-      ? { on_invalid: { policy: "dead_letter", topic: spec.deadLetterTopic } }
+    ...(spec.deadLetter
+      ? { on_invalid: { policy: "dead_letter", topic: spec.deadLetter.topic } }
       : {}),
   };
   const plan = {
@@ -139,6 +139,7 @@ export function planBytes(spec: PlanSpec): { text: string; sha256: string } {
       cluster_id: spec.clusterId,
       input_topic_id: spec.inputTopicId,
       output_topic_id: spec.outputTopicId,
+      ...(spec.deadLetter ? { dead_letter_topic_id: spec.deadLetter.id } : {}),
     },
   };
   const text = canonicalJson(plan);

@@ -278,7 +278,13 @@ function consistencyErrors(c: CaseEvidence): string[] {
   const out: string[] = [];
   const at = `case ${c.id}`;
   const find = (check: string) => c.assertions.filter((a) => a.check === check);
-  for (const a of [...find("fault.killed_at_site"), ...find("rejection.stopped_at_site")]) {
+  for (
+    const a of [
+      ...find("fault.killed_at_site"),
+      ...find("fault.pre_operator_kill"),
+      ...find("rejection.stopped_at_site"),
+    ]
+  ) {
     const x = a.actual as { process?: string; signal?: string; fired?: string | null };
     const site = (a.expected as { site?: string }).site;
     const proc = x?.process;
@@ -309,7 +315,12 @@ function consistencyErrors(c: CaseEvidence): string[] {
     }
   }
   const stopped = c.samples.filter(stoppedSample).map((s) => s.offsets);
-  for (const a of find("offsets.stopped_equal_close")) {
+  for (
+    const a of [
+      ...find("offsets.stopped_equal_close"),
+      ...find("offsets.stopped_close_or_retained"),
+    ]
+  ) {
     if (stableJson(a.actual) !== stableJson(stopped)) {
       out.push(`${at}: ${describe(a)}: the list is not the samples taken while stopped`);
     }

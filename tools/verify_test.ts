@@ -17,6 +17,8 @@ import {
   expectedCaseIds,
   inventory,
   matrixJourney,
+  operatorDecision,
+  PRE_OPERATOR_FAULT,
   PROBE_FILES,
   type ProbeName,
   randomKillCases,
@@ -272,6 +274,145 @@ function connectorCompletion(site: string): Assertion[] {
   return out;
 }
 
+/** The checks of an operator case (its decision at `site`, the same decision again). */
+function operatorCompletion(site: string): Assertion[] {
+  const pre = killed("worker-1", PRE_OPERATOR_FAULT, "fault.pre_operator_kill");
+  const noControl = a({
+    check: "state.control_cleared",
+    name: "no control",
+    kind: "absent",
+    witness: "state-files",
+    expected: ["control"],
+    actual: ["history", "ownership"],
+  });
+  const fresh = a({
+    check: "recovery.completed",
+    name: "the same decision again",
+    kind: "exit-status",
+    witness: "process",
+    expected: { exit: 0 },
+    actual: {
+      process: "worker-3",
+      exit: 0,
+      signal: null,
+      timed_out: false,
+      pid: 303,
+      killed_pids: [101, 202],
+    },
+  });
+  if (operatorDecision(site) === "abandon") {
+    const runtime = { containers: [], offsets: CLOSE, topic_ids: TOPIC_IDS };
+    return [
+      pre,
+      fresh,
+      a({
+        check: "operator.nothing_mutated",
+        name: "nothing mutated",
+        kind: "unchanged",
+        witness: "docker-api+host-fs+kafka-tools",
+        expected: runtime,
+        actual: runtime,
+      }),
+      noControl,
+      a({
+        check: "audit.abandoned_once",
+        name: "abandoned once",
+        kind: "equal",
+        witness: "state-files",
+        expected: [OP],
+        actual: [OP],
+      }),
+      a({
+        check: "audit.no_receipt",
+        name: "no receipt",
+        kind: "absent",
+        witness: "state-files",
+        expected: [OP],
+        actual: [],
+      }),
+      a({
+        check: "generation.serial",
+        name: "serial unchanged",
+        kind: "equal",
+        witness: "state-files",
+        expected: { before: 1, after: 1 },
+        actual: { before: 1, after: 1 },
+      }),
+      a({
+        check: "plan.not_noop",
+        name: "never No changes",
+        kind: "equal",
+        witness: "sluice",
+        expected: { noop: false },
+        actual: { noop: false },
+      }),
+    ];
+  }
+  const accepted = { ...CLOSE, "0": "5" };
+  return [
+    pre,
+    fresh,
+    a({
+      check: "offsets.moved_to_retained",
+      name: "moved to the earliest retained",
+      kind: "equal",
+      witness: "kafka-tools+kafka-admin",
+      expected: accepted,
+      actual: accepted,
+    }),
+    a({
+      check: "audit.decision_recorded",
+      name: "decision recorded",
+      kind: "equal",
+      witness: "state-files+kafka-admin",
+      expected: [{ operation_id: OP, partitions: [{ partition: 0, from: "3", to: "5" }] }],
+      actual: [{ operation_id: OP, partitions: [{ partition: 0, from: "3", to: "5" }] }],
+    }),
+    a({
+      check: "offsets.stopped_close_or_retained",
+      name: "close or accepted while stopped",
+      kind: "subset",
+      witness: "kafka-tools+kafka-admin+state-files",
+      expected: [CLOSE, accepted],
+      actual: [CLOSE],
+    }),
+    ...completion(1, true).filter((x) =>
+      x.check !== "recovery.completed" && x.check !== "offsets.stopped_equal_close" &&
+      x.check !== "lineage.conformant"
+    ),
+    noControl,
+  ];
+}
+
+/** An operator case's history: the apply dies stopped, the armed decision dies, then again. */
+function operatorHistory(site: string) {
+  const h = history(PRE_OPERATOR_FAULT);
+  return [
+    ...h.slice(0, 2),
+    {
+      process: "worker-2",
+      type: "invoke" as const,
+      f: "decision",
+      value: { args: [], fault: site },
+      time: at(2200),
+    },
+    {
+      process: "worker-2",
+      type: "info" as const,
+      f: "decision",
+      value: { exit: 137, signal: "SIGKILL", fired: site, pid: 202 },
+      time: at(2400),
+    },
+    {
+      process: "worker-3",
+      type: "ok" as const,
+      f: "decision",
+      value: { exit: 0, pid: 303 },
+      time: at(3000),
+    },
+  ];
+}
+
 function killed(process: string, site: string, check: string): Assertion {
   return a({
     check,
@@ -370,9 +511,14 @@ function buildCase(probe: ProbeName, id: string): CaseEvidence {
       ? createCompletion()
       : journey === "connector"
       ? connectorCompletion(c.boundary)
+      : journey === "operator"
+      ? operatorCompletion(c.boundary)
       : completion(1, true);
     if (journey === "create" || journey === "connector") c.samples = [];
-    c.assertions = [killed("worker-1", head, "fault.killed_at_site"), ...rest];
+    if (journey === "operator") {
+      c.history = operatorHistory(head);
+      c.assertions = [killed("worker-2", head, "fault.killed_at_site"), ...rest];
+    } else c.assertions = [killed("worker-1", head, "fault.killed_at_site"), ...rest];
   } else if (probe === "rejections") {
     const spec = REJECTIONS.find((r) => r.name === head)!;
     c.params = { code: spec.code, stop_at: spec.stopAt };
@@ -662,6 +808,36 @@ Deno.test("a random kill's delay is recomputed from the recorded seed", async ()
     errors.some((e) => e.includes(doc.cases[3].id) && /is not the seed's/.test(e)),
     errors.join("\n"),
   );
+});
+
+Deno.test("operator cases hold their decision's checks, with the code's pins", async () => {
+  const doc = evidence("fault-matrix");
+  const abandon = doc.cases.find((c) => c.boundary === "journal.abandon")!;
+  const accept = doc.cases.find((c) => c.boundary === "kafka.move_offsets_to_retained")!;
+  const decide = doc.cases.find((c) => c.boundary === "journal.operator_decision")!;
+  const state = doc.cases.find((c) => c.boundary === "state.postgres.abandon.commit")!;
+  abandon.assertions = abandon.assertions.filter((x) => x.check !== "operator.nothing_mutated");
+  accept.assertions = accept.assertions.filter((x) => x.check !== "offsets.moved_to_retained");
+  // the decision's pre-kill names another site; the abandonment's witness is sluice itself
+  const pre = decide.assertions.find((x) => x.check === "fault.pre_operator_kill")!;
+  pre.expected = { signal: "SIGKILL", site: "journal.action_started:after" };
+  pre.ok = false;
+  const mutated = state.assertions.find((x) => x.check === "operator.nothing_mutated")!;
+  mutated.witness = "sluice";
+  const stopped = accept.assertions.find((x) => x.check === "offsets.stopped_close_or_retained")!;
+  stopped.actual = [AFTER];
+  stopped.ok = judge(stopped, conforms).ok;
+  const errors = await errorsOf(doc);
+  const has = (id: string, re: RegExp) =>
+    assert.ok(
+      errors.some((e) => e.includes(id) && re.test(e)),
+      `${id} ${re}\n${errors.join("\n")}`,
+    );
+  has(abandon.id, /missing required assertion operator\.nothing_mutated/);
+  has(accept.id, /missing required assertion offsets\.moved_to_retained/);
+  has(accept.id, /stopped_close_or_retained.*the list is not the samples taken while stopped/);
+  has(decide.id, /fault\.pre_operator_kill.*is not the code's pre-operator site/);
+  has(state.id, /operator\.nothing_mutated.*is not independent of sluice/);
 });
 
 Deno.test("create and connector cases hold their journey's checks, with the code's pins", async () => {

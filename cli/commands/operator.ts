@@ -91,7 +91,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         [
           `Retention loss accepted for operation ${r.operation_id} (decision ${r.decision.decision_id}${
             r.recorded_now ? "" : ", recorded by an earlier run"
-          }):`,
+          }${r.already_moved ? "; that run also moved the positions, nothing was done now" : ""}):`,
           ...r.decision.partitions.map((x) =>
             `  ${x.topic}-${x.partition}: offsets [${x.from}, ${x.to}) lost (${x.lost} records); position now ${x.to}`
           ),

@@ -130,6 +130,24 @@ export function changedArtifactFields(
   );
 }
 
+/**
+ * The topics a runner of this artifact reads or writes: input, output and, with `on_invalid`,
+ * the dead-letter topic. Each is bound by ID in the mounted plan and checked by the runner.
+ * @example
+ * ```ts
+ * import { runnerTopics } from "./artifact.ts";
+ * import type { RunnerArtifact } from "./artifact.ts";
+ * const topics = (a: RunnerArtifact) => runnerTopics(a); // ["raw_orders", "eligible_orders", "orders_dlq"]
+ * ```
+ */
+export function runnerTopics(artifact: RunnerArtifact): string[] {
+  return [
+    artifact.input.topic,
+    artifact.output.topic,
+    ...(artifact.on_invalid ? [artifact.on_invalid.topic] : []),
+  ];
+}
+
 /** The canonical JSON text of an artifact (the bytes that are hashed and written). */
 export function artifactCanonicalJson(artifact: RunnerArtifact): string {
   return canonicalJson(artifact);

@@ -26,7 +26,7 @@
 import { type FaultSite, guardFaultSwitch, siteLocation } from "./site.ts";
 import { OPERATION_WRITES, REPLACEMENT_SITES, replacementSites } from "../protocol/replacement.ts";
 import { createSites } from "../protocol/create.ts";
-import { operatorSites } from "../protocol/operator.ts";
+import { OPERATOR_SITES, operatorSites } from "../protocol/operator.ts";
 import { connectorSites } from "../protocol/connector.ts";
 import { removalSites } from "../protocol/removal.ts";
 import {
@@ -68,16 +68,19 @@ const TRANSITION_JOURNEYS: Readonly<Record<StateTransition, readonly Journey[]>>
   abandon: ["operator"],
 };
 
+/** The state layer's sites of one transition: each local write's steps, then the commit. */
+function transitionSites(t: StateTransition): FaultSite[] {
+  return [
+    ...LOCAL_WRITE_ORDER[t].flatMap((w) => Object.values(localWriteSites(t, w.file, w.kind))),
+    pgCommitSite(t),
+  ];
+}
+
 /** The state layer's sites (lib/state/sites.ts), each with the journeys that cross it. */
 function stateSites(): Array<[FaultSite, readonly Journey[]]> {
   const out: Array<[FaultSite, readonly Journey[]]> = [];
   for (const t of STATE_TRANSITIONS) {
-    for (const w of LOCAL_WRITE_ORDER[t]) {
-      for (const s of Object.values(localWriteSites(t, w.file, w.kind))) {
-        out.push([s, TRANSITION_JOURNEYS[t]]);
-      }
-    }
-    out.push([pgCommitSite(t), TRANSITION_JOURNEYS[t]]);
+    for (const s of transitionSites(t)) out.push([s, TRANSITION_JOURNEYS[t]]);
   }
   for (const backend of ["local", "postgres"] as const) {
     const locking: Journey[] = ["replacement", "create", "connector", "removal"];
@@ -144,6 +147,38 @@ export function resumeOnlySites(entries: InventoryEntry[] = faultInventory()): S
  * the action started (a death before it is continued by the same `apply --plan`).
  */
 export const PRE_RESUME_FAULT = `${REPLACEMENT_SITES.actionStarted.name}:after`;
+
+/**
+ * Where an apply must die before an operator's decision: the old runner closed and removed, no
+ * candidate created yet — a stopped operation that only the operator's decision (or
+ * `state resume`) can continue.
+ */
+export const PRE_OPERATOR_FAULT = `${REPLACEMENT_SITES.create.name}:before`;
+
+/** An operator's decision about a pending operation: the public command that makes it. */
+export type OperatorDecision = "accept-retention-loss" | "abandon";
+
+/**
+ * Which of the operator's commands crosses a site: `abandon` for the abandonment's own write
+ * and the state layer's `abandon` writes, `accept-retention-loss` for the decision's record,
+ * its offset move and the state layer's `decide` writes; null for a site no operator command
+ * crosses first.
+ *
+ * @example
+ * ```ts
+ * import { operatorDecision } from "./inventory.ts";
+ * console.log(operatorDecision("journal.abandon")); // abandon
+ * console.log(operatorDecision("state.postgres.decide.commit")); // accept-retention-loss
+ * ```
+ */
+export function operatorDecision(site: string): OperatorDecision | null {
+  const named = (sites: FaultSite[]) => sites.some((s) => s.name === site);
+  if (named([OPERATOR_SITES.abandon, ...transitionSites("abandon")])) return "abandon";
+  if (named([OPERATOR_SITES.decision, OPERATOR_SITES.moveOffsets, ...transitionSites("decide")])) {
+    return "accept-retention-loss";
+  }
+  return null;
+}
 
 /**
  * The names of every site.

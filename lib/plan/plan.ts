@@ -697,15 +697,20 @@ function replacementAction(
       model: desired.model,
     });
   }
-  if (!input || !output) {
-    return blocker("BLOCKED_TOPIC_MISSING", "an input or output topic does not exist", {
-      model: desired.model,
-    });
+  // the policy is the same on both sides (a policy change is BLOCKED_INVALID_POLICY_CHANGE)
+  const deadLetter = desired.on_invalid ? obs.kafka.deadLetter ?? null : undefined;
+  if (!input || !output || deadLetter === null) {
+    return blocker(
+      "BLOCKED_TOPIC_MISSING",
+      "an input, output or dead-letter topic does not exist",
+      { model: desired.model },
+    );
   }
   const identities: ProviderIdentities = {
     cluster_id: obs.kafka.clusterId,
     input_topic_id: input.id,
     output_topic_id: output.id,
+    ...(deadLetter ? { dead_letter_topic_id: deadLetter.id } : {}),
     docker_daemon_id: obs.daemonId,
     image_id: obs.image.id,
     network_id: obs.networkId,

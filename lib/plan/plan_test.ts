@@ -14,6 +14,8 @@ import type {
   ProjectObservation,
   RunnerObservation,
 } from "../validation/observation.ts";
+import { targetOfArtifact } from "../validation/observation.ts";
+import { reviewedEvidence } from "../validation/reviewed_evidence.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
 import { isNoop, planProject, typedActionSha256 } from "./plan.ts";
 import type { Plan, PlanInput } from "./plan.ts";
@@ -21,6 +23,7 @@ import type { Plan, PlanInput } from "./plan.ts";
 const CLUSTER = "Zk7Jw2vLQmC8y1m0a6Fh3A";
 const IN_ID = "bW9yZS1pbnB1dC10b3BpYw";
 const OUT_ID = "b3V0cHV0LXRvcGljLWlkAA";
+const DLQ_ID = "ZGVhZC1sZXR0ZXItdG9waWM";
 const VOLUME_INSTANCE = "0b6c7a0e-5c0e-4f0e-9c43-6f1f0c9d1e01";
 const STORE: StoreIdentity = {
   store_id: "11111111-2222-4333-8444-555555555555",
@@ -59,6 +62,7 @@ function ownershipOf(owned: RunnerArtifact, serial = 1): OwnershipDocument {
     topics: [
       { name: owned.output.topic, topic_id: OUT_ID },
       { name: owned.input.topic, topic_id: IN_ID },
+      ...(owned.on_invalid ? [{ name: owned.on_invalid.topic, topic_id: DLQ_ID }] : []),
     ],
     runners: [{
       model: owned.model,
@@ -76,6 +80,7 @@ function runningContainer(running: RunnerArtifact): ContainerEvidence {
     cluster_id: CLUSTER,
     input_topic_id: IN_ID,
     output_topic_id: OUT_ID,
+    ...(running.on_invalid ? { dead_letter_topic_id: DLQ_ID } : {}),
   });
   const { bytes, sha256 } = mountedPlanBytes(mounted);
   const generation = "6a1f0f4e-8d8e-4a55-9b0e-2a1b3c4d5e6f/0";
@@ -125,13 +130,7 @@ function observationOf(
   const deployed = running !== null;
   const r: RunnerObservation = {
     applicationId: target.application_id,
-    target: {
-      applicationId: target.application_id,
-      inputTopic: target.input.topic,
-      outputTopic: target.output.topic,
-      image: target.image,
-      network: target.network,
-    },
+    target: targetOfArtifact(target),
     observedAt: NOW,
     daemonId: "DAEMON:ID",
     image: { id: target.image, env: ["PATH=/usr/bin"] },
@@ -158,6 +157,13 @@ function observationOf(
       clusterId: CLUSTER,
       input: deployed ? { name: target.input.topic, id: IN_ID, partitions: 3 } : null,
       output: deployed ? { name: target.output.topic, id: OUT_ID, partitions: 3 } : null,
+      ...(target.on_invalid
+        ? {
+          deadLetter: deployed
+            ? { name: target.on_invalid.topic, id: DLQ_ID, partitions: 1 }
+            : null,
+        }
+        : {}),
       group: deployed
         ? {
           state: "Stable",
@@ -186,6 +192,7 @@ function topicsOf(a: RunnerArtifact) {
   return new Map([
     [a.input.topic, { id: IN_ID, partitions: 3 }],
     [a.output.topic, { id: OUT_ID, partitions: 3 }],
+    ...(a.on_invalid ? [[a.on_invalid.topic, { id: DLQ_ID, partitions: 1 }] as const] : []),
   ]);
 }
 
@@ -906,4 +913,45 @@ Deno.test("planner: a model declared again after a removal resumes from what was
   // another input topic than the one the kept offsets are for
   ownership.retained = [{ ...kept, input_topic: "other_topic" }];
   assert.deepEqual(codes(planWith(obsOf())), ["BLOCKED_RETAINED_MISMATCH"]);
+});
+
+Deno.test("planner: a predicate change of a dead-letter model binds the dead-letter topic's ID in the reviewed evidence", async () => {
+  const running = (await desired({ manifest: withDeadLetter })).compiled.artifacts[0].artifact;
+  const want = await desired({
+    manifest: withDeadLetter,
+    sql: (t) => t.replace("amount >= 100", "amount >= 200"),
+  });
+  const plan = planAgainst(want, running);
+  assert.deepEqual(plan.blockers, []);
+  const action = plan.actions[0];
+  assert.equal(action.type, "replace_runner_predicate");
+  if (action.type !== "replace_runner_predicate") return;
+  const ev = reviewedEvidence(action);
+  assert.equal(ev.identities.dead_letter_topic_id, DLQ_ID);
+  assert.deepEqual(ev.desired_artifact.on_invalid, ev.prior_artifact.on_invalid);
+  // evidence that lost the binding (or binds one for a model that stops) is refused
+  const { dead_letter_topic_id: _, ...without } = ev.identities;
+  assert.throws(
+    () => reviewedEvidence({ ...action, evidence: { ...action.evidence, identities: without } }),
+    /evidence\.identities has fields/,
+  );
+
+  // the dead-letter topic deleted and recreated under the running model: blocked, no action
+  const obs = observationOf(want.compiled.artifacts[0].artifact, running);
+  obs.runners[0].kafka.deadLetter = {
+    name: "eligible_orders_dlq",
+    id: "cmVjcmVhdGVk",
+    partitions: 1,
+  };
+  const recreated = planAgainst(want, running, { observation: obs });
+  assert.ok(codes(recreated).includes("BLOCKED_TOPIC_REPLACED"), codes(recreated).join());
+  assert.ok(
+    recreated.blockers.some((b) => b.message.startsWith("dead-letter topic eligible_orders_dlq")),
+  );
+  assert.equal(recreated.typed_action, null);
+  // and gone
+  obs.runners[0].kafka.deadLetter = null;
+  const gone = planAgainst(want, running, { observation: obs });
+  assert.ok(codes(gone).includes("BLOCKED_TOPIC_MISSING"), codes(gone).join());
+  assert.equal(gone.typed_action, null);
 });

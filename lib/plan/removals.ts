@@ -52,7 +52,14 @@ export interface RemoveRunnerAction {
   /** The exact generation observed when the plan was made. */
   container: RemovedGeneration;
   /** What the generation runs on (read from its mounted plan): how apply observes it again. */
-  runner: { input_topic: string; output_topic: string; image: string; network: string };
+  runner: {
+    input_topic: string;
+    output_topic: string;
+    /** The dead-letter topic (`on_invalid: dead_letter`); absent when the model stops. */
+    dead_letter_topic?: string;
+    image: string;
+    network: string;
+  };
   /** The owned state volume (kept). */
   volume: { name: string; instance_id: string };
   /** What the removal keeps: nothing of it is deleted. */
@@ -63,7 +70,7 @@ export interface RemoveRunnerAction {
     consumer_group: string;
     /** The committed offsets observed when the plan was made (lower bounds: it runs until stopped). */
     committed: Array<{ topic: string; partition: number; offset: string }>;
-    /** The input and output topics (and their records). */
+    /** The input, output and dead-letter topics (and their records). */
     topics: string[];
   };
 }
@@ -148,6 +155,7 @@ export function planRunnerRemovals(
       runner: {
         input_topic: obs.target.inputTopic,
         output_topic: obs.target.outputTopic,
+        ...(obs.target.deadLetterTopic ? { dead_letter_topic: obs.target.deadLetterTopic } : {}),
         image: obs.target.image,
         network: obs.target.network,
       },
@@ -158,7 +166,11 @@ export function planRunnerRemovals(
         committed: Object.entries(obs.kafka.committed)
           .map(([p, offset]) => ({ topic: obs.target.inputTopic, partition: Number(p), offset }))
           .sort((a, b) => a.partition - b.partition),
-        topics: [obs.target.inputTopic, obs.target.outputTopic],
+        topics: [
+          obs.target.inputTopic,
+          obs.target.outputTopic,
+          ...(obs.target.deadLetterTopic ? [obs.target.deadLetterTopic] : []),
+        ],
       },
     });
   }

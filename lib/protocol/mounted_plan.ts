@@ -21,6 +21,22 @@ export const MOUNTED_PLAN_FORMAT = "sluice.runner-plan";
 /** Its version. */
 export const MOUNTED_PLAN_VERSION = 1;
 
+/**
+ * The runtime identities a mounted plan binds: the cluster, and the topic ID of each topic the
+ * runner reads or writes. `dead_letter_topic_id` is present exactly when the artifact has
+ * `on_invalid` (so the mounted plans of models that do not opt in keep their bytes).
+ */
+export interface MountedIdentity {
+  /** The Kafka cluster ID. */
+  cluster_id: string;
+  /** The input topic's ID (base64url UUID). */
+  input_topic_id: string;
+  /** The output topic's ID. */
+  output_topic_id: string;
+  /** The dead-letter topic's ID, exactly when the artifact has `on_invalid`. */
+  dead_letter_topic_id?: string;
+}
+
 /** The plan a runner container mounts. */
 export interface MountedPlan {
   format: typeof MOUNTED_PLAN_FORMAT;
@@ -28,15 +44,20 @@ export interface MountedPlan {
   artifact: RunnerArtifact;
   artifact_sha256: string;
   bootstrap_servers: string;
-  identity: { cluster_id: string; input_topic_id: string; output_topic_id: string };
+  identity: MountedIdentity;
 }
 
-/** Build the mounted plan for an artifact and the observed identities. */
+/**
+ * Build the mounted plan for an artifact and the observed identities. The dead-letter topic ID
+ * must be given exactly when the artifact has `on_invalid` (`PLAN_MOUNTED_INVALID` otherwise:
+ * a runner must never start with a dead-letter topic it cannot check).
+ */
 export function buildMountedPlan(
   artifact: RunnerArtifact,
   bootstrapServers: string,
-  identity: MountedPlan["identity"],
+  identity: MountedIdentity,
 ): MountedPlan {
+  checkDeadLetterBinding(artifact, identity);
   return {
     format: MOUNTED_PLAN_FORMAT,
     version: MOUNTED_PLAN_VERSION,
@@ -87,11 +108,36 @@ export function parseMountedPlan(bytes: Uint8Array): MountedPlan {
     throw invalid("artifact_sha256 does not match the embedded artifact");
   }
   const id = v.identity as Record<string, unknown>;
-  for (const k of ["cluster_id", "input_topic_id", "output_topic_id"]) {
-    if (typeof id?.[k] !== "string") throw invalid(`identity.${k} must be a string`);
+  if (id === null || typeof id !== "object" || Array.isArray(id)) {
+    throw invalid("identity must be an object");
   }
+  for (const k of ["cluster_id", "input_topic_id", "output_topic_id"]) {
+    if (typeof id[k] !== "string") throw invalid(`identity.${k} must be a string`);
+  }
+  for (const k of Object.keys(id)) {
+    if (!IDENTITY_KEYS.includes(k)) throw invalid(`identity.${k} is not a known field`);
+  }
+  if ("dead_letter_topic_id" in id && typeof id.dead_letter_topic_id !== "string") {
+    throw invalid("identity.dead_letter_topic_id must be a string");
+  }
+  checkDeadLetterBinding(artifact, id as unknown as MountedIdentity);
   if (typeof v.bootstrap_servers !== "string") throw invalid("bootstrap_servers must be a string");
   return value as MountedPlan;
+}
+
+const IDENTITY_KEYS = ["cluster_id", "input_topic_id", "output_topic_id", "dead_letter_topic_id"];
+
+/** `dead_letter_topic_id` is bound exactly when the artifact has `on_invalid`. */
+function checkDeadLetterBinding(artifact: RunnerArtifact, identity: MountedIdentity): void {
+  const bound = identity.dead_letter_topic_id !== undefined;
+  if (artifact.on_invalid && !bound) {
+    throw invalid(
+      `identity.dead_letter_topic_id is missing: the artifact sends undecodable records to ${artifact.on_invalid.topic}`,
+    );
+  }
+  if (!artifact.on_invalid && bound) {
+    throw invalid("identity.dead_letter_topic_id is bound, but the artifact has no on_invalid");
+  }
 }
 
 function invalid(message: string): SluiceError {

@@ -268,7 +268,7 @@ const ROWS = [
     step: "start",
     site: S.start,
     wait: "ready",
-    blockers: [...RECORDED_CANDIDATE, ...STOPPED],
+    blockers: [...RECORDED_CANDIDATE, ...STOPPED, "BLOCKED_CANDIDATE_START_REFUSED"],
   },
   {
     id: "record_action_completed",
@@ -300,7 +300,12 @@ const ROWS = [
     step: "start",
     site: S.start,
     wait: "ready",
-    blockers: [...RECORDED_CANDIDATE, ...STOPPED, "BLOCKED_CANDIDATE_STARTUP_FAILED"],
+    blockers: [
+      ...RECORDED_CANDIDATE,
+      ...STOPPED,
+      "BLOCKED_CANDIDATE_STARTUP_FAILED",
+      "BLOCKED_CANDIDATE_START_REFUSED",
+    ],
   },
   {
     id: "restart_candidate",
@@ -320,6 +325,7 @@ const ROWS = [
       "BLOCKED_OFFSET_REGRESSION",
       "BLOCKED_CANDIDATE_FAILED",
       "BLOCKED_CANDIDATE_CLOSED",
+      "BLOCKED_CANDIDATE_START_REFUSED",
     ],
   },
   {

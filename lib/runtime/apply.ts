@@ -46,6 +46,7 @@
  */
 import { SluiceError } from "../errors.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
+import { runnerTopics } from "../artifact/artifact.ts";
 import { atSite } from "../fault/site.ts";
 import { pendingCommands, type Plan, type PlannedAction, type RunnerResume } from "../plan/plan.ts";
 import { verifyPlanCurrent } from "../plan/plan_file.ts";
@@ -64,6 +65,7 @@ import type { DockerPort } from "../providers/docker/port.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import { blockerError } from "../validation/blocker.ts";
 import type { RunnerObservation, RunnerTarget } from "../validation/observation.ts";
+import { targetOfArtifact } from "../validation/observation.ts";
 import { createSite } from "../protocol/create.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
 import { type Clock, isoNow, RANDOM_UUIDS, sleep, SYSTEM_CLOCK, type UuidSource } from "./deps.ts";
@@ -774,13 +776,7 @@ function artifactOf(plan: Plan, model: string): RunnerArtifact {
 
 /** The observer's target for an artifact. */
 export function targetOf(artifact: RunnerArtifact): RunnerTarget {
-  return {
-    applicationId: artifact.application_id,
-    inputTopic: artifact.input.topic,
-    outputTopic: artifact.output.topic,
-    image: artifact.image,
-    network: artifact.network,
-  };
+  return targetOfArtifact(artifact);
 }
 
 /** The pinned image (never pulled or built here) and the network must exist. */
@@ -929,19 +925,20 @@ async function createRunner(
     });
   }
 
-  const cluster = await ctx.kafka.describe([artifact.input.topic, artifact.output.topic]);
-  const input = cluster.topics.get(artifact.input.topic);
-  const output = cluster.topics.get(artifact.output.topic);
-  if (!input || !output) {
-    throw new SluiceError(
-      "BLOCKED_TOPIC_MISSING",
-      `topic ${!input ? artifact.input.topic : artifact.output.topic} does not exist`,
-    );
+  // the topics the runner reads and writes, bound by ID into its mounted plan (the dead-letter
+  // topic too: the runner's gate then refuses one deleted and recreated since)
+  const names = runnerTopics(artifact);
+  const cluster = await ctx.kafka.describe(names);
+  const missing = names.find((n) => !cluster.topics.has(n));
+  if (missing !== undefined) {
+    throw new SluiceError("BLOCKED_TOPIC_MISSING", `topic ${missing} does not exist`);
   }
+  const topicId = (name: string) => cluster.topics.get(name)!.id;
   const mounted = buildMountedPlan(artifact, ctx.bootstrapInternal, {
     cluster_id: cluster.clusterId,
-    input_topic_id: input.id,
-    output_topic_id: output.id,
+    input_topic_id: topicId(artifact.input.topic),
+    output_topic_id: topicId(artifact.output.topic),
+    ...(artifact.on_invalid ? { dead_letter_topic_id: topicId(artifact.on_invalid.topic) } : {}),
   });
   const { bytes, sha256 } = mountedPlanBytes(mounted);
   const planPath = await writeMountedPlanFile(ctx.plansDir, bytes, sha256);

@@ -106,7 +106,13 @@ export async function observeRunners(
   const { docker, kafka } = ports;
   const observedAt = isoNow(ports.clock ?? SYSTEM_CLOCK);
   const appIds = [...new Set(targets.map((t) => t.applicationId))];
-  const topics = [...new Set(targets.flatMap((t) => [t.inputTopic, t.outputTopic]))];
+  const topics = [
+    ...new Set(
+      targets.flatMap((
+        t,
+      ) => [t.inputTopic, t.outputTopic, ...(t.deadLetterTopic ? [t.deadLetterTopic] : [])]),
+    ),
+  ];
   const images = distinct(
     targets.map((t) => t.image),
     (id) =>
@@ -177,6 +183,9 @@ export async function observeRunners(
         clusterId: cluster.clusterId,
         input,
         output,
+        ...(target.deadLetterTopic
+          ? { deadLetter: cluster.topics.get(target.deadLetterTopic) ?? null }
+          : {}),
         group: { state: group.state, members: group.members },
         committed: Object.fromEntries(
           [...(offsets ?? new Map<number, bigint>())].map(([p, o]) => [String(p), o.toString()]),

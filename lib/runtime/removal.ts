@@ -43,10 +43,11 @@ import {
 import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { Json } from "../state/_canonical.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
-import type {
-  ContainerEvidence,
-  RunnerObservation,
-  RunnerTarget,
+import {
+  type ContainerEvidence,
+  type RunnerObservation,
+  type RunnerTarget,
+  targetOfArtifact,
 } from "../validation/observation.ts";
 import { validateArtifact } from "../artifact/artifact.ts";
 import { type Clock, isoNow, sleep, SYSTEM_CLOCK } from "./deps.ts";
@@ -115,6 +116,7 @@ function targetOfRemoval(a: RemoveRunnerAction): RunnerTarget {
     applicationId: a.application_id,
     inputTopic: a.runner.input_topic,
     outputTopic: a.runner.output_topic,
+    ...(a.runner.dead_letter_topic ? { deadLetterTopic: a.runner.dead_letter_topic } : {}),
     image: a.runner.image,
     network: a.runner.network,
   };
@@ -155,13 +157,7 @@ export async function removalTargets(
     try {
       const artifact = validateArtifact(parseMountedPlan(bytes).artifact);
       if (artifact.application_id !== r.application_id) continue;
-      out.push({
-        applicationId: artifact.application_id,
-        inputTopic: artifact.input.topic,
-        outputTopic: artifact.output.topic,
-        image: artifact.image,
-        network: artifact.network,
-      });
+      out.push(targetOfArtifact(artifact));
     } catch {
       // an unreadable plan: no target, the planner blocks the removal
     }

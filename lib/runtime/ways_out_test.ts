@@ -264,6 +264,15 @@ Deno.test("state accept-retention-loss records the lost ranges, moves only those
   };
   assert.equal(result.recorded_now, false);
   const moved = await r.committed();
+  // killed after the move (or simply run again): the same command finds decision and move done,
+  // answers 0 and writes nothing
+  const again = await r.cli(accept);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  const repeat = again.json().data! as { already_moved: boolean; moved: unknown[] };
+  assert.equal(repeat.already_moved, true);
+  assert.deepEqual(repeat.moved, []);
+  assert.deepEqual(await r.committed(), moved);
+  assert.equal((await r.state()).control!.opened.decisions.length, 1);
   for (const [p, o] of Object.entries(clean)) {
     const c = cut.get(Number(p));
     assert.equal(moved[p], c === undefined ? o : String(c), `partition ${p}`);

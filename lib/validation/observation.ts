@@ -16,6 +16,8 @@
  */
 import type { ContainerInfo } from "../providers/docker/port.ts";
 import type { ConnectorsObservation } from "./connector_observation.ts";
+import type { MountedIdentity } from "../protocol/mounted_plan.ts";
+import type { RunnerArtifact } from "../artifact/artifact.ts";
 
 /** What to observe for one runner model. */
 export interface RunnerTarget {
@@ -25,10 +27,34 @@ export interface RunnerTarget {
   inputTopic: string;
   /** The output topic's name. */
   outputTopic: string;
+  /** The dead-letter topic's name (`on_invalid: dead_letter`); absent when the model stops. */
+  deadLetterTopic?: string;
   /** The pinned runner image ID (`sha256:...`). */
   image: string;
   /** The Docker network name. */
   network: string;
+}
+
+/**
+ * What to observe for a runner of this artifact: its application ID, topics (the dead-letter
+ * topic when it has one), image and network. The one derivation of a target from an artifact.
+ *
+ * @example
+ * ```ts
+ * import { targetOfArtifact } from "./observation.ts";
+ * import type { RunnerArtifact } from "../artifact/artifact.ts";
+ * const topics = (a: RunnerArtifact) => targetOfArtifact(a).deadLetterTopic ?? "none";
+ * ```
+ */
+export function targetOfArtifact(artifact: RunnerArtifact): RunnerTarget {
+  return {
+    applicationId: artifact.application_id,
+    inputTopic: artifact.input.topic,
+    outputTopic: artifact.output.topic,
+    ...(artifact.on_invalid ? { deadLetterTopic: artifact.on_invalid.topic } : {}),
+    image: artifact.image,
+    network: artifact.network,
+  };
 }
 
 /** Evidence about one container labelled with the application ID. */
@@ -77,7 +103,7 @@ export interface ContainerEvidence {
     matchesLabel: boolean;
     /** The embedded artifact checksum and identities, when the bytes parse strictly. */
     artifactSha256: string | null;
-    identity: { cluster_id: string; input_topic_id: string; output_topic_id: string } | null;
+    identity: MountedIdentity | null;
     /** Why the plan did not parse, when it did not. */
     error: string | null;
     /** The mounted bytes as text (they hold no secret: the artifact has none). */
@@ -127,6 +153,11 @@ export interface KafkaEvidence {
   input: { name: string; id: string; partitions: number } | null;
   /** The output topic as the broker reports it; null when absent. */
   output: { name: string; id: string; partitions: number } | null;
+  /**
+   * The dead-letter topic as the broker reports it, for a target with one; null when absent
+   * (left out for a target without one).
+   */
+  deadLetter?: { name: string; id: string; partitions: number } | null;
   /** The consumer group (the application ID): its state and members. */
   group: {
     state: string;

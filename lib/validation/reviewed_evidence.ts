@@ -24,6 +24,11 @@ export interface ProviderIdentities {
   cluster_id: string;
   input_topic_id: string;
   output_topic_id: string;
+  /**
+   * The dead-letter topic's ID, exactly when the artifacts have `on_invalid` (a replacement
+   * never changes the policy: `BLOCKED_INVALID_POLICY_CHANGE`).
+   */
+  dead_letter_topic_id?: string;
   docker_daemon_id: string;
   image_id: string;
   network_id: string;
@@ -139,8 +144,18 @@ export function reviewedEvidence(action: RunnerAction): ReviewedEvidence {
     invalid("evidence.desired_artifact", "is not the action's model and application ID");
   }
   const v = record(e.volume, "evidence.volume", ["instance_id", "name"]);
-  const id = record(e.identities, "evidence.identities", IDENTITY_KEYS);
+  // the dead-letter topic is bound exactly when the desired artifact sends records to one
+  const deadLetter = desired.on_invalid !== undefined;
+  const id = record(
+    e.identities,
+    "evidence.identities",
+    deadLetter ? [...IDENTITY_KEYS, "dead_letter_topic_id"] : IDENTITY_KEYS,
+  );
   const ids = (k: typeof IDENTITY_KEYS[number]) => str(id[k], `evidence.identities.${k}`);
+  const prior = artifact(e.prior_artifact, "evidence.prior_artifact");
+  if ((prior.on_invalid === undefined) === deadLetter) {
+    invalid("evidence.prior_artifact", "has another on_invalid policy than the desired artifact");
+  }
   return {
     old_container_id: str(e.old_container_id, "evidence.old_container_id"),
     old_container_name: str(e.old_container_name, "evidence.old_container_name"),
@@ -154,12 +169,20 @@ export function reviewedEvidence(action: RunnerAction): ReviewedEvidence {
       cluster_id: ids("cluster_id"),
       input_topic_id: ids("input_topic_id"),
       output_topic_id: ids("output_topic_id"),
+      ...(deadLetter
+        ? {
+          dead_letter_topic_id: str(
+            id.dead_letter_topic_id,
+            "evidence.identities.dead_letter_topic_id",
+          ),
+        }
+        : {}),
       docker_daemon_id: ids("docker_daemon_id"),
       image_id: ids("image_id"),
       network_id: ids("network_id"),
     },
     offsets_lower_bounds: offsets(e.offsets_lower_bounds, "evidence.offsets_lower_bounds"),
-    prior_artifact: artifact(e.prior_artifact, "evidence.prior_artifact"),
+    prior_artifact: prior,
     desired_artifact: desired,
   };
 }

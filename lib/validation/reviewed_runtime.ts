@@ -85,6 +85,7 @@ export function verifyReviewedRuntime(
   out.push(...checkTopics(obs, model, {
     input: [{ id: e.identities.input_topic_id, source: "reviewed" }],
     output: [{ id: e.identities.output_topic_id, source: "reviewed" }],
+    deadLetter: [{ id: e.identities.dead_letter_topic_id ?? null, source: "reviewed" }],
   }));
   out.push(...checkProviders(obs, e.identities, model));
   let old: ContainerEvidence | null = null;

@@ -24,7 +24,7 @@ import type { OwnedRunner, OwnedTopic } from "../state/ownership.ts";
 import { runnerStopOf } from "./runner_stop.ts";
 import type { PartitionOffset } from "../state/journal.ts";
 import { type Blocker, blocker } from "./blocker.ts";
-import type { ContainerEvidence, RunnerObservation } from "./observation.ts";
+import type { ContainerEvidence, KafkaEvidence, RunnerObservation } from "./observation.ts";
 import type { ProviderIdentities } from "./reviewed_evidence.ts";
 
 /** Which runtime state the caller expects the owned runner to be in. */
@@ -90,6 +90,12 @@ export function verifyOwnedRunner(
       { id: topicId(obs.target.outputTopic), source: "owned" },
       { id: bound?.output_topic_id ?? null, source: "mounted-plan" },
     ],
+    deadLetter: obs.target.deadLetterTopic
+      ? [
+        { id: topicId(obs.target.deadLetterTopic), source: "owned" },
+        { id: bound?.dead_letter_topic_id ?? null, source: "mounted-plan" },
+      ]
+      : [],
   }));
   if (bound) out.push(...checkCluster(obs, bound.cluster_id, "mounted-plan", model));
   out.push(...checkGroupMembers(obs, model));
@@ -242,7 +248,8 @@ export interface ExpectedTopicId {
 }
 
 /**
- * Both topics exist and have the expected IDs (a different ID: deleted and recreated).
+ * Both topics, and the dead-letter topic of a target with one, exist and have the expected IDs
+ * (a different ID: deleted and recreated).
  *
  * @example
  * ```ts
@@ -258,17 +265,28 @@ export interface ExpectedTopicId {
 export function checkTopics(
   obs: RunnerObservation,
   model: string | null,
-  expected: { input: ExpectedTopicId[]; output: ExpectedTopicId[] },
+  expected: { input: ExpectedTopicId[]; output: ExpectedTopicId[]; deadLetter?: ExpectedTopicId[] },
 ): Blocker[] {
   const out: Blocker[] = [];
   const k = obs.kafka;
-  for (const [role, t] of [["input", k.input], ["output", k.output]] as const) {
-    const name = role === "input" ? obs.target.inputTopic : obs.target.outputTopic;
+  const roles: Array<[string, string, KafkaEvidence["input"], ExpectedTopicId[]]> = [
+    ["input", obs.target.inputTopic, k.input, expected.input],
+    ["output", obs.target.outputTopic, k.output, expected.output],
+  ];
+  if (obs.target.deadLetterTopic) {
+    roles.push([
+      "dead-letter",
+      obs.target.deadLetterTopic,
+      k.deadLetter ?? null,
+      expected.deadLetter ?? [],
+    ]);
+  }
+  for (const [role, name, t, ids] of roles) {
     if (!t) {
       out.push(blocker("BLOCKED_TOPIC_MISSING", `${role} topic ${name} does not exist`, { model }));
       continue;
     }
-    const wrong = expected[role].find((e) => e.id !== null && e.id !== t.id);
+    const wrong = ids.find((e) => e.id !== null && e.id !== t.id);
     if (wrong) {
       out.push(blocker(
         "BLOCKED_TOPIC_REPLACED",

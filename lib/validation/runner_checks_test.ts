@@ -215,3 +215,58 @@ Deno.test("the driver classifies containers: the reviewed old runner, its own ca
   assert.deepEqual(codes(r.blockers), ["BLOCKED_FOREIGN_GENERATION"]);
   assert.equal(r.blockers[0].evidence.container, "f".repeat(64));
 });
+
+Deno.test("the dead-letter topic joins the topic checks: owned, mounted-plan and reviewed IDs", () => {
+  const dl = (id: string | null, bound = "L"): RunnerObservation => {
+    const base = obs();
+    return {
+      ...base,
+      target: { ...base.target, deadLetterTopic: "dlq" },
+      containers: [container({
+        plan: {
+          ...container().plan,
+          identity: {
+            cluster_id: "C",
+            input_topic_id: "I",
+            output_topic_id: "O",
+            dead_letter_topic_id: bound,
+          },
+        },
+      })],
+      kafka: { ...base.kafka, deadLetter: id === null ? null : { name: "dlq", id, partitions: 1 } },
+    };
+  };
+  const owned = [
+    { name: "in", topic_id: "I" },
+    { name: "out", topic_id: "O" },
+    { name: "dlq", topic_id: "L" },
+  ];
+  const planner = (o: RunnerObservation) => verifyOwnedRunner(o, OWNED, owned).blockers;
+  const reviewed = {
+    ...REVIEWED,
+    identities: { ...REVIEWED.identities, dead_letter_topic_id: "L" },
+  };
+  const driver = (o: RunnerObservation) =>
+    verifyReviewedRuntime(o, reviewed, CAND, "eligible_orders").blockers;
+
+  assert.deepEqual(planner(dl("L")), []);
+  assert.deepEqual(driver(dl("L")), []);
+  // deleted and recreated: another ID than the owned, the mounted plan's and the reviewed one
+  const recreated = planner(dl("L2"));
+  assert.deepEqual(codes(recreated), ["BLOCKED_TOPIC_REPLACED"]);
+  assert.match(recreated[0].message, /^dead-letter topic dlq has ID L2, not the owned L/);
+  assert.deepEqual(recreated[0].evidence?.topic, "dlq");
+  assert.deepEqual(codes(driver(dl("L2"))), ["BLOCKED_TOPIC_REPLACED"]);
+  assert.match(driver(dl("L2"))[0].message, /not the reviewed L/);
+  // the mounted plan bound another topic than the owned one
+  const foreign = planner(dl("L", "X"));
+  assert.deepEqual(codes(foreign), ["BLOCKED_TOPIC_REPLACED"]);
+  assert.equal(foreign[0].evidence?.source, "mounted-plan");
+  // missing
+  const gone = planner(dl(null));
+  assert.deepEqual(codes(gone), ["BLOCKED_TOPIC_MISSING"]);
+  assert.equal(gone[0].message, "dead-letter topic dlq does not exist");
+  assert.deepEqual(codes(driver(dl(null))), ["BLOCKED_TOPIC_MISSING"]);
+  // a target without a dead-letter topic is not checked for one
+  assert.deepEqual(checkTopics(obs(), null, { input: [], output: [] }), []);
+});

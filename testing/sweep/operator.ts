@@ -34,6 +34,11 @@
  * @module
  */
 import { REPLACEMENT_SITES } from "../../lib/protocol/replacement.ts";
+import {
+  type OperatorDecision,
+  operatorDecision,
+  PRE_OPERATOR_FAULT,
+} from "../../lib/fault/inventory.ts";
 import { fakeCli, type FakeCliResult } from "../fake_cli.ts";
 import type { SweepCase } from "./cases.ts";
 import type { CaseWorld, Deployed } from "./fixture.ts";
@@ -42,27 +47,8 @@ import { committedOf, readWorldFile } from "./reads.ts";
 /** Where the apply dies when the case's own fault fires only during a resume. */
 export const PRE_RESUME_FAULT = `${REPLACEMENT_SITES.actionStarted.name}:after`;
 
-/** Where the apply dies before an operator's decision: a stopped operation, no candidate yet. */
-export const PRE_OPERATOR_FAULT = "docker.create_candidate:before";
-
-/** The operator decision a site is crossed by. */
-export type OperatorDecision = "accept-retention-loss" | "abandon";
-
-/**
- * Which of the operator's commands crosses a site: the abandonment's own writes, or else the
- * retention acceptance (its journal, its offset move and its state writes).
- *
- * @example
- * ```ts
- * import { operatorDecision } from "./operator.ts";
- * console.log(operatorDecision("journal.abandon")); // abandon
- * ```
- */
-export function operatorDecision(site: string): OperatorDecision {
-  return site === "journal.abandon" || /^state\.(local|postgres)\.abandon\./.test(site)
-    ? "abandon"
-    : "accept-retention-loss";
-}
+/** Where the apply dies before an operator's decision, and which decision crosses a site. */
+export { type OperatorDecision, operatorDecision, PRE_OPERATOR_FAULT };
 
 /** The reason an operator gives (recorded in the audit). */
 export const OPERATOR_REASON = "sweep: the operator decides";

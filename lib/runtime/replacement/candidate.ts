@@ -17,6 +17,7 @@ import type { RunnerAction } from "../../state/journal.ts";
 import type { ContainerSpec } from "../../providers/docker/port.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../../protocol/mounted_plan.ts";
 import type { RunnerTarget } from "../../validation/observation.ts";
+import { targetOfArtifact } from "../../validation/observation.ts";
 import type { CandidateIdentity } from "../../validation/reviewed_runtime.ts";
 import type { ReviewedEvidence } from "../../validation/reviewed_evidence.ts";
 import { reviewedEvidence } from "../../validation/reviewed_evidence.ts";
@@ -62,6 +63,9 @@ export function expectCandidate(
     cluster_id: evidence.identities.cluster_id,
     input_topic_id: evidence.identities.input_topic_id,
     output_topic_id: evidence.identities.output_topic_id,
+    ...(evidence.identities.dead_letter_topic_id !== undefined
+      ? { dead_letter_topic_id: evidence.identities.dead_letter_topic_id }
+      : {}),
   });
   const { bytes, sha256 } = mountedPlanBytes(mounted);
   return {
@@ -88,14 +92,7 @@ export function expectCandidate(
  * ```
  */
 export function candidateTarget(x: CandidateExpectation): RunnerTarget {
-  const a = x.desiredArtifact;
-  return {
-    applicationId: a.application_id,
-    inputTopic: a.input.topic,
-    outputTopic: a.output.topic,
-    image: a.image,
-    network: a.network,
-  };
+  return targetOfArtifact(x.desiredArtifact);
 }
 
 /**

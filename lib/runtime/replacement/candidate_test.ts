@@ -5,9 +5,9 @@ import { tempStarter } from "../../project/_test_project.ts";
 import { typedActionSha256 } from "../../plan/plan.ts";
 import { parseMountedPlan } from "../../protocol/mounted_plan.ts";
 import type { RunnerAction } from "../../state/journal.ts";
-import { evidenceJson } from "../../validation/reviewed_evidence.ts";
+import { evidenceJson, reviewedEvidence } from "../../validation/reviewed_evidence.ts";
 import { LABEL, RUNNER_ENV, volumeName } from "../labels.ts";
-import { candidateSpec, expectCandidate } from "./candidate.ts";
+import { candidateSpec, candidateTarget, expectCandidate } from "./candidate.ts";
 
 const dir = await tempStarter();
 const a = compile(await loadProject(dir)).artifacts[0];
@@ -66,4 +66,30 @@ Deno.test("the candidate's spec binds the generation labels, the retained volume
     `${RUNNER_ENV.planSha256}=${x.planSha256}`,
     `${RUNNER_ENV.generation}=OP/0`,
   ]);
+});
+
+Deno.test("a dead-letter model's candidate binds the reviewed dead-letter topic ID and observes that topic", () => {
+  const artifact = { ...a.artifact, on_invalid: { policy: "dead_letter" as const, topic: "dlq" } };
+  const reviewed = reviewedEvidence(ACTION);
+  const action: RunnerAction = {
+    ...ACTION,
+    evidence: evidenceJson({
+      ...reviewed,
+      identities: { ...reviewed.identities, dead_letter_topic_id: "L" },
+      prior_artifact: artifact,
+      desired_artifact: artifact,
+    }),
+  };
+  const x = expectCandidate(action, "OP", 0, typedActionSha256(action), "kafka:9092");
+  assert.deepEqual(parseMountedPlan(x.planBytes).identity, {
+    cluster_id: "C",
+    input_topic_id: "I",
+    output_topic_id: "O",
+    dead_letter_topic_id: "L",
+  });
+  assert.equal(candidateTarget(x).deadLetterTopic, "dlq");
+  assert.equal(
+    candidateTarget(expectCandidate(ACTION, "OP", 0, "fp", "k:1")).deadLetterTopic,
+    undefined,
+  );
 });

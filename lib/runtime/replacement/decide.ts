@@ -26,7 +26,7 @@ import type { Blocker } from "../../validation/blocker.ts";
 import type { RunnerObservation } from "../../validation/observation.ts";
 import { verifyReviewedRuntime } from "../../validation/reviewed_runtime.ts";
 import type { CandidateExpectation } from "./candidate.ts";
-import { GUARDS, type Verdict } from "./guards.ts";
+import { GUARDS, type StepMemory, type Verdict } from "./guards.ts";
 
 /** The next step the evidence authorizes (at most one), with the row that authorized it. */
 export type Step =
@@ -46,7 +46,7 @@ export interface DecideInput {
   candidate: CandidateExpectation;
   obs: RunnerObservation;
   /** In-memory facts of this invocation (never trusted across processes). */
-  memory: { termRequested: boolean; startRequested: boolean };
+  memory: StepMemory;
   /** True under an explicit `state resume` (a started-then-closed candidate may restart). */
   resuming: boolean;
   /** The operator's recorded decisions of this operation (default none). */

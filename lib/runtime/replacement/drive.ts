@@ -35,6 +35,8 @@ import type { ProgressListener } from "../progress.ts";
 import { observeRunner } from "../observer.ts";
 import { type CandidateExpectation, candidateSpec, candidateTarget } from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
+import type { StepMemory } from "./guards.ts";
+import { SluiceError } from "../../errors.ts";
 import { isCandidateOf } from "../../validation/reviewed_runtime.ts";
 import { STATE_LINE_PREFIXES, statusReadsAt, type Wake, wakeOf } from "./reads.ts";
 
@@ -110,6 +112,29 @@ async function act(ctx: DriveContext, x: CandidateExpectation, step: Action): Pr
       await atSite(step.row.site, () => docker.startContainer(step.containerId));
       return `candidate ${step.containerId.slice(0, 12)} started`;
   }
+}
+
+/**
+ * The daemon's own answer to a start it refused (its words), or null when the error is not an
+ * answer: nothing answered or access was denied (`ENV_DOCKER_*`), the response was lost (the
+ * start may still be under way), a blocker, a lost lock — those are left to the caller as
+ * before. An answer is Docker's 4xx (`DOCKER_REFUSED`) or 5xx (`UNKNOWN_OUTCOME_DOCKER` caused
+ * by an HTTP status, e.g. containerd's "task … already exists" after a daemon restart).
+ */
+function daemonRefusal(error: unknown): string | null {
+  const status = (e: unknown) => {
+    const s = (e as { statusCode?: unknown } | null)?.statusCode;
+    return typeof s === "number" && s >= 400 ? s : null;
+  };
+  if (error instanceof SluiceError) {
+    const answered = error.code === "DOCKER_REFUSED" ||
+      (error.code === "UNKNOWN_OUTCOME_DOCKER" && status(error.cause) !== null);
+    if (!answered) return null;
+    const reason = error.evidence?.reason;
+    return typeof reason === "string" ? reason : error.message;
+  }
+  // an adapter that does not classify (the fakes): an HTTP status is the daemon's answer
+  return status(error) !== null && error instanceof Error ? error.message : null;
 }
 
 /**
@@ -221,7 +246,7 @@ export async function drive(
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const progress = ctx.onProgress ?? (() => {});
   const operation_id = ctx.operationId;
-  const memory = { termRequested: false, startRequested: false };
+  const memory: StepMemory = { termRequested: false, startRequested: false, startRefused: null };
   const target = candidateTarget(candidate);
   let snap = start;
   let waitingSince: number | null = null;
@@ -290,7 +315,35 @@ export async function drive(
       }
       default: {
         await ctx.verifyLock();
-        const detail = await act(ctx, candidate, step);
+        let detail: string;
+        try {
+          detail = await act(ctx, candidate, step);
+        } catch (error) {
+          const refusal = step.kind === "start" ? daemonRefusal(error) : null;
+          if (refusal === null || step.kind !== "start") throw error;
+          // the daemon answered the start with an error: a fresh observation decides. The
+          // candidate not running and not started since the observation before the call (same
+          // StartedAt): the start did not happen, and the start's guard gives a precise blocker.
+          // Anything else (it runs, or it started and stopped) stays an unknown outcome.
+          const before = obs.containers.find((c) => c.id === step.containerId);
+          const after = (await observeRunner({ ...ctx, clock }, target, {
+            status: statusReadsAt(stage),
+          })).containers.find((c) => c.id === step.containerId);
+          if (!before || !after || after.running || after.startedAt !== before.startedAt) {
+            throw error;
+          }
+          memory.startRequested = true;
+          memory.startRefused = refusal;
+          progress({
+            kind: "action",
+            operation_id,
+            action: step.kind,
+            message: `the Docker daemon refused to start ${
+              step.containerId.slice(0, 12)
+            }: ${refusal}`,
+          });
+          continue;
+        }
         if (step.kind === "term") memory.termRequested = true;
         if (step.kind === "start") memory.startRequested = true;
         progress({ kind: "action", operation_id, action: step.kind, message: detail });

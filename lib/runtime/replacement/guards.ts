@@ -45,6 +45,20 @@ export type Verdict =
   | { kind: "wait"; reason: string }
   | { kind: "blocked"; blockers: Blocker[] };
 
+/**
+ * What one invocation remembers of its own provider actions (never trusted across processes):
+ * TERM requested, start requested, and the daemon's answer when it refused that start.
+ */
+export interface StepMemory {
+  termRequested: boolean;
+  startRequested: boolean;
+  /**
+   * The Docker daemon's error when it refused this invocation's start of the candidate: an
+   * answer, not proof of what happened; the next fresh observation decides.
+   */
+  startRefused?: string | null;
+}
+
 /** What a guard reads. */
 export interface GuardView {
   stage: Stage;
@@ -57,7 +71,7 @@ export interface GuardView {
   /** This operation's candidate (exact generation labels), if present. */
   cand: ContainerEvidence | null;
   /** In-memory facts of this invocation (never trusted across processes). */
-  memory: { termRequested: boolean; startRequested: boolean };
+  memory: StepMemory;
   /** True under an explicit `state resume`. */
   resuming: boolean;
   /** The operator's recorded decisions (retention-loss acceptances) of this operation. */
@@ -177,6 +191,26 @@ function oldMissingMessage(code: string, v: GuardView): string {
 }
 
 /** After replacement_created: the old runner stays gone and the recorded candidate is exact. */
+/**
+ * This invocation's start of the candidate was refused by the Docker daemon and the fresh
+ * observation shows it not running: the start did not happen. Precise, and no loop: the same
+ * invocation never asks again; an explicit `state resume` (once the daemon is fixed) does.
+ */
+function startRefused(v: GuardView, cand: ContainerEvidence): Verdict | null {
+  const refused = v.memory.startRefused ?? null;
+  if (refused === null || cand.running) return null;
+  return one(
+    "BLOCKED_CANDIDATE_START_REFUSED",
+    `the Docker daemon refused to start the candidate ${
+      cand.id.slice(0, 12)
+    }, and it is not running (${
+      cand.everStarted ? `still ${cand.status}, exit ${cand.exitCode}` : "never started"
+    }): ${refused}; fix the daemon (see the runbook), then 'state resume' starts it again`,
+    v,
+    { container_id: cand.id, status: cand.status, ever_started: cand.everStarted, daemon: refused },
+  );
+}
+
 function recordedCandidate(v: GuardView): Verdict | ContainerEvidence {
   const recordedId = checkpoint(v, "replacement_created")?.container_id ?? "";
   if (v.old) {
@@ -403,6 +437,8 @@ export const GUARDS: Record<GuardName, Guard> = {
     if (cand.everStarted) return SKIP;
     const p = stoppedAtCleanClose(v);
     if (p.length > 0) return blocked(p);
+    const refused = startRefused(v, cand);
+    if (refused) return refused;
     return v.memory.startRequested ? wait("candidate starting") : go({ containerId: cand.id });
   },
 
@@ -433,6 +469,8 @@ export const GUARDS: Record<GuardName, Guard> = {
     if (!cand.everStarted || cand.running || !failedBeforeProcessing(cand)) return SKIP;
     const p = stoppedAtCleanClose(v);
     if (p.length > 0) return SKIP; // it may have processed: not this row's case
+    const refused = startRefused(v, cand);
+    if (refused) return refused;
     const evidence = startupFailureEvidence(cand);
     if (!v.resuming) {
       return one(
@@ -478,6 +516,8 @@ export const GUARDS: Record<GuardName, Guard> = {
         v,
       );
     }
+    const refused = startRefused(v, cand);
+    if (refused) return refused;
     if (v.obs.kafka.group.members.length > 0) {
       return wait("group still active after the candidate closed");
     }

@@ -55,8 +55,13 @@ export interface RetentionResult {
   decision: OperatorDecision;
   /** False when a previous run had recorded it and only the move remained. */
   recorded_now: boolean;
-  /** The positions moved, per partition. */
+  /** The positions moved by this run, per partition (empty when {@link already_moved}). */
   moved: Array<{ partition: number; from: string; to: string }>;
+  /**
+   * A previous, interrupted run had recorded the decision and moved every accepted partition to
+   * its earliest retained offset (the committed positions are exactly those): nothing was done.
+   */
+  already_moved: boolean;
   /** The command that continues the operation. */
   resume: string;
 }
@@ -130,6 +135,19 @@ export async function acceptRetentionLoss(options: RetentionOptions): Promise<Re
       : [];
   });
   if (lost.length === 0) {
+    // a previous run recorded its decision and moved the positions, then was killed before it
+    // answered: the same command again finds both done and says so (nothing is written)
+    const done = movedDecision(decisionsOf(snap), obs.kafka.committed);
+    if (done) {
+      return {
+        operation_id: operationId,
+        decision: done,
+        recorded_now: false,
+        moved: [],
+        already_moved: true,
+        resume: op.commands(operationId).resume,
+      };
+    }
     throw new SluiceError(
       "BLOCKED_NO_RETENTION_LOSS",
       `every committed position of ${obs.applicationId} is retained; there is no loss to accept`,
@@ -186,6 +204,20 @@ export async function acceptRetentionLoss(options: RetentionOptions): Promise<Re
     decision,
     recorded_now: recordedNow,
     moved: lost.map((l) => ({ partition: l.partition, from: l.from, to: l.to })),
+    already_moved: false,
     resume: op.commands(operationId).resume,
   };
+}
+
+/**
+ * The operation's last retention decision when every partition it accepted is committed exactly
+ * at the decision's earliest retained offset (its move was made); null otherwise.
+ */
+function movedDecision(
+  decisions: OperatorDecision[],
+  committed: Record<string, string>,
+): OperatorDecision | null {
+  const last = decisions.filter((d) => d.decision === "accept_retention_loss").at(-1);
+  if (!last || last.partitions.length === 0) return null;
+  return last.partitions.every((l) => committed[String(l.partition)] === l.to) ? last : null;
 }

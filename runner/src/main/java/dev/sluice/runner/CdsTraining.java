@@ -72,6 +72,7 @@ final class CdsTraining {
       identity.put("cluster_id", "AAAAAAAAAAAAAAAAAAAAAA");
       identity.put("input_topic_id", "AAAAAAAAAAAAAAAAAAAAAQ");
       identity.put("output_topic_id", "AAAAAAAAAAAAAAAAAAAAAg");
+      identity.put("dead_letter_topic_id", "AAAAAAAAAAAAAAAAAAAAAw");
       tree.put("identity", identity);
       byte[] bytes = Json.canonicalBytes(tree);
       Path planPath = dir.resolve("plan.json");

@@ -14,8 +14,8 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * The container-side identity gate: before any consumer or producer exists, one Admin client
- * checks that the cluster and both topics are the ones the plan was reviewed against, and that
- * the dead-letter topic (on_invalid: dead_letter) exists (exit 12),
+ * checks that the cluster, both topics and the dead-letter topic (on_invalid: dead_letter) are the
+ * ones the plan was reviewed against: each exists and has the plan's topic ID (exit 12),
  * and that the group has a committed offset for every input partition (exit 14; the runner runs
  * with {@code auto.offset.reset=none} and never resets on its own).
  */
@@ -31,7 +31,7 @@ public final class IdentityGate {
     return partitions;
   }
 
-  /** Cluster ID and both topic IDs; returns the input partitions. */
+  /** Cluster ID and the topic IDs (input, output, dead-letter); returns the input partitions. */
   public static List<TopicPartition> checkIdentity(Admin admin, Plan plan) throws RunnerExit {
     String clusterId = get(admin.describeCluster().clusterId(), "describeCluster");
     if (!plan.clusterId().equals(clusterId)) {
@@ -43,8 +43,10 @@ public final class IdentityGate {
     checkTopic(in, plan.inputTopicId(), "input");
     checkTopic(out, plan.outputTopicId(), "output");
     // the dead-letter topic must exist (the producer would otherwise create it on the broker's
-    // defaults); its identity is sluice's ownership check at plan time
-    if (plan.deadLetterTopic() != null) describe(admin, plan.deadLetterTopic());
+    // defaults) and be the one sluice created and bound (not deleted and recreated since)
+    if (plan.deadLetterTopic() != null) {
+      checkTopic(describe(admin, plan.deadLetterTopic()), plan.deadLetterTopicId(), "dead-letter");
+    }
 
     List<TopicPartition> partitions = new ArrayList<>();
     in.partitions().forEach(p -> partitions.add(new TopicPartition(plan.inputTopic(), p.partition())));

@@ -44,7 +44,8 @@ public record Plan(
     String image,
     String network,
     String initialOffsets,
-    String deadLetterTopic) {
+    String deadLetterTopic,
+    String deadLetterTopicId) {
 
   private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
   private static final Pattern IMAGE = Pattern.compile("sha256:[0-9a-f]{64}");
@@ -96,7 +97,9 @@ public record Plan(
     String artifactSha = matching(plan, "artifact_sha256", "plan", SHA256);
     String bootstrap = nonEmpty(plan, "bootstrap_servers", "plan");
     Map<?, ?> identity = object(plan.get("identity"), "identity");
-    exactFields(identity, "identity", "cluster_id", "input_topic_id", "output_topic_id");
+    // dead_letter_topic_id is bound exactly when the artifact opts in to on_invalid: dead_letter
+    // (checked below, once the artifact is read)
+    exactFields(identity, "identity", Set.of("dead_letter_topic_id"), "cluster_id", "input_topic_id", "output_topic_id");
     String clusterId = nonEmpty(identity, "cluster_id", "identity");
     String inputTopicId = nonEmpty(identity, "input_topic_id", "identity");
     String outputTopicId = nonEmpty(identity, "output_topic_id", "identity");
@@ -131,6 +134,15 @@ public record Plan(
       if (deadLetterTopic.equals(inputTopic) || deadLetterTopic.equals(outputTopic)) {
         throw invalid("PLAN_INVALID", "the dead-letter topic must differ from the input and output topics: " + deadLetterTopic);
       }
+    }
+    String deadLetterTopicId = null;
+    if (deadLetterTopic != null) {
+      if (!identity.containsKey("dead_letter_topic_id")) {
+        throw invalid("PLAN_MISSING_FIELD", "identity.dead_letter_topic_id is missing (the artifact has on_invalid: dead_letter)");
+      }
+      deadLetterTopicId = nonEmpty(identity, "dead_letter_topic_id", "identity");
+    } else if (identity.containsKey("dead_letter_topic_id")) {
+      throw invalid("PLAN_UNKNOWN_FIELD", "identity.dead_letter_topic_id is bound only with artifact.on_invalid");
     }
 
     List<Field> schema = schema(artifact.get("schema"));
@@ -167,7 +179,8 @@ public record Plan(
       throw new RunnerExit("ARTIFACT_SHA256_MISMATCH", "artifact sha256 is " + computed + ", the plan says " + artifactSha);
     }
     return new Plan(sha, artifactSha, bootstrap, clusterId, inputTopicId, outputTopicId, project, environment, model,
-        appId, inputTopic, outputTopic, schema, projection, predicate, image, network, initialOffsets, deadLetterTopic);
+        appId, inputTopic, outputTopic, schema, projection, predicate, image, network, initialOffsets, deadLetterTopic,
+        deadLetterTopicId);
   }
 
   private static List<Field> schema(Object v) throws RunnerExit {

@@ -238,6 +238,37 @@ class PlanTest {
     assertEquals(null, TestPlans.valid(TestPlans.STARTER).deadLetterTopic());
     Plan p = TestPlans.load(TestPlans.bytes(TestPlans.deadLetterTree(TestPlans.STARTER, "orders_dlq")));
     assertEquals("orders_dlq", p.deadLetterTopic());
+    assertEquals(TestPlans.DEAD_LETTER_TOPIC_ID, p.deadLetterTopicId());
+    assertEquals(null, TestPlans.valid(TestPlans.STARTER).deadLetterTopicId());
+  }
+
+  @Test
+  void theDeadLetterTopicIdIsBoundExactlyWhenTheArtifactOptsIn() throws Exception {
+    // on_invalid without the ID: the gate could not tell a recreated dead-letter topic
+    Map<String, Object> missing = TestPlans.deadLetterTree(TestPlans.STARTER, "orders_dlq");
+    identityOf(missing).remove("dead_letter_topic_id");
+    RunnerExit e = rejectTree(missing);
+    assertEquals(10, e.exitCode);
+    assertEquals("PLAN_MISSING_FIELD", e.reason, e.detail);
+    assertTrue(e.detail.contains("identity.dead_letter_topic_id"), e.detail);
+    // the ID without on_invalid: a binding for a topic the runner does not write
+    Map<String, Object> extra = TestPlans.planTree(TestPlans.STARTER);
+    identityOf(extra).put("dead_letter_topic_id", TestPlans.DEAD_LETTER_TOPIC_ID);
+    e = rejectTree(extra);
+    assertEquals(10, e.exitCode);
+    assertEquals("PLAN_UNKNOWN_FIELD", e.reason, e.detail);
+    // empty or not a string
+    Map<String, Object> empty = TestPlans.deadLetterTree(TestPlans.STARTER, "orders_dlq");
+    identityOf(empty).put("dead_letter_topic_id", "");
+    assertEquals("PLAN_INVALID", rejectTree(empty).reason);
+    Map<String, Object> number = TestPlans.deadLetterTree(TestPlans.STARTER, "orders_dlq");
+    identityOf(number).put("dead_letter_topic_id", new Json.Num("1"));
+    assertEquals("PLAN_WRONG_TYPE", rejectTree(number).reason);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> identityOf(Map<String, Object> tree) {
+    return (Map<String, Object>) tree.get("identity");
   }
 
   @Test

@@ -48,7 +48,10 @@ final class TestPlans {
     return plan;
   }
 
-  /** A valid plan whose artifact opts in to on_invalid: dead_letter with {@code topic}. */
+  /** The dead-letter topic ID {@link #deadLetterTree} binds. */
+  static final String DEAD_LETTER_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAw";
+
+  /** A valid plan whose artifact opts in to on_invalid: dead_letter with {@code topic}, its topic ID bound. */
   @SuppressWarnings("unchecked")
   static Map<String, Object> deadLetterTree(String predicateJson, String topic) throws Exception {
     Map<String, Object> tree = planTree(predicateJson);
@@ -58,6 +61,7 @@ final class TestPlans {
     onInvalid.put("topic", topic);
     artifact.put("on_invalid", onInvalid);
     tree.put("artifact_sha256", Plan.sha256(Json.canonicalBytes(artifact)));
+    ((Map<String, Object>) tree.get("identity")).put("dead_letter_topic_id", DEAD_LETTER_TOPIC_ID);
     return tree;
   }
 
