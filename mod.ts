@@ -41,11 +41,19 @@ export type {
   ProjectApplyOptions,
   ProjectDiffOptions,
   ProjectPlanOptions,
+  RestartRequest,
   ResumeOptions,
   RetentionRequest,
   SluiceProject,
 } from "./lib/sdk/project.ts";
 export type { AbandonResult } from "./lib/runtime/abandon.ts";
+export type { RestartResult } from "./lib/runtime/restart.ts";
+export type {
+  DayTwoEvent,
+  RecordSkipped,
+  RunnerRestarted,
+  StoppedContainer,
+} from "./lib/state/history.ts";
 export type { RetentionResult } from "./lib/runtime/replacement/retention.ts";
 export type { OperatorDecision } from "./lib/state/journal.ts";
 export type { OperationAbandoned } from "./lib/state/history.ts";
