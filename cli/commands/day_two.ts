@@ -35,7 +35,9 @@ function common(c: Command): Command {
 /** The text of a restart's result. */
 export function restartText(r: RestartResult): string {
   const how = r.stop.killed
-    ? `killed (exit ${r.stop.exit_code}${r.waited_for_group ? "; its member left the group first" : ""})`
+    ? `killed (exit ${r.stop.exit_code}${
+      r.waited_for_group ? "; its member left the group first" : ""
+    })`
     : `stopped (exit ${r.stop.exit_code}${r.stop.kind ? `, ${r.stop.kind}` : ""})`;
   return [
     `${r.model}: ${r.container} (generation ${r.generation ?? "-"}) ${how} is running again${

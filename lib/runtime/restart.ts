@@ -11,8 +11,8 @@
  *    artifact, pinned image and network, fixed execution options, environment, the same volume
  *    instance, the same cluster and topic IDs, at most one group member, resumable offsets),
  *    only not requiring it to run;
- * 2. its stop can be restarted: an exit the same generation would repeat (10, 11, 12, 14:
- *    `BLOCKED_RESTART_WOULD_FAIL`) or a record it cannot decode (13: `BLOCKED_POISON_RECORD`,
+ * 2. its stop can be restarted: an exit the same generation would repeat (10, 11: its mounted
+ *    plan is refused; `BLOCKED_RESTART_WOULD_FAIL`) or a record it cannot decode (13: `BLOCKED_POISON_RECORD`,
  *    the way out is `skip-record`) is refused;
  * 3. the consumer group is Empty: after a kill (137, or an OOM kill) the dead member stays until
  *    the broker's session timeout, so sluice waits for it to leave (bounded, `groupTimeoutMs`,
@@ -53,7 +53,7 @@ import type { StateSnapshot } from "../state/store.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
 import type { ContainerEvidence, RunnerObservation } from "../validation/observation.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
-import { type RunnerStopReport, runnerStopOf } from "../validation/runner_stop.ts";
+import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { targetOf } from "./apply.ts";
 import { isoNow, sleep } from "./deps.ts";
 import { RUNNER_PATHS } from "./labels.ts";
@@ -121,8 +121,13 @@ export interface ObservedRunner {
 }
 
 const ZERO_TIME = "0001-01-01T00:00:00Z";
-/** Exit kinds the same generation would repeat at its next start. */
-const REPEATS: ReadonlySet<string> = new Set(["plan", "plan_checksum", "identity", "offsets"]);
+/**
+ * Exit kinds the same generation repeats at every start: its mounted plan is immutable, and the
+ * owned check just verified those bytes. (An identity-gate or missing-offsets exit, 12 or 14, is
+ * not here: the owned check verifies the cluster, the topic IDs and the committed offsets as they
+ * are now, so when it passes, what stopped the runner has been fixed.)
+ */
+const REPEATS: ReadonlySet<string> = new Set(["plan", "plan_checksum"]);
 
 /**
  * Start the stopped owned generation of a model again (see the module documentation).
@@ -216,9 +221,9 @@ export function eventsOfStop(
   const mine = (e: { container: StoppedContainer }) =>
     e.container.id === c.id && e.container.finished_at === c.finishedAt;
   return {
-    restarted: events.filter((e): e is RunnerRestarted =>
-      e.kind === "runner_restarted" && mine(e)
-    ).at(-1) ?? null,
+    restarted:
+      events.filter((e): e is RunnerRestarted => e.kind === "runner_restarted" && mine(e)).at(-1) ??
+        null,
     skipped: events.filter((e): e is RecordSkipped => e.kind === "record_skipped" && mine(e))
       .at(-1) ?? null,
   };
@@ -447,7 +452,9 @@ export function restartBlockers(
     if (skipped) {
       // the skip moved exactly this partition by exactly one
       const expected = (BigInt(rec.offset) + 1n).toString();
-      return at === expected ? [] : [offsetsMoved(o, rec.topic, rec.partition, expected, at, skipped)];
+      return at === expected
+        ? []
+        : [offsetsMoved(o, rec.topic, rec.partition, expected, at, skipped)];
     }
     if (at !== String(rec.offset)) {
       return [offsetsMoved(o, rec.topic, rec.partition, String(rec.offset), at)];
@@ -490,7 +497,9 @@ function offsetsMoved(
     `the committed offset of ${topic}-${partition} in group ${o.owned.application_id} is ${
       found ?? "absent"
     }, not ${expected}${
-      skipped ? ` (one past the record skipped by ${skipped.event_id})` : " (the record the runner stopped at)"
+      skipped
+        ? ` (one past the record skipped by ${skipped.event_id})`
+        : " (the record the runner stopped at)"
     }: it was moved outside sluice while ${o.container.name} was stopped; put it back (kafka-consumer-groups --reset-offsets --to-offset ${expected}) or find out who moved it`,
     { model: o.model, evidence: { topic, partition, expected, found } },
   );

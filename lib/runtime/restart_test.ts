@@ -14,7 +14,12 @@ const REASON = "stopped during the host's maintenance";
 async function runningStarter(seed: string) {
   const f = await fakeProject(seed);
   const created = await plan({ dir: f.p.dir, ...f.deps });
-  const c = await apply({ dir: f.p.dir, plan: created.plan, planSha256: created.sha256, ...f.deps });
+  const c = await apply({
+    dir: f.p.dir,
+    plan: created.plan,
+    planSha256: created.sha256,
+    ...f.deps,
+  });
   f.world.control.produce(f.p.inputTopic, [order("a1", 150), order("a2", 250), order("a3", 50)]);
   const applicationId = c.runners[0].application_id;
   const name = `sluice-${applicationId.replace(/^sluice-/, "")}`;
@@ -120,7 +125,10 @@ Deno.test("a runner stopped with docker stop (143) is started again as the same 
   await f.deps.docker.signalTerm(f.name);
   const text = await f.cli(["restart", MODEL, "--project", f.p.dir, "--reason", REASON]);
   assert.equal(text.code, 0, text.stderr);
-  assert.match(text.stdout, new RegExp(`${MODEL}: ${f.name} .* stopped \\(exit 143, closed\\) is running again\\.`));
+  assert.match(
+    text.stdout,
+    new RegExp(`${MODEL}: ${f.name} .* stopped \\(exit 143, closed\\) is running again\\.`),
+  );
   assert.match(text.stdout, /restart [0-9a-f-]{36} recorded in the audit/);
 });
 
@@ -168,12 +176,18 @@ Deno.test("restart blockers: each names what it found, records nothing and start
     assert.match(m, /is running: there is nothing to restart$/);
   });
 
-  await t.step("a runner started again by hand after its stop: named as started outside sluice", async () => {
-    await f.deps.docker.signalTerm(f.name);
-    await f.deps.docker.startContainer(f.name);
-    const m = await unchanged("BLOCKED_RUNNER_RUNNING");
-    assert.match(m, /started again outside sluice after its stop at \S+, and no restart of that stop is recorded$/);
-  });
+  await t.step(
+    "a runner started again by hand after its stop: named as started outside sluice",
+    async () => {
+      await f.deps.docker.signalTerm(f.name);
+      await f.deps.docker.startContainer(f.name);
+      const m = await unchanged("BLOCKED_RUNNER_RUNNING");
+      assert.match(
+        m,
+        /started again outside sluice after its stop at \S+, and no restart of that stop is recorded$/,
+      );
+    },
+  );
 
   await t.step("someone else consumes with the group while the runner is stopped", async () => {
     await f.deps.docker.signalTerm(f.name);
@@ -189,23 +203,35 @@ Deno.test("restart blockers: each names what it found, records nothing and start
   });
 
   await t.step("an unknown model", async () => {
-    const r = await f.cli(["-o", "json", "restart", "nope", "--project", f.p.dir, "--reason", REASON]);
+    const r = await f.cli([
+      "-o",
+      "json",
+      "restart",
+      "nope",
+      "--project",
+      f.p.dir,
+      "--reason",
+      REASON,
+    ]);
     assert.equal(r.json().errors[0].code, "PROJECT_MODEL_NOT_FOUND");
   });
 
-  await t.step("a decode failure: a restart stops at the same record; the way out is skip-record", async () => {
-    const ok = await f.restart();
-    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-    const [bad] = f.world.control.produce(f.p.inputTopic, [{
-      key: "k9",
-      value: JSON.stringify({ order_id: "x", amount: "lots", paid: true, customer: null }),
-    }]);
-    await f.cli(["-o", "json", "status", "--project", f.p.dir]);
-    assert.equal(f.world.control.container(f.name)!.state.exit_code, 13);
-    const m = await unchanged("BLOCKED_POISON_RECORD");
-    assert.match(m, new RegExp(`--offset ${bad} --reason TEXT`));
-    assert.match(m, /sluice skip-record eligible_orders --partition \d+/);
-  });
+  await t.step(
+    "a decode failure: a restart stops at the same record; the way out is skip-record",
+    async () => {
+      const ok = await f.restart();
+      assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+      const [bad] = f.world.control.produce(f.p.inputTopic, [{
+        key: "k9",
+        value: JSON.stringify({ order_id: "x", amount: "lots", paid: true, customer: null }),
+      }]);
+      await f.cli(["-o", "json", "status", "--project", f.p.dir]);
+      assert.equal(f.world.control.container(f.name)!.state.exit_code, 13);
+      const m = await unchanged("BLOCKED_POISON_RECORD");
+      assert.match(m, new RegExp(`--offset ${bad} --reason TEXT`));
+      assert.match(m, /sluice skip-record eligible_orders --partition \d+/);
+    },
+  );
 
   await t.step("a decode failure whose offset was moved by hand while stopped", async () => {
     const st = f.world.control.runnerStatus(f.name) as {
@@ -218,14 +244,17 @@ Deno.test("restart blockers: each names what it found, records nothing and start
       new Map([[partition, BigInt(offset) + 1n]]),
     );
     const m = await unchanged("BLOCKED_OFFSETS_MOVED");
-    assert.match(m, new RegExp(`is ${offset + 1}, not ${offset} \\(the record the runner stopped at\\)`));
+    assert.match(
+      m,
+      new RegExp(`is ${offset + 1}, not ${offset} \\(the record the runner stopped at\\)`),
+    );
   });
 });
 
-Deno.test("exits the same generation repeats are refused (identity gate, exit 12)", async () => {
+Deno.test("an exit the same generation repeats is refused (its mounted plan refused, exit 11)", async () => {
   await using f = await runningStarter("restart-repeat");
   await f.cli(["-o", "json", "status", "--project", f.p.dir]);
-  f.world.control.crashContainer(f.name, { code: 12, reason: "IDENTITY_TOPIC_MISMATCH" });
+  f.world.control.crashContainer(f.name, { code: 11, reason: "PLAN_SHA256_MISMATCH" });
   const r = await f.restart();
   assert.equal(r.code, 4, r.stdout + r.stderr);
   assert.equal(r.json().errors[0].code, "BLOCKED_RESTART_WOULD_FAIL");

@@ -773,7 +773,10 @@ export class StateEngine implements StateStore {
       );
     }
     if (event.kind !== "runner_restarted" && event.kind !== "record_skipped") {
-      blocked("BLOCKED_INVALID_DECISION", `${(event as { kind: string }).kind} is not a day-two audit event`);
+      blocked(
+        "BLOCKED_INVALID_DECISION",
+        `${(event as { kind: string }).kind} is not a day-two audit event`,
+      );
     }
     if (typeof event.event_id !== "string" || event.event_id === "") {
       blocked("BLOCKED_INVALID_DECISION", "a day-two audit event needs an event_id");

@@ -20,12 +20,7 @@
  */
 import type { ErrorCode } from "../errors.ts";
 import type { Json } from "./_canonical.ts";
-import type {
-  CompletionReceipt,
-  DayTwoEvent,
-  HistoryDocument,
-  HistoryEvent,
-} from "./history.ts";
+import type { CompletionReceipt, DayTwoEvent, HistoryDocument, HistoryEvent } from "./history.ts";
 import type {
   Checkpoint,
   Incident,

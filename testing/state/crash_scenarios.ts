@@ -307,7 +307,10 @@ export const SCENARIOS: Scenario[] = [
       assert.equal(snap.history.document.version, 5);
       assert.equal(snap.control, null);
       assert.equal(snap.ownership!.checksum, stateChecksum(own));
-      await assert.rejects(store.recordAudit(snap, event), /BLOCKED_DUPLICATE_EVENT|already recorded/);
+      await assert.rejects(
+        store.recordAudit(snap, event),
+        /BLOCKED_DUPLICATE_EVENT|already recorded/,
+      );
     },
   },
   {
