@@ -44,10 +44,12 @@ export type {
   RestartRequest,
   ResumeOptions,
   RetentionRequest,
+  SkipRecordOptions,
   SluiceProject,
 } from "./lib/sdk/project.ts";
 export type { AbandonResult } from "./lib/runtime/abandon.ts";
 export type { RestartResult } from "./lib/runtime/restart.ts";
+export type { SkipRecordResult } from "./lib/runtime/skip_record.ts";
 export type {
   DayTwoEvent,
   RecordSkipped,

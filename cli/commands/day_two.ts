@@ -1,12 +1,13 @@
 /**
  * The day-two commands on a running project: `sluice restart MODEL --reason TEXT` (start a runner
- * someone else stopped again, audited). Thin: each calls one SDK method (`openProject(...)`) and
+ * someone else stopped again, audited) and `sluice skip-record MODEL --partition P --offset O
+ * --reason TEXT` (past a record the runner cannot decode, audited, then restarted). Thin: each calls one SDK method (`openProject(...)`) and
  * renders its typed result. Exit statuses: 0 when the runner runs again (or an earlier run had
  * finished it), 4 when blocked (nothing was recorded or started), 2 for a missing `--reason`.
  * @module
  */
 import type { Command } from "commander";
-import { openProject, type RestartResult, type RuntimeDeps } from "../../mod.ts";
+import { openProject, type RestartResult, type RuntimeDeps, SluiceError } from "../../mod.ts";
 import { outputFormat, printResult, progressPrinter } from "../output.ts";
 
 interface Flags {
@@ -51,7 +52,17 @@ export function restartText(r: RestartResult): string {
   ].join("\n");
 }
 
-/** Add `restart`. */
+function partitionFlag(value: string): number {
+  if (!/^(0|[1-9][0-9]*)$/.test(value)) {
+    throw new SluiceError(
+      "USAGE_PARTITION",
+      `--partition takes a partition number, found '${value}'`,
+    );
+  }
+  return Number(value);
+}
+
+/** Add `restart` and `skip-record`. */
 export function register(program: Command, deps: RuntimeDeps = {}): void {
   common(
     program
@@ -76,4 +87,49 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     });
     printResult(format, "restart", r, () => restartText(r));
   });
+
+  common(
+    program
+      .command("skip-record")
+      .description(
+        "move past the record a runner stopped at because it cannot decode it (exit 13): that one partition by one, recorded in the audit first, then start it again",
+      )
+      .argument("<model>", "the model (or its application ID)")
+      .requiredOption(
+        "--partition <n>",
+        "the failing record's partition (as 'sluice status' names it)",
+      )
+      .requiredOption("--offset <n>", "the failing record's offset (as 'sluice status' names it)"),
+  ).action(
+    async (model: string, opts: Flags & { partition: string; offset: string }, cmd: Command) => {
+      const format = outputFormat(cmd);
+      const partition = partitionFlag(opts.partition);
+      await using project = await openProject({
+        ...deps,
+        dir: opts.project,
+        environment: opts.env ?? null,
+        onProgress: progressPrinter(format),
+      });
+      const r = await project.skipRecord({
+        model,
+        partition,
+        offset: opts.offset,
+        reason: opts.reason,
+        confirmEnv: opts.confirmEnv,
+        breakStaleLock: opts.breakStaleLock,
+      });
+      printResult(format, "skip-record", r, () =>
+        [
+          `${r.model}: skipped ${r.record.topic}-${r.record.partition}@${r.record.offset} (${r.failure.reason}${
+            r.failure.field ? `, field '${r.failure.field}'` : ""
+          }); committed offset of partition ${r.record.partition} is now ${r.committed}${
+            r.moved_now ? "" : " (moved by an earlier run)"
+          }.`,
+          `  skip ${r.event_id} ${
+            r.recorded_now ? "recorded" : "was already recorded"
+          } in the audit`,
+          restartText(r.restart),
+        ].join("\n"));
+    },
+  );
 }

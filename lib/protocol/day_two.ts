@@ -25,7 +25,19 @@ function site(name: string, kind: FaultSite["kind"], description: string): Fault
 }
 
 /** The sites of the day-two commands. */
-export const DAY_TWO_SITES: Readonly<Record<"restartRecord" | "startStopped", FaultSite>> = {
+export const DAY_TWO_SITES: Readonly<
+  Record<"skipRecord" | "advanceOffset" | "restartRecord" | "startStopped", FaultSite>
+> = {
+  skipRecord: site(
+    "journal.record_skipped",
+    "journal",
+    "record the skip of a record the runner cannot decode (its coordinates, the failure, who and why)",
+  ),
+  advanceOffset: site(
+    "kafka.skip_record_offset",
+    "provider",
+    "commit the failing record's offset + 1 for that one partition of the stopped runner's group",
+  ),
   restartRecord: site(
     "journal.runner_restarted",
     "journal",
@@ -49,17 +61,25 @@ export const DAY_TWO_BLOCKERS = [
   "BLOCKED_GROUP_ACTIVE",
   "BLOCKED_OPERATION_PENDING",
   "BLOCKED_DUPLICATE_EVENT",
+  "BLOCKED_NOT_DECODE_FAILURE",
+  "BLOCKED_SKIP_MISMATCH",
 ] as const;
 
 /**
- * The day-two sites, in the order a restart crosses them.
+ * The day-two sites, in the order a skip-record then its restart cross them (a restart alone
+ * crosses the last two).
  *
  * @example
  * ```ts
  * import { dayTwoSites } from "./day_two.ts";
- * console.log(dayTwoSites().length); // 2
+ * console.log(dayTwoSites().length); // 4
  * ```
  */
 export function dayTwoSites(): FaultSite[] {
-  return [DAY_TWO_SITES.restartRecord, DAY_TWO_SITES.startStopped];
+  return [
+    DAY_TWO_SITES.skipRecord,
+    DAY_TWO_SITES.advanceOffset,
+    DAY_TWO_SITES.restartRecord,
+    DAY_TWO_SITES.startStopped,
+  ];
 }

@@ -15,9 +15,9 @@
  *    plan is refused; `BLOCKED_RESTART_WOULD_FAIL`) or a record it cannot decode (13: `BLOCKED_POISON_RECORD`,
  *    the way out is `skip-record`) is refused;
  * 3. the consumer group is Empty: after a kill (137, or an OOM kill) the dead member stays until
- *    the broker's session timeout, so sluice waits for it to leave (bounded, `groupTimeoutMs`,
- *    default 120 s); with any other stop a member is someone else consuming with the group
- *    (`BLOCKED_GROUP_ACTIVE`);
+ *    the broker's session timeout (and a runner that failed may not have left either), so sluice
+ *    waits for it to leave (bounded, `groupTimeoutMs`, default 120 s); after a clean close (143,
+ *    0) a member is someone else consuming with the group (`BLOCKED_GROUP_ACTIVE`);
  * 4. the committed offsets have not moved since the stop where that is knowable: a decode stop
  *    names its record, and the group's committed offset of that partition must be exactly that
  *    record's offset — or, after a recorded skip, exactly one past it (`BLOCKED_OFFSETS_MOVED`).
@@ -334,35 +334,7 @@ export async function restartObserved(
   if (problems.length > 0) throw blockerError(problems);
 
   // the group: Empty, after a kill once the dead member has left
-  let waited = false;
-  let group = o.obs.kafka.group;
-  if (group.members.length > 0) {
-    if (!isKill(c)) {
-      throw blockerError([groupActive(o, group.members.length, c, false)]);
-    }
-    const bound = options.groupTimeoutMs ?? 120_000;
-    const started = p.clock.now();
-    const message = `${c.name} was killed (exit ${c.exitCode}${
-      c.oomKilled ? ", OOM" : ""
-    }): waiting for its member to leave group ${appId} (the broker's session timeout)`;
-    while (group.members.length > 0) {
-      const waitedMs = p.clock.now() - started;
-      if (waitedMs > bound) {
-        throw blockerError([groupActive(o, group.members.length, c, true, bound)]);
-      }
-      options.onProgress?.({
-        kind: "wait",
-        operation_id: eventId,
-        waited_ms: waitedMs,
-        bound_ms: bound,
-        message,
-      });
-      await sleep(p.clock, 1_000);
-      const g = await p.kafka.describeGroup(appId);
-      group = { state: g.state, members: g.members };
-    }
-    waited = true;
-  }
+  const { waited, group } = await waitGroupEmpty(p, o, options, eventId);
   // the offsets at the start, read after any wait (a dead member commits nothing)
   const committed = waited
     ? Object.fromEntries(
@@ -409,6 +381,50 @@ export async function restartObserved(
   return result(event, recordedNow, true);
 }
 
+/**
+ * The group of a stopped runner, Empty: at once after a clean close (143, 0: the runner left the
+ * group); after any other stop (a kill leaves its member until the broker's session timeout, a
+ * runner that failed may not have left) wait, bounded, for the one member to leave. A member
+ * that stays, or any member after a clean close, is `BLOCKED_GROUP_ACTIVE`.
+ */
+export async function waitGroupEmpty(
+  p: Session,
+  o: ObservedRunner,
+  options: Pick<DayTwoRequest, "groupTimeoutMs" | "onProgress">,
+  progressId: string,
+): Promise<{ waited: boolean; group: { state: string; members: unknown[] } }> {
+  const c = o.container;
+  let group: { state: string; members: unknown[] } = o.obs.kafka.group;
+  if (group.members.length === 0) return { waited: false, group };
+  if (c.exitCode === 143 || c.exitCode === 0) {
+    throw blockerError([groupActive(o, group.members.length, c, false)]);
+  }
+  const bound = options.groupTimeoutMs ?? 120_000;
+  const started = p.clock.now();
+  const message = `${c.name} ${
+    isKill(c)
+      ? `was killed (exit ${c.exitCode}${c.oomKilled ? ", OOM" : ""})`
+      : `exited ${c.exitCode}`
+  }: waiting for its member to leave group ${o.owned.application_id} (the broker's session timeout)`;
+  while (group.members.length > 0) {
+    const waitedMs = p.clock.now() - started;
+    if (waitedMs > bound) {
+      throw blockerError([groupActive(o, group.members.length, c, true, bound)]);
+    }
+    options.onProgress?.({
+      kind: "wait",
+      operation_id: progressId,
+      waited_ms: waitedMs,
+      bound_ms: bound,
+      message,
+    });
+    await sleep(p.clock, 1_000);
+    const g = await p.kafka.describeGroup(o.owned.application_id);
+    group = { state: g.state, members: g.members };
+  }
+  return { waited: true, group };
+}
+
 function groupActive(
   o: ObservedRunner,
   members: number,
@@ -421,7 +437,7 @@ function groupActive(
     waited
       ? `group ${o.owned.application_id} still has ${members} member(s) ${
         boundMs / 1000
-      }s after ${c.name} was killed (exit ${c.exitCode}); run 'sluice restart ${o.model}' again once 'sluice status' shows the group Empty`
+      }s after ${c.name} stopped (exit ${c.exitCode}); run the same command again once 'sluice status' shows the group Empty`
       : `group ${o.owned.application_id} has ${members} member(s) while its runner ${c.name} is stopped (exit ${c.exitCode}): something else consumes with the runner's group; stop it, then run this command again`,
     { model: o.model, evidence: { group: o.owned.application_id, members, waited } },
   );

@@ -54,6 +54,7 @@ import { runnerStatus } from "../runtime/replacement/runner_status.ts";
 import { acceptRetentionLoss, type RetentionResult } from "../runtime/replacement/retention.ts";
 import { abandon, type AbandonResult } from "../runtime/abandon.ts";
 import { restart, type RestartResult } from "../runtime/restart.ts";
+import { skipRecord, type SkipRecordResult } from "../runtime/skip_record.ts";
 import type { ReplacementResult, RunnerStatusReport } from "../runtime/replacement/result.ts";
 import { apply, observe, type SessionOptions } from "../runtime/session.ts";
 import { projectStoreConfig } from "../runtime/state_store.ts";
@@ -184,6 +185,14 @@ export interface RestartRequest {
   readyTimeoutMs?: number;
 }
 
+/** Options of {@link SluiceProject.skipRecord}. */
+export interface SkipRecordOptions extends RestartRequest {
+  /** The failing record's partition (as `status` names it). */
+  partition: number;
+  /** The failing record's offset, decimal (as `status` names it). */
+  offset: string;
+}
+
 /** Options of {@link SluiceProject.acceptRetentionLoss}. */
 export interface RetentionRequest extends OperationRef {
   /** Why the loss is accepted (required; recorded in the audit with who and when). */
@@ -246,6 +255,13 @@ export interface SluiceProject extends AsyncDisposable {
    * it again after a kill finishes it.
    */
   restart(request: RestartRequest): Promise<RestartResult>;
+  /**
+   * Skip the record a runner stopped at because it cannot decode it (exit 13): only that record,
+   * named by partition and offset, only while the group is Empty and its committed offset is
+   * still at it; recorded in the audit first, then that one partition's offset + 1, then the
+   * runner started again as `restart` does. Running it again after a kill finishes it.
+   */
+  skipRecord(request: SkipRecordOptions): Promise<SkipRecordResult>;
   /** Compare the project at a Git revision with another or the working tree, offline. */
   diff(options: ProjectDiffOptions): Promise<Review>;
   /** The state store's view: ownership, the pending operation, history and the lock. */
@@ -420,6 +436,10 @@ class ProjectHandle implements SluiceProject {
 
   restart(request: RestartRequest): Promise<RestartResult> {
     return this.#online((deps) => restart({ ...deps, ...request }));
+  }
+
+  skipRecord(request: SkipRecordOptions): Promise<SkipRecordResult> {
+    return this.#online((deps) => skipRecord({ ...deps, ...request }));
   }
 
   diff(options: ProjectDiffOptions): Promise<Review> {
