@@ -146,6 +146,7 @@ export type { ProjectObservation } from "./lib/validation/observation.ts";
 export type { ModelStatus, ProjectStatus } from "./lib/runtime/status.ts";
 export { runnerStopOf } from "./lib/validation/runner_stop.ts";
 export type { RunnerStopReport } from "./lib/validation/runner_stop.ts";
+export type { RunnerDrift } from "./lib/validation/drift.ts";
 export type { LogsOptions, LogsResult } from "./lib/runtime/logs.ts";
 export { parseSince } from "./lib/runtime/logs.ts";
 export type { LogLine, LogReadOptions } from "./lib/providers/docker/port.ts";
