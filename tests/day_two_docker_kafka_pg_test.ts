@@ -4,6 +4,7 @@
 // 137 — local state) blocks plan; `sluice restart` brings the same container back, recorded in
 // the audit first (after the kill, once the dead member left the group); records produced while it
 // was stopped are processed exactly once; running it again changes nothing; plan is a no-op again.
+// Started again by hand afterwards, it is drift: plan is BLOCKED_RUNNER_DRIFT, status FAIL.
 // A record the runner cannot decode stops it (exit 13); `sluice skip-record` with the coordinates
 // `sluice status` shows records the skip, moves exactly that partition by one and starts the
 // runner again: the records after it are processed, the bad one never.
@@ -183,6 +184,22 @@ async function journey(backend: "postgres" | "local", how: "stop" | "kill") {
     const noop = await sluiceJson(["plan", "--project", p.dir], vars);
     assertExit(noop, 0);
     assert.equal(noop.envelope.data?.noop, true);
+
+    if (how === "stop") {
+      // drift: stopped and started again by hand, on the real daemon's clock
+      await docker(["stop", "-t", "30", name]);
+      await docker(["start", name]);
+      const drifted = await sluiceJson(["plan", "--project", p.dir], vars);
+      assertExit(drifted, 4);
+      assert.equal(drifted.envelope.errors[0].code, "BLOCKED_RUNNER_DRIFT");
+      const status = await sluiceJson(["status", "--project", p.dir], vars);
+      const row = (status.envelope.data?.models as Array<
+        { healthy: boolean; drift: { kind: string; container_id: string } | null }
+      >)[0];
+      assert.equal(row.healthy, false);
+      assert.equal(row.drift?.kind, "started_outside_sluice");
+      assert.equal(row.drift?.container_id, name);
+    }
   } finally {
     await store.close();
     await removeApplication(appId);
