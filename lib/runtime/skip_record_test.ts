@@ -73,6 +73,15 @@ Deno.test("skip-record: recorded first, exactly that partition moved by one, the
   await using f = await stoppedOnBadRecord("skip-ok");
   const before = await f.committed();
   assert.equal(before[String(f.rec.partition)], String(f.rec.offset), "kept at the bad record");
+  // plan's blocker names the command, with the record's coordinates
+  const planned = await f.cli(["-o", "json", "plan", "--project", f.p.dir]);
+  assert.equal(planned.json().errors[0].code, "BLOCKED_RUNNER_NOT_RUNNING");
+  assert.match(
+    (planned.json().errors[0] as unknown as { message: string }).message,
+    new RegExp(
+      `past that record: 'sluice skip-record ${MODEL} --partition ${f.rec.partition} --offset ${f.rec.offset} --reason TEXT'`,
+    ),
+  );
   const n = (await f.events()).length;
   const r = await f.skip(String(f.rec.partition), String(f.rec.offset));
   assert.equal(r.code, 0, r.stdout + r.stderr);
