@@ -10,7 +10,8 @@
  * `replacement` (`apply --plan` of a reviewed plan), `resume` (`state resume` only), `create`
  * (`apply --plan` of a create plan), `operator` (an operator's explicit decision about a pending
  * operation: `state accept-retention-loss`, `state abandon`), `connector` (`apply --plan` of a
- * plan with connector changes, continued by the same `apply --plan` again). `deno task probes
+ * plan with connector changes, continued by the same `apply --plan` again), `day_two` (`restart`
+and `skip-record` on a stopped runner, finished by the same command again). `deno task probes
  * --list` prints {@link formatInventory};
  * entry points refuse a fault switch naming anything else ({@link guardInventorySwitch}).
  *
@@ -26,6 +27,7 @@ import { OPERATION_WRITES, REPLACEMENT_SITES, replacementSites } from "../protoc
 import { createSites } from "../protocol/create.ts";
 import { OPERATOR_SITES, operatorSites } from "../protocol/operator.ts";
 import { connectorSites } from "../protocol/connector.ts";
+import { dayTwoSites } from "../protocol/day_two.ts";
 import {
   LOCAL_WRITE_ORDER,
   localWriteSites,
@@ -37,7 +39,7 @@ import {
 } from "../state/sites.ts";
 
 /** The public command whose run crosses a site. */
-export type Journey = "replacement" | "resume" | "create" | "operator" | "connector";
+export type Journey = "replacement" | "resume" | "create" | "operator" | "connector" | "day_two";
 
 /** One site of the inventory. */
 export interface InventoryEntry {
@@ -63,6 +65,7 @@ const TRANSITION_JOURNEYS: Readonly<Record<StateTransition, readonly Journey[]>>
   finalize: ["replacement"],
   decide: ["operator"],
   abandon: ["operator"],
+  audit: ["day_two"],
 };
 
 /** The state layer's sites of one transition: each local write's steps, then the commit. */
@@ -90,8 +93,8 @@ function stateSites(): Array<[FaultSite, readonly Journey[]]> {
 }
 
 /**
- * Every fault site, in journey order (replacement, its resume-only writes, create, connector,
- * state).
+ * Every fault site, in journey order (replacement, its resume-only writes, create, operator,
+ * connector, day two, state).
  *
  * @example
  * ```ts
@@ -114,6 +117,7 @@ export function faultInventory(): InventoryEntry[] {
   for (const s of createSites()) add(s, "create");
   for (const s of operatorSites()) add(s, "operator");
   for (const s of connectorSites()) add(s, "connector");
+  for (const s of dayTwoSites()) add(s, "day_two");
   for (const [s, journeys] of stateSites()) for (const j of journeys) add(s, j);
   // every declared state site is composed (the state layer's own list is the check)
   const missing = STATE_SITES.filter((s) => !entries.has(s.name)).map((s) => s.name);
