@@ -41,11 +41,21 @@ export type {
   ProjectApplyOptions,
   ProjectDiffOptions,
   ProjectPlanOptions,
+  RestartRequest,
   ResumeOptions,
   RetentionRequest,
+  SkipRecordOptions,
   SluiceProject,
 } from "./lib/sdk/project.ts";
 export type { AbandonResult } from "./lib/runtime/abandon.ts";
+export type { RestartResult } from "./lib/runtime/restart.ts";
+export type { SkipRecordResult } from "./lib/runtime/skip_record.ts";
+export type {
+  DayTwoEvent,
+  RecordSkipped,
+  RunnerRestarted,
+  StoppedContainer,
+} from "./lib/state/history.ts";
 export type { RetentionResult } from "./lib/runtime/replacement/retention.ts";
 export type { OperatorDecision } from "./lib/state/journal.ts";
 export type { OperationAbandoned } from "./lib/state/history.ts";
@@ -142,6 +152,7 @@ export type { ProjectObservation } from "./lib/validation/observation.ts";
 export type { ModelStatus, ProjectStatus } from "./lib/runtime/status.ts";
 export { runnerStopOf } from "./lib/validation/runner_stop.ts";
 export type { RunnerStopReport } from "./lib/validation/runner_stop.ts";
+export type { RunnerDrift } from "./lib/validation/drift.ts";
 export type { LogsOptions, LogsResult } from "./lib/runtime/logs.ts";
 export { parseSince } from "./lib/runtime/logs.ts";
 export type { LogLine, LogReadOptions } from "./lib/providers/docker/port.ts";

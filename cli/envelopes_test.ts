@@ -349,6 +349,12 @@ async function transcript(format: Format): Promise<Entry[]> {
       `${dir}/killed.plan.json`,
     ]);
 
+    // the killed runner comes back through sluice: recorded, then started; the second run is done
+    const why = ["--reason", "killed by the host's OOM guard"];
+    await run("restart: a killed runner", ["restart", "eligible_orders", ...project, ...why]);
+    await run("restart: again, already done", ["restart", "eligible_orders", ...project, ...why]);
+    await run("restart: no --reason", ["restart", "eligible_orders", ...project]);
+
     const manifest = `${dir}/sluice.yaml`;
     await Deno.writeTextFile(
       manifest,

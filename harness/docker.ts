@@ -28,12 +28,10 @@ export async function removeLabelled(
   for (const c of containers) {
     await d.getContainer(c.Id).remove({ force: true, v: true }).catch(ignoreNotFound);
   }
-  const { Volumes } = await d.listVolumes({ filters });
-  for (const v of Volumes ?? []) {
-    await d.getVolume(v.Name).remove({ force: true }).catch(ignoreNotFound);
-  }
-  const networks = await d.listNetworks({ filters });
   const strays: string[] = [];
+  const { Volumes } = await d.listVolumes({ filters });
+  for (const v of Volumes ?? []) await removeVolume(v.Name, strays);
+  const networks = await d.listNetworks({ filters });
   for (const n of networks) {
     // A container without the label still attached to our network is a leak of whoever
     // created it: detach it (the network is ours), remove the network, and report the stray.
@@ -52,6 +50,32 @@ export async function removeLabelled(
     networks: networks.length,
     strays,
   };
+}
+
+/**
+ * Remove a labelled volume. A container without the label may still mount it (a helper sluice
+ * started to read the volume, auto-removed when it ends, or one a killed worker left behind): it
+ * is removed and reported as a stray, and a volume still "in use" (409) while such a container
+ * goes away is tried again for a bounded time — a tear-down never fails on it.
+ */
+async function removeVolume(name: string, strays: string[]): Promise<void> {
+  const d = docker();
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const mounting = JSON.stringify({ volume: [name] });
+    for (const c of await d.listContainers({ all: true, filters: mounting })) {
+      strays.push(c.Names?.[0]?.replace(/^\//, "") ?? c.Id);
+      await d.getContainer(c.Id).remove({ force: true, v: true }).catch(ignoreNotFound);
+    }
+    try {
+      await d.getVolume(name).remove({ force: true });
+      return;
+    } catch (e) {
+      if ((e as { statusCode?: number }).statusCode === 404) return;
+      if ((e as { statusCode?: number }).statusCode !== 409) throw e;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  strays.push(`volume ${name} (still in use after 10 s)`);
 }
 
 /** Count what still carries `label=value` (used by tests of tear-down). */

@@ -237,6 +237,7 @@ function renderStatus(s: ProjectStatus): string {
         r.candidate_of ? ` (candidate of pending operation ${r.candidate_of})` : ""
       }  group=${r.group}/${r.members}  lag=${r.lag}`,
       ...(r.stop ? [`     stopped: ${r.stop.summary}`] : []),
+      ...(r.drift ? [`     drift: ${r.drift.summary}`] : []),
     ]),
   ).concat(
     (s.connectors ?? []).map((c) =>

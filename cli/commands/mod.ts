@@ -17,6 +17,7 @@ import { register as review } from "./review.ts";
 import { register as version } from "./version.ts";
 import { register as operator } from "./operator.ts";
 import { register as logs } from "./logs.ts";
+import { register as dayTwo } from "./day_two.ts";
 
 /**
  * A function that adds one command group to the program; `deps` (ports, clock, UUID source) are
@@ -33,6 +34,7 @@ export const COMMANDS: Register[] = [
   replacement,
   operator,
   logs,
+  dayTwo,
   runtime,
   version,
 ];

@@ -12,7 +12,8 @@
  * (`apply --plan` of a create plan), `operator` (an operator's explicit decision about a pending
  * operation: `state accept-retention-loss`, `state abandon`), `connector` (`apply --plan` of a
  * plan with connector changes, continued by the same `apply --plan` again), `removal` (`apply
- * --plan` of a plan with runner removals, continued by the same `apply --plan` again). `deno task probes
+ * --plan` of a plan with runner removals, continued by the same `apply --plan` again), `day_two`
+ * (`restart` and `skip-record` on a stopped runner, finished by the same command again). `deno task probes
  * --list` prints {@link formatInventory};
  * entry points refuse a fault switch naming anything else ({@link guardInventorySwitch}).
  *
@@ -29,6 +30,7 @@ import { createSites } from "../protocol/create.ts";
 import { OPERATOR_SITES, operatorSites } from "../protocol/operator.ts";
 import { connectorSites } from "../protocol/connector.ts";
 import { removalSites } from "../protocol/removal.ts";
+import { dayTwoSites } from "../protocol/day_two.ts";
 import {
   LOCAL_WRITE_ORDER,
   localWriteSites,
@@ -40,7 +42,14 @@ import {
 } from "../state/sites.ts";
 
 /** The public command whose run crosses a site. */
-export type Journey = "replacement" | "resume" | "create" | "operator" | "connector" | "removal";
+export type Journey =
+  | "replacement"
+  | "resume"
+  | "create"
+  | "operator"
+  | "connector"
+  | "day_two"
+  | "removal";
 
 /** One site of the inventory. */
 export interface InventoryEntry {
@@ -66,6 +75,7 @@ const TRANSITION_JOURNEYS: Readonly<Record<StateTransition, readonly Journey[]>>
   finalize: ["replacement"],
   decide: ["operator"],
   abandon: ["operator"],
+  audit: ["day_two"],
 };
 
 /** The state layer's sites of one transition: each local write's steps, then the commit. */
@@ -94,8 +104,8 @@ function stateSites(): Array<[FaultSite, readonly Journey[]]> {
 }
 
 /**
- * Every fault site, in journey order (replacement, its resume-only writes, create, connector,
- * removal, state).
+ * Every fault site, in journey order (replacement, its resume-only writes, create, operator,
+ * connector, day two, removal, state).
  *
  * @example
  * ```ts
@@ -118,6 +128,7 @@ export function faultInventory(): InventoryEntry[] {
   for (const s of createSites()) add(s, "create");
   for (const s of operatorSites()) add(s, "operator");
   for (const s of connectorSites()) add(s, "connector");
+  for (const s of dayTwoSites()) add(s, "day_two");
   for (const s of removalSites()) add(s, "removal");
   for (const [s, journeys] of stateSites()) for (const j of journeys) add(s, j);
   // every declared state site is composed (the state layer's own list is the check)

@@ -22,6 +22,8 @@ import type { CompileResult } from "../project/compile.ts";
 import type { Project } from "../project/load.ts";
 import { projectTopics } from "../project/topics.ts";
 import type { OwnershipDocument, RetainedRunner } from "../state/ownership.ts";
+import type { HistoryEvent } from "../state/history.ts";
+import { runnerDrift } from "../validation/drift.ts";
 import type { RunnerAction, StoreIdentity } from "../state/journal.ts";
 import { parseMountedPlan } from "../protocol/mounted_plan.ts";
 import { type Blocker, blocker } from "../validation/blocker.ts";
@@ -131,7 +133,13 @@ export interface Plan {
 export interface PlanInput {
   project: Project;
   compiled: CompileResult;
-  state: { ownership: OwnershipDocument | null; checksum: string | null; identity: StoreIdentity };
+  state: {
+    ownership: OwnershipDocument | null;
+    checksum: string | null;
+    identity: StoreIdentity;
+    /** The history's events (drift of an owned runner is judged against them); absent: none. */
+    history?: readonly HistoryEvent[];
+  };
   /** Null for `plan --offline`. */
   observation: ProjectObservation | null;
   /** Online only: every desired topic that exists, with its Kafka-form ID. */
@@ -413,6 +421,15 @@ export function planProject(input: PlanInput): Plan {
     const checked = verifyOwnedRunner(obs, owned, ownedTopics);
     if (checked.blockers.length > 0) {
       blockers.push(...checked.blockers);
+      continue;
+    }
+    const drift = checked.container ? runnerDrift(checked.container, state.history ?? []) : null;
+    if (drift) {
+      blockers.push(blocker(
+        "BLOCKED_RUNNER_DRIFT",
+        `${a.model}: ${drift.summary}; sluice does not adopt it silently: see docs/runbook.md (stop it with 'docker stop -t 30 ${drift.container}', then 'sluice restart ${a.model} --reason TEXT' records it)`,
+        { model: a.model, evidence: { drift } },
+      ));
       continue;
     }
     if (owned.artifact_sha256 === a.sha256) continue; // no-op

@@ -256,6 +256,7 @@ export async function planSession(
       ownership: snap.ownership?.document ?? null,
       checksum: snap.ownership?.checksum ?? null,
       identity: snap.identity,
+      history: snap.history.events,
     },
     observation,
     topics,

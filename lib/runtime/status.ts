@@ -22,6 +22,8 @@ import { loadProject } from "../project/load.ts";
 import { openStateStore } from "../state/open.ts";
 import type { StoreIdentity } from "../state/journal.ts";
 import type { IntegrityReport } from "../state/store.ts";
+import type { HistoryEvent } from "../state/history.ts";
+import { type RunnerDrift, runnerDrift } from "../validation/drift.ts";
 import type { RunnerObservation } from "../validation/observation.ts";
 import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { SYSTEM_CLOCK } from "./deps.ts";
@@ -54,6 +56,11 @@ export interface ModelStatus {
    * else what its exit code means in the shared exit table. Null while it runs.
    */
   stop: RunnerStopReport | null;
+  /**
+   * A change made to the runner outside sluice (`lib/validation/drift.ts`: started again by
+   * hand after a stop no restart recorded), or null. A drifted runner is not healthy.
+   */
+  drift: RunnerDrift | null;
   /** The consumer group's state (Stable, Empty, Dead, ...). */
   group: string;
   /** Members of the group. */
@@ -127,6 +134,8 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
     });
   }
   const obs = await observe({ ...options, store });
+  // the history, read-only (verified above): what sluice recorded of its own starts
+  const history = (await store.load()).history.events;
   return {
     state: {
       ok: true,
@@ -134,7 +143,9 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
       revision: integrity.revision,
       pending: integrity.pending,
     },
-    models: obs.runners.map((r) => modelStatus(r, integrity.pending?.operation_id ?? null)),
+    models: obs.runners.map((r) =>
+      modelStatus(r, integrity.pending?.operation_id ?? null, history)
+    ),
     ...(obs.connectors
       ? {
         connectors: obs.connectors.connectors.map((c) => ({
@@ -151,7 +162,11 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
 }
 
 /** One model's row (pure: from its observation and the pending operation's ID, if any). */
-export function modelStatus(r: RunnerObservation, pendingId: string | null = null): ModelStatus {
+export function modelStatus(
+  r: RunnerObservation,
+  pendingId: string | null = null,
+  history: readonly HistoryEvent[] = [],
+): ModelStatus {
   const c = r.containers;
   const lag = r.kafka.ranges.reduce((sum, p) => {
     const committed = r.kafka.committed[String(p.partition)];
@@ -161,6 +176,7 @@ export function modelStatus(r: RunnerObservation, pendingId: string | null = nul
     c[0].environment.ok && c[0].execution.ok && c[0].runnerStatus?.state === "RUNNING" &&
     r.kafka.group.members.length === 1;
   const candidate = c.find((x) => pendingId !== null && x.labels.operationId === pendingId);
+  const drift = c.length === 1 ? runnerDrift(c[0], history) : null;
   return {
     model: r.target.applicationId,
     candidate_of: candidate ? pendingId : null,
@@ -169,9 +185,10 @@ export function modelStatus(r: RunnerObservation, pendingId: string | null = nul
     container: c.length === 1 ? c[0].name : null,
     generation: c.length === 1 ? c[0].labels.generation : null,
     stop: c.length === 1 ? runnerStopOf(c[0]) : null,
+    drift,
     group: r.kafka.group.state,
     members: r.kafka.group.members.length,
     lag: lag.toString(),
-    healthy,
+    healthy: healthy && drift === null,
   };
 }

@@ -53,6 +53,8 @@ import { resumeReviewed } from "../runtime/replacement/resume.ts";
 import { runnerStatus } from "../runtime/replacement/runner_status.ts";
 import { acceptRetentionLoss, type RetentionResult } from "../runtime/replacement/retention.ts";
 import { abandon, type AbandonResult } from "../runtime/abandon.ts";
+import { restart, type RestartResult } from "../runtime/restart.ts";
+import { skipRecord, type SkipRecordResult } from "../runtime/skip_record.ts";
 import type { ReplacementResult, RunnerStatusReport } from "../runtime/replacement/result.ts";
 import { apply, observe, type SessionOptions } from "../runtime/session.ts";
 import { projectStoreConfig } from "../runtime/state_store.ts";
@@ -167,6 +169,30 @@ export interface AbandonRequest {
   breakStaleLock?: string;
 }
 
+/** Options of {@link SluiceProject.restart}. */
+export interface RestartRequest {
+  /** The model (or its application ID). */
+  model: string;
+  /** Why (required; recorded in the audit with who and when). */
+  reason: string;
+  /** The environment's name, repeated, where the manifest declares environments. */
+  confirmEnv?: string;
+  /** First remove this stale lock left by a dead process. */
+  breakStaleLock?: string;
+  /** How long to wait for a killed runner's member to leave the group (default 120 s). */
+  groupTimeoutMs?: number;
+  /** How long the runner may take to report RUNNING after the start (default 120 s). */
+  readyTimeoutMs?: number;
+}
+
+/** Options of {@link SluiceProject.skipRecord}. */
+export interface SkipRecordOptions extends RestartRequest {
+  /** The failing record's partition (as `status` names it). */
+  partition: number;
+  /** The failing record's offset, decimal (as `status` names it). */
+  offset: string;
+}
+
 /** Options of {@link SluiceProject.acceptRetentionLoss}. */
 export interface RetentionRequest extends OperationRef {
   /** Why the loss is accepted (required; recorded in the audit with who and when). */
@@ -222,6 +248,20 @@ export interface SluiceProject extends AsyncDisposable {
    * then move only those positions to the earliest retained; `resume` can then continue.
    */
   acceptRetentionLoss(request: RetentionRequest): Promise<RetentionResult>;
+  /**
+   * Start a runner someone else stopped (`docker stop`, `docker kill`) again: the same owned
+   * generation, after checking it is exactly that one, its group Empty (a killed runner's member
+   * waited out) and its offsets not moved; the restart is recorded in the audit first. Running
+   * it again after a kill finishes it.
+   */
+  restart(request: RestartRequest): Promise<RestartResult>;
+  /**
+   * Skip the record a runner stopped at because it cannot decode it (exit 13): only that record,
+   * named by partition and offset, only while the group is Empty and its committed offset is
+   * still at it; recorded in the audit first, then that one partition's offset + 1, then the
+   * runner started again as `restart` does. Running it again after a kill finishes it.
+   */
+  skipRecord(request: SkipRecordOptions): Promise<SkipRecordResult>;
   /** Compare the project at a Git revision with another or the working tree, offline. */
   diff(options: ProjectDiffOptions): Promise<Review>;
   /** The state store's view: ownership, the pending operation, history and the lock. */
@@ -392,6 +432,14 @@ class ProjectHandle implements SluiceProject {
         breakStaleLock: request.breakStaleLock,
       })
     );
+  }
+
+  restart(request: RestartRequest): Promise<RestartResult> {
+    return this.#online((deps) => restart({ ...deps, ...request }));
+  }
+
+  skipRecord(request: SkipRecordOptions): Promise<SkipRecordResult> {
+    return this.#online((deps) => skipRecord({ ...deps, ...request }));
   }
 
   diff(options: ProjectDiffOptions): Promise<Review> {

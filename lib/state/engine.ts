@@ -21,6 +21,7 @@ import { verifyScopeIntegrity } from "./integrity.ts";
 import {
   appendEvents,
   type CompletionReceipt,
+  type DayTwoEvent,
   emptyHistory,
   type HistoryDocument,
   type HistoryEvent,
@@ -758,6 +759,41 @@ export class StateEngine implements StateStore {
         ]),
       ],
       ["control", null],
+    ]);
+  }
+
+  async recordAudit(snapshot: StateSnapshot, event: DayTwoEvent): Promise<StateSnapshot> {
+    this.#requireLock(snapshot);
+    if (snapshot.control) {
+      const c = snapshot.control.opened;
+      blocked(
+        "BLOCKED_OPERATION_PENDING",
+        `operation ${c.operation_id} (${c.kind}) is pending: finish it first ('sluice state show' names it)`,
+        { operation_id: c.operation_id },
+      );
+    }
+    if (event.kind !== "runner_restarted" && event.kind !== "record_skipped") {
+      blocked(
+        "BLOCKED_INVALID_DECISION",
+        `${(event as { kind: string }).kind} is not a day-two audit event`,
+      );
+    }
+    if (typeof event.event_id !== "string" || event.event_id === "") {
+      blocked("BLOCKED_INVALID_DECISION", "a day-two audit event needs an event_id");
+    }
+    if (typeof event.reason !== "string" || event.reason.trim() === "") {
+      blocked("BLOCKED_INVALID_DECISION", "a day-two audit event needs the operator's reason");
+    }
+    if (
+      snapshot.history.events.some((e) =>
+        (e.kind === "runner_restarted" || e.kind === "record_skipped") &&
+        e.event_id === event.event_id
+      )
+    ) {
+      blocked("BLOCKED_DUPLICATE_EVENT", `audit event ${event.event_id} is already recorded`);
+    }
+    return await this.#write("audit", snapshot, [
+      ["history", appendEvents(snapshot.history.document, [event])],
     ]);
   }
 

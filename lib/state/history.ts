@@ -1,9 +1,10 @@
 /**
  * The history (audit) envelope: an append-only list of sealed events. Its envelope version
  * is 1 while it holds only incidents and commits, becomes 2 only when it holds a resume
- * authorization, 3 only when it holds a `runner_completed` receipt, and 4 only when it holds
- * an operator's decision (`operator_decision`) or an abandonment (`operation_abandoned`). Earlier events keep
- * their exact bytes and checksums: appending never re-encodes them.
+ * authorization, 3 only when it holds a `runner_completed` receipt, 4 only when it holds
+ * an operator's decision (`operator_decision`) or an abandonment (`operation_abandoned`), and 5
+ * only when it holds a day-two audit event (`runner_restarted`, `record_skipped`). Earlier events
+ * keep their exact bytes and checksums: appending never re-encodes them.
  *
  * @example
  * ```ts
@@ -86,8 +87,107 @@ export interface OperationAbandoned {
   terminal_control: ControlDocument;
 }
 
+/**
+ * The stopped container a day-two event is about, exactly as observed under the lock: its
+ * identity, its generation's labels and the stop Docker reports (`finished_at` names the stop:
+ * Docker changes it at every stop, and keeps it while the container runs again).
+ */
+export interface StoppedContainer {
+  /** The container's exact ID. */
+  id: string;
+  /** Its name. */
+  name: string;
+  /** Its generation label. */
+  generation: string | null;
+  /** The operation that created it (label), or null. */
+  operation_id: string | null;
+  /** The artifact label (the owned artifact's sha256). */
+  artifact_sha256: string | null;
+  /** The mounted plan's sha256 (equal to its plan label). */
+  plan_sha256: string | null;
+  /** The image it was created from. */
+  image_id: string;
+  /** The state volume's instance UUID as its mount shows it. */
+  volume_instance: string | null;
+  /** The exit code Docker reports. */
+  exit_code: number;
+  /** Whether Docker reports an OOM kill. */
+  oom_killed: boolean;
+  /** The exit's kind in the runner's exit table (`closed`, `killed`, `decode`, ...), or null. */
+  exit_kind: string | null;
+  /** The runner's own stop reason from its status file (`SIGTERM`, `DECODE_WRONG_TYPE`), or null. */
+  runner_reason: string | null;
+  /** When it last started (Docker's StartedAt). */
+  started_at: string;
+  /** When it stopped (Docker's FinishedAt): with the ID, what names this stop. */
+  finished_at: string;
+}
+
+/**
+ * A stopped runner started again through sluice (`sluice restart`): who, why, the exact container
+ * and stop, the group's state and the committed offsets when it was started. Recorded before
+ * the start: the start is what this event authorizes.
+ */
+export interface RunnerRestarted {
+  /** Discriminant. */
+  kind: "runner_restarted";
+  /** This event's UUID. */
+  event_id: string;
+  /** Who restarted it. */
+  actor: string;
+  /** When (RFC 3339). */
+  recorded_at: string;
+  /** Why (the operator's words). */
+  reason: string;
+  /** The model. */
+  model: string;
+  /** Its application ID (the consumer group). */
+  application_id: string;
+  /** The stopped container. */
+  container: StoppedContainer;
+  /** The consumer group's state when the start was authorized (`Empty`). */
+  group_state: string;
+  /** Whether sluice waited for a killed runner's member to leave the group first. */
+  waited_for_group: boolean;
+  /** Committed offset per input partition (decimal strings) at the start. */
+  committed: { [partition: string]: string };
+  /** The `record_skipped` event this restart follows, or null. */
+  after_skip: string | null;
+}
+
+/**
+ * A record the runner cannot decode, skipped on the operator's decision (`sluice skip-record`):
+ * recorded before the one partition's committed offset moves from `offset` to `offset + 1`.
+ */
+export interface RecordSkipped {
+  /** Discriminant. */
+  kind: "record_skipped";
+  /** This event's UUID. */
+  event_id: string;
+  /** Who decided it. */
+  actor: string;
+  /** When (RFC 3339). */
+  recorded_at: string;
+  /** Why (the operator's words). */
+  reason: string;
+  /** The model. */
+  model: string;
+  /** Its application ID (the consumer group). */
+  application_id: string;
+  /** The stopped container (its stop is the decode failure). */
+  container: StoppedContainer;
+  /** The record's coordinates, as the runner reported them. */
+  record: { topic: string; partition: number; offset: string };
+  /** The runner's reason and rule (`DECODE_WRONG_TYPE`, field and rule), never a value. */
+  failure: { reason: string; field: string | null; rule: string | null };
+}
+
+/** The day-two audit events: recorded with no pending operation. */
+export type DayTwoEvent = RunnerRestarted | RecordSkipped;
+
 /** An event of the history envelope. */
 export type HistoryEvent =
+  | DayTwoEvent
   | ({ kind: "incident" } & Incident)
   | ({ kind: "resume_authorized" } & ResumeAuthorization)
   | CompletionReceipt
@@ -103,16 +203,17 @@ export type HistoryEvent =
 
 /**
  * The history envelope versions this sluice reads and writes: 1, 2 once it holds a resume
- * authorization, 3 once it holds a completion receipt.
+ * authorization, 3 once it holds a completion receipt, 4 once it holds an operator's decision
+ * or an abandonment, 5 once it holds a day-two audit event.
  */
-export const HISTORY_VERSIONS: readonly HistoryDocument["version"][] = [1, 2, 3, 4];
+export const HISTORY_VERSIONS: readonly HistoryDocument["version"][] = [1, 2, 3, 4, 5];
 
 /** The stored history envelope. */
 export interface HistoryDocument {
   /** Document format name. */
   format: "sluice.history";
   /** Envelope version. */
-  version: 1 | 2 | 3 | 4;
+  version: 1 | 2 | 3 | 4 | 5;
   /** The project name. */
   project: string;
   /** The environment, or null. */
@@ -142,7 +243,8 @@ function versionFor(events: HistoryEvent[], current: HistoryVersion): HistoryVer
     if (v < n) v = n;
   };
   for (const e of events) {
-    if (e.kind === "operation_abandoned" || e.kind === "operator_decision") atLeast(4);
+    if (e.kind === "runner_restarted" || e.kind === "record_skipped") atLeast(5);
+    else if (e.kind === "operation_abandoned" || e.kind === "operator_decision") atLeast(4);
     else if (e.kind === "runner_completed") atLeast(3);
     else if (e.kind === "resume_authorized") atLeast(2);
   }

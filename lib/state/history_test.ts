@@ -31,3 +31,21 @@ Deno.test("a completion without a resume is version 3; a wrong version is corrup
   const lying = { ...appendEvents(emptyHistory("orders", null), [commit]), version: 3 as const };
   assert.throws(() => openHistory(lying), /version 3 does not match its events \(expected 1\)/);
 });
+
+Deno.test("a day-two audit event makes the envelope version 5, keeping earlier bytes; 5 without one is corruption", () => {
+  const h4 = appendEvents(emptyHistory("orders", null), [
+    commit,
+    { kind: "operator_decision", decision_id: "d" } as unknown as HistoryEvent,
+  ]);
+  assert.equal(h4.version, 4);
+  for (const kind of ["runner_restarted", "record_skipped"]) {
+    const e = { kind, event_id: "e" } as unknown as HistoryEvent;
+    const h5 = appendEvents(h4, [e]);
+    assert.equal(h5.version, 5);
+    assert.deepEqual(h5.events.slice(0, 2), h4.events);
+    assert.equal(openHistory(h5).length, 3);
+    assert.equal(appendEvents(emptyHistory("orders", null), [e]).version, 5);
+  }
+  const lying = { ...appendEvents(emptyHistory("orders", null), [commit]), version: 5 as const };
+  assert.throws(() => openHistory(lying), /version 5 does not match its events \(expected 1\)/);
+});

@@ -31,7 +31,8 @@ export type StateTransition =
   | "resume"
   | "finalize"
   | "decide"
-  | "abandon";
+  | "abandon"
+  | "audit";
 
 /** Every transition, in the order the docs list them. */
 export const STATE_TRANSITIONS: readonly StateTransition[] = [
@@ -44,6 +45,7 @@ export const STATE_TRANSITIONS: readonly StateTransition[] = [
   "finalize",
   "decide",
   "abandon",
+  "audit",
 ];
 
 /** A file the local backend writes. */
@@ -81,6 +83,9 @@ export const LOCAL_WRITE_ORDER: Readonly<
   // the audit first: an archived abandonment beside a still-present control is retried as a
   // clear only
   abandon: [{ file: "history", kind: "replace" }, { file: "control", kind: "remove" }],
+  // a day-two audit event (restart, skipped record): the history alone, before the provider
+  // change it records
+  audit: [{ file: "history", kind: "replace" }],
 };
 
 /** The durable steps of one write kind, in order. */

@@ -29,7 +29,7 @@ Deno.test("state sites: unique names saying backend, transition, file and step",
     )
   );
   assert.deepEqual([...names].sort(), [...local, ...pg, ...locks].sort());
-  assert.equal(names.length, 62);
+  assert.equal(names.length, 66);
   for (const s of STATE_SITES) {
     assert.equal(s.backends?.length, 1, s.name);
     assert.ok(s.name.includes(`.${s.backends![0]}.`), s.name);

@@ -20,7 +20,7 @@
  */
 import type { ErrorCode } from "../errors.ts";
 import type { Json } from "./_canonical.ts";
-import type { CompletionReceipt, HistoryDocument, HistoryEvent } from "./history.ts";
+import type { CompletionReceipt, DayTwoEvent, HistoryDocument, HistoryEvent } from "./history.ts";
 import type {
   Checkpoint,
   Incident,
@@ -206,6 +206,14 @@ export interface StateStore {
    * (receipt archived) cannot be abandoned.
    */
   abandonOperation(snapshot: StateSnapshot, input: AbandonInput): Promise<StateSnapshot>;
+  /**
+   * Append one day-two audit event (`runner_restarted`, `record_skipped`) to the history: the
+   * record of an operator's command on a running project, made before the provider change it
+   * authorizes. Needs no pending operation and refuses one (`BLOCKED_OPERATION_PENDING`); an
+   * event whose `event_id` is already archived is refused (`BLOCKED_DUPLICATE_EVENT`). Ownership
+   * and control are unchanged.
+   */
+  recordAudit(snapshot: StateSnapshot, event: DayTwoEvent): Promise<StateSnapshot>;
   /** Commit the desired runner checksum (serial + 1), archive the receipt and clear control. */
   finalizeCompletedRunner(snapshot: StateSnapshot, options?: { recordedAt?: string }): Promise<
     FinalizeResult

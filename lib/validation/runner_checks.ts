@@ -102,11 +102,17 @@ export function verifyOwnedRunner(
   out.push(...checkProgress(obs, model, null));
   if (c && (options.expect ?? "running") === "running" && !c.running) {
     const stop = runnerStopOf(c);
+    const rec = stop?.kind === "decode" ? stop.runner?.record ?? null : null;
+    const back = rec
+      ? `; past that record: 'sluice skip-record ${model} --partition ${rec.partition} --offset ${rec.offset} --reason TEXT'`
+      : stop && stop.kind !== "plan" && stop.kind !== "plan_checksum"
+      ? `; to start it again: 'sluice restart ${model} --reason TEXT'`
+      : "";
     out.push(blocker(
       "BLOCKED_RUNNER_NOT_RUNNING",
       `container ${c.name} (${c.id.slice(0, 12)}) is ${c.status}${
         stop ? `: ${stop.summary}` : ""
-      }; see 'sluice status' and 'sluice logs ${model}', and docs/runbook.md for the way back`,
+      }; see 'sluice status' and 'sluice logs ${model}', and docs/runbook.md for the way back${back}`,
       {
         model,
         evidence: {

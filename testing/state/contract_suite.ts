@@ -21,6 +21,7 @@ import {
   runnerIntent,
 } from "./fixtures.ts";
 import { encodeBody } from "../../lib/state/_stored.ts";
+import { restartEvent } from "./crash_scenarios.ts";
 import { appendEvents, type HistoryDocument } from "../../lib/state/history.ts";
 import {
   type ControlV45,
@@ -337,6 +338,30 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
     const closed = s2.control!.opened.checkpoints[1];
     assert.ok(closed.name === "old_closed" && closed.exit_code === 143);
     assert.deepEqual(sealedOf(s2).intent, doc.intent);
+  });
+
+  test("a day-two audit event is appended alone (history v5), never beside a pending operation, never twice", async (b) => {
+    const store = await lockedStore(b);
+    const [own, s0] = await seeded(store);
+    const event = restartEvent();
+    const s1 = await store.recordAudit(s0, event);
+    assert.equal(s1.history.document.version, 5);
+    assert.equal(s1.history.events.length, s0.history.events.length + 1);
+    assert.deepEqual(s1.history.events.at(-1), event);
+    assert.deepEqual(s1.history.document.events.slice(0, -1), s0.history.document.events);
+    assert.equal(s1.ownership!.checksum, stateChecksum(own));
+    assert.equal(s1.control, null);
+    await rejects(store.recordAudit(s1, event), "BLOCKED_DUPLICATE_EVENT");
+    await rejects(
+      store.recordAudit(s1, { ...event, event_id: "e2", reason: " " }),
+      "BLOCKED_INVALID_DECISION",
+    );
+    const s2 = await store.beginOperation(s1, runnerIntent(own), [replaceAction(own)]);
+    await rejects(
+      store.recordAudit(s2, { ...event, event_id: "e3" }),
+      "BLOCKED_OPERATION_PENDING",
+    );
+    assert.equal((await store.load()).history.events.length, s1.history.events.length);
   });
 
   test("a pending operation blocks a new one", async (b) => {

@@ -34,6 +34,37 @@ export const incident = () => ({
   reason: "worker died",
 });
 
+/** A day-two audit event (a restart of a stopped runner), deterministic for reference runs. */
+export const restartEvent = () => ({
+  kind: "runner_restarted" as const,
+  event_id: "5e5e5e5e-0000-4000-8000-000000000001",
+  actor: "t",
+  recorded_at: "2026-11-29T10:05:00.000Z",
+  reason: "stopped by the host's maintenance",
+  model: "eligible_orders",
+  application_id: "sluice-orders-eligible_orders",
+  container: {
+    id: "c".repeat(64),
+    name: "sluice-orders-eligible_orders",
+    generation: "g1",
+    operation_id: null,
+    artifact_sha256: "a".repeat(64),
+    plan_sha256: "b".repeat(64),
+    image_id: `sha256:${"d".repeat(64)}`,
+    volume_instance: "0badc0de-0000-4000-8000-0000000000ff",
+    exit_code: 143,
+    oom_killed: false,
+    exit_kind: "closed",
+    runner_reason: "SIGTERM",
+    started_at: "2026-11-29T09:00:00.000Z",
+    finished_at: "2026-11-29T10:00:00.000Z",
+  },
+  group_state: "Empty",
+  waited_for_group: false,
+  committed: { "0": "3" },
+  after_skip: null,
+});
+
 /** The worker's lock UUID (deterministic, so reference and crash runs write the same bytes). */
 export const WORKER_LOCK = "0badc0de-0000-4000-8000-000000000001";
 
@@ -258,6 +289,28 @@ export const SCENARIOS: Scenario[] = [
       const e = snap.history.events.find((x) => x.kind === "operation_abandoned")!;
       assert.ok(e.kind === "operation_abandoned" && e.operation_id === input.operation_id);
       await assert.rejects(store.abandonOperation(snap, input), /no pending operation/);
+    },
+  },
+  {
+    transition: "audit",
+    prepare: (config) =>
+      prepared(config, async (store, snap) => {
+        const { own } = await seedRunner(store, snap);
+        return { own, event: restartEvent() };
+      }),
+    async finish(store, snap, arg) {
+      const own = arg.own as OwnershipDocument;
+      const event = arg.event as ReturnType<typeof restartEvent>;
+      if (count(snap, "runner_restarted") === 0) snap = await store.recordAudit(snap, event);
+      // one record for one stop; ownership and control untouched
+      assert.equal(count(snap, "runner_restarted"), 1);
+      assert.equal(snap.history.document.version, 5);
+      assert.equal(snap.control, null);
+      assert.equal(snap.ownership!.checksum, stateChecksum(own));
+      await assert.rejects(
+        store.recordAudit(snap, event),
+        /BLOCKED_DUPLICATE_EVENT|already recorded/,
+      );
     },
   },
   {

@@ -71,6 +71,9 @@ async function transition(): Promise<void> {
     case "abandon":
       await store.abandonOperation(snap, arg.abandon);
       break;
+    case "audit":
+      await store.recordAudit(snap, arg.event);
+      break;
     case "commit_ownership":
       await store.commitOwnership(
         snap,

@@ -53,7 +53,7 @@ export function runbookCodes(): Set<string> {
 }
 
 /** Checks common to every journey: the fault fired once, cleanly, in a writing command. */
-function checkFault(j: JourneyRun): string[] {
+export function checkFault(j: JourneyRun): string[] {
   const p: string[] = [];
   if (!j.fired) {
     p.push(`the armed site ${j.fault} was never crossed: no process died there`);
@@ -71,7 +71,7 @@ function checkFault(j: JourneyRun): string[] {
 }
 
 /** Completed, or blocked with a documented code. */
-function checkOutcome(j: JourneyRun): string[] {
+export function checkOutcome(j: JourneyRun): string[] {
   if (j.outcome === "completed") return [];
   const codes = j.codes.map((c) => c.code);
   const said = j.codes.map((c) => `${c.code}: ${c.message.split("\n")[0]}`).join("; ");

@@ -38,6 +38,7 @@ import {
 } from "./invariants.ts";
 import { type JourneyRun, operatorDecision, runJourney } from "./operator.ts";
 import { committedOf, readWorldFile } from "./reads.ts";
+import { runDayTwoCase } from "./day_two.ts";
 
 /** The result of one case. */
 export interface CaseResult {
@@ -95,6 +96,8 @@ export async function runCase(
         const change = await prepareRemoval(cw);
         journey = await runJourney(cw, c, change);
         problems = await checkRemoval(cw, journey, change);
+      } else if (c.journey === "day_two") {
+        ({ journey, problems } = await runDayTwoCase(cw, c));
       } else if (c.journey === "operator") {
         const deployed = await deployStarter(cw);
         const before = committedOf(

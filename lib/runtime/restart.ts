@@ -1,0 +1,572 @@
+/**
+ * `sluice restart MODEL --reason TEXT`: bring back a runner someone else stopped (`docker stop`,
+ * exit 143; `docker kill`, 137; a fatal error, 15) by starting the same owned generation again,
+ * recorded in the audit. `sluice skip-record` ends with the same path after moving past a record
+ * the runner cannot decode.
+ *
+ * Under the deployment lock, with no pending operation:
+ *
+ * 1. the stopped container is exactly the owned generation: the planner's own check of an owned
+ *    runner (`verifyOwnedRunner`: labels, mounted plan bytes against the plan label and the owned
+ *    artifact, pinned image and network, fixed execution options, environment, the same volume
+ *    instance, the same cluster and topic IDs, at most one group member, resumable offsets),
+ *    only not requiring it to run;
+ * 2. its stop can be restarted: an exit the same generation would repeat (10, 11: its mounted
+ *    plan is refused; `BLOCKED_RESTART_WOULD_FAIL`) or a record it cannot decode (13: `BLOCKED_POISON_RECORD`,
+ *    the way out is `skip-record`) is refused;
+ * 3. the consumer group is Empty: after a kill (137, or an OOM kill) the dead member stays until
+ *    the broker's session timeout (and a runner that failed may not have left either), so sluice
+ *    waits for it to leave (bounded, `groupTimeoutMs`, default 120 s); after a clean close (143,
+ *    0) a member is someone else consuming with the group (`BLOCKED_GROUP_ACTIVE`);
+ * 4. the committed offsets have not moved since the stop where that is knowable: a decode stop
+ *    names its record, and the group's committed offset of that partition must be exactly that
+ *    record's offset — or, after a recorded skip, exactly one past it (`BLOCKED_OFFSETS_MOVED`).
+ *    After a TERM or a kill nothing records where the group was when it stopped (Kafka keeps no
+ *    commit time sluice can read), so the audit records the offsets found, and that is all;
+ * 5. the audit event `runner_restarted` is recorded (who, why, the container and its exact stop,
+ *    exit code, the group's state, the committed offsets), THEN the container is started, and
+ *    sluice waits until the runner reports RUNNING for this start.
+ *
+ * A stop is named by the container's ID and Docker's `FinishedAt` (Docker changes it at every
+ * stop and keeps it while the container runs again). So the command is idempotent: an event for
+ * this stop and a running container is done; an event and a still-stopped container is only the
+ * start; a killed command is finished by running it again.
+ *
+ * @example
+ * ```ts
+ * import { restart } from "./restart.ts";
+ * // const r = await restart({ dir: "./orders", model: "eligible_orders", reason: "stopped by the host's maintenance" });
+ * ```
+ * @module
+ */
+import { SluiceError } from "../errors.ts";
+import { atSite } from "../fault/site.ts";
+import { DAY_TWO_SITES } from "../protocol/day_two.ts";
+import type {
+  HistoryEvent,
+  RecordSkipped,
+  RunnerRestarted,
+  StoppedContainer,
+} from "../state/history.ts";
+import type { OwnedRunner } from "../state/ownership.ts";
+import type { StateSnapshot } from "../state/store.ts";
+import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
+import type { ContainerEvidence, RunnerObservation } from "../validation/observation.ts";
+import { verifyOwnedRunner } from "../validation/runner_checks.ts";
+import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
+import { targetOf } from "./apply.ts";
+import { isoNow, sleep } from "./deps.ts";
+import { RUNNER_PATHS } from "./labels.ts";
+import { observeRunner } from "./observer.ts";
+import { requireConfirmedEnv } from "./replacement/operation.ts";
+import { openSession, type Session, type SessionOptions } from "./session.ts";
+
+/** What a day-two command names and decides with (shared by restart and skip-record). */
+export interface DayTwoRequest extends SessionOptions {
+  /** The model (or its application ID). */
+  model: string;
+  /** Why (required; recorded in the audit with who and when). */
+  reason: string;
+  /** The environment name, repeated, where the manifest declares environments. */
+  confirmEnv?: string;
+  /** First remove this stale local lock left by a dead process (see `state show`). */
+  breakStaleLock?: string;
+  /** How long to wait for a killed runner's member to leave the group (default 120 s). */
+  groupTimeoutMs?: number;
+  /** How long the runner may take to report RUNNING after the start (default 120 s). */
+  readyTimeoutMs?: number;
+}
+
+/** What {@link restart} did. */
+export interface RestartResult {
+  /** The model. */
+  model: string;
+  /** Its application ID (the consumer group). */
+  application_id: string;
+  /** The container's name (after a replacement `sluice-<app>.op-<uuid>.a0`). */
+  container: string;
+  /** The container's exact ID. */
+  container_id: string;
+  /** Its generation label. */
+  generation: string | null;
+  /** The stop it was brought back from (exit code, its kind, whether it was a kill). */
+  stop: {
+    exit_code: number;
+    kind: string | null;
+    killed: boolean;
+    runner_reason: string | null;
+    finished_at: string;
+    summary: string;
+  };
+  /** The `runner_restarted` audit event. */
+  event_id: string;
+  /** False when an earlier run had recorded it already (this run finished the start). */
+  recorded_now: boolean;
+  /** False when the container was already running again (an earlier run started it). */
+  started_now: boolean;
+  /** Whether sluice waited for a killed runner's member to leave the group. */
+  waited_for_group: boolean;
+  /** Committed offset per input partition at the start (decimal strings). */
+  committed: Record<string, string>;
+  /** The `record_skipped` event this restart follows, or null. */
+  after_skip: string | null;
+}
+
+/** The owned runner of a model, observed under the lock and checked as the planner checks it. */
+export interface ObservedRunner {
+  model: string;
+  owned: OwnedRunner;
+  obs: RunnerObservation;
+  container: ContainerEvidence;
+}
+
+const ZERO_TIME = "0001-01-01T00:00:00Z";
+/**
+ * Exit kinds the same generation repeats at every start: its mounted plan is immutable, and the
+ * owned check just verified those bytes. (An identity-gate or missing-offsets exit, 12 or 14, is
+ * not here: the owned check verifies the cluster, the topic IDs and the committed offsets as they
+ * are now, so when it passes, what stopped the runner has been fixed.)
+ */
+const REPEATS: ReadonlySet<string> = new Set(["plan", "plan_checksum"]);
+
+/**
+ * Start the stopped owned generation of a model again (see the module documentation).
+ *
+ * @example
+ * ```ts
+ * import { restart } from "./restart.ts";
+ * // await restart({ dir: ".", model: "eligible_orders", reason: "docker stop by mistake" });
+ * ```
+ */
+export async function restart(options: DayTwoRequest): Promise<RestartResult> {
+  requireReason(options.reason, "restart");
+  await using p = await openSession(options);
+  return await underLock(p, options, async (snap) => {
+    const found = await observeOwned(p, snap, options.model);
+    return await restartObserved(p, snap, found, options);
+  });
+}
+
+/** The reason every day-two command records (USAGE_REASON when empty). */
+export function requireReason(reason: string | undefined, command: string): void {
+  if (typeof reason !== "string" || reason.trim() === "") {
+    throw new SluiceError("USAGE_REASON", `${command} needs --reason TEXT (kept in the audit)`);
+  }
+}
+
+/** Run `fn` under the deployment lock (after the environment check and an explicit break). */
+export async function underLock<T>(
+  p: Session,
+  options: Pick<DayTwoRequest, "confirmEnv" | "breakStaleLock">,
+  fn: (snap: StateSnapshot) => Promise<T>,
+): Promise<T> {
+  requireConfirmedEnv(p, options.confirmEnv ?? null);
+  if (options.breakStaleLock) await p.store.breakStaleLock(options.breakStaleLock);
+  await p.store.acquireLock({ actor: p.actor });
+  try {
+    return await fn(await p.store.load());
+  } finally {
+    await p.store.releaseLock();
+  }
+}
+
+/**
+ * Observe a model's owned runner and check it exactly as the planner checks an owned runner,
+ * without requiring it to run. Throws the blockers found.
+ */
+export async function observeOwned(
+  p: Session,
+  snap: StateSnapshot,
+  model: string,
+): Promise<ObservedRunner> {
+  const compiled = p.compiled.artifacts.find((a) =>
+    a.model === model || a.artifact.application_id === model
+  );
+  if (!compiled) {
+    throw new SluiceError(
+      "PROJECT_MODEL_NOT_FOUND",
+      `no model '${model}' in the project (models: ${
+        p.compiled.artifacts.map((a) => a.model).join(", ") || "none"
+      })`,
+    );
+  }
+  const c = snap.control?.opened ?? null;
+  if (c) {
+    throw blockerError([blocker(
+      "BLOCKED_OPERATION_PENDING",
+      `operation ${c.operation_id} (${c.kind}) is pending: 'sluice state show' names it; finish it ('sluice state resume', or 'sluice apply --plan FILE' for a create) or 'sluice state abandon' it first`,
+      { model: compiled.model, evidence: { operation_id: c.operation_id, kind: c.kind } },
+    )]);
+  }
+  const own = snap.ownership?.document ?? null;
+  const owned = own?.runners.find((r) => r.model === compiled.model) ?? null;
+  if (!own || !owned) {
+    throw blockerError([blocker(
+      "BLOCKED_RUNNER_NOT_OWNED",
+      `sluice does not run model ${compiled.model} yet: 'sluice plan' and 'sluice apply' create it`,
+      { model: compiled.model },
+    )]);
+  }
+  const obs = await observeRunner(p, targetOf(compiled.artifact));
+  const { blockers, container } = verifyOwnedRunner(obs, owned, own.topics, { expect: "any" });
+  if (blockers.length > 0 || !container) throw blockerError(blockers);
+  return { model: compiled.model, owned, obs, container };
+}
+
+/** The audit events naming this container's current stop (its ID and FinishedAt). */
+export function eventsOfStop(
+  events: readonly HistoryEvent[],
+  c: Pick<ContainerEvidence, "id" | "finishedAt">,
+): { restarted: RunnerRestarted | null; skipped: RecordSkipped | null } {
+  const mine = (e: { container: StoppedContainer }) =>
+    e.container.id === c.id && e.container.finished_at === c.finishedAt;
+  return {
+    restarted:
+      events.filter((e): e is RunnerRestarted => e.kind === "runner_restarted" && mine(e)).at(-1) ??
+        null,
+    skipped: events.filter((e): e is RecordSkipped => e.kind === "record_skipped" && mine(e))
+      .at(-1) ?? null,
+  };
+}
+
+/** The stopped container as an audit event records it. */
+export function stoppedContainer(c: ContainerEvidence): StoppedContainer {
+  const stop = runnerStopOf(c);
+  return {
+    id: c.id,
+    name: c.name,
+    generation: c.labels.generation,
+    operation_id: c.labels.operationId,
+    artifact_sha256: c.labels.artifactSha256,
+    plan_sha256: c.plan.sha256,
+    image_id: c.imageId,
+    volume_instance: c.volumeInstance,
+    exit_code: c.exitCode,
+    oom_killed: c.oomKilled,
+    exit_kind: stop?.kind ?? null,
+    runner_reason: stop?.runner?.reason ?? null,
+    started_at: c.startedAt,
+    finished_at: c.finishedAt,
+  };
+}
+
+/** Whether a stop is a kill (SIGKILL or the OOM killer): nothing was closed, a member lingers. */
+function isKill(c: ContainerEvidence): boolean {
+  return c.exitCode === 137 || c.oomKilled;
+}
+
+/**
+ * The restart of an observed owned runner, under the lock the caller holds (`restart`, and
+ * `skip-record` after its offset move).
+ */
+export async function restartObserved(
+  p: Session,
+  snapshot: StateSnapshot,
+  o: ObservedRunner,
+  options: DayTwoRequest,
+): Promise<RestartResult> {
+  let snap = snapshot;
+  const c = o.container;
+  const appId = o.owned.application_id;
+  const { restarted, skipped } = eventsOfStop(snap.history.events, c);
+  const stop = runnerStopOf(c);
+  const result = (
+    event: RunnerRestarted,
+    recordedNow: boolean,
+    startedNow: boolean,
+  ): RestartResult => ({
+    model: o.model,
+    application_id: appId,
+    container: c.name,
+    container_id: c.id,
+    generation: c.labels.generation,
+    stop: {
+      exit_code: event.container.exit_code,
+      kind: event.container.exit_kind,
+      killed: event.container.exit_code === 137 || event.container.oom_killed,
+      runner_reason: event.container.runner_reason,
+      finished_at: event.container.finished_at,
+      summary: stop?.summary ?? `exit ${event.container.exit_code}`,
+    },
+    event_id: event.event_id,
+    recorded_now: recordedNow,
+    started_now: startedNow,
+    waited_for_group: event.waited_for_group,
+    committed: event.committed,
+    after_skip: event.after_skip,
+  });
+
+  if (c.running) {
+    if (restarted) {
+      // an earlier run recorded and started it: done (read-only from here)
+      await waitStarted(p, c, options.readyTimeoutMs);
+      return result(restarted, false, false);
+    }
+    const byHand = c.finishedAt !== ZERO_TIME && c.finishedAt !== "";
+    throw blockerError([blocker(
+      "BLOCKED_RUNNER_RUNNING",
+      `container ${c.name} of model ${o.model} is running: there is nothing to restart${
+        byHand
+          ? `; it was started again outside sluice after its stop at ${c.finishedAt}, and no restart of that stop is recorded`
+          : ""
+      }`,
+      {
+        model: o.model,
+        evidence: {
+          container: c.name,
+          started_at: c.startedAt,
+          finished_at: c.finishedAt,
+          started_outside_sluice: byHand,
+        },
+      },
+    )]);
+  }
+  if (!c.everStarted || !stop) {
+    throw blockerError([blocker(
+      "BLOCKED_RUNNER_NEVER_STARTED",
+      `container ${c.name} of model ${o.model} was created but never started: it is not a stopped runner; 'sluice plan' shows what the project needs`,
+      { model: o.model, evidence: { container: c.name, status: c.status } },
+    )]);
+  }
+  const committedNow = o.obs.kafka.committed;
+  const eventId = restarted?.event_id ?? p.uuids.uuid();
+  const problems = restartBlockers(o, stop, skipped, committedNow);
+  if (problems.length > 0) throw blockerError(problems);
+
+  // the group: Empty, after a kill once the dead member has left
+  const { waited, group } = await waitGroupEmpty(p, o, options, eventId);
+  // the offsets at the start, read after any wait (a dead member commits nothing)
+  const committed = waited
+    ? Object.fromEntries(
+      [...await p.kafka.committedOffsets(appId, o.obs.target.inputTopic)].map((
+        [k, v],
+      ) => [String(k), v.toString()]),
+    )
+    : committedNow;
+  if (waited) {
+    const moved = restartBlockers(o, stop, skipped, committed);
+    if (moved.length > 0) throw blockerError(moved);
+  }
+
+  let event = restarted;
+  let recordedNow = false;
+  if (!event) {
+    event = {
+      kind: "runner_restarted",
+      event_id: eventId,
+      actor: p.actor,
+      recorded_at: isoNow(p.clock),
+      reason: options.reason,
+      model: o.model,
+      application_id: appId,
+      container: stoppedContainer(c),
+      group_state: group.state,
+      waited_for_group: waited,
+      committed,
+      after_skip: skipped?.event_id ?? null,
+    };
+    const e = event;
+    snap = await atSite(DAY_TWO_SITES.restartRecord, () => p.store.recordAudit(snap, e));
+    recordedNow = true;
+  }
+  await p.store.verifyLock();
+  await atSite(DAY_TWO_SITES.startStopped, () => p.docker.startContainer(c.id));
+  options.onProgress?.({
+    kind: "action",
+    operation_id: event.event_id,
+    action: "start",
+    message: `${c.name} started again (restart ${event.event_id})`,
+  });
+  await waitStarted(p, c, options.readyTimeoutMs);
+  return result(event, recordedNow, true);
+}
+
+/**
+ * The group of a stopped runner, Empty: at once after a clean close (143, 0: the runner left the
+ * group); after any other stop (a kill leaves its member until the broker's session timeout, a
+ * runner that failed may not have left) wait, bounded, for the one member to leave. A member
+ * that stays, or any member after a clean close, is `BLOCKED_GROUP_ACTIVE`.
+ */
+export async function waitGroupEmpty(
+  p: Session,
+  o: ObservedRunner,
+  options: Pick<DayTwoRequest, "groupTimeoutMs" | "onProgress">,
+  progressId: string,
+): Promise<{ waited: boolean; group: { state: string; members: unknown[] } }> {
+  const c = o.container;
+  let group: { state: string; members: unknown[] } = o.obs.kafka.group;
+  if (group.members.length === 0) return { waited: false, group };
+  if (c.exitCode === 143 || c.exitCode === 0) {
+    throw blockerError([groupActive(o, group.members.length, c, false)]);
+  }
+  const bound = options.groupTimeoutMs ?? 120_000;
+  const started = p.clock.now();
+  const message = `${c.name} ${
+    isKill(c)
+      ? `was killed (exit ${c.exitCode}${c.oomKilled ? ", OOM" : ""})`
+      : `exited ${c.exitCode}`
+  }: waiting for its member to leave group ${o.owned.application_id} (the broker's session timeout)`;
+  while (group.members.length > 0) {
+    const waitedMs = p.clock.now() - started;
+    if (waitedMs > bound) {
+      throw blockerError([groupActive(o, group.members.length, c, true, bound)]);
+    }
+    options.onProgress?.({
+      kind: "wait",
+      operation_id: progressId,
+      waited_ms: waitedMs,
+      bound_ms: bound,
+      message,
+    });
+    await sleep(p.clock, 1_000);
+    const g = await p.kafka.describeGroup(o.owned.application_id);
+    group = { state: g.state, members: g.members };
+  }
+  return { waited: true, group };
+}
+
+function groupActive(
+  o: ObservedRunner,
+  members: number,
+  c: ContainerEvidence,
+  waited: boolean,
+  boundMs = 0,
+): Blocker {
+  return blocker(
+    "BLOCKED_GROUP_ACTIVE",
+    waited
+      ? `group ${o.owned.application_id} still has ${members} member(s) ${
+        boundMs / 1000
+      }s after ${c.name} stopped (exit ${c.exitCode}); run the same command again once 'sluice status' shows the group Empty`
+      : `group ${o.owned.application_id} has ${members} member(s) while its runner ${c.name} is stopped (exit ${c.exitCode}): something else consumes with the runner's group; stop it, then run this command again`,
+    { model: o.model, evidence: { group: o.owned.application_id, members, waited } },
+  );
+}
+
+/**
+ * The rules on the stop and the offsets (read-only): an exit the same generation repeats; a
+ * decode stop whose record has not been skipped; committed offsets moved since the stop.
+ */
+export function restartBlockers(
+  o: ObservedRunner,
+  stop: RunnerStopReport,
+  skipped: RecordSkipped | null,
+  committed: Record<string, string>,
+): Blocker[] {
+  const c = o.container;
+  const model = o.model;
+  if (stop.kind === "decode") {
+    const rec = stop.runner?.record ?? null;
+    if (!rec) {
+      return [blocker(
+        "BLOCKED_POISON_RECORD",
+        `${c.name} stopped on a record it cannot decode (exit 13) but its status file does not name the record: read 'sluice logs ${model}'; a restart would stop at it again`,
+        { model, evidence: { container: c.name, stop } },
+      )];
+    }
+    const at = committed[String(rec.partition)] ?? null;
+    if (skipped) {
+      // the skip moved exactly this partition by exactly one
+      const expected = (BigInt(rec.offset) + 1n).toString();
+      return at === expected
+        ? []
+        : [offsetsMoved(o, rec.topic, rec.partition, expected, at, skipped)];
+    }
+    if (at !== String(rec.offset)) {
+      return [offsetsMoved(o, rec.topic, rec.partition, String(rec.offset), at)];
+    }
+    return [blocker(
+      "BLOCKED_POISON_RECORD",
+      `${c.name} stopped at ${rec.topic}-${rec.partition}@${rec.offset}: ${stop.summary}; every start stops at that record again. To move past it: 'sluice skip-record ${model} --partition ${rec.partition} --offset ${rec.offset} --reason TEXT' (recorded in the audit)`,
+      {
+        model,
+        evidence: {
+          container: c.name,
+          topic: rec.topic,
+          partition: rec.partition,
+          offset: rec.offset,
+          reason: stop.runner?.reason ?? null,
+        },
+      },
+    )];
+  }
+  if (stop.kind !== null && REPEATS.has(stop.kind)) {
+    return [blocker(
+      "BLOCKED_RESTART_WOULD_FAIL",
+      `${c.name} stopped with ${stop.summary}; starting the same generation fails the same way: fix what it names (docs/runner.md), then 'sluice restart ${model}'`,
+      { model, evidence: { container: c.name, stop } },
+    )];
+  }
+  return [];
+}
+
+function offsetsMoved(
+  o: ObservedRunner,
+  topic: string,
+  partition: number,
+  expected: string,
+  found: string | null,
+  skipped: RecordSkipped | null = null,
+): Blocker {
+  return blocker(
+    "BLOCKED_OFFSETS_MOVED",
+    `the committed offset of ${topic}-${partition} in group ${o.owned.application_id} is ${
+      found ?? "absent"
+    }, not ${expected}${
+      skipped
+        ? ` (one past the record skipped by ${skipped.event_id})`
+        : " (the record the runner stopped at)"
+    }: it was moved outside sluice while ${o.container.name} was stopped; put it back (kafka-consumer-groups --reset-offsets --to-offset ${expected}) or find out who moved it`,
+    { model: o.model, evidence: { topic, partition, expected, found } },
+  );
+}
+
+/**
+ * Wait until the runner reports RUNNING for this start: its status file names the generation
+ * and plan, and was started at or after the container's current StartedAt (a kill leaves the
+ * previous run's RUNNING in the file). A runner that exits fails with its exit code.
+ */
+async function waitStarted(
+  p: Session,
+  c: ContainerEvidence,
+  timeoutMs = 120_000,
+): Promise<void> {
+  const started = p.clock.now();
+  while (true) {
+    const info = await p.docker.inspectContainer(c.id);
+    if (!info) {
+      throw new SluiceError("BLOCKED_RUNNER_MISSING", `container ${c.name} disappeared`);
+    }
+    if (!info.state.running && info.state.status === "exited") {
+      throw new SluiceError(
+        "BLOCKED_RUNNER_EXITED",
+        `runner ${c.name} exited with code ${info.state.exitCode}${
+          info.state.oomKilled ? " (OOM-killed)" : ""
+        } after the restart, before RUNNING: 'sluice status' and 'sluice logs' say why`,
+        { evidence: { exitCode: info.state.exitCode, oomKilled: info.state.oomKilled } },
+      );
+    }
+    const bytes = await p.docker.readContainerFile(c.id, RUNNER_PATHS.statusFile);
+    if (bytes) {
+      try {
+        const s = JSON.parse(new TextDecoder().decode(bytes));
+        if (
+          s.state === "RUNNING" && s.generation === c.labels.generation &&
+          s.plan_sha256 === c.labels.planSha256 && typeof s.started_at === "string" &&
+          Date.parse(s.started_at) >= Math.floor(Date.parse(info.state.startedAt))
+        ) return;
+      } catch {
+        // replaced atomically; an unreadable file is read again
+      }
+    }
+    if (p.clock.now() - started > timeoutMs) {
+      throw new SluiceError(
+        "UNKNOWN_OUTCOME_NOT_READY",
+        `runner ${c.name} did not report RUNNING within ${
+          timeoutMs / 1000
+        }s of its restart; it was left as it is ('sluice status', 'sluice logs')`,
+      );
+    }
+    await sleep(p.clock, 250);
+  }
+}
