@@ -126,6 +126,12 @@ export type { ConnectorReview } from "./lib/review/review.ts";
 export type { ConnectorStatusRow } from "./lib/runtime/status.ts";
 export type { ConnectClusterIdentity, OwnedConnector } from "./lib/state/ownership.ts";
 
+// taking a runner down (lifecycle.runner_removals)
+export type { RemovedGeneration, RemoveRunnerAction } from "./lib/plan/removals.ts";
+export type { RunnerResume } from "./lib/plan/plan.ts";
+export type { RetainedRunner } from "./lib/state/ownership.ts";
+export type { RemovalResult, RemovedRunner } from "./lib/runtime/removal.ts";
+
 // rendering what the journeys return
 export { renderReviewText } from "./lib/review/render_text.ts";
 export { renderReviewMarkdown } from "./lib/review/render_markdown.ts";

@@ -163,11 +163,13 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         { ...result, plan_sha256: outcome.plan_sha256 },
         () =>
           (result.noop
-            ? result.connectors?.verified_committed
+            ? result.removals?.already_applied
+              ? `No changes: runner removal ${result.operation_id} of this plan was already committed (its containers verified absent). Nothing was written.`
+              : result.connectors?.verified_committed
               ? `No changes: connector operation ${result.operation_id} of this plan was already committed (verified by exact reads). Nothing was written.`
               : "No changes: the running system matches the project. Nothing was written."
             : `Applied operation ${result.operation_id}: ${result.actions.length} action(s); ownership serial ${result.serial}.`) +
-          connectorLines(result.connectors),
+          connectorLines(result.connectors) + removalLines(result.removals),
       );
     });
 
@@ -252,6 +254,20 @@ const DONE: Record<string, string> = {
   remove_connector: "deleted (the connector object only)",
   release_connector: "already absent, released",
 };
+
+/** Per removed runner: what was stopped and removed, and what was kept. */
+function removalLines(r: ApplyResult["removals"]): string {
+  if (!r || r.already_applied) return "";
+  return r.removed.map((x) =>
+    `\n  runner ${x.application_id} (model ${x.model}): container ${x.container_name} (${
+      x.container_id.slice(0, 12)
+    }) ${
+      x.exit_code === null ? "found absent" : `closed cleanly (exit ${x.exit_code}) and removed`
+    }; kept: volume ${x.kept.volume} (instance ${x.kept.volume_instance}), consumer group ${x.kept.consumer_group} with its committed offsets, topics ${
+      x.kept.topics.join(", ")
+    }`
+  ).join("");
+}
 
 /** One line per connector of an apply's connector operation. */
 function connectorLines(r: ApplyResult["connectors"]): string {

@@ -108,6 +108,11 @@ function renderView(data: unknown): string {
     for (const c of v.ownership.connectors ?? []) {
       lines.push(`  connector ${c.name} (cluster ${c.cluster}) config ${c.config_fingerprint}`);
     }
+    for (const r of v.ownership.retained ?? []) {
+      lines.push(
+        `  kept      ${r.model} (${r.application_id}): volume ${r.volume} and the group's offsets, kept by removal ${r.removed_by}`,
+      );
+    }
   } else {
     lines.push("ownership   none");
   }

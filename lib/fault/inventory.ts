@@ -2,7 +2,8 @@
  * The fault inventory: every fault site of sluice, composed explicitly from the declarations of
  * the modules that cross them — the replacement's boundary table and the coordinator's writes
  * (`lib/protocol/replacement.ts`), the create journey's table (`lib/protocol/create.ts`), the
- * connector journey's table (`lib/protocol/connector.ts`) and the state layer's persistence
+ * connector journey's table (`lib/protocol/connector.ts`), the runner-removal journey's table
+ * (`lib/protocol/removal.ts`) and the state layer's persistence
  * points and lock operations. Nothing is registered by importing a
  * module: a site is in the inventory because a table lists it.
  *
@@ -10,8 +11,9 @@
  * `replacement` (`apply --plan` of a reviewed plan), `resume` (`state resume` only), `create`
  * (`apply --plan` of a create plan), `operator` (an operator's explicit decision about a pending
  * operation: `state accept-retention-loss`, `state abandon`), `connector` (`apply --plan` of a
- * plan with connector changes, continued by the same `apply --plan` again), `day_two` (`restart`
-and `skip-record` on a stopped runner, finished by the same command again). `deno task probes
+ * plan with connector changes, continued by the same `apply --plan` again), `removal` (`apply
+ * --plan` of a plan with runner removals, continued by the same `apply --plan` again), `day_two`
+ * (`restart` and `skip-record` on a stopped runner, finished by the same command again). `deno task probes
  * --list` prints {@link formatInventory};
  * entry points refuse a fault switch naming anything else ({@link guardInventorySwitch}).
  *
@@ -27,6 +29,7 @@ import { OPERATION_WRITES, REPLACEMENT_SITES, replacementSites } from "../protoc
 import { createSites } from "../protocol/create.ts";
 import { OPERATOR_SITES, operatorSites } from "../protocol/operator.ts";
 import { connectorSites } from "../protocol/connector.ts";
+import { removalSites } from "../protocol/removal.ts";
 import { dayTwoSites } from "../protocol/day_two.ts";
 import {
   LOCAL_WRITE_ORDER,
@@ -39,7 +42,14 @@ import {
 } from "../state/sites.ts";
 
 /** The public command whose run crosses a site. */
-export type Journey = "replacement" | "resume" | "create" | "operator" | "connector" | "day_two";
+export type Journey =
+  | "replacement"
+  | "resume"
+  | "create"
+  | "operator"
+  | "connector"
+  | "day_two"
+  | "removal";
 
 /** One site of the inventory. */
 export interface InventoryEntry {
@@ -57,8 +67,8 @@ export interface InventoryEntry {
  */
 const TRANSITION_JOURNEYS: Readonly<Record<StateTransition, readonly Journey[]>> = {
   init: ["create"],
-  commit_ownership: ["create", "connector"],
-  begin: ["replacement", "create", "connector"],
+  commit_ownership: ["create", "connector", "removal"],
+  begin: ["replacement", "create", "connector", "removal"],
   checkpoint: ["replacement"],
   interrupt: ["resume"],
   resume: ["resume"],
@@ -83,8 +93,9 @@ function stateSites(): Array<[FaultSite, readonly Journey[]]> {
     for (const s of transitionSites(t)) out.push([s, TRANSITION_JOURNEYS[t]]);
   }
   for (const backend of ["local", "postgres"] as const) {
-    out.push([lockOperationSite(backend, "acquire"), ["replacement", "create", "connector"]]);
-    out.push([lockOperationSite(backend, "release"), ["replacement", "create", "connector"]]);
+    const locking: Journey[] = ["replacement", "create", "connector", "removal"];
+    out.push([lockOperationSite(backend, "acquire"), locking]);
+    out.push([lockOperationSite(backend, "release"), locking]);
   }
   // a stale local lock is broken by the first command after a killed worker; PostgreSQL's
   // lock ends with the session, so no command breaks one (docs/decisions.md D13)
@@ -94,7 +105,7 @@ function stateSites(): Array<[FaultSite, readonly Journey[]]> {
 
 /**
  * Every fault site, in journey order (replacement, its resume-only writes, create, operator,
- * connector, day two, state).
+ * connector, day two, removal, state).
  *
  * @example
  * ```ts
@@ -118,6 +129,7 @@ export function faultInventory(): InventoryEntry[] {
   for (const s of operatorSites()) add(s, "operator");
   for (const s of connectorSites()) add(s, "connector");
   for (const s of dayTwoSites()) add(s, "day_two");
+  for (const s of removalSites()) add(s, "removal");
   for (const [s, journeys] of stateSites()) for (const j of journeys) add(s, j);
   // every declared state site is composed (the state layer's own list is the check)
   const missing = STATE_SITES.filter((s) => !entries.has(s.name)).map((s) => s.name);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { removalSites } from "../protocol/removal.ts";
 import {
   faultInventory,
   faultSiteNames,
@@ -44,6 +45,15 @@ Deno.test("each site names the journey that crosses it first", () => {
   const local = faultInventory().filter((e) => e.site.name.startsWith("state.local.begin."));
   assert.ok(local.length > 0);
   for (const e of local) assert.ok(e.journeys.includes("connector"), e.site.name);
+  // the runner removal's own sites, and the state writes of its begin and commit
+  for (const s of removalSites()) assert.deepEqual(journeys.get(s.name), ["removal"], s.name);
+  assert.deepEqual(removalSites().map((s) => s.name), [
+    "journal.removal_intent",
+    "docker.term_removed_runner",
+    "docker.remove_removed_runner",
+    "state.commit_removal",
+  ]);
+  for (const e of local) assert.ok(e.journeys.includes("removal"), e.site.name);
 });
 
 Deno.test("every location is a module of the repository that declares or crosses the site", async () => {

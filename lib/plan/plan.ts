@@ -21,7 +21,7 @@ import { canonicalSha256 } from "../artifact/canonical.ts";
 import type { CompileResult } from "../project/compile.ts";
 import type { Project } from "../project/load.ts";
 import { projectTopics } from "../project/topics.ts";
-import type { OwnershipDocument } from "../state/ownership.ts";
+import type { OwnershipDocument, RetainedRunner } from "../state/ownership.ts";
 import type { HistoryEvent } from "../state/history.ts";
 import { runnerDrift } from "../validation/drift.ts";
 import type { RunnerAction, StoreIdentity } from "../state/journal.ts";
@@ -40,6 +40,7 @@ import { planImpact } from "./impact.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
 import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
 import { planConnectors } from "./connectors.ts";
+import { planRunnerRemovals, type RemoveRunnerAction } from "./removals.ts";
 
 /** A planned provider mutation. */
 export type PlannedAction =
@@ -49,11 +50,34 @@ export type PlannedAction =
     partitions: number;
     role: "source" | "output" | "dead_letter";
   }
-  | { type: "create_runner"; model: string; application_id: string; artifact_sha256: string }
+  | {
+    type: "create_runner";
+    model: string;
+    application_id: string;
+    artifact_sha256: string;
+    /**
+     * A model declared again after a runner removal kept its volume and group: the create
+     * adopts exactly the kept volume instance (`volume_kept` false: it was deleted by hand, a new
+     * one is made) and keeps the group's committed offsets (none left: positioned at
+     * `initial_offsets`). Absent for a model never removed.
+     */
+    resume?: RunnerResume;
+  }
   | RunnerAction
+  | RemoveRunnerAction
   | ConnectorAction;
 
 export type { ProviderIdentities };
+
+/** How a model declared again resumes from what its removal kept (a `create_runner`'s `resume`). */
+export interface RunnerResume {
+  /** The removal operation that kept them. */
+  removed_by: string;
+  /** The kept volume's instance UUID. */
+  volume_instance: string;
+  /** Whether the kept volume still exists (observed; assumed by an offline plan). */
+  volume_kept: boolean;
+}
 
 /** A computed plan (immutable value). */
 export interface Plan {
@@ -289,22 +313,38 @@ export function planProject(input: PlanInput): Plan {
 
   // ---- runners
   const desiredModels = new Set(compiled.artifacts.map((a) => a.model));
-  for (const r of ownership?.runners ?? []) {
-    // a removed model cannot be selected: only a full plan reports it
-    if (selected === null && !desiredModels.has(r.model)) {
-      blockers.push(
-        blocker(
-          "BLOCKED_RUNNER_REMOVAL",
-          `model ${r.model} is owned but no longer declared; removing a runner is not supported`,
-          { model: r.model },
-        ),
-      );
-    }
-  }
+  // a removed model cannot be selected: only a full plan takes a runner down (or reports an
+  // owned model that is no longer declared)
+  const removals = selected === null
+    ? planRunnerRemovals({
+      owned: ownership?.runners ?? [],
+      ownedTopics,
+      removals: project.manifest.runnerRemovals ?? [],
+      declared: desiredModels,
+      observation,
+    })
+    : { actions: [], blockers: [] };
+  blockers.push(...removals.blockers);
+  actions.push(...removals.actions);
   for (const a of compiled.artifacts) {
     if (!inScope(a.model)) continue;
     const owned = ownership?.runners.find((r) => r.model === a.model);
     const obs = observation?.runners.find((r) => r.applicationId === a.artifact.application_id);
+    const kept = ownership?.retained?.find((r) => r.application_id === a.artifact.application_id);
+    if (!owned && kept) {
+      const resumed = resumeOf(kept, a.artifact, obs ?? null);
+      if ("code" in resumed) blockers.push(resumed);
+      else {
+        actions.push({
+          type: "create_runner",
+          model: a.model,
+          application_id: a.artifact.application_id,
+          artifact_sha256: a.sha256,
+          resume: resumed,
+        });
+      }
+      continue;
+    }
     if (!owned) {
       if (
         obs && (obs.containers.length > 0 || obs.volume.exists ||
@@ -440,6 +480,19 @@ export function planProject(input: PlanInput): Plan {
   const connectors = input.connectors && selected === null
     ? planConnectors(input.connectors)
     : null;
+  const others = actions.length - removals.actions.length + (connectors?.actions.length ?? 0);
+  if (removals.actions.length > 0 && others > 0) {
+    // a removal is its own operation: its recovery never depends on creates or connector changes
+    blockers.push(blocker(
+      "BLOCKED_REMOVAL_MIXED",
+      `a runner removal (${
+        removals.actions.map((x) => x.model).join(", ")
+      }) is applied on its own, and this plan has ${others} other change${
+        others === 1 ? "" : "s"
+      }: keep the other changes out of sluice.yaml for now, plan and apply the removal, then plan the rest`,
+      { evidence: { removals: removals.actions.map((x) => x.model) } },
+    ));
+  }
   if (connectors) {
     blockers.push(...connectors.blockers);
     if (replacements.length > 0 && connectors.actions.length > 0) {
@@ -499,6 +552,7 @@ function impactChanges(
   const out: Array<{ model: string; change: ImpactChange }> = [];
   for (const a of actions) {
     if (a.type === "create_runner") out.push({ model: a.model, change: "create" });
+    if (a.type === "remove_runner") out.push({ model: a.model, change: "remove" });
     if (a.type === "replace_runner_predicate") {
       out.push({ model: a.model, change: "replace_predicate" });
     }
@@ -508,6 +562,53 @@ function impactChanges(
     out.push({ model: b.model, change: declared.has(b.model) ? "blocked" : "remove" });
   }
   return out;
+}
+
+/**
+ * The resume of a model declared again after a removal kept its volume and group: nothing may
+ * carry its application ID but what the removal kept (the volume instance it recorded, the
+ * group without members), and it must read the input topic the kept offsets are for.
+ */
+function resumeOf(
+  kept: RetainedRunner,
+  artifact: RunnerArtifact,
+  obs: RunnerObservation | null,
+): RunnerResume | Blocker {
+  const model = artifact.model;
+  const refuse = (why: string, evidence: Record<string, unknown>) =>
+    blocker(
+      "BLOCKED_RETAINED_MISMATCH",
+      `model ${model} is declared again after removal ${kept.removed_by} kept its volume and consumer group, but ${why}. sluice resumes only from exactly what it kept; docs/runbook.md (section 8) says how to delete what was kept to start afresh`,
+      { model, evidence: { kept, ...evidence } },
+    );
+  if (artifact.input.topic !== kept.input_topic) {
+    return refuse(
+      `it now reads ${artifact.input.topic}, not ${kept.input_topic} (the kept offsets are for that topic)`,
+      { input_topic: artifact.input.topic },
+    );
+  }
+  const resume = (volumeKept: boolean): RunnerResume => ({
+    removed_by: kept.removed_by,
+    volume_instance: kept.volume.instance_id,
+    volume_kept: volumeKept,
+  });
+  if (obs === null) return resume(true);
+  if (obs.containers.length > 0) {
+    return refuse(`containers carry its application ID ${artifact.application_id}`, {
+      containers: obs.containers.map((c) => c.id),
+    });
+  }
+  if (obs.kafka.group.members.length > 0) {
+    return refuse(`its consumer group ${artifact.application_id} has members`, {
+      members: obs.kafka.group.members.length,
+    });
+  }
+  if (obs.volume.exists && obs.volume.instanceLabel !== kept.volume.instance_id) {
+    return refuse(`volume ${obs.volume.name} is not the kept instance ${kept.volume.instance_id}`, {
+      label: obs.volume.instanceLabel,
+    });
+  }
+  return resume(obs.volume.exists);
 }
 
 /** Validate `--select` names against the project; null for a full plan. */

@@ -223,7 +223,7 @@ function planAgainst(
   return planProject(input);
 }
 
-const codes = (p: Plan) => p.blockers.map((b) => b.code);
+const codes = (p: Plan): string[] => p.blockers.map((b) => b.code);
 
 Deno.test("planner: nothing deployed → create both managed topics, then the runner", async () => {
   const want = await desired();
@@ -677,6 +677,242 @@ Deno.test("planner: --select plans creates for the selected model only, and a se
       }),
     (e) => e instanceof Error && (e as { code?: string }).code === "USAGE_SELECT_UNKNOWN_MODEL",
   );
+});
+
+// ---- explicit runner removals (lifecycle.runner_removals)
+
+/** The starter's model renamed big_orders (same SQL file); eligible_orders declared removed unless `declare` is false. */
+function removalManifest(declare = true) {
+  return (t: string) =>
+    t.replace("  eligible_orders:\n    sql:", "  big_orders:\n    sql:")
+      .replace("topic: eligible_orders", "topic: big_orders")
+      .replace("consumes: eligible_orders", "consumes: big_orders") +
+    (declare ? "lifecycle:\n  runner_removals:\n    - model: eligible_orders\n" : "");
+}
+
+/** eligible_orders owned and running; big_orders desired and, unless `createsBig`, owned and running. */
+async function removalWorld(options: { declare?: boolean; createsBig?: boolean } = {}) {
+  const running = await deployed();
+  const want = await desired({ manifest: removalManifest(options.declare ?? true) });
+  const big = want.compiled.artifacts.find((a) => a.model === "big_orders")!.artifact;
+  const ownership = ownershipOf(running);
+  const bigObs = observationOf(big, big).runners[0];
+  if (!options.createsBig) {
+    ownership.runners.push({
+      model: "big_orders",
+      application_id: big.application_id,
+      artifact_sha256: artifactSha256(big),
+      volume: { name: `${big.application_id}-state`, instance_id: VOLUME_INSTANCE },
+      container_name: big.application_id,
+    });
+    ownership.topics.push({ name: big.output.topic, topic_id: OUT_ID });
+  }
+  const observation: ProjectObservation = {
+    ...observationOf(running, running),
+    runners: [
+      observationOf(running, running).runners[0],
+      ...(options.createsBig ? [observationOf(big, null).runners[0]] : [bigObs]),
+    ],
+  };
+  const topics = new Map([
+    ...topicsOf(running),
+    ...(options.createsBig ? [] : [[big.output.topic, { id: OUT_ID, partitions: 3 }] as const]),
+  ]);
+  const planWith = (o: { offline?: boolean; observation?: ProjectObservation } = {}) =>
+    planProject({
+      project: want.project,
+      compiled: want.compiled,
+      state: { ownership, checksum: "b".repeat(64), identity: STORE },
+      observation: o.offline ? null : o.observation ?? observation,
+      topics: o.offline ? null : topics,
+      now: NOW,
+      sourceSha256: SOURCE,
+    });
+  return { running, observation, planWith };
+}
+
+Deno.test("planner: a declared removal of an owned running runner → remove_runner bound to its exact generation", async () => {
+  const { running, planWith } = await removalWorld();
+  const p = planWith();
+  assert.deepEqual(codes(p), []);
+  assert.equal(p.format, 5);
+  assert.equal(p.actions.length, 1);
+  const a = p.actions[0];
+  assert.ok(a.type === "remove_runner");
+  const c = runningContainer(running);
+  assert.deepEqual(a.container, {
+    id: c.id,
+    name: c.name,
+    generation: c.labels.generation,
+    plan_sha256: c.labels.planSha256,
+  });
+  assert.equal(a.model, "eligible_orders");
+  assert.equal(a.application_id, running.application_id);
+  assert.equal(a.artifact_sha256, artifactSha256(running));
+  assert.deepEqual(a.volume, {
+    name: `${running.application_id}-state`,
+    instance_id: VOLUME_INSTANCE,
+  });
+  assert.deepEqual(a.runner, {
+    input_topic: running.input.topic,
+    output_topic: running.output.topic,
+    image: running.image,
+    network: running.network,
+  });
+  // what it keeps: the volume, the group with the observed offsets, both topics
+  assert.deepEqual(a.keeps, {
+    volume: `${running.application_id}-state`,
+    consumer_group: running.application_id,
+    committed: [
+      { topic: running.input.topic, partition: 0, offset: "4" },
+      { topic: running.input.topic, partition: 1, offset: "0" },
+      { topic: running.input.topic, partition: 2, offset: "2" },
+    ],
+    topics: [running.input.topic, running.output.topic],
+  });
+  assert.deepEqual(
+    p.impact?.models.map((m) => [m.model, m.change]),
+    [["eligible_orders", "remove"]],
+  );
+});
+
+Deno.test("planner: an owned model that vanished without a removal → BLOCKED_RUNNER_REMOVAL naming the declaration", async () => {
+  const p = (await removalWorld({ declare: false })).planWith();
+  assert.deepEqual(codes(p), ["BLOCKED_RUNNER_REMOVAL"]);
+  assert.deepEqual(p.actions, []);
+  assert.match(
+    p.blockers[0].message,
+    /lifecycle\.runner_removals: \[\{ model: eligible_orders \}\]/,
+  );
+});
+
+Deno.test("planner: a removal planned offline → BLOCKED_OFFLINE_REMOVAL", async () => {
+  const p = (await removalWorld()).planWith({ offline: true });
+  assert.deepEqual(codes(p), ["BLOCKED_OFFLINE_REMOVAL"]);
+  assert.deepEqual(p.actions, []);
+});
+
+Deno.test("planner: a removal is blocked precisely when the observed runner is not the owned one", async () => {
+  const { observation, planWith } = await removalWorld();
+  const edit = (f: (o: RunnerObservation) => void) => {
+    const o = structuredClone(observation);
+    f(o.runners[0]);
+    return planWith({ observation: o });
+  };
+  const cases: Array<[string, (o: RunnerObservation) => void, string]> = [
+    ["another generation's artifact", (o) => {
+      o.containers[0].labels.artifactSha256 = "f".repeat(64);
+    }, "BLOCKED_FOREIGN_GENERATION"],
+    ["a second container", (o) => {
+      o.containers.push({ ...o.containers[0], id: "d".repeat(64), name: "other" });
+    }, "BLOCKED_FOREIGN_GENERATION"],
+    ["no container", (o) => {
+      o.containers = [];
+    }, "BLOCKED_RUNNER_MISSING"],
+    ["a stopped runner", (o) => {
+      Object.assign(o.containers[0], { running: false, status: "exited", exitCode: 137 });
+    }, "BLOCKED_RUNNER_NOT_RUNNING"],
+    ["another volume instance", (o) => {
+      o.volume.instanceLabel = "9".repeat(8);
+    }, "BLOCKED_VOLUME_INSTANCE_CHANGED"],
+  ];
+  for (const [what, f, code] of cases) {
+    const p = edit(f);
+    assert.ok(codes(p).includes(code), `${what}: ${codes(p).join(",")}`);
+    assert.deepEqual(p.actions, [], what);
+  }
+});
+
+Deno.test("planner: a removal with any other change → BLOCKED_REMOVAL_MIXED", async () => {
+  const p = (await removalWorld({ createsBig: true })).planWith();
+  assert.deepEqual(codes(p), ["BLOCKED_REMOVAL_MIXED"]);
+  assert.deepEqual(
+    p.actions.map((a) => a.type).sort(),
+    ["create_topic", "create_runner", "remove_runner"].sort(),
+  );
+});
+
+Deno.test("planner: a declared removal of a model this project does not own → nothing to do", async () => {
+  const want = await desired({
+    manifest: (t) => t + "lifecycle:\n  runner_removals:\n    - model: long_gone\n",
+  });
+  const running = await deployed();
+  const p = planAgainst(want, running);
+  assert.ok(isNoop(p), JSON.stringify(p.blockers));
+});
+
+Deno.test("planner: a model declared again after a removal resumes from what was kept, exactly", async () => {
+  const running = await deployed();
+  const want = await desired();
+  const obsOf = (f: (o: RunnerObservation) => void = () => {}) => {
+    const o = observationOf(running, running);
+    const r = o.runners[0];
+    r.containers = [];
+    r.kafka.group = { state: "Empty", members: [] };
+    f(r);
+    return o;
+  };
+  const ownership = ownershipOf(running);
+  const kept = {
+    model: running.model,
+    application_id: running.application_id,
+    volume: ownership.runners[0].volume,
+    input_topic: running.input.topic,
+    removed_by: "6a1f0f4e-8d8e-4a55-9b0e-000000000001",
+  };
+  ownership.runners = [];
+  ownership.retained = [kept];
+  const planWith = (observation: ProjectObservation | null) =>
+    planProject({
+      project: want.project,
+      compiled: want.compiled,
+      state: { ownership, checksum: "b".repeat(64), identity: STORE },
+      observation,
+      topics: observation ? topicsOf(running) : null,
+      now: NOW,
+      sourceSha256: SOURCE,
+    });
+  const p = planWith(obsOf());
+  assert.deepEqual(codes(p), []);
+  assert.deepEqual(p.actions, [{
+    type: "create_runner",
+    model: running.model,
+    application_id: running.application_id,
+    artifact_sha256: artifactSha256(running),
+    resume: { removed_by: kept.removed_by, volume_instance: VOLUME_INSTANCE, volume_kept: true },
+  }]);
+  // the kept volume deleted by hand: a new one is made, the offsets still kept
+  const gone = planWith(obsOf((r) => {
+    r.volume = { ...r.volume, exists: false, instanceLabel: null, instanceFile: null };
+  }));
+  assert.equal(
+    gone.actions[0].type === "create_runner" && gone.actions[0].resume?.volume_kept,
+    false,
+  );
+  // anything but what was kept blocks
+  for (
+    const [what, f, code] of [
+      ["another volume instance", (r: RunnerObservation) => {
+        r.volume.instanceLabel = "f".repeat(8);
+      }, "BLOCKED_RETAINED_MISMATCH"],
+      ["a group member", (r: RunnerObservation) => {
+        r.kafka.group = {
+          state: "Stable",
+          members: [{ memberId: "m", clientId: "c", clientHost: "h", groupInstanceId: null }],
+        };
+      }, "BLOCKED_RETAINED_MISMATCH"],
+      ["a container", (r: RunnerObservation) => {
+        r.containers = [runningContainer(running)];
+      }, "BLOCKED_RETAINED_MISMATCH"],
+    ] as Array<[string, (r: RunnerObservation) => void, string]>
+  ) {
+    const b = planWith(obsOf(f));
+    assert.deepEqual(codes(b), [code], what);
+    assert.deepEqual(b.actions.filter((a) => a.type === "create_runner"), [], what);
+  }
+  // another input topic than the one the kept offsets are for
+  ownership.retained = [{ ...kept, input_topic: "other_topic" }];
+  assert.deepEqual(codes(planWith(obsOf())), ["BLOCKED_RETAINED_MISMATCH"]);
 });
 
 Deno.test("planner: a predicate change of a dead-letter model binds the dead-letter topic's ID in the reviewed evidence", async () => {

@@ -446,14 +446,22 @@ export interface RemovalContext {
   declaredConnectors: ReadonlySet<string>;
 }
 
-/** Read `lifecycle:` and its `connector_removals:`. */
+/**
+ * Read `lifecycle:` and its `connector_removals:` (its `runner_removals:` are read by
+ * `lib/project/removals.ts`).
+ */
 export function readLifecycle(
   r: YamlReader,
   entry: MapEntry | undefined,
   ctx: RemovalContext,
 ): ConnectorRemovalDecl[] {
   if (!entry) return [];
-  const map = r.map(entry.value, "lifecycle", ["connector_removals"], entry.keySpan);
+  const map = r.map(
+    entry.value,
+    "lifecycle",
+    ["connector_removals", "runner_removals"],
+    entry.keySpan,
+  );
   const list = map?.get("connector_removals");
   if (!list) return [];
   const items = r.seq(list.value, "lifecycle.connector_removals", list.keySpan);

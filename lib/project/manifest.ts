@@ -34,6 +34,7 @@ import type {
   ConnectSettings,
 } from "./connectors.ts";
 import type { MapEntry, YNode } from "./_yaml_reader.ts";
+import { readRunnerRemovals, type RunnerRemovalDecl } from "./removals.ts";
 import {
   isBootstrap,
   isColumnName,
@@ -165,6 +166,11 @@ export interface Manifest {
    * applies only where `environment` equals the manifest's.
    */
   connectorRemovals: ConnectorRemovalDecl[];
+  /**
+   * Explicit runner removals (`lifecycle.runner_removals`): the models whose runners the plan
+   * takes down (each no longer under `models:`).
+   */
+  runnerRemovals: RunnerRemovalDecl[];
 }
 
 /** Options of {@link parseManifest}. */
@@ -376,6 +382,11 @@ export function readManifest(
     connectors,
     declaredConnectors: new Set(declaredKeys(top.get("connectors"))),
   });
+  const runnerRemovals = readRunnerRemovals(
+    r,
+    top.get("lifecycle"),
+    new Set(declaredKeys(top.get("models"))),
+  );
 
   if (
     r.errors.length > 0 || project === null || kafka.bootstrapHost === undefined ||
@@ -405,6 +416,7 @@ export function readManifest(
       connect,
       connectors,
       connectorRemovals,
+      runnerRemovals,
     },
     errors: [],
   };

@@ -13,6 +13,7 @@
  * ```
  * @module
  */
+import { RUNNER_REMOVAL_NOTE } from "../plan/removals.ts";
 import { type Blocker, blocker } from "../validation/blocker.ts";
 import type { CompiledArtifact } from "../project/compile.ts";
 import { compile } from "../project/compile.ts";
@@ -99,11 +100,22 @@ export function compareProjects(base: RevisionProject, head: RevisionProject): R
   }
   for (const [model, prior] of before) {
     if (after.has(model)) continue;
-    changes.push(entry(model, prior, "remove", ["removed model"], [blocker(
-      "BLOCKED_RUNNER_REMOVAL",
-      `model ${model} is removed at ${head.ref}; removing a runner is not supported (its container, volume and group stay)`,
-      { model },
-    )], null));
+    // removal is never inferred from absence: only a declared one is a change to make
+    const declared = (head.project.manifest.runnerRemovals ?? []).some((r) => r.model === model);
+    changes.push(
+      entry(
+        model,
+        prior,
+        "remove",
+        [declared ? "removed model (lifecycle.runner_removals)" : "removed model"],
+        declared ? [] : [blocker(
+          "BLOCKED_RUNNER_REMOVAL",
+          `model ${model} is removed at ${head.ref} without a removal declaration; declare it (lifecycle.runner_removals: [{ model: ${model} }]) to take its runner down`,
+          { model },
+        )],
+        null,
+      ),
+    );
   }
   const impact = planImpact({
     project: head.project,
@@ -118,6 +130,7 @@ export function compareProjects(base: RevisionProject, head: RevisionProject): R
     }: each difference is a change to make from base to head, whatever the history between them.`,
   ];
   if (changes.some((c) => c.predicate?.changed)) notes.push(FORWARD_ONLY_NOTE);
+  if (changes.some((c) => c.kind === "remove" && c.reviewable)) notes.push(RUNNER_REMOVAL_NOTE);
   if (changes.some((c) => c.kind === "replace_predicate")) {
     notes.push(
       "A reviewable replacement is carried out from an online plan (sluice plan --out FILE, then sluice apply --plan FILE), which binds the running evidence.",

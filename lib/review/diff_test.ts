@@ -153,3 +153,41 @@ Deno.test("diff: a missing ref or a base without the project is an error, not an
     await repo.remove();
   }
 });
+
+Deno.test("diff: a model dropped without a removal declaration is blocked; with one it is a reviewable removal", async () => {
+  const { repo } = await history();
+  try {
+    const yaml = await Deno.readTextFile(`${repo.dir}/${YAML}`);
+    const second = yaml.replace(
+      "models:\n",
+      "models:\n  big_orders:\n    sql: models/eligible_orders.sql\n    output:\n      topic: big_orders\n",
+    );
+    await repo.write(YAML, second);
+    const base = await repo.commit("a second model");
+    const without = second.replace(
+      /^ {2}eligible_orders:\n {4}sql: .*\n {4}output:\n {6}topic: .*\n/m,
+      "",
+    ).replace("consumes: eligible_orders", "consumes: big_orders");
+    await repo.write(YAML, without);
+    const dropped = await repo.commit("drop eligible_orders");
+    await repo.write(
+      YAML,
+      without + "lifecycle:\n  runner_removals:\n    - model: eligible_orders\n",
+    );
+    const declared = await repo.commit("declare its removal");
+    const blocked = await diff({ dir: `${repo.dir}/orders`, base, head: dropped });
+    const b = blocked.changes.find((c) => c.model === "eligible_orders")!;
+    assert.equal(b.kind, "remove");
+    assert.equal(b.reviewable, false);
+    assert.deepEqual(b.why.map((w) => w.code), ["BLOCKED_RUNNER_REMOVAL"]);
+    assert.match(b.why[0].message, /lifecycle\.runner_removals/);
+    const r = await diff({ dir: `${repo.dir}/orders`, base, head: declared });
+    const c = r.changes.find((x) => x.model === "eligible_orders")!;
+    assert.equal(c.kind, "remove");
+    assert.equal(c.reviewable, true);
+    assert.deepEqual(c.why, []);
+    assert.ok(r.notes.some((n) => n.startsWith("Removing a runner stops it")), r.notes.join("\n"));
+  } finally {
+    await repo.remove();
+  }
+});

@@ -109,7 +109,16 @@ function renderConnectors(items: ConnectorReview[]): string[] {
 
 function renderModel(c: ModelReview): string[] {
   const out: string[] = [];
-  out.push(`#### ${code(c.model)}: ${TITLE[c.kind]}${c.reviewable ? "" : " ⛔"}`, "");
+  const title = c.kind === "remove" && c.stops ? "runner removal" : TITLE[c.kind];
+  out.push(`#### ${code(c.model)}: ${title}${c.reviewable ? "" : " ⛔"}`, "");
+  if (c.stops) {
+    out.push(
+      `Stops container ${code(c.stops.container_name)} (${
+        code(c.stops.container_id.slice(0, 12))
+      }, generation ${code(c.stops.generation)}) with TERM and removes it.`,
+      "",
+    );
+  }
   out.push(
     `Application ID ${code(c.application_id || "–")}. Changed: ${c.changed.join(", ") || "–"}.`,
     "",
@@ -160,7 +169,7 @@ function renderModel(c: ModelReview): string[] {
           code(`${o.topic}-${o.partition}@${o.offset ?? "none"}`)
         )
           .join(", ") || "–"
-      }.`,
+      }${c.stays.topics ? `, topics ${c.stays.topics.map(code).join(", ")}` : ""}.`,
       "",
     );
   }

@@ -25,7 +25,11 @@ function headline(c: ModelReview): string {
     case "blocked":
       return `! blocked: model ${c.model} (${id})`;
     case "remove":
-      return `- remove model ${c.model} (${id}): blocked`;
+      return c.stops
+        ? `- remove runner ${id} (model ${c.model}): stop container ${c.stops.container_name} (${
+          c.stops.container_id.slice(0, 12)
+        }, generation ${c.stops.generation}) with TERM and remove it`
+        : `- remove model ${c.model} (${id}): blocked`;
   }
 }
 
@@ -135,6 +139,7 @@ function renderModel(c: ModelReview): string[] {
         }`,
       );
     }
+    if (s.topics) out.push(`             topics ${s.topics.join(", ")} (and their records)`);
   }
   if (c.impact) out.push(...renderImpact(c.impact));
   if (c.preview) out.push(...renderPreview(c.preview));

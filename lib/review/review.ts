@@ -16,6 +16,7 @@
  * ```
  * @module
  */
+import { RUNNER_REMOVAL_NOTE } from "../plan/removals.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { isSensitiveKey, REDACTED, redactForDisplay } from "../artifact/redact.ts";
 import type { Expr } from "../expr/ast.ts";
@@ -66,7 +67,11 @@ export interface ModelReview {
     application_id: string;
     volume: { name: string; instance_id: string | null } | null;
     offsets_lower_bounds: Array<{ topic: string; partition: number; offset: string | null }>;
+    /** For a removal: the topics that stay (absent for a replacement). */
+    topics?: string[];
   } | null;
+  /** For a removal: the exact generation it stops and removes (absent otherwise). */
+  stops?: { container_id: string; container_name: string; generation: string };
   /** Who reads the model's output (declared, downstream models, live groups, uncertainties). */
   impact: ModelImpact | null;
   /** The live preview of this model, when one was run. */
@@ -167,7 +172,15 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
         application_id: a.application_id,
         kind: "create",
         reviewable: true,
-        changed: ["new model"],
+        changed: a.resume
+          ? [
+            `declared again: resumes from the consumer group offsets removal ${a.resume.removed_by} kept${
+              a.resume.volume_kept
+                ? `, with its state volume (instance ${a.resume.volume_instance})`
+                : ""
+            }`,
+          ]
+          : ["new model"],
         why: [],
         predicate: {
           old: null,
@@ -177,6 +190,29 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
         stays: null,
         impact: impactOf(a.model),
         preview: previewOf(a.model),
+      });
+    } else if (a.type === "remove_runner") {
+      changes.push({
+        model: a.model,
+        application_id: a.application_id,
+        kind: "remove",
+        reviewable: true,
+        changed: ["removed model"],
+        why: [],
+        predicate: null,
+        stays: {
+          application_id: a.application_id,
+          volume: a.volume,
+          offsets_lower_bounds: a.keeps.committed,
+          topics: a.keeps.topics,
+        },
+        stops: {
+          container_id: a.container.id,
+          container_name: a.container.name,
+          generation: a.container.generation,
+        },
+        impact: impactOf(a.model),
+        preview: null,
       });
     } else if (a.type === "replace_runner_predicate") {
       const prior = a.evidence.prior_artifact as unknown as RunnerArtifact;
@@ -257,6 +293,7 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
   const notes: string[] = [];
   if (changes.some((c) => c.kind === "replace_predicate")) notes.push(FORWARD_ONLY_NOTE);
   if (plan.connectors?.items.some((i) => i.change === "remove")) notes.push(CONNECTOR_REMOVAL_NOTE);
+  if (plan.actions.some((a) => a.type === "remove_runner")) notes.push(RUNNER_REMOVAL_NOTE);
   if (plan.scope === "selected") {
     notes.push(
       `This plan covers only ${

@@ -26,6 +26,11 @@
  * state must be the plan's protected state plus exactly its creations, and every created runner
  * is observed as owned.
  *
+ * **Runner removals.** A plan that removes runners (`lifecycle.runner_removals`) changes
+ * nothing else (`BLOCKED_REMOVAL_MIXED`); it is applied as its own operation by
+ * `lib/runtime/removal.ts` (TERM, clean close, remove the container, release ownership; the
+ * volume, the group's offsets and the topics stay) and continued by `apply --plan` again.
+ *
  * **Connectors.** A plan's connector changes are verified on fresh exact reads before anything is
  * written, and applied after the runtime creates as their own operation
  * (`lib/runtime/connectors.ts`): sources and sinks need the topics and runners just committed. A
@@ -43,18 +48,23 @@ import { SluiceError } from "../errors.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { runnerTopics } from "../artifact/artifact.ts";
 import { atSite } from "../fault/site.ts";
-import { pendingCommands, type Plan, type PlannedAction } from "../plan/plan.ts";
+import { pendingCommands, type Plan, type PlannedAction, type RunnerResume } from "../plan/plan.ts";
 import { verifyPlanCurrent } from "../plan/plan_file.ts";
 import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { OperationIntent } from "../state/journal.ts";
 import type { Json } from "../state/_canonical.ts";
 import { checkGeneration, verifyOwnedRunner } from "../validation/runner_checks.ts";
 import type { OwnershipDocument } from "../state/ownership.ts";
-import { emptyOwnership, stateChecksum } from "../state/ownership.ts";
+import {
+  emptyOwnership,
+  type RetainedRunner,
+  stateChecksum,
+  withRetained,
+} from "../state/ownership.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import { blockerError } from "../validation/blocker.ts";
-import type { RunnerTarget } from "../validation/observation.ts";
+import type { RunnerObservation, RunnerTarget } from "../validation/observation.ts";
 import { targetOfArtifact } from "../validation/observation.ts";
 import { createSite } from "../protocol/create.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
@@ -74,6 +84,15 @@ import { observeRunner } from "./observer.ts";
 import type { ConnectPort } from "../providers/connect/port.ts";
 import { isConnectorAction } from "../plan/connectors.ts";
 import { CONNECTOR_OPERATION_KIND } from "../protocol/connector.ts";
+import { REMOVAL_OPERATION_KIND } from "../protocol/removal.ts";
+import {
+  applyRemoval,
+  continueRemoval,
+  removalActions,
+  type RemovalContext,
+  type RemovalResult,
+  verifyCommittedRemoval,
+} from "./removal.ts";
 import {
   applyConnectorChanges,
   type ConnectorApplyResult,
@@ -129,6 +148,8 @@ export interface ApplyResult {
   >;
   /** The connector operation, when the plan changes connectors (absent otherwise). */
   connectors?: ConnectorApplyResult;
+  /** The runner removal operation, when the plan removes runners (absent otherwise). */
+  removals?: RemovalResult;
 }
 
 /** What the connector journey takes from the apply's context. */
@@ -142,6 +163,19 @@ function connectorContext(ctx: RuntimeContext, clock: Clock): ConnectorJourneyCo
     }),
     clock,
     onProgress: ctx.onProgress,
+  };
+}
+
+/** The apply result of a removal operation. */
+function removalApplied(plan: Plan, r: RemovalResult): ApplyResult {
+  return {
+    noop: r.already_applied,
+    already_applied: r.already_applied,
+    operation_id: r.operation_id,
+    serial: r.serial,
+    actions: r.already_applied ? [] : plan.actions,
+    runners: [],
+    removals: r,
   };
 }
 
@@ -161,6 +195,7 @@ export async function applyPlan(
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const now = () => isoNow(clock);
   const journey = connectorContext(ctx, clock);
+  const removal: RemovalContext = { ...ctx, clock };
   // the runtime part's result, followed by the plan's connector changes (their own operation)
   const withConnectors = async (r: ApplyResult): Promise<ApplyResult> => {
     const connectors = await applyConnectorChanges(journey, plan, planSha256);
@@ -185,6 +220,13 @@ export async function applyPlan(
         connectors: r,
       };
     }
+    if (snap.control?.opened.kind === REMOVAL_OPERATION_KIND) {
+      // a pending runner removal is continued with its own plan, from exact reads
+      return removalApplied(plan, await continueRemoval(removal, plan, planSha256, snap));
+    }
+    // a removal plan whose operation was committed already (its acknowledgement lost)
+    const removedAlready = await verifyCommittedRemoval(removal, plan, planSha256, snap);
+    if (removedAlready) return removalApplied(plan, removedAlready);
     // a connector plan whose operation was committed already (its acknowledgement lost) is a
     // verified no-op: the audit names the plan's operation and exact reads show the changes
     const committed = await verifyCommittedConnectorPlan(journey, plan, planSha256, snap);
@@ -272,6 +314,10 @@ export async function applyPlan(
         { evidence: { operation_id: pending.operation_id, commands: cmds } },
       );
     }
+    if (removalActions(plan).length > 0) {
+      // a removal is the plan's only change (BLOCKED_REMOVAL_MIXED): its own operation
+      return removalApplied(plan, await applyRemoval(removal, plan, planSha256, snap));
+    }
     // connector changes are verified on fresh exact reads before anything of the plan is done
     await verifyConnectorActions(journey, plan, snap.ownership?.document ?? null);
     if (runtime.length === 0) {
@@ -309,6 +355,10 @@ export async function applyPlan(
       const artifact = artifactOf(plan, a.model);
       await requireImageAndNetwork(ctx, artifact);
       const obs = await observeRunner({ ...ctx, clock }, targetOf(artifact));
+      if (a.resume) {
+        verifyResume(a.model, a.resume, obs);
+        continue;
+      }
       if (
         obs.containers.length > 0 || obs.volume.exists ||
         Object.keys(obs.kafka.committed).length > 0
@@ -431,9 +481,15 @@ async function runCreate(
   }
   next.topics.sort((x, y) => x.name.localeCompare(y.name));
   next.runners.sort((x, y) => x.model.localeCompare(y.model));
+  const resumedModels = ids.runners.filter((r) => r.resumed).map((r) => r.model);
+  const committedNext = withRetained(
+    next,
+    (next.retained ?? []).filter((r) => !resumedModels.includes(r.model)),
+  );
   snap = await atSite(
     createSite("commit"),
-    () => ctx.store.commitOwnership(snap, next, { operationId, recordedAt: isoNow(clock) }),
+    () =>
+      ctx.store.commitOwnership(snap, committedNext, { operationId, recordedAt: isoNow(clock) }),
   );
   progress({
     kind: "committed",
@@ -465,12 +521,18 @@ function priorOwnership(
   const current = snap.ownership?.document ??
     emptyOwnership(ctx.store.project, ctx.store.environment);
   if (stateChecksum(current) === original) return current;
-  const undone: OwnershipDocument = {
-    ...current,
-    serial: current.serial - 1,
-    topics: current.topics.filter((t) => !ids.topics.some((x) => x.name === t.name)),
-    runners: current.runners.filter((r) => !ids.runners.some((x) => x.model === r.model)),
-  };
+  const undone: OwnershipDocument = withRetained(
+    {
+      ...current,
+      serial: current.serial - 1,
+      topics: current.topics.filter((t) => !ids.topics.some((x) => x.name === t.name)),
+      runners: current.runners.filter((r) => !ids.runners.some((x) => x.model === r.model)),
+    },
+    [
+      ...(current.retained ?? []),
+      ...ids.runners.flatMap((r) => r.resumed ? [r.resumed.retained] : []),
+    ],
+  );
   if (stateChecksum(undone) !== original) {
     throw new SluiceError(
       "BLOCKED_STATE_CHANGED",
@@ -496,6 +558,11 @@ export interface CreateIdentities {
     input_topic: string;
     /** The initial positions, decided before the intent (a new topic starts at 0). */
     offsets: Array<{ partition: number; offset: string }>;
+    /**
+     * A model declared again: the record its removal kept (released by this create) and whether
+     * the kept volume is adopted. The positions are then the kept committed offsets.
+     */
+    resumed?: { retained: RetainedRunner; volume_kept: boolean };
   }>;
 }
 
@@ -516,7 +583,16 @@ async function plannedIdentities(
     const input = artifact.input.topic;
     const planned = topics.find((t) => t.name === input);
     let offsets: Array<{ partition: number; offset: string }>;
-    if (planned) {
+    // a model declared again resumes from the offsets its removal kept: they are its recorded
+    // positions (so nothing repositions the group); none left → initial_offsets as for a new one
+    const kept = a.resume
+      ? Object.entries((await observeRunner(ctx, targetOf(artifact))).kafka.committed)
+        .map(([p, o]) => ({ partition: Number(p), offset: o }))
+        .sort((x, y) => x.partition - y.partition)
+      : [];
+    if (kept.length > 0) {
+      offsets = kept;
+    } else if (planned) {
       offsets = [...Array(planned.partitions).keys()].map((p) => ({ partition: p, offset: "0" }));
     } else {
       const t = (await ctx.kafka.describe([input])).topics.get(input);
@@ -533,7 +609,15 @@ async function plannedIdentities(
       model: a.model,
       application_id: artifact.application_id,
       volume: volumeName(artifact.application_id),
-      volume_instance: uuids.uuid(),
+      volume_instance: a.resume?.volume_kept ? a.resume.volume_instance : uuids.uuid(),
+      ...(a.resume
+        ? {
+          resumed: {
+            retained: retainedOf(a.model, artifact, a.resume),
+            volume_kept: a.resume.volume_kept,
+          },
+        }
+        : {}),
       container: initialContainerName(artifact.application_id),
       generation: generationOf(operationId, 0),
       input_topic: input,
@@ -593,12 +677,20 @@ function completedBy(plan: Plan, snap: StateSnapshot): string | null {
     }
   }
   // undo exactly those creations: the result must be the plan's protected state
-  const prior: OwnershipDocument = {
-    ...own.document,
-    serial: own.document.serial - 1,
-    topics: own.document.topics.filter((x) => !topics.includes(x.name)),
-    runners: own.document.runners.filter((x) => !runners.some((r) => r.model === x.model)),
-  };
+  const prior: OwnershipDocument = withRetained(
+    {
+      ...own.document,
+      serial: own.document.serial - 1,
+      topics: own.document.topics.filter((x) => !topics.includes(x.name)),
+      runners: own.document.runners.filter((x) => !runners.some((r) => r.model === x.model)),
+    },
+    [
+      ...(own.document.retained ?? []),
+      ...runners.flatMap((r) =>
+        r.resume ? [retainedOf(r.model, artifactOf(plan, r.model), r.resume)] : []
+      ),
+    ],
+  );
   const expected = plan.protected_state.checksum ??
     stateChecksum(emptyOwnership(plan.project, plan.environment));
   return stateChecksum(prior) === expected ? last.operation_id : null;
@@ -613,6 +705,62 @@ async function verifyCreated(ctx: RuntimeContext, plan: Plan, snap: StateSnapsho
     const obs = await observeRunner(ctx, targetOf(artifactOf(plan, a.model)));
     const { blockers } = verifyOwnedRunner(obs, owned, own.topics);
     if (blockers.length > 0) throw blockerError(blockers);
+  }
+}
+
+/** The record a removal kept for a model now declared again (as its resume binds it). */
+function retainedOf(model: string, artifact: RunnerArtifact, resume: RunnerResume): RetainedRunner {
+  return {
+    model,
+    application_id: artifact.application_id,
+    volume: { name: volumeName(artifact.application_id), instance_id: resume.volume_instance },
+    input_topic: artifact.input.topic,
+    removed_by: resume.removed_by,
+  };
+}
+
+/**
+ * Before the intent of a model declared again: nothing carries its application ID but what its
+ * removal kept — no container, no group member, the kept volume instance (or no volume when the
+ * plan saw it deleted) — and the kept offsets are still retained by the input topic.
+ */
+function verifyResume(model: string, resume: RunnerResume, obs: RunnerObservation): void {
+  const fail = (code: "BLOCKED_UNOWNED_RUNTIME" | "BLOCKED_RETAINED_MISMATCH", why: string) => {
+    throw new SluiceError(
+      code,
+      `model ${model} (declared again after removal ${resume.removed_by}): ${why} since the plan was made; plan again`,
+      { evidence: { resume, containers: obs.containers.map((c) => c.id) } },
+    );
+  };
+  if (obs.containers.length > 0 || obs.kafka.group.members.length > 0) {
+    fail("BLOCKED_UNOWNED_RUNTIME", "a container or a group member carries its application ID");
+  }
+  if (resume.volume_kept !== obs.volume.exists) {
+    fail(
+      "BLOCKED_RETAINED_MISMATCH",
+      `its kept volume ${obs.volume.name} ${obs.volume.exists ? "appeared" : "was deleted"}`,
+    );
+  }
+  if (obs.volume.exists && obs.volume.instanceLabel !== resume.volume_instance) {
+    fail("BLOCKED_RETAINED_MISMATCH", `volume ${obs.volume.name} is another instance`);
+  }
+  const lost = obs.kafka.ranges.filter((r) => {
+    const c = obs.kafka.committed[String(r.partition)];
+    return c !== undefined && BigInt(c) < BigInt(r.earliest);
+  });
+  if (lost.length > 0) {
+    throw new SluiceError(
+      "BLOCKED_RETENTION_LOSS",
+      `the offsets kept for model ${model} are no longer retained by ${obs.target.inputTopic} (${
+        lost.map((r) =>
+          `${r.partition}: committed ${
+            obs.kafka.committed[String(r.partition)]
+          } < earliest ${r.earliest}`
+        )
+          .join(", ")
+      }); sluice never repositions them: delete the kept group by hand to start from initial_offsets (docs/runbook.md, section 8)`,
+      { evidence: { committed: obs.kafka.committed, ranges: obs.kafka.ranges } },
+    );
   }
 }
 
@@ -697,7 +845,9 @@ async function createRunner(
       message: `${id.volume} created (instance ${id.volume_instance})`,
     });
   } else if (
-    v.instanceLabel === id.volume_instance && v.labels[LABEL.operationId] === operationId &&
+    v.instanceLabel === id.volume_instance &&
+    // this operation's volume, or the one a removal kept for this model declared again
+    (v.labels[LABEL.operationId] === operationId || id.resumed?.volume_kept === true) &&
     // the file is written through the runner's own mount after its create; before that (or
     // with no container mounting the volume) only the label can be read (docs/decisions.md D11)
     (v.instanceFile === id.volume_instance || v.instanceFile === null)
@@ -707,7 +857,9 @@ async function createRunner(
       operation_id: operationId,
       resource: "volume",
       name: id.volume,
-      message: `${id.volume} adopted (instance ${id.volume_instance}, this operation's)`,
+      message: `${id.volume} adopted (instance ${id.volume_instance}, ${
+        id.resumed ? `kept by removal ${id.resumed.retained.removed_by}` : "this operation's"
+      })`,
     });
   } else {
     unowned(`volume ${id.volume} is not the instance this operation created`, {

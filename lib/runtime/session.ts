@@ -52,6 +52,7 @@ import { restConnect } from "../providers/connect/rest.ts";
 import type { ConnectorsObservation } from "../validation/connector_observation.ts";
 import { connectorSetup } from "./connector_setup.ts";
 import { observeConnectors } from "./connector_observer.ts";
+import { removalTargets } from "./removal.ts";
 
 /**
  * Where the project is and which environment to use; the ports, clock, UUID source and logger
@@ -223,7 +224,19 @@ export async function planSession(
   let live: Awaited<ReturnType<typeof observeConsumers>> = { consumers: null };
   if (!offline) {
     live = await observeConsumers(s.kafka, s.project.models.map((m) => m.decl.outputTopic));
-    observation = await observeRunners(s, s.compiled.artifacts.map((a) => targetOf(a.artifact)));
+    // owned runners declared removed are observed too, at the generation their container runs
+    const removed = select === null
+      ? await removalTargets(
+        s.docker,
+        snap.ownership?.document ?? null,
+        s.project.manifest.runnerRemovals,
+        new Set(s.compiled.artifacts.map((a) => a.model)),
+      )
+      : [];
+    observation = await observeRunners(s, [
+      ...s.compiled.artifacts.map((a) => targetOf(a.artifact)),
+      ...removed,
+    ]);
     const names = projectTopics(s.project).map((t) => t.topic);
     const d = await s.kafka.describe([...new Set(names)]);
     topics = new Map([...d.topics].map(([n, t]) => [n, { id: t.id, partitions: t.partitions }]));

@@ -53,6 +53,25 @@ export interface OwnedRunner {
 }
 
 /**
+ * What a runner removal kept of a runner (`lifecycle.runner_removals`): its state volume and its
+ * consumer group with the committed offsets. A model declared again under the same application
+ * ID resumes from them — its create adopts exactly this volume instance and keeps the group's
+ * offsets, never repositioning them at `initial_offsets`.
+ */
+export interface RetainedRunner {
+  /** The model that was removed. */
+  model: string;
+  /** Its application ID (its consumer group). */
+  application_id: string;
+  /** The kept state volume. */
+  volume: OwnedVolume;
+  /** The input topic the group's committed offsets are for. */
+  input_topic: string;
+  /** The removal operation that kept them. */
+  removed_by: string;
+}
+
+/**
  * The newest ownership document version this sluice writes (2 carries connectors; a document
  * without connectors keeps version 1 and its bytes).
  *
@@ -118,6 +137,33 @@ export interface OwnershipDocument {
   runners: OwnedRunner[];
   /** Version 2 only: the owned connectors, sorted by name. */
   connectors?: OwnedConnector[];
+  /**
+   * What runner removals kept (sorted by model), present only once a removal kept something and
+   * while it does: a document without it keeps its exact bytes and checksum.
+   */
+  retained?: RetainedRunner[];
+}
+
+/**
+ * The document with `retained` as its retained section (absent when empty, so a document that
+ * never removed a runner keeps its bytes).
+ *
+ * @example
+ * ```ts
+ * import { emptyOwnership, withRetained } from "./ownership.ts";
+ * "retained" in withRetained(emptyOwnership("orders", null), []); // false
+ * ```
+ */
+export function withRetained(
+  doc: OwnershipDocument,
+  retained: RetainedRunner[],
+): OwnershipDocument {
+  const { retained: _, ...rest } = doc;
+  if (retained.length === 0) return rest;
+  return {
+    ...rest,
+    retained: [...retained].sort((a, b) => a.model < b.model ? -1 : a.model > b.model ? 1 : 0),
+  };
 }
 
 /** The document's connectors (none in a version-1 document). */
@@ -232,6 +278,27 @@ export function validateOwnership(
       fail(`runner ${o.model}: volume needs name and instance_id`);
     }
     if (typeof o.container_name !== "string") fail(`runner ${o.model}: container_name`);
+  }
+  if ("retained" in d) {
+    const list = d.retained;
+    if (!Array.isArray(list) || list.length === 0) fail("retained must be a non-empty array");
+    let previous: string | null = null;
+    for (const x of list as unknown[]) {
+      const o = x as Record<string, unknown>;
+      if (typeof o?.model !== "string" || (previous !== null && !(o.model > previous))) {
+        fail("retained runners must have a model, sorted, each once");
+      }
+      previous = o.model as string;
+      if (models.has(o.model as string)) fail(`runner ${o.model} is both owned and retained`);
+      const v = o.volume as Record<string, unknown> | undefined;
+      if (
+        typeof o.application_id !== "string" || typeof o.input_topic !== "string" ||
+        typeof o.removed_by !== "string" || typeof v?.name !== "string" ||
+        typeof v?.instance_id !== "string"
+      ) {
+        fail(`retained runner ${o.model}: needs application_id, volume, input_topic, removed_by`);
+      }
+    }
   }
   if (d.version === 1) {
     if ("connectors" in d) fail("a version-1 document has no connectors section");

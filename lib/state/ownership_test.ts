@@ -6,6 +6,7 @@ import {
   stateChecksum,
   validateOwnership,
   withConnectors,
+  withRetained,
 } from "./ownership.ts";
 
 Deno.test("the state checksum is stable and changes with any owned field", () => {
@@ -109,4 +110,27 @@ Deno.test("the connector section is verified record by record", () => {
   );
   noSecrets.connectors![0].secret_key_id = null;
   assert.doesNotThrow(() => validateOwnership(noSecrets));
+});
+
+Deno.test("a runner removal's kept records: absent when empty (bytes kept), verified when present", () => {
+  const own = ownedRunner("orders", null);
+  const bytes = stateChecksum(own);
+  assert.equal(stateChecksum(withRetained(own, [])), bytes);
+  const r = own.runners[0];
+  const kept = {
+    model: r.model,
+    application_id: r.application_id,
+    volume: r.volume,
+    input_topic: "raw_orders",
+    removed_by: "op-1",
+  };
+  const doc = withRetained({ ...own, runners: [] }, [kept]);
+  assert.deepEqual(validateOwnership(doc).retained, [kept]);
+  assert.throws(() => validateOwnership({ ...doc, retained: [] }), /non-empty/);
+  assert.throws(() => validateOwnership({ ...own, retained: [kept] }), /both owned and retained/);
+  assert.throws(
+    () => validateOwnership({ ...doc, retained: [{ ...kept, input_topic: 3 }] }),
+    /needs application_id, volume, input_topic, removed_by/,
+  );
+  assert.throws(() => validateOwnership({ ...doc, retained: [kept, kept] }), /sorted, each once/);
 });

@@ -40,6 +40,10 @@ export interface StateView {
     runners: Array<{ model: string; application_id: string; artifact_sha256: string }>;
     /** Owned connectors (present when the ownership document has its connector section). */
     connectors?: Array<{ name: string; cluster: string; config_fingerprint: string }>;
+    /** What runner removals kept (present only when a removal kept something). */
+    retained?: Array<
+      { model: string; application_id: string; volume: string; removed_by: string }
+    >;
   } | null;
   /** The pending operation; null when none. */
   pending_operation: {
@@ -88,6 +92,16 @@ export function stateView(snap: StateSnapshot, lock: LockStatus): StateView {
               name: c.name,
               cluster: c.cluster,
               config_fingerprint: c.config_fingerprint,
+            })),
+          }
+          : {}),
+        ...(snap.ownership.document.retained
+          ? {
+            retained: snap.ownership.document.retained.map((r) => ({
+              model: r.model,
+              application_id: r.application_id,
+              volume: r.volume.name,
+              removed_by: r.removed_by,
             })),
           }
           : {}),

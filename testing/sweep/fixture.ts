@@ -30,7 +30,7 @@ import { createFakeWorld, type FakeWorld } from "../fakes/fake_world.ts";
 import type { WorldConfig } from "../fakes/world.ts";
 import { PG_URL } from "../state/pg_env.ts";
 import type { ConnectorChange } from "./invariants.ts";
-import { readState, type StateLocation } from "./reads.ts";
+import { committedOf, readState, readWorldFile, type StateLocation } from "./reads.ts";
 
 /** The starter's filter, and the one the reviewed plan replaces it with. */
 export const OLD_WHERE = "amount >= 100 AND paid = TRUE";
@@ -338,6 +338,98 @@ export async function prepareConnector(
       remove: [`deleteConnector ${p.sinkConnector}`],
     }[scenario],
     held: scenario === "remove" ? [p.sourceConnector] : both,
+    setupLogSeq: cw.world.control.mutations().at(-1)?.seq ?? 0,
+    setupSerial: (state.ownership?.serial as number | undefined) ?? 0,
+    async nextPlan() {
+      const r = await plan({ dir: p.dir, ...cw.deps });
+      return { actions: r.plan.actions.length, blockers: r.plan.blockers.length };
+    },
+  };
+}
+
+/** A removal case's prepared change: the plan and what the setup left. */
+export interface RemovalChange {
+  /** The reviewed removal plan (`remove_runner` of the case's model only). */
+  planPath: string;
+  /** The bound container (the case's model's first generation). */
+  containerId: string;
+  volumeInstance: string;
+  /** The model that stays running. */
+  spareApplicationId: string;
+  /** The group's committed offsets when the plan was written (lower bounds of the kept ones). */
+  committedAtPlan: Record<string, bigint>;
+  setupLogSeq: number;
+  setupSerial: number;
+  /** The next plan's action and blocker counts (a no-op after the removal). */
+  nextPlan(): Promise<{ actions: number; blockers: number }>;
+}
+
+/** The spare model of a removal case (it keeps running while the starter's model is removed). */
+export const SPARE_MODEL = "spare_orders";
+
+/**
+ * Deploy the starter with a second model ({@link SPARE_MODEL}, same SQL), process records, then
+ * drop the starter's model from `models:`, declare its removal (`lifecycle.runner_removals`) and
+ * write the reviewed removal plan — in this process, through the SDK, on the case's world.
+ *
+ * @example
+ * ```ts
+ * import { openCaseWorld, prepareRemoval } from "./fixture.ts";
+ * // const ch = await prepareRemoval(await openCaseWorld({ backend: "local", seed: "s" }));
+ * ```
+ */
+export async function prepareRemoval(cw: CaseWorld): Promise<RemovalChange> {
+  const p = cw.project;
+  await p.editManifest((t) =>
+    t.replace(
+      "models:\n",
+      `models:\n  ${SPARE_MODEL}:\n    sql: models/eligible_orders.sql\n    output:\n      topic: spare_${p.outputTopic}\n`,
+    )
+  );
+  const created = await plan({ dir: p.dir, ...cw.deps });
+  if (created.plan.blockers.length > 0) {
+    throw new Error(`setup: the create plan is blocked: ${JSON.stringify(created.plan.blockers)}`);
+  }
+  const c = await apply({
+    dir: p.dir,
+    plan: created.plan,
+    planSha256: created.sha256,
+    ...cw.deps,
+  });
+  const runner = c.runners.find((r) => r.application_id === cw.applicationId);
+  const spare = c.runners.find((r) => r.application_id !== cw.applicationId);
+  if (!runner || !spare) throw new Error(`setup: expected two runners, got ${c.runners.length}`);
+  cw.produce(orders("a", [50, 150, 250, 120, 300, 90, 210, 180]));
+  await p.editManifest((t) =>
+    t.replace(/^ {2}eligible_orders:\n {4}sql: .*\n {4}output:\n {6}topic: .*\n/m, "")
+      .replace(/consumes: eligible_orders$/m, `consumes: ${SPARE_MODEL}`) +
+    "lifecycle:\n  runner_removals:\n    - model: eligible_orders\n"
+  );
+  cw.world.control.snapshot();
+  const removal = await plan({ dir: p.dir, ...cw.deps });
+  if (
+    removal.plan.blockers.length > 0 || removal.plan.actions.length !== 1 ||
+    removal.plan.actions[0].type !== "remove_runner"
+  ) {
+    throw new Error(
+      `setup: expected one remove_runner, got ${
+        JSON.stringify(removal.plan.actions.map((a) => a.type))
+      } with ${JSON.stringify(removal.plan.blockers)}`,
+    );
+  }
+  const planPath = `${p.dir}/remove.plan.json`;
+  await writePlanFile(planPath, removal.plan);
+  const state = await readState(cw.state);
+  return {
+    planPath,
+    containerId: runner.container_id,
+    volumeInstance: runner.volume_instance,
+    spareApplicationId: spare.application_id,
+    committedAtPlan: committedOf(
+      readWorldFile(cw.worldPath),
+      cw.applicationId,
+      p.inputTopic,
+    ),
     setupLogSeq: cw.world.control.mutations().at(-1)?.seq ?? 0,
     setupSerial: (state.ownership?.serial as number | undefined) ?? 0,
     async nextPlan() {

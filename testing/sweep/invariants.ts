@@ -27,6 +27,7 @@ import {
   OLD_PREDICATE,
   type Order,
   orders,
+  type RemovalChange,
 } from "./fixture.ts";
 import type { JourneyRun } from "./operator.ts";
 import {
@@ -511,6 +512,102 @@ export async function checkConnector(
     p.push(`ownership serial ${serial}, not ${ch.setupSerial + 1} (exactly one increment)`);
   }
   if (state.control !== null) p.push("control still pending after the connector change");
+  if (cw.backend === "local" && state.lockFile) p.push("lock.json left after completion");
+  const next = await ch.nextPlan();
+  if (next.actions > 0 || next.blockers > 0) {
+    p.push(`the next plan has ${next.actions} actions and ${next.blockers} blockers, not a no-op`);
+  }
+  return p;
+}
+
+/**
+ * The invariants of a runner-removal case: nothing but the bound generation was stopped and
+ * removed, never twice, and nothing else mutated (no volume, topic or group offset touched); a
+ * completed removal leaves no container of the model, the volume with its instance, the group's
+ * committed offsets at least where the plan saw them and exactly the output the runner produced
+ * up to them (each record once, none beyond), ownership one serial later without the runner but
+ * with its topics, the spare model still running, no pending control, and a next plan that is a
+ * no-op.
+ *
+ * @example
+ * ```ts
+ * import { checkRemoval } from "./invariants.ts";
+ * // const problems = await checkRemoval(cw, journey, change);
+ * ```
+ */
+export async function checkRemoval(
+  cw: CaseWorld,
+  j: JourneyRun,
+  ch: RemovalChange,
+): Promise<string[]> {
+  const p = [...checkFault(j), ...checkOutcome(j)];
+  const w = settle(cw);
+  const state = await readState(cw.state);
+  const app = cw.applicationId;
+  const made = since(w, ch.setupLogSeq, ["docker", "kafka"]);
+  const allowed = new Set(["signalTerm", "removeContainer"]);
+  const other = made.filter((m) => !allowed.has(m.op));
+  if (other.length > 0) {
+    p.push(`a removal mutated ${other.map((m) => `${m.op}(${m.key})`).join(", ")}`);
+  }
+  const removes = made.filter((m) => m.op === "removeContainer");
+  if (removes.length > 1) p.push(`the container was removed ${removes.length} times`);
+  if (made.some((m) => m.key !== ch.containerId && m.key.includes(ch.spareApplicationId))) {
+    p.push("a removal touched the spare model's runner");
+  }
+  const vol = volumeOf(w, `${app}-state`);
+  if (!vol || vol.label !== ch.volumeInstance || vol.file !== ch.volumeInstance) {
+    p.push(`the state volume is ${vol ? `instance ${vol.label}/${vol.file}` : "gone"}, not kept`);
+  }
+  for (const t of [cw.project.inputTopic, cw.project.outputTopic]) {
+    if (!w.kafka.topics[t]) p.push(`topic ${t} is gone`);
+  }
+  const committed = committedOf(w, app, cw.project.inputTopic);
+  for (const [part, off] of Object.entries(ch.committedAtPlan)) {
+    if (committed[part] === undefined || committed[part] < off) {
+      p.push(`partition ${part}: committed ${committed[part]} is behind the plan's ${off}`);
+    }
+  }
+  // exactly the records up to the kept offsets, each once (the rest is resumed from them)
+  const positions = inputPositions(w, cw.project.inputTopic);
+  const processed = (key: string) => {
+    const pos = positions.get(key);
+    return pos !== undefined && pos.offset < (committed[String(pos.partition)] ?? 0n);
+  };
+  const expected = [...cw.produced.values()].filter((o) => processed(o.order_id))
+    .filter(OLD_PREDICATE).map((o) => JSON.stringify([o.order_id, project(o)])).sort();
+  const got = outputOf(w, cw.project.outputTopic).map((x) => JSON.stringify(x)).sort();
+  if (JSON.stringify(expected) !== JSON.stringify(got)) {
+    p.push(`output ${got.length} records, expected ${expected.length} up to the kept offsets`);
+  }
+  if (j.outcome !== "completed") return p;
+  const left = containersOf(w, app);
+  if (left.length > 0) p.push(`containers of ${app} left: ${left.map((c) => c.name)}`);
+  if (removes.length !== 1) p.push(`the container was removed ${removes.length} times, not once`);
+  const spare = containersOf(w, ch.spareApplicationId);
+  if (spare.length !== 1 || !spare[0].state.running) p.push("the spare runner is not running");
+  const runners = (state.ownership?.runners as Array<{ application_id: string }> | undefined) ?? [];
+  if (runners.map((r) => r.application_id).join() !== ch.spareApplicationId) {
+    p.push(`owned runners ${runners.map((r) => r.application_id)}, expected the spare only`);
+  }
+  const topics = (state.ownership?.topics as Array<{ name: string }> | undefined) ?? [];
+  for (const t of [cw.project.inputTopic, cw.project.outputTopic]) {
+    if (!topics.some((x) => x.name === t)) p.push(`topic ${t} is no longer owned`);
+  }
+  const kept = (state.ownership?.retained as
+    | Array<{ application_id: string; volume: { instance_id: string } }>
+    | undefined) ?? [];
+  if (
+    kept.length !== 1 || kept[0].application_id !== app ||
+    kept[0].volume.instance_id !== ch.volumeInstance
+  ) {
+    p.push(`ownership keeps ${JSON.stringify(kept)}, not the removed runner's volume and group`);
+  }
+  const serial = serialOf(state);
+  if (serial !== ch.setupSerial + 1) {
+    p.push(`ownership serial ${serial}, not ${ch.setupSerial + 1} (exactly one increment)`);
+  }
+  if (state.control !== null) p.push("control still pending after the removal");
   if (cw.backend === "local" && state.lockFile) p.push("lock.json left after completion");
   const next = await ch.nextPlan();
   if (next.actions > 0 || next.blockers > 0) {

@@ -14,6 +14,8 @@
  *   operation;
  * - `connector`: `apply --plan` of a plan with connector changes; the recovery is the same
  *   `apply --plan` again.
+ * - `removal`: `apply --plan` of a plan with a runner removal (`lifecycle.runner_removals`); the
+ *   recovery is the same `apply --plan` again.
  *
  * The armed site stays armed on every process until one dies there, so the site fires exactly
  * once, in the first command that crosses it. After a death the recovery is the public one, in
@@ -269,7 +271,7 @@ export async function runJourney(
     const candidate = candidateOperation(cw);
     const replacementId = pending?.kind === "runner_update"
       ? pending.operation_id
-      : c.journey !== "create"
+      : c.journey !== "create" && c.journey !== "removal"
       ? candidate
       : null;
     let r: FakeCliResult;

@@ -25,11 +25,13 @@ import {
   openCaseWorld,
   orders,
   prepareConnector,
+  prepareRemoval,
 } from "./fixture.ts";
 import {
   checkAbandon,
   checkConnector,
   checkCreate,
+  checkRemoval,
   checkReplacement,
   type Deleted,
   expireInput,
@@ -90,6 +92,10 @@ export async function runCase(
         const change = await prepareConnector(cw, connectorScenario(c.site));
         journey = await runJourney(cw, c, change);
         problems = await checkConnector(cw, journey, change);
+      } else if (c.journey === "removal") {
+        const change = await prepareRemoval(cw);
+        journey = await runJourney(cw, c, change);
+        problems = await checkRemoval(cw, journey, change);
       } else if (c.journey === "day_two") {
         ({ journey, problems } = await runDayTwoCase(cw, c));
       } else if (c.journey === "operator") {

@@ -1,0 +1,570 @@
+/**
+ * Apply a plan's runner removals (`remove_runner`, from `lifecycle.runner_removals`): the rows of
+ * the removal table (`lib/protocol/removal.ts`), in order, each crossing its row's fault site.
+ * Under the deployment lock it re-verifies that each runner is exactly the generation the plan
+ * bound (container ID, generation, mounted plan, artifact checksum) and running, records the
+ * intent (each bound generation and the owned record it releases), then per runner sends TERM,
+ * waits for the clean-close evidence a replacement's `old_closed` row requires (exited 0 or 143,
+ * no OOM kill, a CLOSED status file when there is one, the group without members), removes that
+ * exact container — never its volume — and finally commits ownership without the runners
+ * (serial + 1). The state volume, the consumer group with its committed offsets and the topics
+ * stay; the result lists them.
+ *
+ * **Continuation.** A process killed anywhere leaves the operation pending; `apply --plan` with
+ * the same plan file continues it: each runner is decided by a fresh exact observation (running:
+ * TERM again; stopped: the clean-close evidence, then remove; absent: removed), anything else
+ * blocks (`BLOCKED_REMOVAL_GENERATION_CHANGED`). A commit whose acknowledgement was lost is
+ * recognized by the audit's `ownership_committed` event of the plan's operation ID.
+ *
+ * @example
+ * ```ts
+ * import { applyRemoval } from "./removal.ts";
+ * // const r = await applyRemoval(ctx, plan, planSha256, snapshot);
+ * ```
+ * @module
+ */
+import { SluiceError } from "../errors.ts";
+import { atSite } from "../fault/site.ts";
+import type { Plan } from "../plan/plan.ts";
+import type { RemoveRunnerAction } from "../plan/removals.ts";
+import { parseMountedPlan } from "../protocol/mounted_plan.ts";
+import { REMOVAL_OPERATION_KIND, removalOperationId, removalSite } from "../protocol/removal.ts";
+import type { RunnerRemovalDecl } from "../project/removals.ts";
+import type { DockerPort } from "../providers/docker/port.ts";
+import type { HistoryEvent } from "../state/history.ts";
+import {
+  emptyOwnership,
+  type OwnedRunner,
+  type OwnershipDocument,
+  type RetainedRunner,
+  stateChecksum,
+  withRetained,
+} from "../state/ownership.ts";
+import type { StateSnapshot, StateStore } from "../state/store.ts";
+import type { Json } from "../state/_canonical.ts";
+import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
+import {
+  type ContainerEvidence,
+  type RunnerObservation,
+  type RunnerTarget,
+  targetOfArtifact,
+} from "../validation/observation.ts";
+import { validateArtifact } from "../artifact/artifact.ts";
+import { type Clock, isoNow, sleep, SYSTEM_CLOCK } from "./deps.ts";
+import { LABEL, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
+import { type ObserverPorts, observeRunner } from "./observer.ts";
+import type { ProgressListener } from "./progress.ts";
+
+/** What the removal journey takes from the apply's context. */
+export interface RemovalContext extends ObserverPorts {
+  store: StateStore;
+  actor: string;
+  sourceSha256: string;
+  clock?: Clock;
+  onProgress?: ProgressListener;
+  /** How long a runner may take to close after TERM and leave its group (default: the stop timeout + 60 s). */
+  closeTimeoutMs?: number;
+}
+
+/** One removed runner: what was stopped and removed, and what was kept. */
+export interface RemovedRunner {
+  /** The model. */
+  model: string;
+  /** Its application ID (its consumer group, kept). */
+  application_id: string;
+  /** The removed container's ID. */
+  container_id: string;
+  /** The removed container's name. */
+  container_name: string;
+  /** The raw exit code of its clean close; null when the container was found already absent. */
+  exit_code: number | null;
+  /** Kept: the state volume, the consumer group with its offsets, the topics. */
+  kept: RemoveRunnerAction["keeps"] & { volume_instance: string };
+}
+
+/** The result of a removal operation. */
+export interface RemovalResult {
+  /** The removal operation's ID (derived from the plan file's sha256). */
+  operation_id: string;
+  /** The ownership serial after the commit. */
+  serial: number;
+  /** True when this run continued a pending removal. */
+  continued: boolean;
+  /** True when the plan had been committed already (nothing was written). */
+  already_applied: boolean;
+  /** Each removed runner, with what was kept. */
+  removed: RemovedRunner[];
+}
+
+/**
+ * The plan's runner removals.
+ *
+ * @example
+ * ```ts
+ * import { removalActions } from "./removal.ts";
+ * import type { Plan } from "../plan/plan.ts";
+ * const count = (p: Plan) => removalActions(p).length;
+ * ```
+ */
+export function removalActions(plan: Plan): RemoveRunnerAction[] {
+  return plan.actions.filter((a): a is RemoveRunnerAction => a.type === "remove_runner");
+}
+
+/** The observer's target of a bound removal. */
+function targetOfRemoval(a: RemoveRunnerAction): RunnerTarget {
+  return {
+    applicationId: a.application_id,
+    inputTopic: a.runner.input_topic,
+    outputTopic: a.runner.output_topic,
+    ...(a.runner.dead_letter_topic ? { deadLetterTopic: a.runner.dead_letter_topic } : {}),
+    image: a.runner.image,
+    network: a.runner.network,
+  };
+}
+
+/**
+ * What the planner observes for each owned runner declared removed: the target read from the
+ * mounted plan of the container that carries its application ID (the model is no longer
+ * compiled, so its generation says what it runs). A runner with no container, or whose plan
+ * cannot be read, gets no target: the planner then blocks its removal (`BLOCKED_RUNNER_MISSING`).
+ *
+ * @example
+ * ```ts
+ * import { removalTargets } from "./removal.ts";
+ * // const targets = await removalTargets(docker, ownership, manifest.runnerRemovals, declared);
+ * ```
+ */
+export async function removalTargets(
+  docker: DockerPort,
+  ownership: OwnershipDocument | null,
+  removals: RunnerRemovalDecl[],
+  declared: ReadonlySet<string>,
+): Promise<RunnerTarget[]> {
+  const removed = (ownership?.runners ?? []).filter((r) =>
+    !declared.has(r.model) && removals.some((x) => x.model === r.model)
+  );
+  if (removed.length === 0) return [];
+  const containers = await docker.listContainersLabelled(
+    LABEL.applicationId,
+    removed.map((r) => r.application_id),
+  );
+  const out: RunnerTarget[] = [];
+  for (const r of removed) {
+    const c = containers.find((x) => x.labels[LABEL.applicationId] === r.application_id);
+    if (!c) continue;
+    const bytes = await docker.readContainerFile(c.id, RUNNER_PATHS.plan);
+    if (!bytes) continue;
+    try {
+      const artifact = validateArtifact(parseMountedPlan(bytes).artifact);
+      if (artifact.application_id !== r.application_id) continue;
+      out.push(targetOfArtifact(artifact));
+    } catch {
+      // an unreadable plan: no target, the planner blocks the removal
+    }
+  }
+  return out;
+}
+
+/** The bound generation's exact state on a fresh observation. */
+type Seen =
+  | { kind: "present"; container: ContainerEvidence }
+  | { kind: "absent" }
+  | { kind: "changed"; blocker: Blocker };
+
+function seen(a: RemoveRunnerAction, obs: RunnerObservation): Seen {
+  const changed = (why: string, evidence: Record<string, unknown>): Seen => ({
+    kind: "changed",
+    blocker: blocker(
+      "BLOCKED_REMOVAL_GENERATION_CHANGED",
+      `model ${a.model}: ${why}; the removal names container ${
+        a.container.id.slice(0, 12)
+      } (${a.container.name}, generation ${a.container.generation}) only. Plan again to see the runner as it is now`,
+      { model: a.model, evidence: { bound: a.container, ...evidence } },
+    ),
+  });
+  const others = obs.containers.filter((c) => c.id !== a.container.id);
+  if (others.length > 0) {
+    return changed(
+      `${others.length} other container${
+        others.length === 1 ? "" : "s"
+      } carry application ID ${a.application_id}`,
+      { others: others.map((c) => ({ id: c.id, name: c.name, generation: c.labels.generation })) },
+    );
+  }
+  const c = obs.containers.find((x) => x.id === a.container.id);
+  if (!c) return { kind: "absent" };
+  if (
+    c.labels.generation !== a.container.generation ||
+    c.labels.planSha256 !== a.container.plan_sha256 ||
+    c.labels.artifactSha256 !== a.artifact_sha256
+  ) {
+    return changed(`container ${c.id.slice(0, 12)} carries other generation labels`, {
+      observed: {
+        generation: c.labels.generation,
+        plan_sha256: c.labels.planSha256,
+        artifact_sha256: c.labels.artifactSha256,
+      },
+    });
+  }
+  return { kind: "present", container: c };
+}
+
+/** The clean-close evidence of a stopped container (a replacement's `old_closed` rule). */
+function uncleanClose(a: RemoveRunnerAction, c: ContainerEvidence): Blocker[] {
+  const out: Blocker[] = [];
+  const b = (code: "BLOCKED_UNKNOWN_EXIT" | "BLOCKED_UNCLEAN_EXIT" | "BLOCKED_OOM", m: string) =>
+    out.push(blocker(code, `model ${a.model}: ${m}`, {
+      model: a.model,
+      evidence: { container: c.id, status: c.status, exitCode: c.exitCode, oomKilled: c.oomKilled },
+    }));
+  if (c.status !== "exited") b("BLOCKED_UNKNOWN_EXIT", `the runner is ${c.status}, not exited`);
+  if (![0, 143].includes(c.exitCode)) {
+    b(
+      "BLOCKED_UNCLEAN_EXIT",
+      `the runner exited with code ${c.exitCode}; only 0 or 143 is a clean close`,
+    );
+  }
+  if (c.oomKilled) b("BLOCKED_OOM", "the runner was OOM-killed");
+  const s = c.runnerStatus;
+  if (s && s.state !== "CLOSED") {
+    b(
+      "BLOCKED_UNCLEAN_EXIT",
+      `the runner's status file says ${String(s.state)} (${String(s.reason ?? "")}), not CLOSED`,
+    );
+  }
+  return out;
+}
+
+function say(ctx: RemovalContext, operationId: string, message: string) {
+  ctx.onProgress?.({ kind: "action", operation_id: operationId, action: "remove", message });
+}
+
+/**
+ * Verify every removal on fresh exact reads before the intent: the bound generation, running,
+ * alone. Throws the blockers (nothing is written).
+ */
+async function verifyBound(ctx: RemovalContext, actions: RemoveRunnerAction[]): Promise<void> {
+  const blockers: Blocker[] = [];
+  for (const a of actions) {
+    const s = seen(a, await observeRunner(ctx, targetOfRemoval(a)));
+    if (s.kind === "changed") blockers.push(s.blocker);
+    else if (s.kind === "absent") {
+      blockers.push(blocker(
+        "BLOCKED_REMOVAL_GENERATION_CHANGED",
+        `model ${a.model}: container ${
+          a.container.id.slice(0, 12)
+        } (${a.container.name}) is gone since the plan was made; plan again`,
+        { model: a.model, evidence: { bound: a.container } },
+      ));
+    } else if (!s.container.running) {
+      blockers.push(blocker(
+        "BLOCKED_RUNNER_NOT_RUNNING",
+        `model ${a.model}: container ${s.container.name} is ${s.container.status} (exit ${s.container.exitCode}) since the plan was made; a removal stops a running runner and checks its clean close. See docs/runbook.md`,
+        {
+          model: a.model,
+          evidence: { status: s.container.status, exitCode: s.container.exitCode },
+        },
+      ));
+    }
+  }
+  if (blockers.length > 0) throw blockerError(blockers);
+}
+
+/**
+ * Apply a plan's removals as one operation (see module docs). The caller holds the lock, found
+ * no pending operation and verified that the plan is current.
+ *
+ * @example
+ * ```ts
+ * // const r = await applyRemoval(ctx, plan, planSha256, snap);
+ * ```
+ */
+export async function applyRemoval(
+  ctx: RemovalContext,
+  plan: Plan,
+  planSha256: string,
+  start: StateSnapshot,
+): Promise<RemovalResult> {
+  const actions = removalActions(plan);
+  await verifyBound(ctx, actions);
+  const prior = start.ownership?.document ??
+    emptyOwnership(ctx.store.project, ctx.store.environment);
+  const released = actions.map((a) => {
+    const r = prior.runners.find((x) => x.model === a.model);
+    if (!r || r.application_id !== a.application_id || r.artifact_sha256 !== a.artifact_sha256) {
+      throw new SluiceError(
+        "BLOCKED_STATE_CHANGED",
+        `model ${a.model} is not owned as the plan says; plan again`,
+      );
+    }
+    return r;
+  });
+  const operationId = removalOperationId(planSha256);
+  const snap = await atSite(removalSite("intent"), () =>
+    ctx.store.beginOperation(start, {
+      operation_id: operationId,
+      kind: REMOVAL_OPERATION_KIND,
+      project: ctx.store.project,
+      environment: ctx.store.environment,
+      actor: ctx.actor,
+      created_at: isoNow(ctx.clock ?? SYSTEM_CLOCK),
+      original_state_checksum: start.ownership?.checksum ?? stateChecksum(prior),
+      reviewed_plan_sha256: planSha256,
+      details: {
+        plan_sha256: planSha256,
+        actions: actions.map((a) => ({
+          model: a.model,
+          application_id: a.application_id,
+          container_id: a.container.id,
+          generation: a.container.generation,
+          keeps: a.keeps,
+        })) as unknown as Json,
+        released: released as unknown as Json,
+      },
+    }));
+  say(ctx, operationId, `removal ${operationId} recorded`);
+  return await drive(ctx, plan, snap, operationId, false);
+}
+
+/**
+ * Continue a pending removal with its own plan (`apply --plan FILE` again), from exact reads.
+ *
+ * @example
+ * ```ts
+ * // if (snap.control?.opened.kind === "runner_removal") await continueRemoval(ctx, plan, sha, snap);
+ * ```
+ */
+export async function continueRemoval(
+  ctx: RemovalContext,
+  plan: Plan,
+  planSha256: string,
+  snap: StateSnapshot,
+): Promise<RemovalResult> {
+  const control = snap.control!.opened;
+  const intent = control.intent;
+  if (intent.reviewed_plan_sha256 !== planSha256) {
+    throw new SluiceError(
+      "BLOCKED_OPERATION_PENDING",
+      `runner removal ${control.operation_id} is pending from plan ${intent.reviewed_plan_sha256}; continue it with that plan file (sluice apply --plan FILE), not ${planSha256}, or abandon it (sluice state abandon --operation-id ${control.operation_id} --reason TEXT)`,
+      {
+        evidence: { operation_id: control.operation_id, plan_sha256: intent.reviewed_plan_sha256 },
+      },
+    );
+  }
+  if (removalActions(plan).length === 0 || !Array.isArray(intent.details.released)) {
+    throw new SluiceError(
+      "BLOCKED_REMOVAL_NOT_CONTINUABLE",
+      `runner removal ${control.operation_id} cannot be continued with this plan: its intent or the plan carries no removal; abandon it (sluice state abandon --operation-id ${control.operation_id} --reason TEXT)`,
+    );
+  }
+  if (plan.source_sha256 !== ctx.sourceSha256) {
+    throw new SluiceError(
+      "PLAN_STALE_SOURCE",
+      `the project's manifest or SQL changed since runner removal ${control.operation_id} began; restore them to continue it`,
+      { evidence: { planned: plan.source_sha256, current: ctx.sourceSha256 } },
+    );
+  }
+  if (plan.store.store_id !== snap.identity.store_id) {
+    throw new SluiceError(
+      "PLAN_WRONG_STORE",
+      `the plan was made against state store ${plan.store.store_id}, not ${snap.identity.store_id}`,
+    );
+  }
+  say(ctx, control.operation_id, `removal ${control.operation_id} continues from its intent`);
+  return await drive(ctx, plan, snap, control.operation_id, true);
+}
+
+/**
+ * `apply --plan` of a removal plan whose operation was committed already (its acknowledgement
+ * lost): the last commit of the audit is the plan's operation and the state is still its result;
+ * every bound container must be absent. Null when that is not the case.
+ *
+ * @example
+ * ```ts
+ * // const done = await verifyCommittedRemoval(ctx, plan, planSha256, snap);
+ * ```
+ */
+export async function verifyCommittedRemoval(
+  ctx: RemovalContext,
+  plan: Plan,
+  planSha256: string,
+  snap: StateSnapshot,
+): Promise<RemovalResult | null> {
+  const actions = removalActions(plan);
+  if (actions.length === 0 || snap.control) return null;
+  const operationId = removalOperationId(planSha256);
+  const last = snap.history.events.filter((e) => e.kind === "ownership_committed").at(-1) as
+    | Extract<HistoryEvent, { kind: "ownership_committed" }>
+    | undefined;
+  if (
+    !last || last.operation_id !== operationId ||
+    snap.ownership?.checksum !== last.state_checksum
+  ) return null;
+  const removed: RemovedRunner[] = [];
+  for (const a of actions) {
+    const s = seen(a, await observeRunner(ctx, targetOfRemoval(a)));
+    if (s.kind === "changed") throw blockerError([s.blocker]);
+    if (s.kind === "present") {
+      throw blockerError([blocker(
+        "BLOCKED_REMOVAL_GENERATION_CHANGED",
+        `model ${a.model}: removal ${operationId} was committed, yet container ${
+          a.container.id.slice(0, 12)
+        } exists again`,
+        { model: a.model, evidence: { bound: a.container } },
+      )]);
+    }
+    removed.push(removedOf(a, null));
+  }
+  return {
+    operation_id: operationId,
+    serial: snap.ownership!.document.serial,
+    continued: false,
+    already_applied: true,
+    removed,
+  };
+}
+
+function removedOf(a: RemoveRunnerAction, exit: number | null): RemovedRunner {
+  return {
+    model: a.model,
+    application_id: a.application_id,
+    container_id: a.container.id,
+    container_name: a.container.name,
+    exit_code: exit,
+    kept: { ...a.keeps, volume_instance: a.volume.instance_id },
+  };
+}
+
+/** The rows after the intent: per runner TERM, clean close, remove; then the commit. */
+async function drive(
+  ctx: RemovalContext,
+  plan: Plan,
+  start: StateSnapshot,
+  operationId: string,
+  continued: boolean,
+): Promise<RemovalResult> {
+  const clock = ctx.clock ?? SYSTEM_CLOCK;
+  const actions = removalActions(plan);
+  const control = start.control!.opened;
+  const released = control.intent.details.released as unknown as OwnedRunner[];
+  // only the clear was lost: the commit the history recorded is the state; clear it
+  const committed = start.history.events.find((e: HistoryEvent) =>
+    e.kind === "ownership_committed" && e.operation_id === operationId
+  ) as { state_checksum: string } | undefined;
+  if (committed && start.ownership?.checksum === committed.state_checksum) {
+    const done = await atSite(
+      removalSite("commit"),
+      () =>
+        ctx.store.commitOwnership(start, start.ownership!.document, {
+          operationId,
+          recordedAt: isoNow(clock),
+        }),
+    );
+    return {
+      operation_id: operationId,
+      serial: done.ownership!.document.serial,
+      continued,
+      already_applied: false,
+      removed: actions.map((a) => removedOf(a, null)),
+    };
+  }
+  const current = start.ownership?.document ??
+    emptyOwnership(ctx.store.project, ctx.store.environment);
+  if (stateChecksum(current) !== control.intent.original_state_checksum) {
+    throw new SluiceError(
+      "BLOCKED_STATE_CHANGED",
+      `ownership changed while runner removal ${operationId} was pending (${control.intent.original_state_checksum} → ${
+        stateChecksum(current)
+      })`,
+    );
+  }
+  const bound = ctx.closeTimeoutMs ?? (RUNNER_EXECUTION.stopTimeoutSeconds + 60) * 1000;
+  const removed: RemovedRunner[] = [];
+  for (const a of actions) {
+    const deadline = clock.now() + bound;
+    let termSent = false;
+    let exit: number | null = null;
+    while (true) {
+      const obs = await observeRunner(ctx, targetOfRemoval(a));
+      const s = seen(a, obs);
+      if (s.kind === "changed") throw blockerError([s.blocker]);
+      if (s.kind === "absent") {
+        // removed (a lost remove response), by this operation or by hand: it is gone either way
+        say(ctx, operationId, `${a.container.name} is absent`);
+        break;
+      }
+      const c = s.container;
+      if (c.running) {
+        if (!termSent) {
+          await atSite(removalSite("term_runner"), () => ctx.docker.signalTerm(c.id));
+          termSent = true;
+          say(ctx, operationId, `${c.name} sent TERM`);
+        }
+        if (clock.now() > deadline) {
+          throw new SluiceError(
+            "UNKNOWN_OUTCOME_TIMEOUT",
+            `runner ${c.name} did not stop within ${
+              bound / 1000
+            }s of TERM; it was left as it is. Run 'sluice apply --plan FILE' again to continue the removal`,
+          );
+        }
+        await ctx.docker.awaitExit(c.id, Math.max(1, Math.min(5_000, deadline - clock.now())));
+        continue;
+      }
+      const unclean = uncleanClose(a, c);
+      if (unclean.length > 0) throw blockerError(unclean);
+      const g = obs.kafka.group;
+      if (g.members.length > 0 || !["Empty", "Dead"].includes(g.state)) {
+        if (clock.now() > deadline) {
+          throw new SluiceError(
+            "UNKNOWN_OUTCOME_TIMEOUT",
+            `group ${a.application_id} still has ${g.members.length} members (${g.state}) after its runner stopped; run 'sluice apply --plan FILE' again to continue the removal`,
+          );
+        }
+        await sleep(clock, 200);
+        continue;
+      }
+      exit = c.exitCode;
+      await atSite(removalSite("remove_container"), () => ctx.docker.removeContainer(c.id));
+      say(ctx, operationId, `${c.name} closed cleanly (exit ${c.exitCode}) and removed`);
+      break;
+    }
+    removed.push(removedOf(a, exit));
+  }
+  // the released runners' volumes and groups are kept: recorded, so that the model declared
+  // again resumes from them (its create adopts exactly this volume and keeps the offsets)
+  const kept: RetainedRunner[] = released.map((r) => ({
+    model: r.model,
+    application_id: r.application_id,
+    volume: r.volume,
+    input_topic: actions.find((a) => a.model === r.model)!.runner.input_topic,
+    removed_by: operationId,
+  }));
+  const next: OwnershipDocument = withRetained(
+    {
+      ...structuredClone(current),
+      serial: current.serial + 1,
+      runners: current.runners.filter((r) => !released.some((x) => x.model === r.model)),
+    },
+    [...(current.retained ?? []).filter((x) => !kept.some((k) => k.model === x.model)), ...kept],
+  );
+  const done = await atSite(
+    removalSite("commit"),
+    () => ctx.store.commitOwnership(start, next, { operationId, recordedAt: isoNow(clock) }),
+  );
+  ctx.onProgress?.({
+    kind: "committed",
+    operation_id: operationId,
+    serial: next.serial,
+    message: `ownership serial ${next.serial}: ${
+      actions.map((a) => a.model).join(", ")
+    } released; volume, group offsets and topics kept`,
+  });
+  return {
+    operation_id: operationId,
+    serial: done.ownership!.document.serial,
+    continued,
+    already_applied: false,
+    removed,
+  };
+}

@@ -1,0 +1,228 @@
+// The runner-removal journey on the fake world (testing/fakes), through the public SDK: the
+// reviewed plan shows what it stops and what it keeps; apply stops the bound generation with TERM,
+// removes its container only and releases ownership, keeping the volume, the group's offsets and
+// the topics; applied again it is a verified no-op; a blocked apply (the runner changed since the
+// plan) mutates nothing; a model declared again resumes from the kept offsets and volume (nothing
+// repositions them) with exact output. Crash safety at each site of the removal table is the crash sweep's `removal`
+// journey (testing/sweep).
+import assert from "node:assert/strict";
+import { SluiceError } from "../errors.ts";
+import { readPlanFile } from "../plan/plan_file.ts";
+import { reviewOfPlan } from "../review/review.ts";
+import { renderReviewText } from "../review/render_text.ts";
+import {
+  OLD_PREDICATE,
+  openCaseWorld,
+  orders,
+  prepareRemoval,
+  SPARE_MODEL,
+} from "../../testing/sweep/fixture.ts";
+import {
+  committedOf,
+  containersOf,
+  readState,
+  type readWorldFile,
+  volumeOf,
+} from "../../testing/sweep/reads.ts";
+import { loadProject } from "../project/load.ts";
+import { removalOperationId } from "../protocol/removal.ts";
+import { apply, plan } from "./session.ts";
+import { fakeCli } from "../../testing/fake_cli.ts";
+
+const MUTATIONS = ["docker", "kafka"];
+
+Deno.test("removal on fakes: reviewed, applied (TERM, container only), kept volume/offsets/topics, a verified repeat, re-added resumes from the kept offsets", async () => {
+  await using cw = await openCaseWorld({ backend: "local", seed: "removal-unit" });
+  const ch = await prepareRemoval(cw);
+  const app = cw.applicationId;
+  const { plan: reviewed, sha256 } = await readPlanFile(ch.planPath);
+
+  // the review names the exact container it stops and everything that stays
+  const project = await loadProject(cw.project.dir);
+  const text = renderReviewText(reviewOfPlan({ project, plan: reviewed, sha256, file: null }));
+  assert.match(
+    text,
+    new RegExp(
+      `- remove runner ${app} \\(model eligible_orders\\): stop container ${app} \\(${
+        ch.containerId.slice(0, 12)
+      }`,
+    ),
+  );
+  assert.match(text, new RegExp(`state volume ${app}-state \\(instance ${ch.volumeInstance}\\)`));
+  assert.match(text, new RegExp(`topics ${cw.project.inputTopic}, ${cw.project.outputTopic}`));
+  assert.match(
+    text,
+    /its consumer group with its committed offsets, and its topics with their records stay/,
+  );
+
+  const r = await apply({ dir: cw.project.dir, plan: reviewed, planSha256: sha256, ...cw.deps });
+  assert.equal(r.operation_id, removalOperationId(sha256));
+  assert.equal(r.serial, ch.setupSerial + 1);
+  assert.equal(r.removals?.removed.length, 1);
+  const removed = r.removals!.removed[0];
+  assert.equal(removed.container_id, ch.containerId);
+  assert.ok(removed.exit_code === 0 || removed.exit_code === 143, String(removed.exit_code));
+  assert.equal(removed.kept.volume, `${app}-state`);
+  assert.equal(removed.kept.consumer_group, app);
+
+  const w = cw.world.control.snapshot();
+  const made = w.log.filter((m) => m.seq > ch.setupLogSeq && MUTATIONS.includes(m.by))
+    .map((m) => `${m.op} ${m.key}`);
+  assert.deepEqual(made, [`signalTerm ${ch.containerId}`, `removeContainer ${ch.containerId}`]);
+  assert.deepEqual(containersOf(w, app), []);
+  assert.equal(containersOf(w, ch.spareApplicationId)[0]?.state.running, true);
+  assert.deepEqual(volumeOf(w, `${app}-state`), {
+    label: ch.volumeInstance,
+    file: ch.volumeInstance,
+  });
+  const kept = committedOf(w, app, cw.project.inputTopic);
+  assert.ok(Object.keys(ch.committedAtPlan).length > 0);
+  for (const [p, o] of Object.entries(ch.committedAtPlan)) {
+    assert.ok(kept[p] >= o, `partition ${p}`);
+  }
+  assert.ok(w.kafka.topics[cw.project.inputTopic] && w.kafka.topics[cw.project.outputTopic]);
+  const state = await readState(cw.state);
+  assert.deepEqual(
+    (state.ownership!.runners as Array<{ model: string }>).map((x) => x.model),
+    [SPARE_MODEL],
+  );
+  assert.ok(
+    (state.ownership!.topics as Array<{ name: string }>).some((t) =>
+      t.name === cw.project.outputTopic
+    ),
+  );
+  assert.equal(state.control, null);
+
+  // state show names what was kept
+  const shown = await fakeCli(cw.worldPath, ["state", "show", "--project", cw.project.dir], {
+    env: cw.env,
+  });
+  assert.match(
+    shown.stdout,
+    new RegExp(
+      `kept {6}eligible_orders \\(${app}\\): volume ${app}-state and the group's offsets, kept by removal ${r.operation_id}`,
+    ),
+  );
+
+  // the same plan file again: the audit names its operation, the container is gone: a no-op
+  const again = await apply({
+    dir: cw.project.dir,
+    plan: reviewed,
+    planSha256: sha256,
+    ...cw.deps,
+  });
+  assert.equal(again.already_applied, true);
+  assert.equal(again.operation_id, r.operation_id);
+  const seq = cw.world.control.mutations().at(-1)!.seq;
+
+  // the next plan is a no-op; declaring the model again is refused (offsets and volume kept)
+  assert.equal((await plan({ dir: cw.project.dir, ...cw.deps })).noop, true);
+  await cw.project.editManifest((t) =>
+    t.replace(/lifecycle:\n {2}runner_removals:\n {4}- model: eligible_orders\n/, "").replace(
+      "models:\n",
+      `models:\n  eligible_orders:\n    sql: models/eligible_orders.sql\n    output:\n      topic: ${cw.project.outputTopic}\n`,
+    )
+  );
+  const readd = await plan({ dir: cw.project.dir, ...cw.deps });
+  assert.deepEqual(readd.plan.blockers, []);
+  assert.equal(cw.world.control.mutations().at(-1)!.seq, seq, "planning mutated nothing");
+  const create = readd.plan.actions.find((a) => a.type === "create_runner");
+  assert.ok(create?.type === "create_runner");
+  assert.deepEqual(create.resume, {
+    removed_by: r.operation_id,
+    volume_instance: ch.volumeInstance,
+    volume_kept: true,
+  });
+  // more input while the model was away: the runner declared again processes it, and only it
+  cw.produce(orders("b", [500, 20, 130, 260]));
+  const back = await apply({
+    dir: cw.project.dir,
+    plan: readd.plan,
+    planSha256: readd.sha256,
+    ...cw.deps,
+  });
+  assert.equal(back.runners[0].volume_instance, ch.volumeInstance);
+  const w2 = cw.world.control.snapshot();
+  const made2 = w2.log.filter((m) => m.seq > seq && MUTATIONS.includes(m.by)).map((m) => m.op);
+  assert.ok(!made2.includes("setGroupOffsets"), `the kept offsets were repositioned: ${made2}`);
+  assert.ok(!made2.includes("createVolume"), "the kept volume was not adopted");
+  const ownedAgain = (await readState(cw.state)).ownership!;
+  assert.equal(ownedAgain.retained, undefined, "the kept record is released by the create");
+  assert.deepEqual(
+    (ownedAgain.runners as Array<{ model: string; volume: { instance_id: string } }>).map((
+      x,
+    ) => [x.model, x.volume.instance_id]).sort(),
+    [["eligible_orders", ch.volumeInstance], [
+      SPARE_MODEL,
+      (ownedAgain.runners as Array<{ model: string; volume: { instance_id: string } }>).find((x) =>
+        x.model === SPARE_MODEL
+      )!.volume.instance_id,
+    ]],
+  );
+  // exact output: every produced record once (the kept offsets were resumed, never reset)
+  const w3 = cw.world.control.snapshot();
+  const out = outputKeys(w3, cw.project.outputTopic);
+  const expected = [...cw.produced.values()].filter(OLD_PREDICATE).map((o) => o.order_id).sort();
+  assert.deepEqual(out, expected);
+});
+
+/** The output topic's record keys, sorted (duplicates kept). */
+function outputKeys(w: ReturnType<typeof readWorldFile>, topic: string): string[] {
+  return (w.kafka.topics[topic]?.partitions ?? []).flatMap((p) => p.records.map((r) => r.key ?? ""))
+    .sort();
+}
+
+Deno.test("removal on fakes: a runner that changed since the plan blocks the apply, which mutates nothing", async () => {
+  await using cw = await openCaseWorld({ backend: "local", seed: "removal-blocked" });
+  const ch = await prepareRemoval(cw);
+  const { plan: reviewed, sha256 } = await readPlanFile(ch.planPath);
+  cw.world.control.killContainer(ch.containerId);
+  const seq = cw.world.control.mutations().at(-1)!.seq;
+  const before = await readState(cw.state);
+  await assert.rejects(
+    apply({ dir: cw.project.dir, plan: reviewed, planSha256: sha256, ...cw.deps }),
+    (e: unknown) => e instanceof SluiceError && e.code === "BLOCKED_RUNNER_NOT_RUNNING",
+  );
+  const w = cw.world.control.snapshot();
+  const made = w.log.filter((m) => m.seq > seq && MUTATIONS.includes(m.by));
+  assert.deepEqual(made.map((m) => m.op), []);
+  const after = await readState(cw.state);
+  assert.equal(after.control, null);
+  assert.deepEqual(after.ownership, before.ownership);
+  assert.equal(containersOf(w, cw.applicationId).length, 1);
+});
+
+Deno.test("removal on fakes: a runner killed after the intent is not a clean close: blocked, its container kept, ownership unchanged", async () => {
+  await using cw = await openCaseWorld({ backend: "local", seed: "removal-unclean" });
+  const ch = await prepareRemoval(cw);
+  const dir = cw.project.dir;
+  const applyArgs = ["-o", "json", "apply", "--project", dir, "--plan", ch.planPath];
+  // the apply dies right before its TERM: the intent is recorded, the runner still runs
+  const died = await fakeCli(cw.worldPath, applyArgs, {
+    fault: "docker.term_removed_runner:before",
+    env: cw.env,
+  });
+  assert.equal(died.killedAtFault, true, died.stderr);
+  // meanwhile someone kills the runner (exit 137): no clean-close evidence
+  cw.world.control.killContainer(ch.containerId);
+  const show = await fakeCli(cw.worldPath, ["-o", "json", "state", "show", "--project", dir], {
+    env: cw.env,
+  });
+  const view = show.json!.data as {
+    lock: { stale: boolean; holder: { lock_id: string } | null };
+    pending_operation: { kind: string } | null;
+  };
+  assert.equal(view.pending_operation?.kind, "runner_removal");
+  const again = await fakeCli(cw.worldPath, [
+    ...applyArgs,
+    ...(view.lock.stale ? ["--break-stale-lock", view.lock.holder!.lock_id] : []),
+  ], { env: cw.env });
+  assert.equal(again.code, 4, again.stdout + again.stderr);
+  assert.deepEqual(again.json!.errors.map((e) => e.code), ["BLOCKED_UNCLEAN_EXIT"]);
+  const w = cw.world.control.snapshot();
+  assert.equal(containersOf(w, cw.applicationId).length, 1, "the stopped container is kept");
+  assert.ok(!w.log.some((m) => m.seq > ch.setupLogSeq && m.op === "removeContainer"));
+  const state = await readState(cw.state);
+  assert.equal(state.ownership!.serial, ch.setupSerial);
+  assert.notEqual(state.control, null, "the operation stays pending for the operator");
+});

@@ -1,0 +1,199 @@
+// Needs: Docker, the broker, the runner image, PostgreSQL (shared environment from tools/test.ts).
+// Taking a job down on purpose (issue 18 item 5), as an operator would through the installed CLI
+// (each command its own OS process), against real Docker, Kafka, the real runner and both state
+// backends: a project with two models; the starter's model processes records; it is dropped from
+// `models:` and declared in `lifecycle.runner_removals`; `plan --out` binds the removal to its
+// exact container; `apply --plan` stops it (TERM, clean close) and removes its container only —
+// the state volume, the group's committed offsets and both topics stay, the other model keeps
+// running; records arrive while it is away; the model declared again resumes from the kept
+// offsets with its kept volume: the output is exactly the records passing its filter, each once.
+import assert from "node:assert/strict";
+import { sharedEnv } from "../harness/env.ts";
+import { dockerCli, removeLabelled } from "../harness/docker.ts";
+import { committedOffsets, offsetRange, produce, readAll } from "../harness/kafka.ts";
+import { runnerImageId, starterProject } from "../harness/project.ts";
+import { apply, plan } from "../lib/runtime/session.ts";
+import { readPlanFile } from "../lib/plan/plan_file.ts";
+import { LABEL } from "../lib/runtime/labels.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+const launcher = new URL("../bin/sluice", import.meta.url).pathname;
+const PARTS = [0, 1, 2];
+const SPARE = "spare_orders";
+
+async function cli(args: string[], env: Record<string, string>) {
+  const out = await new Deno.Command(launcher, { args, env, stdout: "piped", stderr: "piped" })
+    .output();
+  const dec = new TextDecoder();
+  const r = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  return { ...r, say: `exit ${r.code}\n${r.stdout}\n${r.stderr}` };
+}
+
+async function docker(args: string[]): Promise<{ code: number; out: string }> {
+  const o = await new Deno.Command(dockerCli(), { args, stdout: "piped", stderr: "piped" })
+    .output();
+  return { code: o.code, out: new TextDecoder().decode(o.stdout).trim() };
+}
+
+async function containersOf(appId: string): Promise<string[]> {
+  const r = await docker([
+    "ps",
+    "-a",
+    "-q",
+    "--no-trunc",
+    "--filter",
+    `label=${LABEL.applicationId}=${appId}`,
+  ]);
+  return r.out.split("\n").filter((x) => x !== "");
+}
+
+const order = (id: string, amount: number, partition: number) => ({
+  key: id,
+  value: JSON.stringify({ order_id: id, amount, paid: true, customer: null }),
+  partition,
+});
+
+for (const backend of ["local", "postgres"] as const) {
+  Deno.test(
+    `${backend}: a runner removed on purpose keeps its volume, offsets and topics; declared again it resumes from them, output exact`,
+    opts,
+    async () => {
+      const shared = await sharedEnv();
+      const dsnVar = "SLUICE_TEST_STATE_DSN";
+      const env: Record<string, string> = {};
+      if (backend === "postgres") {
+        Deno.env.set(dsnVar, shared.pgUrl);
+        env[dsnVar] = shared.pgUrl;
+      }
+      const p = await starterProject(shared, {
+        image: await runnerImageId(),
+        stateDsnEnv: backend === "postgres" ? dsnVar : undefined,
+      });
+      const starterBlock = (text: string) =>
+        text.match(/^ {2}eligible_orders:\n {4}sql: .*\n {4}output:\n {6}topic: .*\n/m)![0];
+      await p.editManifest((t) =>
+        t.replace(
+          "models:\n",
+          `models:\n  ${SPARE}:\n    sql: models/eligible_orders.sql\n    output:\n      topic: spare_${p.outputTopic}\n`,
+        )
+      );
+      const block = starterBlock(await Deno.readTextFile(`${p.dir}/sluice.yaml`));
+      const apps: string[] = [];
+      try {
+        const created = await plan({ dir: p.dir });
+        assert.deepEqual(created.plan.blockers, []);
+        const c = await apply({
+          dir: p.dir,
+          plan: created.plan,
+          planSha256: created.sha256,
+          extraLabels: shared.labels,
+        });
+        apps.push(...c.runners.map((r) => r.application_id));
+        const app = c.runners.find((r) => r.application_id.endsWith("-eligible_orders"))!;
+        const spare = c.runners.find((r) => r.application_id !== app.application_id)!;
+        const offsets = async () =>
+          Object.fromEntries(
+            [...await committedOffsets(shared.bootstrapHost, app.application_id, p.inputTopic)]
+              .map(([k, v]) => [String(k), String(v)]),
+          );
+        /** Bounded by attempts: until the group committed every input record. */
+        const caughtUp = async () => {
+          let ends: Record<string, string> = {};
+          for (let i = 0; i < 300; i++) {
+            const r = await offsetRange(shared.bootstrapHost, p.inputTopic, PARTS);
+            ends = Object.fromEntries(r.map((x) => [String(x.partition), String(x.latest)]));
+            if (JSON.stringify(await offsets()) === JSON.stringify(ends)) return ends;
+            await new Promise((ok) => setTimeout(ok, 200));
+          }
+          assert.fail(
+            `the group never committed to ${JSON.stringify(ends)}: ${
+              JSON.stringify(await offsets())
+            }`,
+          );
+        };
+
+        const a = PARTS.flatMap((k) => [order(`a${k}`, 150, k), order(`b${k}`, 50, k)]);
+        await produce(shared.bootstrapHost, p.inputTopic, a);
+        const before = await caughtUp();
+
+        // declare the removal and plan it: bound to the exact container, keeps listed
+        await p.editManifest((t) =>
+          t.replace(block, "").replace(/consumes: eligible_orders$/m, `consumes: ${SPARE}`) +
+          "lifecycle:\n  runner_removals:\n    - model: eligible_orders\n"
+        );
+        const planPath = `${p.dir}/remove.plan.json`;
+        const planned = await cli(["plan", "--project", p.dir, "--out", planPath], env);
+        assert.equal(planned.code, 0, planned.say);
+        assert.match(planned.stdout, /- remove runner .*eligible_orders.*stop container/);
+        const { plan: removal } = await readPlanFile(planPath);
+        const action = removal.actions[0];
+        assert.equal(removal.actions.length, 1);
+        assert.ok(action.type === "remove_runner");
+        assert.equal(action.container.id, app.container_id);
+        assert.equal(action.volume.instance_id, app.volume_instance);
+
+        const applied = await cli(
+          ["-o", "json", "apply", "--project", p.dir, "--plan", planPath],
+          env,
+        );
+        assert.equal(applied.code, 0, applied.say);
+        const removed = JSON.parse(applied.stdout).data.removals.removed[0];
+        assert.ok([0, 143].includes(removed.exit_code), applied.say);
+
+        // the container is gone; volume, offsets and topics are kept; the other model runs on
+        assert.deepEqual(await containersOf(app.application_id), []);
+        const vol = await docker([
+          "volume",
+          "inspect",
+          "-f",
+          `{{index .Labels "${LABEL.volumeInstance}"}}`,
+          `${app.application_id}-state`,
+        ]);
+        assert.equal(vol.code, 0, "the state volume is kept");
+        assert.equal(vol.out, app.volume_instance);
+        assert.deepEqual(await offsets(), before, "the committed offsets are kept");
+        const topics = await offsetRange(shared.bootstrapHost, p.outputTopic, PARTS);
+        assert.equal(topics.length, 3, "the output topic is kept");
+        const running = await docker([
+          "inspect",
+          "-f",
+          "{{.State.Running}}",
+          ...(await containersOf(spare.application_id)),
+        ]);
+        assert.equal(running.out, "true");
+        const noop = await cli(["-o", "json", "plan", "--project", p.dir], env);
+        assert.equal(noop.code, 0, noop.say);
+        assert.equal(JSON.parse(noop.stdout).data.noop, true, noop.say);
+
+        // records arrive while the model is away; it is declared again and resumes
+        const b = PARTS.flatMap((k) => [order(`c${k}`, 400, k), order(`d${k}`, 20, k)]);
+        await produce(shared.bootstrapHost, p.inputTopic, b);
+        await p.editManifest((t) =>
+          t.replace(/lifecycle:\n {2}runner_removals:\n {4}- model: eligible_orders\n/, "")
+            .replace("models:\n", `models:\n${block}`)
+        );
+        const readdPath = `${p.dir}/readd.plan.json`;
+        const readd = await cli(["plan", "--project", p.dir, "--out", readdPath], env);
+        assert.equal(readd.code, 0, readd.say);
+        assert.match(readd.stdout, /resumes from the consumer group offsets removal/);
+        const back = await cli(
+          ["-o", "json", "apply", "--project", p.dir, "--plan", readdPath],
+          env,
+        );
+        assert.equal(back.code, 0, back.say);
+        const again = JSON.parse(back.stdout).data.runners[0];
+        assert.equal(again.volume_instance, app.volume_instance, "the kept volume is adopted");
+        await caughtUp();
+
+        // exact output: every record passing amount >= 100 once, nothing from before replayed
+        const got = (await readAll(shared.bootstrapHost, p.outputTopic, { partitions: PARTS }))
+          .map((r) => r.key ?? "").sort();
+        const want = [...a, ...b].filter((r) => JSON.parse(r.value).amount >= 100).map((r) => r.key)
+          .sort();
+        assert.deepEqual(got, want);
+      } finally {
+        for (const id of apps) await removeLabelled(LABEL.applicationId, id);
+      }
+    },
+  );
+}
