@@ -139,9 +139,11 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
   try {
     let lastError: unknown;
     let broker: EnvDescriptor | undefined;
-    // One retry: the published port is chosen before the container binds it, so another
-    // process can take it in between; the error then names the cause from the broker's log.
-    for (let attempt = 1; attempt <= 2; attempt++) {
+    // Retries: the published port is chosen before the container binds it, so another
+    // process can take it in between; and under a heavy load (a second broker started beside
+    // the shared one, while other cases run) a broker's start has been seen to end before it
+    // logged "Kafka Server started". The error names the cause from the broker's log.
+    for (let attempt = 1; attempt <= 3; attempt++) {
       const hostPort = freePort();
       const name = `${runId}-kafka-${attempt}`;
       try {
@@ -179,9 +181,10 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
         };
         break;
       } catch (error) {
+        // every attempt's cause is kept: the last one alone hid why the first failed
         lastError = new Error(
-          `broker ${name} did not start (attempt ${attempt}): ${String(error)}\n` +
-            (await containerLogTail(name)),
+          `${lastError instanceof Error ? `${lastError.message}\n` : ""}broker ${name} did not ` +
+            `start (attempt ${attempt}): ${String(error)}\n${await containerLogTail(name)}`,
           { cause: error },
         );
         await docker().getContainer(name).remove({ force: true }).catch(() => {});
