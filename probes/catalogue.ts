@@ -96,7 +96,8 @@ export type Tier = typeof TIERS[number];
  * records were deleted below the committed offsets, or `state abandon` — is armed, then the
  * same decision again in a fresh process, and `state resume` after an acceptance) and
  * `connector` (`apply --plan` of a plan with a connector change, continued by the same
- * `apply --plan` again).
+ * `apply --plan` again). Not yet driven here, so crossed by the crash sweep only: `removal`
+ * (a declared runner removal) and `day_two` (`sluice restart`, `sluice skip-record`).
  */
 export const MATRIX_JOURNEYS: readonly Journey[] = [
   "replacement",
