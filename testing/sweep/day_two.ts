@@ -20,11 +20,10 @@
  * @module
  */
 import { DAY_TWO_SITES } from "../../lib/protocol/day_two.ts";
-import { fakeCli, type FakeCliResult } from "../fake_cli.ts";
 import type { SweepCase } from "./cases.ts";
 import { type CaseWorld, deployStarter } from "./fixture.ts";
 import { checkFault, checkOutcome } from "./invariants.ts";
-import type { JourneyRun, Step } from "./operator.ts";
+import { journeyRecorder, type JourneyRun } from "./operator.ts";
 import { committedOf, containersOf, historyEvents, readState, readWorldFile } from "./reads.ts";
 
 /** The model of the starter. */
@@ -178,66 +177,8 @@ export async function runDayTwoJourney(
   c: SweepCase,
   options: { timeoutMs?: number; skip?: { partition: number; offset: bigint } | null } = {},
 ): Promise<JourneyRun> {
-  const fault = `${c.site}:${c.side}`;
+  const { run, call, finish } = journeyRecorder(cw, `${c.site}:${c.side}`, options.timeoutMs);
   const dir = cw.project.dir;
-  const run: JourneyRun = {
-    fault,
-    fired: false,
-    outcome: "failed",
-    codes: [],
-    operationId: null,
-    steps: [],
-    samples: [],
-    brokenLocks: [],
-  };
-  const call = async (command: string, args: string[]): Promise<FakeCliResult> => {
-    const armed = run.fired ? null : fault;
-    const r = await fakeCli(cw.worldPath, ["-o", "json", ...args], {
-      fault: armed,
-      env: cw.env,
-      timeoutMs: options.timeoutMs,
-    });
-    const step: Step = {
-      command,
-      armed,
-      code: r.code,
-      signal: r.signal,
-      fired: r.fired,
-      killedAtFault: r.killedAtFault,
-      timedOut: r.timedOut,
-      errors: (r.json?.errors ?? []).map((e) => ({ code: e.code, message: e.message })),
-      ms: r.ms,
-    };
-    run.steps.push(step);
-    if (r.killedAtFault && armed === fault) run.fired = true;
-    if (r.signal !== null) {
-      run.samples.push({
-        after: command,
-        offsets: committedOf(readWorldFile(cw.worldPath), cw.applicationId, cw.project.inputTopic),
-      });
-    }
-    return r;
-  };
-  const finish = (r: FakeCliResult): boolean => {
-    if (r.code === 0) {
-      run.outcome = "completed";
-      run.codes = [];
-      return true;
-    }
-    run.codes = (r.json?.errors ?? []).map((e) => ({ code: e.code, message: e.message }));
-    if (r.code === 4) {
-      run.outcome = "blocked";
-      return true;
-    }
-    if (r.timedOut || ![137, 5, 6].includes(r.code)) {
-      run.outcome = "failed";
-      if (run.codes.length === 0) {
-        run.codes.push({ code: `EXIT_${r.code}`, message: r.stderr.slice(-800) });
-      }
-      return true;
-    }
-    return false;
-  };
   const skip = options.skip ?? null;
   const command = (breakLock: string | null) =>
     call(skip ? "skip-record" : "restart", [

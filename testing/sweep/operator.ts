@@ -89,27 +89,37 @@ export interface JourneyRun {
   brokenLocks: string[];
 }
 
-interface ShowView {
-  lock: { held: boolean; stale: boolean; holder: { lock_id: string } | null };
-  pending_operation: { operation_id: string; kind: string } | null;
+/** One journey's process runner and its end, over a {@link JourneyRun} it fills. */
+export interface JourneyRecorder {
+  run: JourneyRun;
+  /**
+   * Run one process; it carries the case's fault until the fault fired, or `instead`. A death
+   * samples the committed offsets.
+   */
+  call(command: string, args: string[], instead?: string): Promise<FakeCliResult>;
+  /**
+   * Whether `r` ends the journey: exit 0 (completed), 4 (blocked) or anything but a death, an
+   * unknown outcome or a held lock (failed); those three mean "look again".
+   */
+  finish(r: FakeCliResult): boolean;
 }
 
 /**
- * Run a case's journey and its recovery (see the module documentation).
+ * The recorder every sweep journey runs its processes through (`after`: what the journey also
+ * reads from each result, once it is recorded).
  *
  * @example
  * ```ts
- * import { runJourney } from "./operator.ts";
- * // const j = await runJourney(cw, c, deployed);
+ * import { journeyRecorder } from "./operator.ts";
+ * // const { run, call, finish } = journeyRecorder(cw, "docker.start_stopped:before");
  * ```
  */
-export async function runJourney(
+export function journeyRecorder(
   cw: CaseWorld,
-  c: SweepCase,
-  deployed: Pick<Deployed, "planPath"> | null,
-  options: { timeoutMs?: number; whileDead?: () => void } = {},
-): Promise<JourneyRun> {
-  const fault = `${c.site}:${c.side}`;
+  fault: string,
+  timeoutMs?: number,
+  after?: (command: string, r: FakeCliResult) => void,
+): JourneyRecorder {
   const run: JourneyRun = {
     fault,
     fired: false,
@@ -120,11 +130,6 @@ export async function runJourney(
     samples: [],
     brokenLocks: [],
   };
-  const dir = cw.project.dir;
-  const planPath = deployed?.planPath ?? `${dir}/create.plan.json`;
-  let firstDeath = true;
-
-  /** Run one process; it carries the case's fault until the fault fired, or `instead`. */
   const call = async (
     command: string,
     args: string[],
@@ -134,7 +139,7 @@ export async function runJourney(
     const r = await fakeCli(cw.worldPath, ["-o", "json", ...args], {
       fault: armed,
       env: cw.env,
-      timeoutMs: options.timeoutMs,
+      timeoutMs,
     });
     const step: Step = {
       command,
@@ -152,21 +157,13 @@ export async function runJourney(
     }
     run.steps.push(step);
     if (r.killedAtFault && armed === fault) run.fired = true;
-    const data = r.json?.data as { operation_id?: string } | null | undefined;
-    const evidence = r.json?.errors?.[0]?.evidence as
-      | { result?: { operation_id?: string } }
-      | undefined;
-    run.operationId ??= data?.operation_id ?? evidence?.result?.operation_id ?? null;
     if (r.signal !== null) {
       run.samples.push({
         after: command,
         offsets: committedOf(readWorldFile(cw.worldPath), cw.applicationId, cw.project.inputTopic),
       });
-      if (firstDeath) {
-        firstDeath = false;
-        options.whileDead?.();
-      }
     }
+    after?.(command, r);
     return r;
   };
   const finish = (r: FakeCliResult): boolean => {
@@ -191,6 +188,48 @@ export async function runJourney(
     }
     return false;
   };
+  return { run, call, finish };
+}
+
+interface ShowView {
+  lock: { held: boolean; stale: boolean; holder: { lock_id: string } | null };
+  pending_operation: { operation_id: string; kind: string } | null;
+}
+
+/**
+ * Run a case's journey and its recovery (see the module documentation).
+ *
+ * @example
+ * ```ts
+ * import { runJourney } from "./operator.ts";
+ * // const j = await runJourney(cw, c, deployed);
+ * ```
+ */
+export async function runJourney(
+  cw: CaseWorld,
+  c: SweepCase,
+  deployed: Pick<Deployed, "planPath"> | null,
+  options: { timeoutMs?: number; whileDead?: () => void } = {},
+): Promise<JourneyRun> {
+  let firstDeath = true;
+  const { run, call, finish } = journeyRecorder(
+    cw,
+    `${c.site}:${c.side}`,
+    options.timeoutMs,
+    (_command, r) => {
+      const data = r.json?.data as { operation_id?: string } | null | undefined;
+      const evidence = r.json?.errors?.[0]?.evidence as
+        | { result?: { operation_id?: string } }
+        | undefined;
+      run.operationId ??= data?.operation_id ?? evidence?.result?.operation_id ?? null;
+      if (r.signal !== null && firstDeath) {
+        firstDeath = false;
+        options.whileDead?.();
+      }
+    },
+  );
+  const dir = cw.project.dir;
+  const planPath = deployed?.planPath ?? `${dir}/create.plan.json`;
   const planCreate = () => call("plan --out", ["plan", "--project", dir, "--out", planPath]);
   const applyPlan = (breakLock: string | null, instead?: string) =>
     call("apply --plan", [
