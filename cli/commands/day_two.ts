@@ -7,8 +7,15 @@
  * @module
  */
 import type { Command } from "commander";
-import { openProject, type RestartResult, type RuntimeDeps, SluiceError } from "../../mod.ts";
-import { outputFormat, printResult, progressPrinter } from "../output.ts";
+import { type RestartResult, type RuntimeDeps, SluiceError } from "../../mod.ts";
+import { outputFormat, printResult } from "../output.ts";
+import {
+  breakLockOption,
+  confirmEnvOption,
+  openCommandProject,
+  projectOptions,
+  reasonOption,
+} from "./_options.ts";
 
 interface Flags {
   project: string;
@@ -19,18 +26,7 @@ interface Flags {
 }
 
 function common(c: Command): Command {
-  return c
-    .option("--project <dir>", "project directory", ".")
-    .option("--env <name>", "environment (required when the manifest declares environments)")
-    .requiredOption("--reason <text>", "why (recorded in the audit with who and when)")
-    .option(
-      "--confirm-env <name>",
-      "repeat the environment name where the environment policy demands it",
-    )
-    .option(
-      "--break-stale-lock <lock-id>",
-      "first remove a stale lock left by a dead process (see 'state show')",
-    );
+  return breakLockOption(confirmEnvOption(reasonOption(projectOptions(c))));
 }
 
 /** The text of a restart's result. */
@@ -73,12 +69,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       .argument("<model>", "the model (or its application ID)"),
   ).action(async (model: string, opts: Flags, cmd: Command) => {
     const format = outputFormat(cmd);
-    await using project = await openProject({
-      ...deps,
-      dir: opts.project,
-      environment: opts.env ?? null,
-      onProgress: progressPrinter(format),
-    });
+    await using project = await openCommandProject(deps, opts, format);
     const r = await project.restart({
       model,
       reason: opts.reason,
@@ -104,12 +95,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     async (model: string, opts: Flags & { partition: string; offset: string }, cmd: Command) => {
       const format = outputFormat(cmd);
       const partition = partitionFlag(opts.partition);
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-        onProgress: progressPrinter(format),
-      });
+      await using project = await openCommandProject(deps, opts, format);
       const r = await project.skipRecord({
         model,
         partition,

@@ -7,7 +7,6 @@
  */
 import type { Command } from "commander";
 import {
-  openProject,
   redactForDisplay,
   redactText,
   runnerStopOf,
@@ -17,7 +16,8 @@ import {
 import type { ApplyResult, ProjectObservation, ProjectStatus, RuntimeDeps } from "../../mod.ts";
 import { formatOption, reviewRenderer } from "./review.ts";
 import { reportReplacement } from "./replacement.ts";
-import { outputFormat, printResult, progressPrinter } from "../output.ts";
+import { outputFormat, printResult } from "../output.ts";
+import { openCommandProject } from "./_options.ts";
 
 interface Common {
   project: string;
@@ -76,11 +76,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .action(async (opts: PlanFlags, cmd: Command) => {
       const render = reviewRenderer(cmd, opts.format);
       const preview = previewFlag(opts.preview);
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-      });
+      await using project = await openCommandProject(deps, opts);
       const result = await project.plan({
         offline: opts.offline,
         select: opts.select ?? null,
@@ -141,12 +137,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     )
     .action(async (opts: ApplyFlags, cmd: Command) => {
       const format = outputFormat(cmd);
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-        onProgress: progressPrinter(format),
-      });
+      await using project = await openCommandProject(deps, opts, format);
       const outcome = await project.apply({
         plan: opts.plan,
         openlineage: opts.openlineage,
@@ -181,11 +172,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .option("--project <dir>", "project directory", ".")
     .option("--env <name>", "environment (required when the manifest declares environments)")
     .action(async (opts: Common, cmd: Command) => {
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-      });
+      await using project = await openCommandProject(deps, opts);
       const obs = await project.observe();
       printResult(outputFormat(cmd), "observe", obs, () => renderObservation(obs));
     });
@@ -197,11 +184,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .option("--env <name>", "environment (required when the manifest declares environments)")
     .option("--health", "exit 4 unless every model has exactly one running, healthy generation")
     .action(async (opts: Common & { health?: boolean }, cmd: Command) => {
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-      });
+      await using project = await openCommandProject(deps, opts);
       const status = await project.status();
       printResult(outputFormat(cmd), "status", status, () => renderStatus(status));
       const sick = status.models.filter((m) => !m.healthy).length +

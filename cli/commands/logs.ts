@@ -12,9 +12,10 @@
  * @module
  */
 import type { Command } from "commander";
-import { openProject, parseSince, redactText, SluiceError } from "../../mod.ts";
+import { parseSince, redactText, SluiceError } from "../../mod.ts";
 import type { LogLine, RuntimeDeps } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
+import { openCommandProject } from "./_options.ts";
 
 interface LogsFlags {
   project: string;
@@ -60,11 +61,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       const interrupt = () => abort.abort();
       if (opts.follow) Deno.addSignalListener("SIGINT", interrupt);
       try {
-        await using project = await openProject({
-          ...deps,
-          dir: opts.project,
-          environment: opts.env ?? null,
-        });
+        await using project = await openCommandProject(deps, opts);
         const result = await project.logs(model, {
           follow: opts.follow,
           since,

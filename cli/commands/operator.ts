@@ -7,8 +7,15 @@
  * @module
  */
 import type { Command } from "commander";
-import { openProject, type RuntimeDeps } from "../../mod.ts";
-import { outputFormat, printResult, progressPrinter } from "../output.ts";
+import type { RuntimeDeps } from "../../mod.ts";
+import { outputFormat, printResult } from "../output.ts";
+import {
+  breakLockOption,
+  confirmEnvOption,
+  openCommandProject,
+  projectOptions,
+  reasonOption,
+} from "./_options.ts";
 
 interface Flags {
   project: string;
@@ -26,18 +33,9 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     program.command("state").description("inspect and initialize deployment state");
 
   const common = (c: Command) =>
-    c.option("--project <dir>", "project directory", ".")
-      .option("--env <name>", "environment (required when the manifest declares environments)")
-      .requiredOption("--operation-id <uuid>", "the pending operation")
-      .requiredOption("--reason <text>", "why (recorded in the audit with who and when)")
-      .option(
-        "--confirm-env <name>",
-        "repeat the environment name where the environment policy demands it",
-      )
-      .option(
-        "--break-stale-lock <lock-id>",
-        "first remove a stale lock left by a dead process (see 'state show')",
-      );
+    breakLockOption(confirmEnvOption(reasonOption(
+      projectOptions(c).requiredOption("--operation-id <uuid>", "the pending operation"),
+    )));
 
   common(state.command("abandon"))
     .description(
@@ -45,12 +43,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     )
     .action(async (opts: Flags, cmd: Command) => {
       const format = outputFormat(cmd);
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-        onProgress: progressPrinter(format),
-      });
+      await using project = await openCommandProject(deps, opts, format);
       const r = await project.abandon({
         operationId: opts.operationId,
         reason: opts.reason,
@@ -74,12 +67,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     )
     .action(async (opts: Flags, cmd: Command) => {
       const format = outputFormat(cmd);
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-        onProgress: progressPrinter(format),
-      });
+      await using project = await openCommandProject(deps, opts, format);
       const r = await project.acceptRetentionLoss({
         plan: opts.plan!,
         operationId: opts.operationId,

@@ -13,7 +13,7 @@
  * @module
  */
 import type { Command } from "commander";
-import { initProject, openProject } from "../../mod.ts";
+import { initProject } from "../../mod.ts";
 import type {
   CompileOutput,
   EnvironmentSummary,
@@ -22,6 +22,7 @@ import type {
   ValidateResult,
 } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
+import { openCommandProject } from "./_options.ts";
 
 interface ProjectFlags {
   project: string;
@@ -49,11 +50,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .option("--env <name>", "environment (default: every declared environment)")
     .option("--strict", "treat warnings (external declarations) as errors")
     .action(async (opts: ProjectFlags, cmd: Command) => {
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-      });
+      await using project = await openCommandProject(deps, opts);
       const result = await project.validate({ strict: opts.strict });
       const format = outputFormat(cmd);
       if (format === "text") { for (const e of result.environments) printWarnings(e); }
@@ -68,11 +65,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .option("--out <dir>", "output directory (default: <project>/.sluice/artifacts[/<env>])")
     .option("--strict", "treat warnings (external declarations) as errors")
     .action(async (opts: ProjectFlags & { out?: string }, cmd: Command) => {
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-      });
+      await using project = await openCommandProject(deps, opts);
       const result: CompileOutput = await project.compile({ strict: opts.strict, out: opts.out });
       const format = outputFormat(cmd);
       if (format === "text") printWarnings(result);

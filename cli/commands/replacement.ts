@@ -6,9 +6,15 @@
  * @module
  */
 import type { Command } from "commander";
-import { openProject, SluiceError } from "../../mod.ts";
+import { SluiceError } from "../../mod.ts";
 import type { ReplacementResult, RunnerStatusReport, RuntimeDeps } from "../../mod.ts";
-import { outputFormat, printResult, progressPrinter } from "../output.ts";
+import { outputFormat, printResult } from "../output.ts";
+import {
+  breakLockOption,
+  confirmEnvOption,
+  openCommandProject,
+  projectOptions,
+} from "./_options.ts";
 
 interface OperationFlags {
   project: string;
@@ -59,23 +65,16 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     program.command("state").description("inspect and initialize deployment state");
 
   const common = (c: Command) =>
-    c.option("--project <dir>", "project directory", ".")
-      .option("--env <name>", "environment (required when the manifest declares environments)")
-      .requiredOption("--plan <file>", "the original reviewed (format 6) plan file")
-      .requiredOption("--operation-id <uuid>", "the operation to inspect or continue")
-      .option(
-        "--break-stale-lock <lock-id>",
-        "first remove a stale lock left by a dead process (see 'state show')",
-      );
+    breakLockOption(
+      projectOptions(c)
+        .requiredOption("--plan <file>", "the original reviewed (format 6) plan file")
+        .requiredOption("--operation-id <uuid>", "the operation to inspect or continue"),
+    );
 
   common(state.command("runner-status"))
     .description("read-only: validate storage and audit, observe, report the next proven boundary")
     .action(async (opts: OperationFlags, cmd: Command) => {
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-      });
+      await using project = await openCommandProject(deps, opts);
       const report = await project.runnerStatus({
         plan: opts.plan,
         operationId: opts.operationId,
@@ -84,21 +83,14 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       printResult(outputFormat(cmd), "state runner-status", report, () => renderStatus(report));
     });
 
-  common(state.command("resume"))
-    .description("continue the same operation from its last durable boundary")
-    .option(
-      "--confirm-env <name>",
-      "repeat the environment name where the environment policy demands it",
-    )
+  confirmEnvOption(
+    common(state.command("resume"))
+      .description("continue the same operation from its last durable boundary"),
+  )
     .option("--openlineage <url|file>", "send the replacement's COMPLETE or FAIL event")
     .action(async (opts: OperationFlags, cmd: Command) => {
       const format = outputFormat(cmd);
-      await using project = await openProject({
-        ...deps,
-        dir: opts.project,
-        environment: opts.env ?? null,
-        onProgress: progressPrinter(format),
-      });
+      await using project = await openCommandProject(deps, opts, format);
       const r = await project.resume({
         plan: opts.plan,
         operationId: opts.operationId,

@@ -6,9 +6,10 @@
  */
 import type { Command } from "commander";
 import { Option } from "commander";
-import { openProject, renderReviewMarkdown, renderReviewText, SluiceError } from "../../mod.ts";
+import { renderReviewMarkdown, renderReviewText, SluiceError } from "../../mod.ts";
 import type { Review, RuntimeDeps } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
+import { openCommandProject } from "./_options.ts";
 
 /** The `--format` option of review-producing commands. */
 export function formatOption(): Option {
@@ -48,11 +49,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         cmd: Command,
       ) => {
         const render = reviewRenderer(cmd, opts.format);
-        await using project = await openProject({
-          ...deps,
-          dir: opts.project,
-          environment: opts.env ?? null,
-        });
+        await using project = await openCommandProject(deps, opts);
         const review = await project.diff({ base: opts.base, head: opts.head ?? null });
         printResult(outputFormat(cmd), "diff", review, () => render(review));
       },

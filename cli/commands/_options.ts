@@ -1,0 +1,52 @@
+/**
+ * What the commands that act on a project share: their common options, declared once (the same
+ * flag, the same help text everywhere), and opening the project a command names.
+ * @module
+ */
+import type { Command } from "commander";
+import { openProject, type RuntimeDeps } from "../../mod.ts";
+import { type OutputFormat, progressPrinter } from "../output.ts";
+
+/** `--project DIR` (default: the current directory) and `--env NAME`. */
+export function projectOptions(c: Command): Command {
+  return c.option("--project <dir>", "project directory", ".")
+    .option("--env <name>", "environment (required when the manifest declares environments)");
+}
+
+/** `--reason TEXT`, required: an audited command says why. */
+export function reasonOption(c: Command): Command {
+  return c.requiredOption("--reason <text>", "why (recorded in the audit with who and when)");
+}
+
+/** `--confirm-env NAME`: the environment policy's confirmation. */
+export function confirmEnvOption(c: Command): Command {
+  return c.option(
+    "--confirm-env <name>",
+    "repeat the environment name where the environment policy demands it",
+  );
+}
+
+/** `--break-stale-lock LOCK_ID`: remove a dead process's lock first. */
+export function breakLockOption(c: Command): Command {
+  return c.option(
+    "--break-stale-lock <lock-id>",
+    "first remove a stale lock left by a dead process (see 'state show')",
+  );
+}
+
+/**
+ * Open the project a command names (`--project`, `--env`); with `format`, its progress is
+ * printed in that format (a mutating command), else nothing is (a read).
+ */
+export function openCommandProject(
+  deps: RuntimeDeps,
+  opts: { project: string; env?: string },
+  format?: OutputFormat,
+): ReturnType<typeof openProject> {
+  return openProject({
+    ...deps,
+    dir: opts.project,
+    environment: opts.env ?? null,
+    ...(format ? { onProgress: progressPrinter(format) } : {}),
+  });
+}
