@@ -49,6 +49,8 @@ import {
   interrupted,
   prepareCase,
   recordKilledAtSite,
+  recordPreKill,
+  recordStaleLocksBroken,
   sample,
   verifyCompletion,
 } from "./invariants.ts";
@@ -128,32 +130,15 @@ export function runCase(
       const armed = j.workers.find((w) => w.fault === point);
       recordKilledAtSite(p.rec, armed, point);
       if (RESUME_ONLY.has(c.boundary)) {
-        const pre = j.workers.find((w) => w.fault === PRE_RESUME_FAULT);
-        p.rec.record({
-          check: "fault.pre_resume_kill",
-          name: "the apply first died where the operation can only be continued by a resume",
-          kind: "killed-by-signal",
-          witness: "process",
-          expected: { signal: "SIGKILL", site: PRE_RESUME_FAULT },
-          actual: {
-            process: pre?.process ?? null,
-            signal: pre?.signal ?? null,
-            fired: pre?.fired ?? null,
-            timed_out: pre?.timedOut ?? false,
-          },
-        });
+        recordPreKill(
+          p.rec,
+          j,
+          PRE_RESUME_FAULT,
+          "fault.pre_resume_kill",
+          "the apply first died where the operation can only be continued by a resume",
+        );
       }
-      if (c.backend === "local") {
-        const killed = j.workers.filter((w) => w.signal === "SIGKILL");
-        p.rec.record({
-          check: "lock.stale_broken_explicitly",
-          name: "the stale lock of every killed worker was broken explicitly, by lock ID",
-          kind: "equal",
-          witness: "sluice",
-          expected: killed.length,
-          actual: j.brokenLocks.length,
-        });
-      }
+      if (c.backend === "local") recordStaleLocksBroken(p.rec, j);
       await verifyCompletion(p, p, j, {
         interrupted: interrupted(j),
         predicates: [OLD_PREDICATE, NEW_PREDICATE],

@@ -661,6 +661,45 @@ export function recordKilledAtSite(
   });
 }
 
+/**
+ * The first kill of a two-stage case: the apply died by SIGKILL at `site`, where only the case's
+ * own continuation (a resume, an operator's decision) can go on.
+ */
+export function recordPreKill(
+  rec: Recorder,
+  j: FaultJourney,
+  site: string,
+  check: string,
+  name: string,
+): void {
+  const pre = j.workers.find((w) => w.fault === site);
+  rec.record({
+    check,
+    name,
+    kind: "killed-by-signal",
+    witness: "process",
+    expected: { signal: "SIGKILL", site },
+    actual: {
+      process: pre?.process ?? null,
+      signal: pre?.signal ?? null,
+      fired: pre?.fired ?? null,
+      timed_out: pre?.timedOut ?? false,
+    },
+  });
+}
+
+/** On the local backend, every killed worker's stale lock was broken explicitly, by its ID. */
+export function recordStaleLocksBroken(rec: Recorder, j: FaultJourney): void {
+  rec.record({
+    check: "lock.stale_broken_explicitly",
+    name: "the stale lock of every killed worker was broken explicitly, by lock ID",
+    kind: "equal",
+    witness: "sluice",
+    expected: j.workers.filter((w) => w.signal === "SIGKILL").length,
+    actual: j.brokenLocks.length,
+  });
+}
+
 /** Whether a journey found the operation pending and resumed it (an incident must be kept). */
 export function interrupted(j: FaultJourney): boolean {
   return j.shows.some((v) =>

@@ -61,6 +61,8 @@ import {
   prepareCase,
   type Prepared,
   recordKilledAtSite,
+  recordPreKill,
+  recordStaleLocksBroken,
   sample,
   type Vec,
   verifyCompletion,
@@ -713,31 +715,14 @@ export function runOperatorCase(
       });
       p.history.push(...j.history);
       recordKilledAtSite(p.rec, j.workers.find((w) => w.fault === point), point);
-      const pre = j.workers.find((w) => w.fault === PRE_OPERATOR_FAULT);
-      p.rec.record({
-        check: "fault.pre_operator_kill",
-        name: "the apply first died where only an operator's decision or a resume continues",
-        kind: "killed-by-signal",
-        witness: "process",
-        expected: { signal: "SIGKILL", site: PRE_OPERATOR_FAULT },
-        actual: {
-          process: pre?.process ?? null,
-          signal: pre?.signal ?? null,
-          fired: pre?.fired ?? null,
-          timed_out: pre?.timedOut ?? false,
-        },
-      });
-      const killed = j.workers.filter((w) => w.signal === "SIGKILL");
-      if (c.backend === "local") {
-        p.rec.record({
-          check: "lock.stale_broken_explicitly",
-          name: "the stale lock of every killed worker was broken explicitly, by lock ID",
-          kind: "equal",
-          witness: "sluice",
-          expected: killed.length,
-          actual: j.brokenLocks.length,
-        });
-      }
+      recordPreKill(
+        p.rec,
+        j,
+        PRE_OPERATOR_FAULT,
+        "fault.pre_operator_kill",
+        "the apply first died where only an operator's decision or a resume continues",
+      );
+      if (c.backend === "local") recordStaleLocksBroken(p.rec, j);
       const stateWitness = fx.backend === "local" ? "state-files" : "state-rows";
       if (decision === "accept-retention-loss") {
         p.rec.record({
@@ -775,7 +760,7 @@ export function runOperatorCase(
         return;
       }
       // abandon: the same command again finished it, and nothing outside the state changed
-      const killedPids = killed.map((k) => k.pid);
+      const killedPids = j.workers.filter((w) => w.signal === "SIGKILL").map((k) => k.pid);
       const last = [...j.workers].reverse().find((w) => w.args.includes("abandon"));
       p.outcome = j.outcome;
       p.rec.record({
