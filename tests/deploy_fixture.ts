@@ -42,7 +42,7 @@ export interface Envelope {
 export async function sluiceJson(
   args: string[],
   env: Record<string, string> = {},
-): Promise<{ code: number; envelope: Envelope; stderr: string }> {
+): Promise<{ code: number; envelope: Envelope; stdout: string; stderr: string }> {
   const r = await sluice(["-o", "json", ...args], env);
   let envelope: Envelope;
   try {
@@ -50,7 +50,8 @@ export async function sluiceJson(
   } catch {
     assert.fail(`sluice ${args.join(" ")}: stdout is not JSON:\n${r.stdout}\n${r.stderr}`);
   }
-  return { code: r.code, envelope, stderr: r.stderr };
+  // stdout kept so that assertExit shows the envelope of an unexpected exit
+  return { code: r.code, envelope, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Assert a CLI run exited with `code`, showing its output when it did not. */
