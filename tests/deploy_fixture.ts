@@ -6,8 +6,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { removeLabelled } from "../harness/docker.ts";
-import { readAll } from "../harness/kafka.ts";
+import { docker, removeLabelled } from "../harness/docker.ts";
+import { committedOffsets, offsetRange, readAll } from "../harness/kafka.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -42,7 +42,7 @@ export interface Envelope {
 export async function sluiceJson(
   args: string[],
   env: Record<string, string> = {},
-): Promise<{ code: number; envelope: Envelope; stderr: string }> {
+): Promise<{ code: number; envelope: Envelope; stdout: string; stderr: string }> {
   const r = await sluice(["-o", "json", ...args], env);
   let envelope: Envelope;
   try {
@@ -50,7 +50,8 @@ export async function sluiceJson(
   } catch {
     assert.fail(`sluice ${args.join(" ")}: stdout is not JSON:\n${r.stdout}\n${r.stderr}`);
   }
-  return { code: r.code, envelope, stderr: r.stderr };
+  // stdout kept so that assertExit shows the envelope of an unexpected exit
+  return { code: r.code, envelope, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Assert a CLI run exited with `code`, showing its output when it did not. */
@@ -113,7 +114,48 @@ export function starterApplicationId(name: string): string {
   return `sluice-${name}-eligible_orders`;
 }
 
+/** Every container of `applicationId`, running or not (Docker's full IDs, from the Docker API). */
+export async function containersOf(applicationId: string): Promise<string[]> {
+  const found = await docker().listContainers({
+    all: true,
+    filters: { label: [`sluice.application-id=${applicationId}`] },
+  });
+  return found.map((c) => c.Id).sort();
+}
+
 /** Remove the containers and volume a CLI-driven apply created for `applicationId`. */
 export async function removeApplication(applicationId: string): Promise<void> {
   await removeLabelled("sluice.application-id", applicationId);
+}
+
+/**
+ * Wait until consumer group `group` committed every record of `topic` (its committed offset of
+ * each partition equals the partition's end offset, both read through the Kafka admin API),
+ * bounded by attempts; returns the end offsets (partition → offset, decimal strings).
+ */
+export async function caughtUp(
+  bootstrap: string,
+  group: string,
+  topic: string,
+  partitions = [0, 1, 2],
+): Promise<Record<string, string>> {
+  const str = (m: Iterable<[number, bigint]>) =>
+    Object.fromEntries([...m].map(([k, v]) => [String(k), String(v)]));
+  let ends: Record<string, string> = {};
+  let committed: Record<string, string> = {};
+  for (let i = 0; i < 300; i++) {
+    const range = await offsetRange(bootstrap, topic, partitions);
+    ends = str(range.map((x) => [x.partition, x.latest] as [number, bigint]));
+    committed = str(await committedOffsets(bootstrap, group, topic));
+    // a partition that never held a record has nothing to commit (none, or -1)
+    const done = range.every((x) =>
+      (committed[x.partition] ?? "-1") === (x.latest === 0n ? "-1" : String(x.latest)) ||
+      (x.latest === 0n && committed[x.partition] === "0")
+    );
+    if (done) return ends;
+    await new Promise((ok) => setTimeout(ok, 200));
+  }
+  assert.fail(
+    `group ${group} never committed to ${JSON.stringify(ends)}: ${JSON.stringify(committed)}`,
+  );
 }

@@ -15,6 +15,7 @@ import { runnerImageId, starterProject } from "../harness/project.ts";
 import { apply, plan } from "../lib/runtime/session.ts";
 import { readPlanFile } from "../lib/plan/plan_file.ts";
 import { LABEL } from "../lib/runtime/labels.ts";
+import { caughtUp, containersOf, expectedStarterOutput } from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const launcher = new URL("../bin/sluice", import.meta.url).pathname;
@@ -33,18 +34,6 @@ async function docker(args: string[]): Promise<{ code: number; out: string }> {
   const o = await new Deno.Command(dockerCli(), { args, stdout: "piped", stderr: "piped" })
     .output();
   return { code: o.code, out: new TextDecoder().decode(o.stdout).trim() };
-}
-
-async function containersOf(appId: string): Promise<string[]> {
-  const r = await docker([
-    "ps",
-    "-a",
-    "-q",
-    "--no-trunc",
-    "--filter",
-    `label=${LABEL.applicationId}=${appId}`,
-  ]);
-  return r.out.split("\n").filter((x) => x !== "");
 }
 
 const order = (id: string, amount: number, partition: number) => ({
@@ -96,25 +85,12 @@ for (const backend of ["local", "postgres"] as const) {
             [...await committedOffsets(shared.bootstrapHost, app.application_id, p.inputTopic)]
               .map(([k, v]) => [String(k), String(v)]),
           );
-        /** Bounded by attempts: until the group committed every input record. */
-        const caughtUp = async () => {
-          let ends: Record<string, string> = {};
-          for (let i = 0; i < 300; i++) {
-            const r = await offsetRange(shared.bootstrapHost, p.inputTopic, PARTS);
-            ends = Object.fromEntries(r.map((x) => [String(x.partition), String(x.latest)]));
-            if (JSON.stringify(await offsets()) === JSON.stringify(ends)) return ends;
-            await new Promise((ok) => setTimeout(ok, 200));
-          }
-          assert.fail(
-            `the group never committed to ${JSON.stringify(ends)}: ${
-              JSON.stringify(await offsets())
-            }`,
-          );
-        };
+        const caughtUpNow = () =>
+          caughtUp(shared.bootstrapHost, app.application_id, p.inputTopic, PARTS);
 
         const a = PARTS.flatMap((k) => [order(`a${k}`, 150, k), order(`b${k}`, 50, k)]);
         await produce(shared.bootstrapHost, p.inputTopic, a);
-        const before = await caughtUp();
+        const before = await caughtUpNow();
 
         // declare the removal and plan it: bound to the exact container, keeps listed
         await p.editManifest((t) =>
@@ -183,13 +159,17 @@ for (const backend of ["local", "postgres"] as const) {
         assert.equal(back.code, 0, back.say);
         const again = JSON.parse(back.stdout).data.runners[0];
         assert.equal(again.volume_instance, app.volume_instance, "the kept volume is adopted");
-        await caughtUp();
+        await caughtUpNow();
 
-        // exact output: every record passing amount >= 100 once, nothing from before replayed
+        // exact output: every record passing the filter once, with its projected value; nothing
+        // from before replayed
         const got = (await readAll(shared.bootstrapHost, p.outputTopic, { partitions: PARTS }))
-          .map((r) => r.key ?? "").sort();
-        const want = [...a, ...b].filter((r) => JSON.parse(r.value).amount >= 100).map((r) => r.key)
-          .sort();
+          .map((r) => ({ key: r.key, value: JSON.parse(r.value!) }))
+          .sort((x, y) => (x.key ?? "").localeCompare(y.key ?? ""));
+        const want = expectedStarterOutput(
+          [...a, ...b].map((r) => ({ key: r.key, value: JSON.parse(r.value) })),
+        );
+        assert.equal(want.length, 6, "records of both batches pass the filter");
         assert.deepEqual(got, want);
       } finally {
         for (const id of apps) await removeLabelled(LABEL.applicationId, id);
