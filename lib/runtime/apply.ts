@@ -83,7 +83,8 @@ import {
 import { observeRunner } from "./observer.ts";
 import type { ConnectPort } from "../providers/connect/port.ts";
 import { isConnectorAction } from "../plan/connectors.ts";
-import { CONNECTOR_OPERATION_KIND } from "../protocol/connector.ts";
+import { CONNECTOR_OPERATION_KIND, connectorOperationId } from "../protocol/connector.ts";
+import { commitOfPlan } from "../state/history.ts";
 import { REMOVAL_OPERATION_KIND } from "../protocol/removal.ts";
 import {
   applyRemoval,
@@ -289,7 +290,10 @@ export async function applyPlan(
         });
       }
     }
-    verifyPlanCurrent(plan, current(snap.ownership?.checksum ?? null));
+    verifyPlanCurrent(plan, {
+      ...current(snap.ownership?.checksum ?? null),
+      appliedBy: appliedBy(plan, planSha256, snap),
+    });
     if (plan.actions.length === 0) {
       return {
         noop: true,
@@ -694,6 +698,25 @@ function completedBy(plan: Plan, snap: StateSnapshot): string | null {
   const expected = plan.protected_state.checksum ??
     stateChecksum(emptyOwnership(plan.project, plan.environment));
   return stateChecksum(prior) === expected ? last.operation_id : null;
+}
+
+/**
+ * The operation that completed this plan file, named by its commit in the audit (the commit of a
+ * create, connector change or removal records the plan's sha256 in the same write), or null. A
+ * plan with connector changes is complete only once its connector operation committed.
+ */
+function appliedBy(
+  plan: Plan,
+  planSha256: string,
+  snap: StateSnapshot,
+): { operation_id: string; recorded_at: string } | null {
+  const commit = commitOfPlan(snap.history.events, planSha256);
+  if (!commit?.operation_id) return null;
+  if (
+    plan.actions.some(isConnectorAction) &&
+    commit.operation_id !== connectorOperationId(planSha256)
+  ) return null;
+  return { operation_id: commit.operation_id, recorded_at: commit.recorded_at };
 }
 
 /** Every runner the completed plan created is observed exactly as owned (read-only). */

@@ -101,3 +101,50 @@ for (const [site, side] of KILLS) {
   Deno.test(`a create killed at ${site}:${side} is continued by apply --plan with the same file`, () =>
     killedCreate(site, side));
 }
+
+// Issue 18 item 7: a completed create's commit names its plan file in the same write, so the plan
+// applied again after later changes (a replacement applied since, its SQL edit) names the
+// operation that applied it (PLAN_ALREADY_APPLIED) instead of a stale state, and mutates nothing;
+// right after the create it stays a verified no-op.
+Deno.test("a create plan applied again after a later replacement names the create's operation and changes nothing", async () => {
+  await using f = await fakeProject("create-again-later");
+  const { world, p, deps } = f;
+  const created = await plan({ dir: p.dir, ...deps });
+  const createPath = `${p.dir}/create.plan.json`;
+  const { sha256 } = await writePlanFile(createPath, created.plan);
+  const applyCreate = ["-o", "json", "apply", "--project", p.dir, "--plan", createPath];
+  const first = await f.cli(applyCreate);
+  assert.equal(first.code, 0, first.stdout + first.stderr);
+  const createOp = first.json().data!.operation_id as string;
+  const commit = (await load(p.dir, p.name)).history.events.find((e) =>
+    e.kind === "ownership_committed"
+  )!;
+  assert.ok(commit.kind === "ownership_committed");
+  assert.equal(commit.operation_id, createOp);
+  assert.equal(commit.plan_sha256, sha256, "the commit names the plan file it applied");
+  const repeat = await f.cli(applyCreate);
+  assert.equal(repeat.code, 0, repeat.stdout + repeat.stderr);
+  assert.equal(repeat.json().data!.already_applied, true);
+
+  // a later change: a reviewed replacement of the predicate
+  await p.setPredicate("amount >= 200 AND paid = TRUE");
+  const reviewed = await plan({ dir: p.dir, ...deps });
+  assert.equal(reviewed.plan.format, 6, JSON.stringify(reviewed.plan.blockers));
+  const replacePath = `${p.dir}/replace.plan.json`;
+  await writePlanFile(replacePath, reviewed.plan);
+  const replaced = await f.cli(["-o", "json", "apply", "--project", p.dir, "--plan", replacePath]);
+  assert.equal(replaced.code, 0, replaced.stdout + replaced.stderr);
+
+  const before = await load(p.dir, p.name);
+  const count = world.control.mutations().filter((m) => m.by !== "runner").length;
+  const again = await f.cli(["apply", "--project", p.dir, "--plan", createPath]);
+  assert.equal(again.code, 3, again.stdout + again.stderr);
+  assert.match(
+    again.stderr,
+    new RegExp(
+      `error\\[PLAN_ALREADY_APPLIED\\]: this plan was already applied by operation ${createOp} \\(completed ${commit.recorded_at}\\); nothing was done`,
+    ),
+  );
+  assert.equal(world.control.mutations().filter((m) => m.by !== "runner").length, count);
+  assert.equal((await load(p.dir, p.name)).revision, before.revision, "no state write");
+});
