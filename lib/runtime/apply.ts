@@ -264,12 +264,10 @@ export async function applyPlan(
         operation_id: pending.operation_id,
         message: `operation ${pending.operation_id} continues from its intent`,
       });
-      const r = await runCreate(
-        ctx,
-        plan,
-        snap,
+      const r = await inOperation(
         pending.operation_id,
-        identitiesOf(pending.intent),
+        planSha256,
+        () => runCreate(ctx, plan, snap, pending.operation_id, identitiesOf(pending.intent)),
       );
       return await withConnectors(r);
     }
@@ -403,9 +401,58 @@ export async function applyPlan(
       operation_id: operationId,
       message: `operation ${operationId} recorded`,
     });
-    return await withConnectors(await runCreate(ctx, plan, snap, operationId, identities));
+    return await withConnectors(
+      await inOperation(
+        operationId,
+        planSha256,
+        () => runCreate(ctx, plan, snap, operationId, identities),
+      ),
+    );
   } finally {
     await ctx.store.releaseLock();
+  }
+}
+
+const PROVIDER_NAMES: Record<string, string> = {
+  docker: "Docker",
+  kafka: "Kafka",
+  postgres: "PostgreSQL",
+};
+
+/**
+ * Run the rows of a recorded create operation. A provider failure (a broker restarted, a daemon
+ * that stopped answering: `ENV_*_UNREACHABLE`, `UNKNOWN_OUTCOME_*`, ...) leaves it pending; the
+ * error keeps its code, message, evidence and cause and says so, naming the provider's address
+ * and the next commands: check it answers (`sluice status`), then continue with the same plan
+ * file (every step observes first and adopts what this operation made), or abandon it.
+ */
+async function inOperation<T>(
+  operationId: string,
+  planSha256: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const provider = error instanceof SluiceError ? error.evidence?.provider : undefined;
+    if (!(error instanceof SluiceError) || typeof provider !== "string") throw error;
+    const cmds = pendingCommands({
+      operation_id: operationId,
+      kind: "create",
+      status: "in_progress",
+      last_boundary: null,
+      plan_sha256: planSha256,
+    });
+    const at = `${PROVIDER_NAMES[provider] ?? provider} at ${error.evidence?.address}`;
+    throw new SluiceError(
+      error.code,
+      `${error.message}\ncreate operation ${operationId} stays pending: check that ${at} answers ('sluice status'), then continue it with '${cmds.continue}' (each step observes first and adopts what this operation already made), or abandon it ('${cmds.abandon}')`,
+      {
+        evidence: { ...error.evidence, operation_id: operationId, commands: cmds },
+        ...(error.location ? { location: error.location } : {}),
+        cause: error.cause ?? error,
+      },
+    );
   }
 }
 
