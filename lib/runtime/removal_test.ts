@@ -164,6 +164,19 @@ Deno.test("removal on fakes: reviewed, applied (TERM, container only), kept volu
   const out = outputKeys(w3, cw.project.outputTopic);
   const expected = [...cw.produced.values()].filter(OLD_PREDICATE).map((o) => o.order_id).sort();
   assert.deepEqual(out, expected);
+
+  // the removal plan applied again after the model came back (a later change): its commit names
+  // the plan file, so the answer names the removal, not a stale state, and nothing is written
+  const seq3 = cw.world.control.mutations().at(-1)!.seq;
+  const before = await readState(cw.state);
+  await assert.rejects(
+    apply({ dir: cw.project.dir, plan: reviewed, planSha256: sha256, ...cw.deps }),
+    (e: unknown) =>
+      e instanceof SluiceError && e.code === "PLAN_ALREADY_APPLIED" &&
+      e.message.startsWith(`this plan was already applied by operation ${r.operation_id} (`),
+  );
+  assert.equal(cw.world.control.mutations().at(-1)!.seq, seq3, "nothing was done");
+  assert.deepEqual(await readState(cw.state), before);
 });
 
 /** The output topic's record keys, sorted (duplicates kept). */
