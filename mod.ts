@@ -232,6 +232,7 @@ export type { DeclaredConsumer } from "./lib/plan/impact.ts";
 export type { GroupMember } from "./lib/providers/kafka/port.ts";
 export type { HistoryDocument } from "./lib/state/history.ts";
 export type { HistoryEvent } from "./lib/state/history.ts";
+export type { OwnershipCommitted } from "./lib/state/history.ts";
 export type { ImpactChange } from "./lib/plan/impact.ts";
 export type { InExpr } from "./lib/expr/ast.ts";
 export type { IsNullExpr } from "./lib/expr/ast.ts";

@@ -5,9 +5,14 @@
 // from (the manifest's file:line:col, the environment variable, the flag). Never INTERNAL,
 // never a password.
 import assert from "node:assert/strict";
-import { sharedEnv } from "../harness/env.ts";
+import { sharedEnv, startEnv } from "../harness/env.ts";
 import { defaultPgUrl } from "../harness/env.ts";
-import { starterProject } from "../harness/project.ts";
+import { dockerCli } from "../harness/docker.ts";
+import { runnerImageId, starterProject } from "../harness/project.ts";
+import { writePlanFile } from "../lib/plan/plan_file.ts";
+import { apply, plan } from "../lib/runtime/session.ts";
+import { SluiceError } from "../lib/errors.ts";
+import { platformaticKafka } from "../lib/providers/kafka/platformatic.ts";
 import type { TestProject } from "../harness/project.ts";
 import { PLACEHOLDER_IMAGE } from "../lib/project/starter.ts";
 import { closedPort, missingSocket } from "../testing/net.ts";
@@ -150,5 +155,83 @@ Deno.test(
       e.message,
       /^PostgreSQL at postgres:\/\/[^ ]+\/sluice_no_such_database\?schema=sluice \(--pg-url\) denied access: database "sluice_no_such_database" does not exist \(SQLSTATE 3D000\)/,
     );
+  },
+);
+
+Deno.test(
+  "a broker stopped under a create: the error names the step, the broker, the pending operation and the next commands; apply --plan again finishes it once the broker is back",
+  opts,
+  async () => {
+    // a private broker (this test stops it): never the shared one other tests use
+    const env = await startEnv({ connect: false });
+    const p = await starterProject(env, { image: await runnerImageId() });
+    const docker = (...args: string[]) => {
+      const out = new Deno.Command(dockerCli(), { args, stdout: "null", stderr: "piped" })
+        .outputSync();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    };
+    try {
+      const created = await plan({ dir: p.dir });
+      assert.deepEqual(created.plan.blockers, []);
+      const planPath = `${p.dir}/create.plan.json`;
+      const { sha256 } = await writePlanFile(planPath, created.plan);
+      const topic = created.plan.actions.find((a) => a.type === "create_topic")!;
+      assert.ok(topic.type === "create_topic");
+      let operationId = "";
+      const e = await apply({
+        dir: p.dir,
+        plan: created.plan,
+        planSha256: sha256,
+        extraLabels: env.labels,
+        onProgress: (ev) => {
+          // the intent is recorded: the broker goes away before the first topic is created
+          if (ev.kind === "intent") {
+            operationId = ev.operation_id;
+            docker("stop", "-t", "5", env.brokerContainerId);
+          }
+        },
+      }).then(() => assert.fail("the create did not fail"), (e: SluiceError) => e);
+      assert.ok(e instanceof SluiceError, String(e));
+      assert.equal(e.code, "ENV_KAFKA_UNREACHABLE", e.message);
+      const [first, next] = e.message.split("\n");
+      // what was being done, against which broker (and where its address comes from), what was found
+      assert.match(
+        first,
+        new RegExp(
+          `^Kafka at ${env.bootstrapHost} \\(kafka\\.bootstrap_host at ${p.dir}/sluice\\.yaml:\\d+:\\d+\\) ` +
+            `(is unreachable while reading topics ${topic.topic}: connection refused|` +
+            `did not answer describe \\(reading topics ${topic.topic}\\): Connection closed)`,
+        ),
+      );
+      assert.ok(!first.includes("refused describe"), first);
+      // the pending operation and the next commands
+      assert.equal(
+        next,
+        `create operation ${operationId} stays pending: check that Kafka at ${env.bootstrapHost} answers ('sluice status'), then continue it with 'sluice apply --plan PLAN_FILE (the plan file with sha256 ${sha256})' (each step observes first and adopts what this operation already made), or abandon it ('sluice state abandon --operation-id ${operationId} --reason TEXT')`,
+      );
+      // the client's own words stay the cause and the evidence
+      assert.match(String(e.evidence?.client_error), /failed/);
+      assert.ok(e.cause instanceof Error && !(e.cause instanceof SluiceError));
+
+      // the way on works: the broker back, the same plan file continues the same operation
+      docker("start", env.brokerContainerId);
+      const deadline = Date.now() + 180_000;
+      for (let answered = false; !answered;) {
+        const kafka = platformaticKafka(env.bootstrapHost);
+        answered = await kafka.describe([]).then(() => true, (error) => {
+          if (Date.now() > deadline) throw error;
+          return false;
+        });
+        await kafka.close();
+        if (!answered) await new Promise((r) => setTimeout(r, 1000));
+      }
+      const again = await sluice(["-o", "json", "apply", "--project", p.dir, "--plan", planPath]);
+      assert.equal(again.code, 0, again.stdout + again.stderr);
+      assert.equal(JSON.parse(again.stdout).data.operation_id, operationId);
+      assertNoInternal(again);
+    } finally {
+      await Deno.remove(p.dir, { recursive: true });
+      await env.teardown();
+    }
   },
 );

@@ -227,15 +227,8 @@ export function verifyPlanCurrent(plan: Plan, now: CurrentContext): void {
       `the plan was made against state store ${plan.store.store_id} (${plan.store.address}), not ${now.store.store_id} (${now.store.address})`,
     );
   }
-  if (plan.source_sha256 !== now.sourceSha256) {
-    throw new SluiceError(
-      "PLAN_STALE_SOURCE",
-      `the project's manifest or SQL changed since the plan was made (${
-        plan.source_sha256.slice(0, 12)
-      } → ${now.sourceSha256.slice(0, 12)}); plan again`,
-      { evidence: { planned: plan.source_sha256, current: now.sourceSha256 } },
-    );
-  }
+  // a plan an operation already completed is named as such even when the sources changed since
+  // (the next change's edit): the operation is the fact a person acts on, not the staleness
   if (plan.protected_state.checksum !== now.stateChecksum && now.appliedBy) {
     const by = now.appliedBy;
     throw new SluiceError(
@@ -249,6 +242,15 @@ export function verifyPlanCurrent(plan: Plan, now: CurrentContext): void {
           current: now.stateChecksum,
         },
       },
+    );
+  }
+  if (plan.source_sha256 !== now.sourceSha256) {
+    throw new SluiceError(
+      "PLAN_STALE_SOURCE",
+      `the project's manifest or SQL changed since the plan was made (${
+        plan.source_sha256.slice(0, 12)
+      } → ${now.sourceSha256.slice(0, 12)}); plan again`,
+      { evidence: { planned: plan.source_sha256, current: now.sourceSha256 } },
     );
   }
   if (plan.protected_state.checksum !== now.stateChecksum) {

@@ -180,6 +180,19 @@ Deno.test("plan file: verifyPlanCurrent rejects stale source, stale state, anoth
     again.message,
     /already applied by operation op-1 \(completed 2026-12-01T00:00:00Z\)/,
   );
+  // ... also once the sources changed for the next change (the operation is what is acted on)
+  rejects(
+    () =>
+      verifyPlanCurrent(
+        plan,
+        current(plan, {
+          sourceSha256: "f".repeat(64),
+          stateChecksum: "e".repeat(64),
+          appliedBy: { operation_id: "op-1", recorded_at: "2026-12-01T00:00:00Z" },
+        }),
+      ),
+    "PLAN_ALREADY_APPLIED",
+  );
   // an unchanged state is never "already applied"
   verifyPlanCurrent(
     plan,

@@ -34,6 +34,7 @@
  */
 import { SluiceError } from "../errors.ts";
 import type { ErrorCode, SourceLocation } from "../errors.ts";
+import { redactText } from "../artifact/redact.ts";
 
 /** The providers classified here. */
 export type Provider = "docker" | "kafka" | "postgres";
@@ -73,6 +74,11 @@ export interface ProviderCall {
   operation: string;
   /** True when the call changes the provider (a lost response is then an unknown outcome). */
   mutation: boolean;
+  /**
+   * What the call was doing, in words naming its subject (e.g. `reading topics orders,
+   * eligible`, `creating topic orders`): shown after the operation when given.
+   */
+  what?: string;
 }
 
 /**
@@ -295,6 +301,7 @@ export function failureError(
 ): SluiceError {
   const C = CODES[target.provider];
   const name = NAMES[target.provider];
+  const op = call.what ? `${call.operation} (${call.what})` : call.operation;
   const at = `${name} at ${target.address} (${describeOrigin(target.origin)})`;
   const fix = target.origin.setting || target.origin.variable || target.origin.flag
     ? `correct ${correct(target.origin)}`
@@ -306,9 +313,9 @@ export function failureError(
   switch (failure.kind) {
     case "unreachable":
       code = C.unreachable;
-      message = `${at} is unreachable: ${failure.detail}; ${
-        START[target.provider]
-      }, or ${fix} if the address is wrong`;
+      message = `${at} is unreachable${
+        call.what ? ` while ${call.what}` : ""
+      }: ${failure.detail}; ${START[target.provider]}, or ${fix} if the address is wrong`;
       break;
     case "denied":
       code = C.denied;
@@ -318,27 +325,27 @@ export function failureError(
     case "lost":
       if (call.mutation) {
         code = C.unknown;
-        message = `${call.operation} on ${at} lost its response (${failure.detail}); ` +
+        message = `${op} on ${at} lost its response (${failure.detail}); ` +
           "it may or may not have been applied: observe before retrying";
       } else {
         code = C.unreachable;
-        message = `${at} did not answer ${call.operation}: ${failure.detail}; ${
+        message = `${at} did not answer ${op}: ${failure.detail}; ${
           START[target.provider]
         } or check its health, or ${fix} if the address is wrong`;
       }
       break;
     case "refused":
       code = C.refused;
-      message = `${at} refused ${call.operation}: ${failure.detail}`;
+      message = `${at} refused ${op}: ${failure.detail}`;
       break;
     case "server":
       if (call.mutation) {
         code = C.unknown;
-        message = `${call.operation} on ${at} answered a server error (${failure.detail}); ` +
+        message = `${op} on ${at} answered a server error (${failure.detail}); ` +
           "it may or may not have been applied: observe before retrying";
       } else {
         code = C.bad;
-        message = `${at} answered ${call.operation} with a server error: ${failure.detail}`;
+        message = `${at} answered ${op} with a server error: ${failure.detail}`;
       }
       break;
   }
@@ -349,10 +356,36 @@ export function failureError(
       address: target.address,
       origin: { ...target.origin },
       operation: call.operation,
+      ...(call.what ? { what: call.what } : {}),
       reason: failure.detail,
+      ...(cause !== undefined ? { client_error: chainMessages(cause) } : {}),
     },
     cause,
   });
+}
+
+/**
+ * The messages of an error chain, outermost first, each once (`Listing topics failed. ←
+ * metadata failed 4 times. ← Connection closed`), credentials redacted: what the client said,
+ * kept as evidence and used as the reason when nothing else classifies the failure — a client's
+ * outer message alone ("Listing topics failed.") says neither what was found nor why.
+ *
+ * @example
+ * ```ts
+ * import { chainMessages } from "./errors.ts";
+ * const e = new AggregateError([new Error("Connection closed")], "Listing topics failed.");
+ * chainMessages(e); // "Listing topics failed. ← Connection closed"
+ * ```
+ */
+export function chainMessages(error: unknown): string {
+  const seen: string[] = [];
+  for (const e of errorChain(error)) {
+    const m = (e as { message?: unknown }).message;
+    const text = typeof m === "string" && m.length > 0 ? m : null;
+    if (text !== null && !seen.includes(text)) seen.push(text);
+  }
+  // a client's words may quote an address with credentials: never carry them
+  return redactText(seen.length === 0 ? String(error) : seen.join(" ← "));
 }
 
 /** Errors that are our own bugs, not the provider's answer: they stay `INTERNAL`. */
@@ -389,7 +422,7 @@ export function providerFailure(
   // a broken connection outweighs a refused one: a mutation may then have been applied
   const failure = first("denied") ?? first("lost") ?? first("unreachable") ?? seen[1] ?? {
     kind: "refused" as const,
-    detail: error instanceof Error ? error.message : String(error),
+    detail: chainMessages(error),
   };
   return failureError(failure, target, call, error);
 }
@@ -404,6 +437,8 @@ export interface PortGuard<T> {
   specific?: (error: unknown) => Failure | null;
   /** Awaited before every call but `close` (e.g. a bounded reachability check, made once). */
   ready?: () => Promise<void>;
+  /** What a call with these arguments does, in words naming its subject (see `ProviderCall`). */
+  what?: (operation: keyof T & string, args: unknown[]) => string | undefined;
 }
 
 /**
@@ -436,7 +471,8 @@ export function guardPort<T extends object>(port: T, guard: PortGuard<T>): T {
         if (guard.ready && name !== "close") await guard.ready();
         return await value.apply(port, args);
       } catch (error) {
-        throw providerFailure(error, guard.target, call, guard.specific);
+        const what = guard.what?.(name as keyof T & string, args);
+        throw providerFailure(error, guard.target, what ? { ...call, what } : call, guard.specific);
       }
     };
   }

@@ -83,7 +83,8 @@ import {
 import { observeRunner } from "./observer.ts";
 import type { ConnectPort } from "../providers/connect/port.ts";
 import { isConnectorAction } from "../plan/connectors.ts";
-import { CONNECTOR_OPERATION_KIND } from "../protocol/connector.ts";
+import { CONNECTOR_OPERATION_KIND, connectorOperationId } from "../protocol/connector.ts";
+import { commitOfPlan } from "../state/history.ts";
 import { REMOVAL_OPERATION_KIND } from "../protocol/removal.ts";
 import {
   applyRemoval,
@@ -263,12 +264,10 @@ export async function applyPlan(
         operation_id: pending.operation_id,
         message: `operation ${pending.operation_id} continues from its intent`,
       });
-      const r = await runCreate(
-        ctx,
-        plan,
-        snap,
+      const r = await inOperation(
         pending.operation_id,
-        identitiesOf(pending.intent),
+        planSha256,
+        () => runCreate(ctx, plan, snap, pending.operation_id, identitiesOf(pending.intent)),
       );
       return await withConnectors(r);
     }
@@ -289,7 +288,10 @@ export async function applyPlan(
         });
       }
     }
-    verifyPlanCurrent(plan, current(snap.ownership?.checksum ?? null));
+    verifyPlanCurrent(plan, {
+      ...current(snap.ownership?.checksum ?? null),
+      appliedBy: appliedBy(plan, planSha256, snap),
+    });
     if (plan.actions.length === 0) {
       return {
         noop: true,
@@ -399,9 +401,58 @@ export async function applyPlan(
       operation_id: operationId,
       message: `operation ${operationId} recorded`,
     });
-    return await withConnectors(await runCreate(ctx, plan, snap, operationId, identities));
+    return await withConnectors(
+      await inOperation(
+        operationId,
+        planSha256,
+        () => runCreate(ctx, plan, snap, operationId, identities),
+      ),
+    );
   } finally {
     await ctx.store.releaseLock();
+  }
+}
+
+const PROVIDER_NAMES: Record<string, string> = {
+  docker: "Docker",
+  kafka: "Kafka",
+  postgres: "PostgreSQL",
+};
+
+/**
+ * Run the rows of a recorded create operation. A provider failure (a broker restarted, a daemon
+ * that stopped answering: `ENV_*_UNREACHABLE`, `UNKNOWN_OUTCOME_*`, ...) leaves it pending; the
+ * error keeps its code, message, evidence and cause and says so, naming the provider's address
+ * and the next commands: check it answers (`sluice status`), then continue with the same plan
+ * file (every step observes first and adopts what this operation made), or abandon it.
+ */
+async function inOperation<T>(
+  operationId: string,
+  planSha256: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const provider = error instanceof SluiceError ? error.evidence?.provider : undefined;
+    if (!(error instanceof SluiceError) || typeof provider !== "string") throw error;
+    const cmds = pendingCommands({
+      operation_id: operationId,
+      kind: "create",
+      status: "in_progress",
+      last_boundary: null,
+      plan_sha256: planSha256,
+    });
+    const at = `${PROVIDER_NAMES[provider] ?? provider} at ${error.evidence?.address}`;
+    throw new SluiceError(
+      error.code,
+      `${error.message}\ncreate operation ${operationId} stays pending: check that ${at} answers ('sluice status'), then continue it with '${cmds.continue}' (each step observes first and adopts what this operation already made), or abandon it ('${cmds.abandon}')`,
+      {
+        evidence: { ...error.evidence, operation_id: operationId, commands: cmds },
+        ...(error.location ? { location: error.location } : {}),
+        cause: error.cause ?? error,
+      },
+    );
   }
 }
 
@@ -694,6 +745,25 @@ function completedBy(plan: Plan, snap: StateSnapshot): string | null {
   const expected = plan.protected_state.checksum ??
     stateChecksum(emptyOwnership(plan.project, plan.environment));
   return stateChecksum(prior) === expected ? last.operation_id : null;
+}
+
+/**
+ * The operation that completed this plan file, named by its commit in the audit (the commit of a
+ * create, connector change or removal records the plan's sha256 in the same write), or null. A
+ * plan with connector changes is complete only once its connector operation committed.
+ */
+function appliedBy(
+  plan: Plan,
+  planSha256: string,
+  snap: StateSnapshot,
+): { operation_id: string; recorded_at: string } | null {
+  const commit = commitOfPlan(snap.history.events, planSha256);
+  if (!commit?.operation_id) return null;
+  if (
+    plan.actions.some(isConnectorAction) &&
+    commit.operation_id !== connectorOperationId(planSha256)
+  ) return null;
+  return { operation_id: commit.operation_id, recorded_at: commit.recorded_at };
 }
 
 /** Every runner the completed plan created is observed exactly as owned (read-only). */

@@ -7,7 +7,11 @@ import assert from "node:assert/strict";
 import { writePlanFile } from "../plan/plan_file.ts";
 import { createSite } from "../protocol/create.ts";
 import { openStateStore } from "../state/open.ts";
-import { plan } from "./session.ts";
+import { apply, plan } from "./session.ts";
+import { SluiceError } from "../errors.ts";
+import { guardPort } from "../providers/errors.ts";
+import { KAFKA_MUTATIONS, kafkaCallSubject, kafkaFailure } from "../providers/kafka/_failure.ts";
+import type { KafkaPort } from "../providers/kafka/port.ts";
 import { fakeProject } from "../../testing/ways/fake_project.ts";
 
 const KILLS: Array<[string, "before" | "after"]> = [
@@ -101,3 +105,124 @@ for (const [site, side] of KILLS) {
   Deno.test(`a create killed at ${site}:${side} is continued by apply --plan with the same file`, () =>
     killedCreate(site, side));
 }
+
+// Issue 18 item 7: a completed create's commit names its plan file in the same write, so the plan
+// applied again after later changes (a replacement applied since, its SQL edit) names the
+// operation that applied it (PLAN_ALREADY_APPLIED) instead of a stale state, and mutates nothing;
+// right after the create it stays a verified no-op.
+Deno.test("a create plan applied again after a later replacement names the create's operation and changes nothing", async () => {
+  await using f = await fakeProject("create-again-later");
+  const { world, p, deps } = f;
+  const created = await plan({ dir: p.dir, ...deps });
+  const createPath = `${p.dir}/create.plan.json`;
+  const { sha256 } = await writePlanFile(createPath, created.plan);
+  const applyCreate = ["-o", "json", "apply", "--project", p.dir, "--plan", createPath];
+  const first = await f.cli(applyCreate);
+  assert.equal(first.code, 0, first.stdout + first.stderr);
+  const createOp = first.json().data!.operation_id as string;
+  const commit = (await load(p.dir, p.name)).history.events.find((e) =>
+    e.kind === "ownership_committed"
+  )!;
+  assert.ok(commit.kind === "ownership_committed");
+  assert.equal(commit.operation_id, createOp);
+  assert.equal(commit.plan_sha256, sha256, "the commit names the plan file it applied");
+  const repeat = await f.cli(applyCreate);
+  assert.equal(repeat.code, 0, repeat.stdout + repeat.stderr);
+  assert.equal(repeat.json().data!.already_applied, true);
+
+  // a later change: a reviewed replacement of the predicate
+  await p.setPredicate("amount >= 200 AND paid = TRUE");
+  const reviewed = await plan({ dir: p.dir, ...deps });
+  assert.equal(reviewed.plan.format, 6, JSON.stringify(reviewed.plan.blockers));
+  const replacePath = `${p.dir}/replace.plan.json`;
+  await writePlanFile(replacePath, reviewed.plan);
+  const replaced = await f.cli(["-o", "json", "apply", "--project", p.dir, "--plan", replacePath]);
+  assert.equal(replaced.code, 0, replaced.stdout + replaced.stderr);
+
+  const before = await load(p.dir, p.name);
+  const count = world.control.mutations().filter((m) => m.by !== "runner").length;
+  const again = await f.cli(["apply", "--project", p.dir, "--plan", createPath]);
+  assert.equal(again.code, 3, again.stdout + again.stderr);
+  assert.match(
+    again.stderr,
+    new RegExp(
+      `error\\[PLAN_ALREADY_APPLIED\\]: this plan was already applied by operation ${createOp} \\(completed ${commit.recorded_at}\\); nothing was done`,
+    ),
+  );
+  assert.equal(world.control.mutations().filter((m) => m.by !== "runner").length, count);
+  assert.equal((await load(p.dir, p.name)).revision, before.revision, "no state write");
+});
+
+// Issue 18 item 7: a broker that restarts under a create loses createTopic's response. The error
+// keeps its code (UNKNOWN_OUTCOME_KAFKA, exit 6) and the client's error as its cause, and says
+// what was being done (creating which topic), against which broker, that the operation stays
+// pending, and the next commands; the named way out (apply --plan with the same file) works.
+Deno.test("a create whose createTopic response was lost names the topic, the broker and the way on, which works", async () => {
+  await using f = await fakeProject("create-lost-topic");
+  const { world, p, deps } = f;
+  const created = await plan({ dir: p.dir, ...deps });
+  const { sha256 } = await writePlanFile(`${p.dir}/create.plan.json`, created.plan);
+  const address = world.env.bootstrapHost;
+  let lose = true;
+  const lossy: KafkaPort = {
+    ...deps.kafka,
+    async createTopic(name, partitions) {
+      const id = await deps.kafka.createTopic(name, partitions);
+      if (!lose) return id;
+      lose = false;
+      // the broker applied it; the connection broke before its answer (as the client says it)
+      const reset = Object.assign(new Error("read ECONNRESET"), {
+        code: "ECONNRESET",
+        syscall: "read",
+      });
+      throw new AggregateError([reset], "Creating topics failed.");
+    },
+  };
+  const kafka = guardPort(lossy, {
+    target: { provider: "kafka", address, origin: { setting: "kafka.bootstrap_host" } },
+    mutations: KAFKA_MUTATIONS,
+    specific: kafkaFailure,
+    what: kafkaCallSubject,
+  });
+  const e = await apply({ dir: p.dir, plan: created.plan, planSha256: sha256, ...deps, kafka })
+    .then(() => assert.fail("no error"), (e: SluiceError) => e);
+  assert.ok(e instanceof SluiceError, String(e));
+  assert.equal(e.code, "UNKNOWN_OUTCOME_KAFKA");
+  const snap = await load(p.dir, p.name);
+  const operationId = snap.control!.opened.operation_id;
+  const topic = created.plan.actions.find((a) => a.type === "create_topic")!;
+  assert.ok(topic.type === "create_topic");
+  const [first, next] = e.message.split("\n");
+  assert.match(
+    first,
+    new RegExp(
+      `^createTopic \\(creating topic ${topic.topic} with \\d+ partitions?\\) on Kafka at ${address} \\(kafka\\.bootstrap_host\\) lost its response \\(read ECONNRESET\\)`,
+    ),
+  );
+  assert.equal(
+    next,
+    `create operation ${operationId} stays pending: check that Kafka at ${address} answers ('sluice status'), then continue it with 'sluice apply --plan PLAN_FILE (the plan file with sha256 ${sha256})' (each step observes first and adopts what this operation already made), or abandon it ('sluice state abandon --operation-id ${operationId} --reason TEXT')`,
+  );
+  assert.equal((e.cause as Error).message, "Creating topics failed.", "the client's error");
+  assert.equal(e.evidence?.operation_id, operationId);
+
+  // the way on: the same plan file continues the operation, adopting the topic it created
+  const again = await f.cli([
+    "-o",
+    "json",
+    "apply",
+    "--project",
+    p.dir,
+    "--plan",
+    `${p.dir}/create.plan.json`,
+  ]);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  assert.equal(again.json().data!.operation_id, operationId);
+  const done = await load(p.dir, p.name);
+  assert.equal(done.control, null);
+  assert.equal(done.ownership!.document.serial, 1);
+  const creates = world.control.mutations().filter((m) =>
+    m.op === "createTopic" && m.key === topic.topic
+  );
+  assert.equal(creates.length, 1, "the topic was created once and adopted");
+});

@@ -210,7 +210,25 @@ function seen(a: RemoveRunnerAction, obs: RunnerObservation): Seen {
 }
 
 /** The clean-close evidence of a stopped container (a replacement's `old_closed` rule). */
-function uncleanClose(a: RemoveRunnerAction, c: ContainerEvidence): Blocker[] {
+/**
+ * The way back to a removable runner through sluice, when the bound runner stopped without a
+ * clean close (killed, crashed, OOM, or its close bound hit): its last transaction is not proven
+ * committed, so it is neither removed nor released. It runs again as the owned generation (the
+ * model declared again as it was, `sluice restart`), then the removal is planned anew.
+ */
+function wayBack(model: string, operationId: string | null): string {
+  return `${
+    operationId
+      ? `removal ${operationId} stays pending with the container kept. Way out: 'sluice state abandon --operation-id ${operationId} --reason TEXT', then d`
+      : "Way out: d"
+  }eclare ${model} again under models: as it was (and drop it from lifecycle.runner_removals), 'sluice restart ${model} --reason TEXT' (it resumes from its committed offsets), then declare the removal again, 'sluice plan --out FILE' and 'sluice apply --plan FILE' (docs/runbook.md, "Removal blockers")`;
+}
+
+function uncleanClose(
+  a: RemoveRunnerAction,
+  c: ContainerEvidence,
+  operationId: string,
+): Blocker[] {
   const out: Blocker[] = [];
   const b = (code: "BLOCKED_UNKNOWN_EXIT" | "BLOCKED_UNCLEAN_EXIT" | "BLOCKED_OOM", m: string) =>
     out.push(blocker(code, `model ${a.model}: ${m}`, {
@@ -231,6 +249,11 @@ function uncleanClose(a: RemoveRunnerAction, c: ContainerEvidence): Blocker[] {
       "BLOCKED_UNCLEAN_EXIT",
       `the runner's status file says ${String(s.state)} (${String(s.reason ?? "")}), not CLOSED`,
     );
+  }
+  // the way out is said once, after the last reason
+  if (out.length > 0) {
+    const last = out[out.length - 1];
+    out[out.length - 1] = { ...last, message: `${last.message}; ${wayBack(a.model, operationId)}` };
   }
   return out;
 }
@@ -259,7 +282,9 @@ async function verifyBound(ctx: RemovalContext, actions: RemoveRunnerAction[]): 
     } else if (!s.container.running) {
       blockers.push(blocker(
         "BLOCKED_RUNNER_NOT_RUNNING",
-        `model ${a.model}: container ${s.container.name} is ${s.container.status} (exit ${s.container.exitCode}) since the plan was made; a removal stops a running runner and checks its clean close. See docs/runbook.md`,
+        `model ${a.model}: container ${s.container.name} is ${s.container.status} (exit ${s.container.exitCode}) since the plan was made; a removal stops a running runner and checks its clean close. ${
+          wayBack(a.model, null)
+        }`,
         {
           model: a.model,
           evidence: { status: s.container.status, exitCode: s.container.exitCode },
@@ -511,7 +536,7 @@ async function drive(
         await ctx.docker.awaitExit(c.id, Math.max(1, Math.min(5_000, deadline - clock.now())));
         continue;
       }
-      const unclean = uncleanClose(a, c);
+      const unclean = uncleanClose(a, c, operationId);
       if (unclean.length > 0) throw blockerError(unclean);
       const g = obs.kafka.group;
       if (g.members.length > 0 || !["Empty", "Dead"].includes(g.state)) {

@@ -164,6 +164,19 @@ Deno.test("removal on fakes: reviewed, applied (TERM, container only), kept volu
   const out = outputKeys(w3, cw.project.outputTopic);
   const expected = [...cw.produced.values()].filter(OLD_PREDICATE).map((o) => o.order_id).sort();
   assert.deepEqual(out, expected);
+
+  // the removal plan applied again after the model came back (a later change): its commit names
+  // the plan file, so the answer names the removal, not a stale state, and nothing is written
+  const seq3 = cw.world.control.mutations().at(-1)!.seq;
+  const before = await readState(cw.state);
+  await assert.rejects(
+    apply({ dir: cw.project.dir, plan: reviewed, planSha256: sha256, ...cw.deps }),
+    (e: unknown) =>
+      e instanceof SluiceError && e.code === "PLAN_ALREADY_APPLIED" &&
+      e.message.startsWith(`this plan was already applied by operation ${r.operation_id} (`),
+  );
+  assert.equal(cw.world.control.mutations().at(-1)!.seq, seq3, "nothing was done");
+  assert.deepEqual(await readState(cw.state), before);
 });
 
 /** The output topic's record keys, sorted (duplicates kept). */
@@ -225,4 +238,80 @@ Deno.test("removal on fakes: a runner killed after the intent is not a clean clo
   const state = await readState(cw.state);
   assert.equal(state.ownership!.serial, ch.setupSerial);
   assert.notEqual(state.control, null, "the operation stays pending for the operator");
+});
+
+// Issue 18 item 7: a removal whose runner did not close cleanly (killed: exit 137) is a precise
+// blocker naming the way out through sluice, and that way works: abandon the removal, declare the
+// model again as it was, `sluice restart` it (it resumes from its committed offsets), declare the
+// removal again, plan and apply — the runner is then removed after a clean close.
+Deno.test("removal on fakes: a killed runner's blocker names the way out (abandon, declare again, restart, remove again), and it works", async () => {
+  await using cw = await openCaseWorld({ backend: "local", seed: "removal-unclean-way" });
+  const p = cw.project;
+  const original = await Deno.readTextFile(`${p.dir}/sluice.yaml`);
+  const block = original.match(
+    /^ {2}eligible_orders:\n {4}sql: .*\n {4}output:\n {6}topic: .*\n/m,
+  )!;
+  assert.ok(block, original);
+  const ch = await prepareRemoval(cw);
+  const removalYaml = await Deno.readTextFile(`${p.dir}/sluice.yaml`);
+  const dir = p.dir;
+  const applyArgs = ["-o", "json", "apply", "--project", dir, "--plan", ch.planPath];
+  const died = await fakeCli(cw.worldPath, applyArgs, {
+    fault: "docker.term_removed_runner:before",
+    env: cw.env,
+  });
+  assert.equal(died.killedAtFault, true, died.stderr);
+  cw.world.control.killContainer(ch.containerId);
+  const show = await fakeCli(cw.worldPath, ["-o", "json", "state", "show", "--project", dir], {
+    env: cw.env,
+  });
+  const view = show.json!.data as {
+    lock: { stale: boolean; holder: { lock_id: string } | null };
+    pending_operation: { operation_id: string } | null;
+  };
+  const operationId = view.pending_operation!.operation_id;
+  const again = await fakeCli(cw.worldPath, [
+    ...applyArgs,
+    ...(view.lock.stale ? ["--break-stale-lock", view.lock.holder!.lock_id] : []),
+  ], { env: cw.env });
+  assert.equal(again.code, 4, again.stdout + again.stderr);
+  const message = (again.json!.errors[0] as { message: string }).message;
+  assert.match(message, /the runner exited with code 137; only 0 or 143 is a clean close/);
+  assert.ok(
+    message.includes(
+      `removal ${operationId} stays pending with the container kept. Way out: 'sluice state abandon --operation-id ${operationId} --reason TEXT', then declare eligible_orders again under models: as it was (and drop it from lifecycle.runner_removals), 'sluice restart eligible_orders --reason TEXT'`,
+    ),
+    message,
+  );
+
+  // the way out, step by step, through sluice
+  const run = async (args: string[]) => {
+    const r = await fakeCli(cw.worldPath, ["-o", "json", ...args, "--project", dir], {
+      env: cw.env,
+    });
+    assert.equal(r.code, 0, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
+    return r;
+  };
+  await run(["state", "abandon", "--operation-id", operationId, "--reason", "killed"]);
+  // the model declared again as it was (the manifest before the removal, the spare model kept)
+  await Deno.writeTextFile(
+    `${dir}/sluice.yaml`,
+    removalYaml.replace("lifecycle:\n  runner_removals:\n    - model: eligible_orders\n", "")
+      .replace(/^models:\n/m, `models:\n${block[0]}`)
+      .replace(/consumes: spare_orders$/m, "consumes: eligible_orders"),
+  );
+  await run(["restart", "eligible_orders", "--reason", "killed during its removal"]);
+  const running = containersOf(cw.world.control.snapshot(), cw.applicationId);
+  assert.equal(running.length, 1);
+  assert.equal(cw.world.control.container(running[0].id)?.state.running, true);
+  // the removal declared again, planned anew and applied: a clean close, then removed
+  await Deno.writeTextFile(`${dir}/sluice.yaml`, removalYaml);
+  const replanned = `${dir}/remove2.plan.json`;
+  await run(["plan", "--out", replanned]);
+  const removed = await run(["apply", "--plan", replanned]);
+  const data = removed.json!.data as { removals?: { removed: Array<{ model: string }> } };
+  assert.deepEqual(data.removals?.removed.map((r) => r.model), ["eligible_orders"]);
+  assert.equal(containersOf(cw.world.control.snapshot(), cw.applicationId).length, 0);
+  const state = await readState(cw.state);
+  assert.equal(state.control, null);
 });

@@ -475,12 +475,16 @@ export class StateEngine implements StateStore {
     const changes: Change[] = [];
     if (!archived) {
       const events: HistoryEvent[] = control ? this.#unarchivedIncidents(snapshot, control) : [];
+      // the plan file the operation applied is named in the same write as its commit, so a
+      // later apply of that file names the operation (PLAN_ALREADY_APPLIED), never a stale state
+      const plan = control?.intent.reviewed_plan_sha256 ?? null;
       events.push({
         kind: "ownership_committed",
         operation_id: control?.operation_id ?? null,
         recorded_at: options.recordedAt ?? this.#now(),
         serial: ownership.serial,
         state_checksum: desired,
+        ...(plan ? { plan_sha256: plan } : {}),
       });
       changes.push(["history", appendEvents(snapshot.history.document, events)]);
     }

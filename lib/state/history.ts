@@ -193,13 +193,30 @@ export type HistoryEvent =
   | CompletionReceipt
   | OperationAbandoned
   | ({ kind: "operator_decision" } & OperatorDecision)
-  | {
-    kind: "ownership_committed";
-    operation_id: string | null;
-    recorded_at: string;
-    serial: number;
-    state_checksum: string;
-  };
+  | OwnershipCommitted;
+
+/**
+ * An ownership commit of a non-runner operation (create, connector change, runner removal) or of
+ * an operation-less write, archived in the same durable write as the ownership it records.
+ */
+export interface OwnershipCommitted {
+  /** Event kind. */
+  kind: "ownership_committed";
+  /** The committed operation, or null for an operation-less write. */
+  operation_id: string | null;
+  /** When (RFC 3339). */
+  recorded_at: string;
+  /** The ownership serial committed. */
+  serial: number;
+  /** The committed ownership's checksum. */
+  state_checksum: string;
+  /**
+   * The sha256 of the plan file the operation applied (its intent's `reviewed_plan_sha256`):
+   * what a later `apply --plan` of that file names. Absent for an operation-less write, an
+   * intent with no plan file, and in events written before sluice recorded it.
+   */
+  plan_sha256?: string;
+}
 
 /**
  * The history envelope versions this sluice reads and writes: 1, 2 once it holds a resume
@@ -322,6 +339,26 @@ export function receiptOfPlan(
 ): CompletionReceipt | null {
   const found = events.filter((e): e is CompletionReceipt =>
     e.kind === "runner_completed" && e.intent.reviewed_plan_sha256 === planSha256
+  );
+  return found.at(-1) ?? null;
+}
+
+/**
+ * The last ownership commit of an operation that applied the plan file with this sha256, or null:
+ * what a later `apply --plan` of a completed create, connector change or removal names.
+ *
+ * @example
+ * ```ts
+ * import { commitOfPlan } from "./history.ts";
+ * commitOfPlan([], "0".repeat(64)); // null
+ * ```
+ */
+export function commitOfPlan(
+  events: readonly HistoryEvent[],
+  planSha256: string,
+): OwnershipCommitted | null {
+  const found = events.filter((e): e is OwnershipCommitted =>
+    e.kind === "ownership_committed" && e.plan_sha256 === planSha256
   );
   return found.at(-1) ?? null;
 }

@@ -22,7 +22,7 @@ import {
 } from "./fixtures.ts";
 import { encodeBody } from "../../lib/state/_stored.ts";
 import { restartEvent } from "./crash_scenarios.ts";
-import { appendEvents, type HistoryDocument } from "../../lib/state/history.ts";
+import { appendEvents, commitOfPlan, type HistoryDocument } from "../../lib/state/history.ts";
 import {
   type ControlV45,
   type OperationIntent,
@@ -288,6 +288,45 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
     assert.equal(s2.ownership?.document.serial, 1);
     assert.equal(s2.history.document.version, 1);
     assert.equal(s2.history.events.at(-1)?.kind, "ownership_committed");
+    // an intent with no plan file names none
+    assert.equal(Object.hasOwn(s2.history.events.at(-1)!, "plan_sha256"), false);
+  });
+
+  test("a create's commit names its plan file in the same write (what a later apply --plan names)", async (b) => {
+    const store = await lockedStore(b);
+    const s0 = await store.load();
+    const plan = "c".repeat(64);
+    const intent: OperationIntent = {
+      operation_id: crypto.randomUUID(),
+      kind: "create",
+      project: PROJECT,
+      environment: null,
+      actor: "t",
+      created_at: "2026-11-29T09:00:00.000Z",
+      original_state_checksum: stateChecksum(emptyOwnership(PROJECT, null)),
+      reviewed_plan_sha256: plan,
+      details: { plan_sha256: plan },
+    };
+    const s1 = await store.beginOperation(s0, intent);
+    const s2 = await store.commitOwnership(s1, ownedRunner(PROJECT, null), {
+      operationId: intent.operation_id,
+      recordedAt: "2026-11-29T09:01:00.000Z",
+    });
+    // one write: the commit, its audit event naming the plan, the clear (no extra history write)
+    const [o0, , h0] = s1.revision.split("/").map((x) => Number(x.split(":")[1]));
+    const [o1, c1, h1] = s2.revision.split("/").map((x) => Number(x.split(":")[1]));
+    assert.deepEqual([o1 - o0, c1, h1 - h0], [1, 0, 1], `${s1.revision} → ${s2.revision}`);
+    const reread = await b.open().load();
+    assert.equal(reread.history.document.version, 1);
+    assert.deepEqual(commitOfPlan(reread.history.events, plan), {
+      kind: "ownership_committed",
+      operation_id: intent.operation_id,
+      recorded_at: "2026-11-29T09:01:00.000Z",
+      serial: 1,
+      state_checksum: reread.ownership!.checksum,
+      plan_sha256: plan,
+    });
+    assert.equal(commitOfPlan(reread.history.events, "d".repeat(64)), null);
   });
 
   test("owned connectors: version 2 round-trips; a malformed or edited record is refused", async (b) => {

@@ -68,3 +68,51 @@ export function kafkaFailure(error: unknown): Failure | null {
   }
   return null;
 }
+
+const list = (xs: unknown) =>
+  Array.isArray(xs) && xs.length > 0 ? [...new Set(xs.map(String))].join(", ") : null;
+
+/**
+ * What a Kafka port call with these arguments was doing, naming its topics and groups, for the
+ * provider error's message ("did not answer describe (reading topics orders)"). Undefined for a
+ * call without a subject.
+ *
+ * @example
+ * ```ts
+ * import { kafkaCallSubject } from "./_failure.ts";
+ * kafkaCallSubject("createTopic", ["orders", 3]); // "creating topic orders with 3 partitions"
+ * ```
+ */
+export function kafkaCallSubject(operation: string, args: unknown[]): string | undefined {
+  const [a, b] = args;
+  switch (operation) {
+    case "describe":
+      return list(a) ? `reading topics ${list(a)}` : "reading the cluster's metadata";
+    case "describeGroup":
+      return `describing group ${a}`;
+    case "describeGroups":
+      return list(a) ? `describing groups ${list(a)}` : undefined;
+    case "committedOffsets":
+      return `reading group ${a}'s committed offsets on topic ${b}`;
+    case "committedOffsetsOf":
+      return list(a) ? `reading the committed offsets of groups ${list(a)}` : undefined;
+    case "offsetRanges":
+      return `reading the offset range of topic ${a}`;
+    case "offsetRangesOf": {
+      const topics = Array.isArray(a) ? a.map((t) => (t as { topic?: unknown }).topic) : [];
+      return list(topics) ? `reading the offset ranges of topics ${list(topics)}` : undefined;
+    }
+    case "groupOffsets":
+      return list(a)
+        ? `reading the committed offsets of groups ${list(a)} on topic ${b}`
+        : undefined;
+    case "readRecords":
+      return `reading records of topic ${a}`;
+    case "createTopic":
+      return `creating topic ${a} with ${b} partition${b === 1 ? "" : "s"}`;
+    case "setGroupOffsets":
+      return `setting group ${a}'s offsets on topic ${b}`;
+    default:
+      return undefined;
+  }
+}

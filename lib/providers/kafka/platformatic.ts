@@ -32,7 +32,7 @@ import type {
 import { toKafkaUuid } from "./uuid.ts";
 import { type AddressOrigin, failureError, guardPort } from "../errors.ts";
 import { reachAny } from "../reach.ts";
-import { KAFKA_MUTATIONS, kafkaFailure } from "./_failure.ts";
+import { KAFKA_MUTATIONS, kafkaCallSubject, kafkaFailure } from "./_failure.ts";
 
 /** How long the first connection to a bootstrap broker may take before it is unreachable. */
 export const KAFKA_CONNECT_TIMEOUT_MS = 5_000;
@@ -299,7 +299,7 @@ export function platformaticKafka(
       await admin.close();
       if (reader) await reader.close(true);
     },
-  }, { target, mutations: KAFKA_MUTATIONS, specific: kafkaFailure, ready });
+  }, { target, mutations: KAFKA_MUTATIONS, specific: kafkaFailure, ready, what: kafkaCallSubject });
 }
 
 /** Kafka 4 answers an unknown group with GROUP_ID_NOT_FOUND on DescribeGroups v6+. */

@@ -11,7 +11,8 @@ import {
 import type { SluiceError } from "../../errors.ts";
 import { exitCodeFor } from "../../errors.ts";
 import { closedPort } from "../../../testing/net.ts";
-import { kafkaFailure } from "./_failure.ts";
+import { KAFKA_MUTATIONS, kafkaCallSubject, kafkaFailure } from "./_failure.ts";
+import { chainMessages, guardPort } from "../errors.ts";
 import { platformaticKafka } from "./platformatic.ts";
 
 const origin = {
@@ -89,4 +90,55 @@ Deno.test("the client's errors read as: a broker's answer refused, a broken conn
   });
   assert.equal(kafkaFailure(new MultipleErrors("Cannot connect to any broker.", [refused])), null);
   assert.equal(kafkaFailure(new Error("not the client's")), null);
+});
+
+// Issue 18 item 7: a client error nothing classifies left only its outer words ("Listing topics
+// failed.") as the whole explanation; the message now says what the call was doing (its topics
+// and groups), against which broker, and every distinct message of the client's chain (what
+// was found), and the client's error stays the cause.
+Deno.test("an unclassified client error names the call's subject and the client's whole chain, keeping it as the cause", async () => {
+  const inner = new MultipleErrors("metadata failed 4 times.", [
+    new Error("Client closed while retrying metadata."),
+  ]);
+  const listing = new MultipleErrors("Listing topics failed.", [inner]);
+  const port = {
+    describe: (_topics: string[]) => Promise.reject(listing),
+    createTopic: (_name: string, _partitions: number) => Promise.reject(listing),
+  };
+  const guarded = guardPort(port, {
+    target: { provider: "kafka", address: "broker-1:9092", origin },
+    mutations: KAFKA_MUTATIONS as ReadonlySet<keyof typeof port & string>,
+    specific: kafkaFailure,
+    what: kafkaCallSubject,
+  });
+  const e = await guarded.describe(["orders", "eligible_orders"]).then(
+    () => assert.fail("no error"),
+    (e: SluiceError) => e,
+  );
+  assert.equal(
+    e.message,
+    "Kafka at broker-1:9092 (kafka.bootstrap_host at /p/sluice.yaml:6:19) refused describe " +
+      "(reading topics orders, eligible_orders): Listing topics failed. ← metadata failed 4 times. " +
+      "← Client closed while retrying metadata.",
+  );
+  assert.equal(e.cause, listing, "the client's error is the cause");
+  assert.equal(e.evidence?.what, "reading topics orders, eligible_orders");
+  assert.equal(
+    e.evidence?.client_error,
+    "Listing topics failed. ← metadata failed 4 times. ← Client closed while retrying metadata.",
+  );
+  const created = await guarded.createTopic("orders", 3).then(
+    () => assert.fail("no error"),
+    (e: SluiceError) => e,
+  );
+  assert.match(created.message, /refused createTopic \(creating topic orders with 3 partitions\)/);
+});
+
+Deno.test("a client's words never carry credentials into the message or evidence", () => {
+  const e = new MultipleErrors("Connecting failed.", [
+    new Error("could not reach sasl://svc:hunter2@broker-1:9092"),
+  ]);
+  const text = chainMessages(e);
+  assert.ok(!text.includes("hunter2"), text);
+  assert.equal(text, "Connecting failed. ← could not reach sasl://<redacted>@broker-1:9092");
 });
