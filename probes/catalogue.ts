@@ -25,10 +25,6 @@ import {
   PRE_RESUME_FAULT as PRE_RESUME,
   resumeOnlySites,
 } from "../lib/fault/inventory.ts";
-import { replacementSites } from "../lib/protocol/replacement.ts";
-import { createSites } from "../lib/protocol/create.ts";
-import { connectorSites } from "../lib/protocol/connector.ts";
-import { operatorSites } from "../lib/protocol/operator.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";
 
@@ -71,12 +67,10 @@ export { type OperatorDecision, operatorDecision };
  * -- --tier full`); `suite` is what the test suite (`./run test`, CI) runs to stay inside its
  * time budget, each of its case lists a declared part of the full one:
  *
- * - fault matrix: every site of the replacement protocol (its boundary table and the
- *   operation's writes), of the create, of the operator's decisions and of the connector
- *   journey once, the side and the backend taken in turn site by site (so each side and
- *   backend is crossed across the sites);
- *   the state layer's own writes and lock operations only in `full` (the suite's crash sweep,
- *   `testing/sweep`, crosses every site over real local files and a real PostgreSQL);
+ * - fault matrix: every site the real matrix arms ({@link matrixArms}) once — the journeys'
+ *   protocol sites, the state layer's own writes and its lock operations — the side and the
+ *   backend taken in turn site by site (so each side and backend is crossed across the sites);
+ *   `full` runs each on both sides and every backend it exists on;
  * - rejections: every one on both backends, as in `full` (issue 13: each rejection on both
  *   state backends in the evidence of `./run test`);
  * - disruptions: all but those marked `fullOnly` (a known failure, with its reason);
@@ -157,35 +151,33 @@ export interface MatrixPoint {
 }
 
 /**
- * The real matrix's cases of a tier, in inventory order, local backend first. The suite runs
- * every protocol site of the replacement, the create, the operator's decisions and the
- * connector journey once: one side on one backend, alternating through (before, local),
- * (after, local), (before, postgres), (after, postgres).
+ * The real matrix's cases of a tier, in inventory order, local backend first. `full`: every
+ * armed site × before/after × the backends it exists on. `suite`: every armed site once — the
+ * journeys' protocol sites and the state layer's writes and lock operations alike, so the test
+ * suite kills the real CLI at every persistence point and every provider mutation the matrix
+ * arms — one side on one backend: the n-th armed site (in inventory order) takes side
+ * `SIDES[n % 2]` and, of the backends it exists on, the `floor(n / 2)`-th in turn, so the sites
+ * existing on both backends go through (before, local), (after, local), (before, postgres),
+ * (after, postgres).
  */
 export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
   const entries = faultInventory().filter(matrixArms);
-  // the journeys' own sites (replacement protocol, create, operator, connector); a site the
-  // create table shares with the replacement (the mounted plan write) is armed there
-  const suite = new Set(
-    [...replacementSites(), ...createSites(), ...operatorSites(), ...connectorSites()]
-      .map((s) => s.name),
-  );
+  // the suite's one (side, backend) of each armed site
+  const chosen = new Map<string, { side: typeof SIDES[number]; backend: Backend }>();
+  entries.forEach((e, n) => {
+    const backends = e.site.backends ?? BACKENDS;
+    chosen.set(e.site.name, {
+      side: SIDES[n % 2],
+      backend: backends[Math.floor(n / 2) % backends.length],
+    });
+  });
   const out: MatrixPoint[] = [];
   for (const backend of BACKENDS) {
-    let i = 0;
     for (const e of entries) {
-      const inSuite = suite.has(e.site.name);
-      const index = i;
-      if (inSuite) i++;
       if (e.site.backends && !e.site.backends.includes(backend)) continue;
       for (const side of SIDES) {
-        // the suite: each journey site once, (before, local), (after, local), (before,
-        // postgres), (after, postgres) in turn
-        if (
-          tier === "suite" &&
-          !(inSuite && SIDES[index % 2] === side &&
-            BACKENDS[Math.floor(index / 2) % 2] === backend)
-        ) continue;
+        const pick = chosen.get(e.site.name)!;
+        if (tier === "suite" && (pick.side !== side || pick.backend !== backend)) continue;
         out.push({ point: `${e.site.name}:${side}`, backend });
       }
     }

@@ -100,9 +100,43 @@ Deno.test("the suite arms every create and connector protocol site once, alterna
   for (const side of SIDES) {
     for (const backend of BACKENDS) assert.ok(seen.includes(`${side}:${backend}`), seen.join());
   }
-  // the state layer's writes of those journeys only in the full tier
-  assert.equal(suite.some((m) => m.point.startsWith("state.local.init.")), false);
+  // the state layer's writes of those journeys too, on the backend they exist on
+  assert.equal(suite.filter((m) => m.point.startsWith("state.local.init.store.link:")).length, 1);
   assert.ok(matrixPoints("full").some((m) => m.point === "state.local.init.store.link:after"));
+});
+
+Deno.test("the suite arms every site the real matrix arms exactly once, on a backend it exists on", () => {
+  const suite = matrixPoints("suite");
+  const armed = faultInventory().filter(matrixArms);
+  const siteOf = (point: string) => point.slice(0, point.lastIndexOf(":"));
+  // each armed site once: as many cases as armed sites, and every armed site among them
+  assert.equal(suite.length, armed.length);
+  const sites = suite.map((m) => siteOf(m.point));
+  assert.deepEqual([...sites].sort(), armed.map((e) => e.site.name).sort());
+  for (const m of suite) {
+    const e = armed.find((x) => x.site.name === siteOf(m.point))!;
+    assert.ok((e.site.backends ?? BACKENDS).includes(m.backend), `${m.point} on ${m.backend}`);
+  }
+  // the state layer's writes and lock operations are among them (not only in full)
+  for (const kind of ["state", "lock"]) {
+    assert.ok(armed.some((e) => e.site.kind === kind), kind);
+  }
+  for (const e of armed.filter((x) => x.site.kind === "lock" || x.site.name.startsWith("state."))) {
+    assert.ok(sites.includes(e.site.name), e.site.name);
+  }
+  // both sides on both backends among the sites existing on both
+  const both = suite.filter((m) =>
+    !armed.find((x) => x.site.name === siteOf(m.point))!.site.backends
+  );
+  for (const side of SIDES) {
+    for (const backend of BACKENDS) {
+      assert.ok(both.some((m) => m.point.endsWith(`:${side}`) && m.backend === backend), side);
+    }
+  }
+  // the suite is a part of the full tier, in its order
+  const full = matrixPoints("full").map((m) => `${m.point}:${m.backend}`);
+  const ids = suite.map((m) => `${m.point}:${m.backend}`);
+  assert.deepEqual(full.filter((id) => ids.includes(id)), ids);
 });
 
 Deno.test("the matrix arms each site in the journey that first crosses it; init in the plan", () => {
@@ -159,7 +193,7 @@ Deno.test("a create case requires no old runner and no offsets while stopped; a 
   assert.equal(removal.includes("output.exact"), false);
 });
 
-Deno.test("the suite arms each operator site once (three cases), each decision; their state writes only in full", () => {
+Deno.test("the suite arms each operator site once, each decision, their state writes too", () => {
   const suite = matrixPoints("suite");
   const full = matrixPoints("full");
   const mine = suite.filter((m) =>
@@ -167,8 +201,11 @@ Deno.test("the suite arms each operator site once (three cases), each decision; 
   );
   assert.deepEqual(
     mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":"))).sort(),
-    operatorSites().map((s) => s.name).sort(),
+    faultInventory().filter((e) => e.journeys[0] === "operator").map((e) => e.site.name).sort(),
   );
+  for (const s of operatorSites()) {
+    assert.ok(mine.some((m) => m.point.startsWith(`${s.name}:`)), s.name);
+  }
   // both decisions, both sides and both backends among the three
   const sites = mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":")));
   assert.deepEqual(
@@ -189,7 +226,7 @@ Deno.test("the suite arms each operator site once (three cases), each decision; 
     assert.equal(cases.length, backends.length * SIDES.length, e.site.name);
     assert.notEqual(operatorDecision(e.site.name), null, e.site.name);
   }
-  assert.equal(suite.some((m) => m.point.startsWith("state.local.decide.")), false);
+  assert.ok(suite.some((m) => m.point.startsWith("state.local.decide.")));
 });
 
 Deno.test("an operator case requires its decision's checks, pinned to the stopped apply", () => {
