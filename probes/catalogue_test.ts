@@ -13,6 +13,7 @@ import { sweepCases } from "../testing/sweep/cases.ts";
 import {
   armsPlan,
   BACKENDS,
+  dayTwoCommand,
   expectedCaseIds,
   matrixArms,
   matrixJourney,
@@ -149,7 +150,17 @@ Deno.test("the matrix arms each site in the journey that first crosses it; init 
   assert.equal(matrixJourney("journal.abandon"), "operator");
   assert.equal(matrixJourney("kafka.move_offsets_to_retained"), "operator");
   assert.equal(matrixJourney("state.local.decide.history.rename"), "operator");
-  assert.equal(matrixJourney("lock.local.break"), null);
+  // the break of a dead worker's lock: in `state runner-status --break-stale-lock` after a
+  // resume-only death; removal and day two in their own journeys
+  assert.equal(matrixJourney("lock.local.break"), "resume");
+  assert.equal(matrixJourney("docker.term_removed_runner"), "removal");
+  assert.equal(matrixJourney("state.commit_removal"), "removal");
+  assert.equal(matrixJourney("kafka.skip_record_offset"), "day_two");
+  assert.equal(matrixJourney("state.local.audit.history.rename"), "day_two");
+  assert.equal(dayTwoCommand("journal.record_skipped"), "skip-record");
+  assert.equal(dayTwoCommand("kafka.skip_record_offset"), "skip-record");
+  assert.equal(dayTwoCommand("docker.start_stopped"), "restart");
+  assert.equal(dayTwoCommand("state.postgres.audit.commit"), "restart");
   assert.ok(armsPlan("state.local.init.store.temp") && armsPlan("state.postgres.init.commit"));
   assert.equal(armsPlan("state.local.commit_ownership.history.temp"), false);
 });
@@ -288,4 +299,62 @@ Deno.test("an operator case requires its decision's checks, pinned to the stoppe
   });
   assert.equal(serial.pin!(at({ before: 1, after: 1 }), c), null);
   assert.notEqual(serial.pin!(at({ before: 1, after: 2 }), c), null);
+});
+
+Deno.test("the real matrix arms every site of the inventory: the full tier is every site × side × backend", () => {
+  const full = matrixPoints("full");
+  const inv = faultInventory();
+  assert.equal(inv.filter(matrixArms).length, inv.length);
+  const expected = inv.reduce((n, e) => n + (e.site.backends ?? BACKENDS).length * SIDES.length, 0);
+  assert.equal(full.length, expected);
+  assert.equal(matrixPoints("suite").length, inv.length);
+});
+
+Deno.test("removal and day-two cases require their journey's checks; a restart never the skip's", () => {
+  const matrixCase = (boundary: string): CaseEvidence => ({
+    id: `${boundary}:before:local`,
+    kind: "matrix",
+    run_id: "r",
+    boundary,
+    side: "before",
+    backend: "local",
+    params: {},
+    started_at: "",
+    duration_ms: 0,
+    outcome: null,
+    history: [],
+    samples: [],
+    setup: [],
+    assertions: [],
+    ok: true,
+    error: null,
+  });
+  const names = (site: string) => requiredChecks(matrixCase(site)).map((r) => r.check);
+  const removal = names("docker.remove_removed_runner");
+  for (
+    const check of [
+      "fault.killed_at_site",
+      "recovery.completed",
+      "removal.container_gone",
+      "volume.instance_kept",
+      "offsets.kept",
+      "kafka.topics_kept",
+      "ownership.released",
+      "generation.serial",
+      "plan.noop",
+    ]
+  ) assert.ok(removal.includes(check), check);
+  assert.equal(removal.includes("output.exact"), false);
+  const skip = names("journal.record_skipped");
+  const restart = names("state.local.audit.history.temp");
+  for (const check of ["offsets.skipped_exactly_one", "audit.skip_recorded_once"]) {
+    assert.ok(skip.includes(check), check);
+    assert.equal(restart.includes(check), false, check);
+  }
+  for (const check of ["runner.same_generation", "audit.restart_recorded_once", "output.exact"]) {
+    assert.ok(skip.includes(check) && restart.includes(check), check);
+  }
+  assert.ok(restart.includes("offsets.unchanged"));
+  // the break is a resume-only replacement case: the replacement's completion
+  assert.ok(names("lock.local.break").includes("generation.single_candidate"));
 });

@@ -16,7 +16,7 @@
  * @module
  */
 import type { EnvDescriptor } from "../harness/env.ts";
-import type { FaultJourney } from "../harness/faults.ts";
+import { type FaultJourney, LOCAL_BREAK_SITE } from "../harness/faults.ts";
 import type { WorkerResult } from "../harness/worker.ts";
 import { containersMounting, containersOf, kafkaTools, volumeOf } from "../harness/witness.ts";
 import { loadRunEventValidator, type RunEventValidator } from "../lib/lineage/validate.ts";
@@ -688,14 +688,19 @@ export function recordPreKill(
   });
 }
 
-/** On the local backend, every killed worker's stale lock was broken explicitly, by its ID. */
+/**
+ * On the local backend, every killed worker's stale lock was broken explicitly, by its ID (a
+ * worker killed at the break of another's lock held none of its own).
+ */
 export function recordStaleLocksBroken(rec: Recorder, j: FaultJourney): void {
   rec.record({
     check: "lock.stale_broken_explicitly",
     name: "the stale lock of every killed worker was broken explicitly, by lock ID",
     kind: "equal",
     witness: "sluice",
-    expected: j.workers.filter((w) => w.signal === "SIGKILL").length,
+    expected: j.workers.filter((w) =>
+      w.signal === "SIGKILL" && !(w.killedAtFault && w.fault?.startsWith(`${LOCAL_BREAK_SITE}:`))
+    ).length,
     actual: j.brokenLocks.length,
   });
 }
