@@ -49,6 +49,7 @@ import {
   selectionFlags,
 } from "./common.ts";
 import {
+  frozenAtDeath,
   interrupted,
   prepareCase,
   recordKilledAtSite,
@@ -151,6 +152,18 @@ export function runCase(
         afterPrefix: "b",
         lineageFile,
       });
+      if (frozenAtDeath(j)) {
+        const st = await p.fx.state();
+        p.rec.record({
+          check: "audit.frozen_no_new_incident",
+          name:
+            "killed after its receipt was archived: finishing the finalization recorded no incident (the receipt freezes the terminal control)",
+          kind: "count",
+          witness: c.backend === "local" ? "state-files" : "state-rows",
+          expected: { max: 0 },
+          actual: st.history.filter((e) => e.kind === "incident").map((e) => e.incident_id),
+        });
+      }
     },
   );
 }

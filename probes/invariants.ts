@@ -705,10 +705,28 @@ export function recordStaleLocksBroken(rec: Recorder, j: FaultJourney): void {
   });
 }
 
-/** Whether a journey found the operation pending and resumed it (an incident must be kept). */
+/**
+ * Whether a journey found the operation pending and resumed it (an incident must be kept) —
+ * unless its receipt was already archived when it died ({@link frozenAtDeath}).
+ */
 export function interrupted(j: FaultJourney): boolean {
-  return j.shows.some((v) =>
-    (v as { pending_operation?: { status?: string } } | null)?.pending_operation?.status ===
-      "in_progress"
-  ) && j.workers.some((w) => w.args.includes("resume"));
+  return !frozenAtDeath(j) &&
+    j.shows.some((v) =>
+      (v as { pending_operation?: { status?: string } } | null)?.pending_operation?.status ===
+        "in_progress"
+    ) && j.workers.some((w) => w.args.includes("resume"));
+}
+
+/**
+ * Whether the first look after a death found the operation's completion receipt already
+ * archived beside its still-pending control (a local finalize killed after its receipt): the
+ * receipt freezes the terminal control, and finishing the finalization records no new incident
+ * (spec: finalization never authorizes a new incident that would change the archived control).
+ */
+export function frozenAtDeath(j: FaultJourney): boolean {
+  const v = j.shows[0] as
+    | { pending_operation?: unknown; history?: { last_event?: string | null } }
+    | null
+    | undefined;
+  return !!v?.pending_operation && v.history?.last_event === "runner_completed";
 }
