@@ -11,8 +11,8 @@
  * worker carries the fault, and the next resume continues. A fault at `journal.intent:before`
  * leaves no operation: the plan is still current, so the same plan file is applied again.
  *
- * {@link runApplyAgainJourney} (create, connector) continues with the same `apply --plan`
- * again; {@link runOperatorJourney} kills the apply at {@link PRE_OPERATOR_FAULT} and arms the
+ * {@link runApplyAgainJourney} (create, connector, runner removal; a day-two command) continues
+ * with the same command again; {@link runOperatorJourney} kills the apply at {@link PRE_OPERATOR_FAULT} and arms the
  * operator's decision (`state accept-retention-loss`, `state abandon`), continued by the same
  * decision again and, after an acceptance, by `state resume`.
  *
@@ -46,6 +46,9 @@ export interface HistoryEntry {
   value: unknown;
   time: string;
 }
+
+/** The break of a dead worker's local lock (`state runner-status --break-stale-lock` crosses it). */
+export const LOCAL_BREAK_SITE = "lock.local.break";
 
 /** Sites crossed only by `state resume` (from the fault inventory). */
 export const RESUME_ONLY: ReadonlySet<string> = resumeOnlySites();
@@ -213,6 +216,9 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
 
   const applyArgs = ["apply", "--project", o.projectDir, "--plan", o.planPath];
   const resumeOnly = o.boundary !== null && RESUME_ONLY.has(o.boundary);
+  // the deployed generation's operation: a death that leaves it the running one, with nothing
+  // pending, recorded no operation of this plan
+  const deployedOperation = await candidateOperation(o.projectDir);
   const firstCall = call("apply", applyArgs, resumeOnly ? PRE_RESUME_FAULT : fault);
   if (o.duringFirst) await o.duringFirst(j);
   const first = await firstCall;
@@ -245,6 +251,10 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
   }
   const noOperationYet = !view?.pending_operation && (
     (o.boundary === "journal.intent" && o.side === "before") ||
+    // a death before the intent was durable (the lock's acquisition, the state layer's `begin`
+    // writes): nothing is pending and the deployed generation still runs
+    (first.killedBy !== "harness" && !operationIdOf(first) && deployedOperation !== null &&
+      await candidateOperation(o.projectDir) === deployedOperation) ||
     // a death at a random time before the intent: nothing names an operation of this plan
     (first.killedBy === "harness" && !operationIdOf(first) && finalized === null)
   );
@@ -338,14 +348,29 @@ async function resumeToEnd(
     ...(breakLock.length ? ["--break-stale-lock", breakLock[0]] : []),
   ];
   let lock = o.lock;
-  const status = await call("runner-status", opArgs("runner-status", lock), null);
+  let armed = o.armed;
+  // the break of the dead worker's lock is crossed by `state runner-status --break-stale-lock`:
+  // that process carries a break's fault, and the same command again (breaking what is still
+  // stale) continues
+  const breakArmed = armed !== null && armed.startsWith(`${LOCAL_BREAK_SITE}:`) && lock.length > 0
+    ? armed
+    : null;
+  if (breakArmed) armed = null;
+  let status = await call("runner-status", opArgs("runner-status", lock), breakArmed);
+  if (breakArmed && status.signal === "SIGKILL") {
+    j.faultFired = status.killedAtFault;
+    const still = staleLock(await afterDeath());
+    // killed after its unlink: the dead worker's lock was broken, explicitly by its ID
+    if (!still.includes(lock[0])) j.brokenLocks.push(lock[0]);
+    lock = still;
+    status = await call("runner-status", opArgs("runner-status", lock), null);
+  }
   if (status.code === 0) {
     j.statuses.push(status.json?.data);
     if (lock.length) j.brokenLocks.push(lock[0]);
     lock = [];
   }
 
-  let armed = o.armed;
   // an unknown outcome (6) may be a worker that is still finishing its last call: retry
   for (let attempt = 0; attempt < (o.maxResumes ?? 6); attempt++) {
     const r = await call("resume", opArgs("resume", lock), armed);
@@ -453,12 +478,19 @@ export interface ApplyAgainOptions {
   afterDeath?: (journey: FaultJourney, view: StateShowView | null) => Promise<void>;
   /** Upper bound on repeated applies (default 6). */
   maxApplies?: number;
+  /**
+   * The armed command and its repetition, instead of `apply --plan` (a day-two command:
+   * `restart MODEL`, `skip-record MODEL ...`); `--break-stale-lock ID` is appended when a dead
+   * worker's lock is stale.
+   */
+  command?: { f: string; args: string[] };
 }
 
 /**
- * The create and connector journeys: the armed process (`apply --plan`, or `plan --out` for the
- * store's creation) dies by SIGKILL at its site; then, each step a fresh process, `state show`
- * learns the pending operation and any stale lock, and the same `apply --plan` runs again —
+ * The create, connector and runner-removal journeys — and the day-two commands (`command`): the
+ * armed process (`apply --plan`, `plan --out` for the store's creation, or the day-two
+ * command) dies by SIGKILL at its site; then, each step a fresh process, `state show`
+ * learns the pending operation and any stale lock, and the same command runs again —
  * breaking a dead worker's stale lock explicitly, by its lock ID (`--break-stale-lock`) — until
  * it exits 0 or reports a precise blocker (exit 4).
  */
@@ -470,9 +502,10 @@ export async function runApplyAgainJourney(o: ApplyAgainOptions): Promise<FaultJ
   const errors = (r: WorkerResult) =>
     r.json?.errors?.map((e) => ({ code: e.code, message: e.message })) ?? [];
   const planArgs = ["plan", "--project", o.projectDir, "--out", o.planPath];
-  const applyArgs = ["apply", "--project", o.projectDir, "--plan", o.planPath];
+  const applyArgs = o.command?.args ?? ["apply", "--project", o.projectDir, "--plan", o.planPath];
+  const f = o.command?.f ?? "apply";
 
-  const first = await call(o.armPlan ? "plan" : "apply", o.armPlan ? planArgs : applyArgs, o.fault);
+  const first = await call(o.armPlan ? "plan" : f, o.armPlan ? planArgs : applyArgs, o.fault);
   if (first.timedOut) {
     j.blockers = [{ code: "HARNESS_TIMEOUT", message: "the armed worker outlived its timeout" }];
     return j;
@@ -500,11 +533,7 @@ export async function runApplyAgainJourney(o: ApplyAgainOptions): Promise<FaultJ
     lock = staleLock(view);
   }
   for (let attempt = 0; attempt < (o.maxApplies ?? 6); attempt++) {
-    const r = await call(
-      "apply",
-      [...applyArgs, ...(lock ? ["--break-stale-lock", lock] : [])],
-      null,
-    );
+    const r = await call(f, [...applyArgs, ...(lock ? ["--break-stale-lock", lock] : [])], null);
     if (lock && r.code !== 5) j.brokenLocks.push(lock);
     lock = null;
     j.operationId = operationIdOf(r) ?? j.operationId;

@@ -408,6 +408,8 @@ export interface StateWitness {
     runners: Array<{ application_id: string; artifact_sha256: string; volume_instance: string }>;
     /** The owned connectors (exact name and kind), sorted by name. */
     connectors: Array<{ name: string; kind: string }>;
+    /** What a removed runner left owned: its application ID and its volume's instance. */
+    retained: Array<{ application_id: string; volume_instance: string }>;
   } | null;
   control: {
     operation_id: string;
@@ -425,6 +427,18 @@ export interface StateWitness {
     partitions: Array<{ partition: number; from: string; to: string }>;
   }>;
   receipts: WitnessReceipt[];
+  /**
+   * The day-two audit events (`record_skipped`, `runner_restarted`), in order: the event's ID,
+   * the skipped record's coordinates, the restarted container and its exit code, the skip a
+   * restart follows.
+   */
+  day_two: Array<{
+    kind: string;
+    event_id: string | null;
+    record: { partition: number; offset: string } | null;
+    container: { id: string; exit_code: number } | null;
+    after_skip: string | null;
+  }>;
   /** Sealed entries whose bytes do not hash to their recorded sha256 (should be none). */
   bad_seals: string[];
 }
@@ -509,6 +523,10 @@ function stateFrom(
           name: String(x.name),
           kind: String(x.kind),
         })),
+        retained: ((o.retained as Doc[] | undefined) ?? []).map((r) => ({
+          application_id: String(r.application_id),
+          volume_instance: String((r.volume as Doc | undefined)?.instance_id),
+        })),
       }
       : null,
     control: c
@@ -536,6 +554,18 @@ function stateFrom(
       })),
     })),
     receipts,
+    day_two: events.filter((e) => e.kind === "record_skipped" || e.kind === "runner_restarted")
+      .map((e) => {
+        const r = e.record as Doc | undefined;
+        const k = e.container as Doc | undefined;
+        return {
+          kind: String(e.kind),
+          event_id: typeof e.event_id === "string" ? e.event_id : null,
+          record: r ? { partition: Number(r.partition), offset: String(r.offset) } : null,
+          container: k ? { id: String(k.id), exit_code: Number(k.exit_code) } : null,
+          after_skip: typeof e.after_skip === "string" ? e.after_skip : null,
+        };
+      }),
     bad_seals: bad,
   };
 }

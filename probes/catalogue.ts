@@ -25,10 +25,7 @@ import {
   PRE_RESUME_FAULT as PRE_RESUME,
   resumeOnlySites,
 } from "../lib/fault/inventory.ts";
-import { replacementSites } from "../lib/protocol/replacement.ts";
-import { createSites } from "../lib/protocol/create.ts";
-import { connectorSites } from "../lib/protocol/connector.ts";
-import { operatorSites } from "../lib/protocol/operator.ts";
+import { DAY_TWO_SITES } from "../lib/protocol/day_two.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";
 
@@ -71,12 +68,10 @@ export { type OperatorDecision, operatorDecision };
  * -- --tier full`); `suite` is what the test suite (`./run test`, CI) runs to stay inside its
  * time budget, each of its case lists a declared part of the full one:
  *
- * - fault matrix: every site of the replacement protocol (its boundary table and the
- *   operation's writes), of the create, of the operator's decisions and of the connector
- *   journey once, the side and the backend taken in turn site by site (so each side and
- *   backend is crossed across the sites);
- *   the state layer's own writes and lock operations only in `full` (the suite's crash sweep,
- *   `testing/sweep`, crosses every site over real local files and a real PostgreSQL);
+ * - fault matrix: every site the real matrix arms ({@link matrixArms}) once — the journeys'
+ *   protocol sites, the state layer's own writes and its lock operations — the side and the
+ *   backend taken in turn site by site (so each side and backend is crossed across the sites);
+ *   `full` runs each on both sides and every backend it exists on;
  * - rejections: every one on both backends, as in `full` (issue 13: each rejection on both
  *   state backends in the evidence of `./run test`);
  * - disruptions: all but those marked `fullOnly` (a known failure, with its reason);
@@ -96,8 +91,15 @@ export type Tier = typeof TIERS[number];
  * records were deleted below the committed offsets, or `state abandon` — is armed, then the
  * same decision again in a fresh process, and `state resume` after an acceptance) and
  * `connector` (`apply --plan` of a plan with a connector change, continued by the same
- * `apply --plan` again). Not yet driven here, so crossed by the crash sweep only: `removal`
- * (a declared runner removal) and `day_two` (`sluice restart`, `sluice skip-record`).
+ * `apply --plan` again), `removal` (`apply --plan` of a declared runner removal,
+ * `lifecycle.runner_removals`, continued by the same `apply --plan` again) and `day_two`
+ * (`sluice skip-record` on a runner stopped by a record it cannot decode, or `sluice restart`
+ * on one stopped by `docker stop` — {@link dayTwoCommand} — continued by the same command
+ * again). The break of a dead worker's local lock (`lock.local.break`, first journey `resume`)
+ * is armed in `state runner-status --break-stale-lock`, the command that crosses it: the apply
+ * dies at {@link PRE_RESUME_FAULT} holding its lock, the armed runner-status dies at the
+ * break, and the same runner-status again (breaking what is still stale) and `state resume`
+ * finish the replacement.
  */
 export const MATRIX_JOURNEYS: readonly Journey[] = [
   "replacement",
@@ -105,18 +107,32 @@ export const MATRIX_JOURNEYS: readonly Journey[] = [
   "create",
   "operator",
   "connector",
+  "removal",
+  "day_two",
 ];
 
-/**
- * Whether the real matrix arms `e`: its first journey is one the matrix drives, and it is not
- * the break of a dead worker's lock — `state runner-status --break-stale-lock` crosses that,
- * and the matrix runs it unarmed before the resume (the crash sweep arms every recovery
- * process, so it crosses the break).
- */
+/** Whether the real matrix arms `e`: its first journey is one the matrix drives. */
 export function matrixArms(e: InventoryEntry): boolean {
-  return MATRIX_JOURNEYS.includes(e.journeys[0]) &&
-    !(e.site.kind === "lock" && e.site.name.endsWith(".break"));
+  return MATRIX_JOURNEYS.includes(e.journeys[0]);
 }
+
+/** The day-two command a site is armed in. */
+export type DayTwoCommand = "skip-record" | "restart";
+
+/**
+ * The day-two command a `day_two` site is armed in: `skip-record` for the skip's own record
+ * and offset move (a runner stopped by a record it cannot decode), `restart` for every other
+ * (the restart's record and start, the audit's state writes; a runner stopped by
+ * `docker stop`) — the crash sweep's split (testing/sweep/day_two.ts).
+ */
+export function dayTwoCommand(site: string): DayTwoCommand {
+  return site === DAY_TWO_SITES.skipRecord.name || site === DAY_TWO_SITES.advanceOffset.name
+    ? "skip-record"
+    : "restart";
+}
+
+/** The ownership serial before a removal case's removal (its create of both models). */
+export const REMOVAL_SERIAL_BEFORE = 1;
 
 /** The journey the real matrix arms a site in (its first journey; null: not armed). */
 export function matrixJourney(site: string): Journey | null {
@@ -157,35 +173,33 @@ export interface MatrixPoint {
 }
 
 /**
- * The real matrix's cases of a tier, in inventory order, local backend first. The suite runs
- * every protocol site of the replacement, the create, the operator's decisions and the
- * connector journey once: one side on one backend, alternating through (before, local),
- * (after, local), (before, postgres), (after, postgres).
+ * The real matrix's cases of a tier, in inventory order, local backend first. `full`: every
+ * armed site × before/after × the backends it exists on. `suite`: every armed site once — the
+ * journeys' protocol sites and the state layer's writes and lock operations alike, so the test
+ * suite kills the real CLI at every persistence point and every provider mutation the matrix
+ * arms — one side on one backend: the n-th armed site (in inventory order) takes side
+ * `SIDES[n % 2]` and, of the backends it exists on, the `floor(n / 2)`-th in turn, so the sites
+ * existing on both backends go through (before, local), (after, local), (before, postgres),
+ * (after, postgres).
  */
 export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
   const entries = faultInventory().filter(matrixArms);
-  // the journeys' own sites (replacement protocol, create, operator, connector); a site the
-  // create table shares with the replacement (the mounted plan write) is armed there
-  const suite = new Set(
-    [...replacementSites(), ...createSites(), ...operatorSites(), ...connectorSites()]
-      .map((s) => s.name),
-  );
+  // the suite's one (side, backend) of each armed site
+  const chosen = new Map<string, { side: typeof SIDES[number]; backend: Backend }>();
+  entries.forEach((e, n) => {
+    const backends = e.site.backends ?? BACKENDS;
+    chosen.set(e.site.name, {
+      side: SIDES[n % 2],
+      backend: backends[Math.floor(n / 2) % backends.length],
+    });
+  });
   const out: MatrixPoint[] = [];
   for (const backend of BACKENDS) {
-    let i = 0;
     for (const e of entries) {
-      const inSuite = suite.has(e.site.name);
-      const index = i;
-      if (inSuite) i++;
       if (e.site.backends && !e.site.backends.includes(backend)) continue;
       for (const side of SIDES) {
-        // the suite: each journey site once, (before, local), (after, local), (before,
-        // postgres), (after, postgres) in turn
-        if (
-          tier === "suite" &&
-          !(inSuite && SIDES[index % 2] === side &&
-            BACKENDS[Math.floor(index / 2) % 2] === backend)
-        ) continue;
+        const pick = chosen.get(e.site.name)!;
+        if (tier === "suite" && (pick.side !== side || pick.backend !== backend)) continue;
         out.push({ point: `${e.site.name}:${side}`, backend });
       }
     }
@@ -605,6 +619,70 @@ function connectorCompletion(change: ConnectorChange): RequiredCheck[] {
   ];
 }
 
+/**
+ * The checks of a completed runner removal: no container of the model left, its volume kept
+ * with its instance, the group's committed offsets those of the clean close at every look, the
+ * topics kept with their IDs, no group member, ownership released (the volume retained, the
+ * topics still owned), the other model's runner untouched, serial + 1 exactly once, no pending
+ * control, a no-op plan.
+ */
+function removalCompletion(): RequiredCheck[] {
+  return [
+    recoveredFresh,
+    {
+      check: "removal.container_gone",
+      kind: "count",
+      pin: pinEqual("no container left", { max: 0 }),
+    },
+    { check: "volume.instance_kept", kind: "unchanged" },
+    { check: "offsets.kept", kind: "all-equal" },
+    { check: "kafka.topics_kept", kind: "unchanged" },
+    { check: "kafka.no_member", kind: "count", pin: pinEqual("no member", { max: 0 }) },
+    { check: "ownership.released", kind: "equal" },
+    { check: "removal.spare_untouched", kind: "unchanged" },
+    {
+      check: "generation.serial",
+      kind: "equal",
+      pin: pinEqual("serial change", {
+        before: REMOVAL_SERIAL_BEFORE,
+        after: REMOVAL_SERIAL_BEFORE + 1,
+      }),
+    },
+    controlCleared,
+    noopPlan,
+  ];
+}
+
+/**
+ * The checks of a completed day-two command: the same container and generation runs again,
+ * exactly one restart recorded naming its stop, the serial unchanged, exact output afterwards,
+ * no pending control, a no-op plan; a skip also recorded once with the record's coordinates
+ * and exactly that partition moved by one (every look the stop's or the skip's offsets); a
+ * restart moved no offset.
+ */
+function dayTwoCompletion(command: DayTwoCommand): RequiredCheck[] {
+  return [
+    recoveredFresh,
+    { check: "runner.same_generation", kind: "equal" },
+    { check: "audit.restart_recorded_once", kind: "equal" },
+    ...(command === "skip-record"
+      ? [
+        { check: "audit.skip_recorded_once", kind: "equal" as const },
+        { check: "offsets.skipped_exactly_one", kind: "equal" as const },
+        { check: "offsets.stopped_or_skipped", kind: "subset" as const },
+      ]
+      : [{ check: "offsets.unchanged", kind: "all-equal" as const }]),
+    {
+      check: "generation.serial",
+      kind: "equal",
+      pin: pinEqual("serial change", { before: 1, after: 1 }),
+    },
+    { check: "output.exact", kind: "set-equal" },
+    controlCleared,
+    noopPlan,
+  ];
+}
+
 /** An assertion read by witnesses that include the Docker API and Kafka, never sluice. */
 function independentOfSluice(a: Assertion): string | null {
   return INDEPENDENT.test(a.witness) && a.witness.includes("docker-api") &&
@@ -694,6 +772,10 @@ export function requiredChecks(c: CaseEvidence): RequiredCheck[] {
       }
       if (journey === "connector") {
         return [killedAt, ...connectorCompletion(connectorChange(c.boundary ?? ""))];
+      }
+      if (journey === "removal") return [killedAt, ...removalCompletion()];
+      if (journey === "day_two") {
+        return [killedAt, ...dayTwoCompletion(dayTwoCommand(c.boundary ?? ""))];
       }
       const out: RequiredCheck[] = [
         killedAt,

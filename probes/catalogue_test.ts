@@ -13,6 +13,7 @@ import { sweepCases } from "../testing/sweep/cases.ts";
 import {
   armsPlan,
   BACKENDS,
+  dayTwoCommand,
   expectedCaseIds,
   matrixArms,
   matrixJourney,
@@ -100,9 +101,43 @@ Deno.test("the suite arms every create and connector protocol site once, alterna
   for (const side of SIDES) {
     for (const backend of BACKENDS) assert.ok(seen.includes(`${side}:${backend}`), seen.join());
   }
-  // the state layer's writes of those journeys only in the full tier
-  assert.equal(suite.some((m) => m.point.startsWith("state.local.init.")), false);
+  // the state layer's writes of those journeys too, on the backend they exist on
+  assert.equal(suite.filter((m) => m.point.startsWith("state.local.init.store.link:")).length, 1);
   assert.ok(matrixPoints("full").some((m) => m.point === "state.local.init.store.link:after"));
+});
+
+Deno.test("the suite arms every site the real matrix arms exactly once, on a backend it exists on", () => {
+  const suite = matrixPoints("suite");
+  const armed = faultInventory().filter(matrixArms);
+  const siteOf = (point: string) => point.slice(0, point.lastIndexOf(":"));
+  // each armed site once: as many cases as armed sites, and every armed site among them
+  assert.equal(suite.length, armed.length);
+  const sites = suite.map((m) => siteOf(m.point));
+  assert.deepEqual([...sites].sort(), armed.map((e) => e.site.name).sort());
+  for (const m of suite) {
+    const e = armed.find((x) => x.site.name === siteOf(m.point))!;
+    assert.ok((e.site.backends ?? BACKENDS).includes(m.backend), `${m.point} on ${m.backend}`);
+  }
+  // the state layer's writes and lock operations are among them (not only in full)
+  for (const kind of ["state", "lock"]) {
+    assert.ok(armed.some((e) => e.site.kind === kind), kind);
+  }
+  for (const e of armed.filter((x) => x.site.kind === "lock" || x.site.name.startsWith("state."))) {
+    assert.ok(sites.includes(e.site.name), e.site.name);
+  }
+  // both sides on both backends among the sites existing on both
+  const both = suite.filter((m) =>
+    !armed.find((x) => x.site.name === siteOf(m.point))!.site.backends
+  );
+  for (const side of SIDES) {
+    for (const backend of BACKENDS) {
+      assert.ok(both.some((m) => m.point.endsWith(`:${side}`) && m.backend === backend), side);
+    }
+  }
+  // the suite is a part of the full tier, in its order
+  const full = matrixPoints("full").map((m) => `${m.point}:${m.backend}`);
+  const ids = suite.map((m) => `${m.point}:${m.backend}`);
+  assert.deepEqual(full.filter((id) => ids.includes(id)), ids);
 });
 
 Deno.test("the matrix arms each site in the journey that first crosses it; init in the plan", () => {
@@ -115,7 +150,17 @@ Deno.test("the matrix arms each site in the journey that first crosses it; init 
   assert.equal(matrixJourney("journal.abandon"), "operator");
   assert.equal(matrixJourney("kafka.move_offsets_to_retained"), "operator");
   assert.equal(matrixJourney("state.local.decide.history.rename"), "operator");
-  assert.equal(matrixJourney("lock.local.break"), null);
+  // the break of a dead worker's lock: in `state runner-status --break-stale-lock` after a
+  // resume-only death; removal and day two in their own journeys
+  assert.equal(matrixJourney("lock.local.break"), "resume");
+  assert.equal(matrixJourney("docker.term_removed_runner"), "removal");
+  assert.equal(matrixJourney("state.commit_removal"), "removal");
+  assert.equal(matrixJourney("kafka.skip_record_offset"), "day_two");
+  assert.equal(matrixJourney("state.local.audit.history.rename"), "day_two");
+  assert.equal(dayTwoCommand("journal.record_skipped"), "skip-record");
+  assert.equal(dayTwoCommand("kafka.skip_record_offset"), "skip-record");
+  assert.equal(dayTwoCommand("docker.start_stopped"), "restart");
+  assert.equal(dayTwoCommand("state.postgres.audit.commit"), "restart");
   assert.ok(armsPlan("state.local.init.store.temp") && armsPlan("state.postgres.init.commit"));
   assert.equal(armsPlan("state.local.commit_ownership.history.temp"), false);
 });
@@ -159,7 +204,7 @@ Deno.test("a create case requires no old runner and no offsets while stopped; a 
   assert.equal(removal.includes("output.exact"), false);
 });
 
-Deno.test("the suite arms each operator site once (three cases), each decision; their state writes only in full", () => {
+Deno.test("the suite arms each operator site once, each decision, their state writes too", () => {
   const suite = matrixPoints("suite");
   const full = matrixPoints("full");
   const mine = suite.filter((m) =>
@@ -167,8 +212,11 @@ Deno.test("the suite arms each operator site once (three cases), each decision; 
   );
   assert.deepEqual(
     mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":"))).sort(),
-    operatorSites().map((s) => s.name).sort(),
+    faultInventory().filter((e) => e.journeys[0] === "operator").map((e) => e.site.name).sort(),
   );
+  for (const s of operatorSites()) {
+    assert.ok(mine.some((m) => m.point.startsWith(`${s.name}:`)), s.name);
+  }
   // both decisions, both sides and both backends among the three
   const sites = mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":")));
   assert.deepEqual(
@@ -189,7 +237,7 @@ Deno.test("the suite arms each operator site once (three cases), each decision; 
     assert.equal(cases.length, backends.length * SIDES.length, e.site.name);
     assert.notEqual(operatorDecision(e.site.name), null, e.site.name);
   }
-  assert.equal(suite.some((m) => m.point.startsWith("state.local.decide.")), false);
+  assert.ok(suite.some((m) => m.point.startsWith("state.local.decide.")));
 });
 
 Deno.test("an operator case requires its decision's checks, pinned to the stopped apply", () => {
@@ -251,4 +299,62 @@ Deno.test("an operator case requires its decision's checks, pinned to the stoppe
   });
   assert.equal(serial.pin!(at({ before: 1, after: 1 }), c), null);
   assert.notEqual(serial.pin!(at({ before: 1, after: 2 }), c), null);
+});
+
+Deno.test("the real matrix arms every site of the inventory: the full tier is every site × side × backend", () => {
+  const full = matrixPoints("full");
+  const inv = faultInventory();
+  assert.equal(inv.filter(matrixArms).length, inv.length);
+  const expected = inv.reduce((n, e) => n + (e.site.backends ?? BACKENDS).length * SIDES.length, 0);
+  assert.equal(full.length, expected);
+  assert.equal(matrixPoints("suite").length, inv.length);
+});
+
+Deno.test("removal and day-two cases require their journey's checks; a restart never the skip's", () => {
+  const matrixCase = (boundary: string): CaseEvidence => ({
+    id: `${boundary}:before:local`,
+    kind: "matrix",
+    run_id: "r",
+    boundary,
+    side: "before",
+    backend: "local",
+    params: {},
+    started_at: "",
+    duration_ms: 0,
+    outcome: null,
+    history: [],
+    samples: [],
+    setup: [],
+    assertions: [],
+    ok: true,
+    error: null,
+  });
+  const names = (site: string) => requiredChecks(matrixCase(site)).map((r) => r.check);
+  const removal = names("docker.remove_removed_runner");
+  for (
+    const check of [
+      "fault.killed_at_site",
+      "recovery.completed",
+      "removal.container_gone",
+      "volume.instance_kept",
+      "offsets.kept",
+      "kafka.topics_kept",
+      "ownership.released",
+      "generation.serial",
+      "plan.noop",
+    ]
+  ) assert.ok(removal.includes(check), check);
+  assert.equal(removal.includes("output.exact"), false);
+  const skip = names("journal.record_skipped");
+  const restart = names("state.local.audit.history.temp");
+  for (const check of ["offsets.skipped_exactly_one", "audit.skip_recorded_once"]) {
+    assert.ok(skip.includes(check), check);
+    assert.equal(restart.includes(check), false, check);
+  }
+  for (const check of ["runner.same_generation", "audit.restart_recorded_once", "output.exact"]) {
+    assert.ok(skip.includes(check) && restart.includes(check), check);
+  }
+  assert.ok(restart.includes("offsets.unchanged"));
+  // the break is a resume-only replacement case: the replacement's completion
+  assert.ok(names("lock.local.break").includes("generation.single_candidate"));
 });

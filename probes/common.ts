@@ -203,9 +203,11 @@ export async function newCase(
       throw e;
     }
   }
-  const applicationId = created.runners[0].application_id;
+  // the starter's model's runner (a case may deploy a second model beside it)
+  const starter = created.runners.find((r) => r.application_id === appId) ?? created.runners[0];
+  const applicationId = starter.application_id;
   appId = applicationId;
-  const volumeInstance = created.runners[0].volume_instance;
+  const volumeInstance = starter.volume_instance;
   const produced = new Map<string, Order>();
   const read = async () =>
     (await readAll(env.bootstrapHost, project.outputTopic, { partitions: [0, 1, 2] }))

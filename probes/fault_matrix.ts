@@ -1,9 +1,12 @@
 /**
- * The fault matrix: every site of the fault inventory that the replacement, its resume, the
- * create journey, the operator's decisions or the connector journey crosses first ×
- * before/after × the backends the site exists on is one case (the `suite` tier runs a declared
- * part of them; see `TIERS` in catalogue.ts). The create and connector cases are in
- * probes/matrix_journeys.ts: the armed `apply --plan` (or, for the store's creation,
+ * The fault matrix: every site of the fault inventory (the journeys it drives:
+ * `MATRIX_JOURNEYS` in catalogue.ts) × before/after × the backends the site exists on is one
+ * case (the `suite` tier runs each site once; see `TIERS` in catalogue.ts). The runner-removal
+ * and day-two cases are in probes/matrix_lifecycle.ts (the same `apply --plan`, or the same
+ * `sluice skip-record` / `sluice restart`, again in a fresh process finishes what the armed one
+ * left). The break of a dead worker's local lock is armed in `state runner-status
+ * --break-stale-lock` after the apply died holding its lock. The create and connector cases
+ * are in probes/matrix_journeys.ts: the armed `apply --plan` (or, for the store's creation,
  * `plan --out`) dies at the site and the same `apply --plan` run again in fresh processes
  * finishes it. So are the operator cases: a replacement's apply dies with the runner stopped,
  * the operator's decision (`state accept-retention-loss` after a real retention loss, or
@@ -46,6 +49,7 @@ import {
   selectionFlags,
 } from "./common.ts";
 import {
+  frozenAtDeath,
   interrupted,
   prepareCase,
   recordKilledAtSite,
@@ -55,6 +59,7 @@ import {
   verifyCompletion,
 } from "./invariants.ts";
 import { runConnectorCase, runCreateCase, runOperatorCase } from "./matrix_journeys.ts";
+import { runDayTwoCase, runRemovalCase } from "./matrix_lifecycle.ts";
 
 /** One matrix case. */
 export interface MatrixCase {
@@ -91,6 +96,8 @@ export function runCase(
   if (journey === "create") return runCreateCase(env, image, c, runId);
   if (journey === "connector") return runConnectorCase(env, image, c, runId);
   if (journey === "operator") return runOperatorCase(env, image, c, runId);
+  if (journey === "removal") return runRemovalCase(env, image, c, runId);
+  if (journey === "day_two") return runDayTwoCase(env, image, c, runId);
   const point = `${c.boundary}:${c.side}`;
   return caseEvidence(
     {
@@ -145,6 +152,18 @@ export function runCase(
         afterPrefix: "b",
         lineageFile,
       });
+      if (frozenAtDeath(j)) {
+        const st = await p.fx.state();
+        p.rec.record({
+          check: "audit.frozen_no_new_incident",
+          name:
+            "killed after its receipt was archived: finishing the finalization recorded no incident (the receipt freezes the terminal control)",
+          kind: "count",
+          witness: c.backend === "local" ? "state-files" : "state-rows",
+          expected: { max: 0 },
+          actual: st.history.filter((e) => e.kind === "incident").map((e) => e.incident_id),
+        });
+      }
     },
   );
 }

@@ -16,7 +16,7 @@
  * @module
  */
 import type { EnvDescriptor } from "../harness/env.ts";
-import type { FaultJourney } from "../harness/faults.ts";
+import { type FaultJourney, LOCAL_BREAK_SITE } from "../harness/faults.ts";
 import type { WorkerResult } from "../harness/worker.ts";
 import { containersMounting, containersOf, kafkaTools, volumeOf } from "../harness/witness.ts";
 import { loadRunEventValidator, type RunEventValidator } from "../lib/lineage/validate.ts";
@@ -688,22 +688,45 @@ export function recordPreKill(
   });
 }
 
-/** On the local backend, every killed worker's stale lock was broken explicitly, by its ID. */
+/**
+ * On the local backend, every killed worker's stale lock was broken explicitly, by its ID (a
+ * worker killed at the break of another's lock held none of its own).
+ */
 export function recordStaleLocksBroken(rec: Recorder, j: FaultJourney): void {
   rec.record({
     check: "lock.stale_broken_explicitly",
     name: "the stale lock of every killed worker was broken explicitly, by lock ID",
     kind: "equal",
     witness: "sluice",
-    expected: j.workers.filter((w) => w.signal === "SIGKILL").length,
+    expected: j.workers.filter((w) =>
+      w.signal === "SIGKILL" && !(w.killedAtFault && w.fault?.startsWith(`${LOCAL_BREAK_SITE}:`))
+    ).length,
     actual: j.brokenLocks.length,
   });
 }
 
-/** Whether a journey found the operation pending and resumed it (an incident must be kept). */
+/**
+ * Whether a journey found the operation pending and resumed it (an incident must be kept) —
+ * unless its receipt was already archived when it died ({@link frozenAtDeath}).
+ */
 export function interrupted(j: FaultJourney): boolean {
-  return j.shows.some((v) =>
-    (v as { pending_operation?: { status?: string } } | null)?.pending_operation?.status ===
-      "in_progress"
-  ) && j.workers.some((w) => w.args.includes("resume"));
+  return !frozenAtDeath(j) &&
+    j.shows.some((v) =>
+      (v as { pending_operation?: { status?: string } } | null)?.pending_operation?.status ===
+        "in_progress"
+    ) && j.workers.some((w) => w.args.includes("resume"));
+}
+
+/**
+ * Whether the first look after a death found the operation's completion receipt already
+ * archived beside its still-pending control (a local finalize killed after its receipt): the
+ * receipt freezes the terminal control, and finishing the finalization records no new incident
+ * (spec: finalization never authorizes a new incident that would change the archived control).
+ */
+export function frozenAtDeath(j: FaultJourney): boolean {
+  const v = j.shows[0] as
+    | { pending_operation?: unknown; history?: { last_event?: string | null } }
+    | null
+    | undefined;
+  return !!v?.pending_operation && v.history?.last_event === "runner_completed";
 }

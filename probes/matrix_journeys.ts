@@ -75,7 +75,8 @@ export const INITIAL_POSITIONS: Record<string, string> = { "0": "0", "1": "0", "
 /** The sink's extra config key an update case sets (a reviewed config update). */
 export const SINK_UPDATE = { key: "consumer.override.max.poll.records", value: "100" };
 
-async function stateOrNull(fx: CaseFixture): Promise<StateWitness | null> {
+/** The state read directly, or null when there is none (yet). */
+export async function stateOrNull(fx: CaseFixture): Promise<StateWitness | null> {
   try {
     return await fx.state();
   } catch {
@@ -83,10 +84,10 @@ async function stateOrNull(fx: CaseFixture): Promise<StateWitness | null> {
   }
 }
 
-function workerOutcome(w: WorkerResult | undefined, killed: WorkerResult[]) {
+function workerOutcome(w: WorkerResult | undefined, killed: WorkerResult[], f: string) {
   return {
     process: w?.process ?? null,
-    command: w?.args.find((a) => a === "apply" || a === "plan") ?? null,
+    command: w?.args.find((a) => a === f || a === "plan") ?? null,
     exit: w?.code ?? null,
     signal: w?.signal ?? null,
     timed_out: w?.timedOut ?? false,
@@ -95,22 +96,24 @@ function workerOutcome(w: WorkerResult | undefined, killed: WorkerResult[]) {
   };
 }
 
-/** The armed worker's outcome, and the completion by a fresh process (common to both). */
-function recordJourney(cs: CaseState, j: FaultJourney, point: string) {
+/**
+ * The armed worker's outcome, and the completion by the same command (`f`: `apply` by default)
+ * in a fresh process (common to the journeys continued by the same command again).
+ */
+export function recordJourney(cs: CaseState, j: FaultJourney, point: string, f = "apply") {
   const armed = j.workers.find((w) => w.fault === point);
   recordKilledAtSite(cs.rec, armed, point);
   const killed = j.workers.filter((w) => w.signal !== null);
-  const completedBy =
-    [...j.workers].reverse().find((w) => w.code === 0 && w.args.includes("apply")) ??
-      j.workers.at(-1);
+  const completedBy = [...j.workers].reverse().find((w) => w.code === 0 && w.args.includes(f)) ??
+    j.workers.at(-1);
   cs.outcome = j.outcome;
   cs.rec.record({
     check: "recovery.completed",
-    name: "the same apply --plan, run again in a fresh process, completed the operation",
+    name: `the same ${f}, run again in a fresh process, completed the operation`,
     kind: "exit-status",
     witness: "process",
     expected: { exit: 0 },
-    actual: { ...workerOutcome(completedBy, killed), outcome: j.outcome, blockers: j.blockers },
+    actual: { ...workerOutcome(completedBy, killed, f), outcome: j.outcome, blockers: j.blockers },
   });
   if (killed.length > 0) {
     cs.rec.record({
@@ -124,7 +127,8 @@ function recordJourney(cs: CaseState, j: FaultJourney, point: string) {
   }
 }
 
-async function recordCommon(cs: CaseState, fx: CaseFixture, st: StateWitness | null) {
+/** No pending control, every sealed entry intact, and a no-op plan afterwards. */
+export async function recordCommon(cs: CaseState, fx: CaseFixture, st: StateWitness | null) {
   const stateWitness = fx.backend === "local" ? "state-files" : "state-rows";
   cs.rec.record({
     check: "state.control_cleared",

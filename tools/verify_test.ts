@@ -13,6 +13,7 @@ import {
 import {
   connectorChange,
   connectorSerialBefore,
+  dayTwoCommand,
   DISRUPTIONS,
   expectedCaseIds,
   inventory,
@@ -24,6 +25,7 @@ import {
   randomKillCases,
   randomKillDelay,
   REJECTIONS,
+  REMOVAL_SERIAL_BEFORE,
   stopsRunner,
 } from "../probes/catalogue.ts";
 import { loadRunEventValidator } from "../lib/lineage/validate.ts";
@@ -274,6 +276,163 @@ function connectorCompletion(site: string): Assertion[] {
   return out;
 }
 
+const noControl = () =>
+  a({
+    check: "state.control_cleared",
+    name: "no control",
+    kind: "absent",
+    witness: "state-files",
+    expected: ["control"],
+    actual: ["history", "ownership"],
+  });
+
+/** The checks of a completed runner removal (the same apply --plan again). */
+function removalCompletion(): Assertion[] {
+  const volume = { exists: true, label: "v1", file: "v1" };
+  return [
+    completion(1, true)[0],
+    a({
+      check: "removal.container_gone",
+      name: "no container left",
+      kind: "count",
+      witness: "docker-api",
+      expected: { max: 0 },
+      actual: [],
+    }),
+    a({
+      check: "volume.instance_kept",
+      name: "volume kept",
+      kind: "unchanged",
+      witness: "docker-api+host-fs",
+      expected: volume,
+      actual: volume,
+    }),
+    a({
+      check: "offsets.kept",
+      name: "offsets kept",
+      kind: "all-equal",
+      witness: "kafka-tools",
+      expected: { value: CLOSE },
+      actual: [CLOSE, CLOSE],
+    }),
+    a({
+      check: "kafka.topics_kept",
+      name: "topics kept",
+      kind: "unchanged",
+      witness: "kafka-tools",
+      expected: TOPIC_IDS,
+      actual: TOPIC_IDS,
+    }),
+    a({
+      check: "kafka.no_member",
+      name: "no member",
+      kind: "count",
+      witness: "kafka-tools",
+      expected: { max: 0 },
+      actual: [],
+    }),
+    a({
+      check: "ownership.released",
+      name: "released",
+      kind: "equal",
+      witness: "state-files",
+      expected: {
+        runners: ["spare"],
+        retained: [{ application_id: "app", volume_instance: "v1" }],
+      },
+      actual: { runners: ["spare"], retained: [{ application_id: "app", volume_instance: "v1" }] },
+    }),
+    a({
+      check: "removal.spare_untouched",
+      name: "spare untouched",
+      kind: "unchanged",
+      witness: "docker-api",
+      expected: [{ id: "c2", running: true }],
+      actual: [{ id: "c2", running: true }],
+    }),
+    a({
+      check: "generation.serial",
+      name: "serial +1",
+      kind: "equal",
+      witness: "state-files",
+      expected: { before: REMOVAL_SERIAL_BEFORE, after: REMOVAL_SERIAL_BEFORE + 1 },
+      actual: { before: REMOVAL_SERIAL_BEFORE, after: REMOVAL_SERIAL_BEFORE + 1 },
+    }),
+    noControl(),
+    ...completion(1, true).filter((x) => x.check === "plan.noop"),
+  ];
+}
+
+/** The checks of a completed day-two command (the same command again). */
+function dayTwoCompletion(site: string): Assertion[] {
+  const skip = dayTwoCommand(site) === "skip-record";
+  const skipped = { ...CLOSE, "1": "3" };
+  return [
+    completion(1, true)[0],
+    a({
+      check: "runner.same_generation",
+      name: "same container",
+      kind: "equal",
+      witness: "docker-api",
+      expected: [{ id: "c1", generation: `${OP}/0`, running: true }],
+      actual: [{ id: "c1", generation: `${OP}/0`, running: true }],
+    }),
+    a({
+      check: "audit.restart_recorded_once",
+      name: "one restart",
+      kind: "equal",
+      witness: "state-files",
+      expected: [{ container: { id: "c1", exit_code: skip ? 13 : 143 }, after_skip: null }],
+      actual: [{ container: { id: "c1", exit_code: skip ? 13 : 143 }, after_skip: null }],
+    }),
+    ...(skip
+      ? [
+        a({
+          check: "audit.skip_recorded_once",
+          name: "one skip",
+          kind: "equal",
+          witness: "state-files",
+          expected: [{ partition: 1, offset: "2" }],
+          actual: [{ partition: 1, offset: "2" }],
+        }),
+        a({
+          check: "offsets.skipped_exactly_one",
+          name: "one partition by one",
+          kind: "equal",
+          witness: "kafka-tools",
+          expected: skipped,
+          actual: skipped,
+        }),
+        a({
+          check: "offsets.stopped_or_skipped",
+          name: "stop's or skip's",
+          kind: "subset",
+          witness: "kafka-tools",
+          expected: [CLOSE, skipped],
+          actual: [CLOSE, skipped],
+        }),
+      ]
+      : [a({
+        check: "offsets.unchanged",
+        name: "no offset moved",
+        kind: "all-equal",
+        witness: "kafka-tools",
+        expected: { value: CLOSE },
+        actual: [CLOSE, CLOSE],
+      })]),
+    a({
+      check: "generation.serial",
+      name: "serial unchanged",
+      kind: "equal",
+      witness: "state-files",
+      expected: { before: 1, after: 1 },
+      actual: { before: 1, after: 1 },
+    }),
+    noControl(),
+    ...completion(1, true).filter((x) => x.check === "output.exact" || x.check === "plan.noop"),
+  ];
+}
+
 /** The checks of an operator case (its decision at `site`, the same decision again). */
 function operatorCompletion(site: string): Assertion[] {
   const pre = killed("worker-1", PRE_OPERATOR_FAULT, "fault.pre_operator_kill");
@@ -513,8 +672,15 @@ function buildCase(probe: ProbeName, id: string): CaseEvidence {
       ? connectorCompletion(c.boundary)
       : journey === "operator"
       ? operatorCompletion(c.boundary)
+      : journey === "removal"
+      ? removalCompletion()
+      : journey === "day_two"
+      ? dayTwoCompletion(c.boundary)
       : completion(1, true);
-    if (journey === "create" || journey === "connector") c.samples = [];
+    if (
+      journey === "create" || journey === "connector" || journey === "removal" ||
+      journey === "day_two"
+    ) c.samples = [];
     if (journey === "operator") {
       c.history = operatorHistory(head);
       c.assertions = [killed("worker-2", head, "fault.killed_at_site"), ...rest];
@@ -861,4 +1027,40 @@ Deno.test("create and connector cases hold their journey's checks, with the code
   has(create.id, /generation\.serial.*is not the code's serial change/);
   has(removal.id, /missing required assertion connector\.removed/);
   has(update.id, /generation\.serial.*is not the code's serial change/);
+});
+
+Deno.test("removal and day-two cases hold their journey's checks, with the code's pins", async () => {
+  const doc = evidence("fault-matrix");
+  const removal = doc.cases.find((c) => matrixJourney(c.boundary!) === "removal")!;
+  const skip = doc.cases.find((c) => c.boundary === "kafka.skip_record_offset")!;
+  const restart = doc.cases.find((c) => c.boundary === "docker.start_stopped")!;
+  const audit = doc.cases.find((c) => c.boundary === "state.postgres.audit.commit")!;
+  removal.assertions = removal.assertions.filter((x) => x.check !== "offsets.kept");
+  const gone = removal.assertions.find((x) => x.check === "removal.container_gone")!;
+  gone.expected = { max: 1 };
+  gone.actual = [{ id: "c1" }];
+  gone.ok = judge(gone, conforms).ok;
+  const serial = removal.assertions.find((x) => x.check === "generation.serial")!;
+  serial.expected = serial.actual = { before: 1, after: 1 };
+  skip.assertions = skip.assertions.filter((x) => x.check !== "offsets.skipped_exactly_one");
+  restart.assertions = restart.assertions.filter((x) => x.check !== "runner.same_generation");
+  const moved = audit.assertions.find((x) => x.check === "generation.serial")!;
+  moved.expected = moved.actual = { before: 1, after: 2 };
+  const errors = await errorsOf(doc);
+  const has = (id: string, re: RegExp) =>
+    assert.ok(
+      errors.some((e) => e.includes(id) && re.test(e)),
+      `${id} ${re}\n${errors.join("\n")}`,
+    );
+  has(removal.id, /missing required assertion offsets\.kept/);
+  has(removal.id, /removal\.container_gone.*is not the code's no container left/);
+  has(removal.id, /generation\.serial.*is not the code's serial change/);
+  has(skip.id, /missing required assertion offsets\.skipped_exactly_one/);
+  has(restart.id, /missing required assertion runner\.same_generation/);
+  has(audit.id, /generation\.serial.*is not the code's serial change/);
+  // a restart case never requires the skip's checks
+  assert.equal(
+    errors.some((e) => e.includes(restart.id) && /offsets\.skipped_exactly_one/.test(e)),
+    false,
+  );
 });
