@@ -28,7 +28,8 @@
  * - a container stopped by a clean close (exit 143, status `CLOSED` with `close_offsets`): every
  *   input partition whose committed offset now differs from its close vector (`close_vector`);
  * - a running container: every partition whose start vector differs from the previous run's
- *   close vector (`start_vector`) — moved between that close and this start;
+ *   close vector (`start_vector`) — moved between that close and this start — when that run was
+ *   the same generation (a replacement's offsets are sluice's own);
  * - any other stop (a kill, 137; a failure): nothing records where the group was at the stop,
  *   but the runner never commits below where it started, so a committed offset below the start
  *   vector was moved back (`rewound_below_start`). A forward move after a kill is not knowable.
@@ -301,6 +302,8 @@ function offsetsMoved(
   let moved: (b: string | null, a: string | null) => boolean = (b, a) => b !== a;
   if (c.running) {
     const prev = s.previous_close as Record<string, unknown> | null | undefined;
+    // only a close of this generation: a new generation's volume may hold the one it replaced
+    if (prev?.generation !== s.generation) return null;
     before = vector(prev?.close_offsets);
     const start = vector(s.start_offsets);
     if (!before || !start) return null;

@@ -157,6 +157,12 @@ Deno.test("a runner started on offsets moved after its previous close is drift w
   assert.equal(d.evidence, "start_vector");
   assert.equal(d.running, true);
   assert.deepEqual(d.partitions, [{ topic: TOPIC, partition: 0, before: "7", after: "2" }]);
+  // the previous close was another generation's (a replacement's volume): not compared
+  const replaced = {
+    ...status,
+    previous_close: { ...status.previous_close, generation: "g0" },
+  };
+  assert.equal(runnerDrift(container({ running: true }, replaced), [], group({})), null);
   // started where it closed: nothing moved
   const same = { ...status, start_offsets: { "0": "7", "1": "3" } };
   assert.equal(runnerDrift(container({ running: true }, same), [], group({})), null);
@@ -209,7 +215,7 @@ Deno.test("an acknowledged drift is not reported again; the same move seen from 
       reason: null,
       started_at: "2026-12-01T00:10:00.3Z",
       start_offsets: { "0": "2", "1": "3" },
-      previous_close: { close_offsets: { "0": "7", "1": "3" }, closed_at: "x" },
+      previous_close: { close_offsets: { "0": "7", "1": "3" }, closed_at: "x", generation: "g1" },
     },
   );
   assert.equal(runnerDrift(running, history, group({ "0": "9", "1": "3" })), null);
