@@ -41,6 +41,9 @@ Deno.test("offsets moved while the runner was stopped: drift in plan and status,
   await f.deps.docker.signalTerm(name);
   assert.deepEqual((await blockers()).codes, ["BLOCKED_RUNNER_NOT_RUNNING"]);
   assert.equal((await row()).drift, null);
+  const none = await f.cli(["-o", "json", "acknowledge-drift", MODEL, ...project, "--reason", "x"]);
+  assert.equal(none.code, 4);
+  assert.equal((none.json().errors[0] as Blocked).code, "BLOCKED_NO_DRIFT");
   const committed = await f.deps.kafka.committedOffsets(appId, f.p.inputTopic);
   const [partition, at] = [...committed].sort((a, b) => Number(b[1] - a[1]))[0];
   assert.ok(at > 0n, "the runner consumed");
@@ -72,8 +75,11 @@ Deno.test("offsets moved while the runner was stopped: drift in plan and status,
   assert.equal(ack.code, 0, ack.stdout + ack.stderr);
   const data = ack.json().data as { event_id: string; acknowledged: Drift[] };
   assert.deepEqual(data.acknowledged.map((x) => x?.partitions), [[moved]]);
-  const shown = (await f.cli(["-o", "json", "state", "show", ...project])).stdout;
-  assert.match(shown, new RegExp(data.event_id));
+  const shown = (await f.cli(["-o", "json", "state", "show", ...project])).json().data as {
+    history: { envelope_version: number; last_event: string };
+  };
+  assert.equal(shown.history.last_event, "drift_acknowledged");
+  assert.equal(shown.history.envelope_version, 6);
   assert.deepEqual((await blockers()).codes, ["BLOCKED_RUNNER_NOT_RUNNING"]);
   const again = await f.cli([
     "-o",
@@ -94,15 +100,34 @@ Deno.test("offsets moved while the runner was stopped: drift in plan and status,
   const healthy = await row();
   assert.equal(healthy.drift, null);
   assert.equal(healthy.healthy, true);
-  const none = await f.cli(["-o", "json", "acknowledge-drift", MODEL, ...project, "--reason", "x"]);
-  assert.equal(none.code, 4);
-  assert.equal((none.json().errors[0] as Blocked).code, "BLOCKED_NO_DRIFT");
+  // running on the acknowledged offsets: the same move, already acknowledged
+  const still = await f.cli([
+    "-o",
+    "json",
+    "acknowledge-drift",
+    MODEL,
+    ...project,
+    "--reason",
+    "x",
+  ]);
+  assert.equal(still.code, 0);
+  const stillData = still.json().data as {
+    event_id: string | null;
+    already: Array<{ event_id: string; drift: Drift }>;
+  };
+  assert.equal(stillData.event_id, null);
+  assert.deepEqual(stillData.already.map((a) => a.event_id), [data.event_id]);
+  assert.equal(stillData.already[0].drift?.evidence, "start_vector");
 
   // a later move is a new drift
   await f.deps.docker.signalTerm(name);
   assert.equal((await row()).drift, null);
-  await f.deps.kafka.setGroupOffsets(appId, f.p.inputTopic, new Map([[partition, 1n]]));
-  assert.equal((await row()).drift?.kind, "offsets_moved_while_stopped");
+  // the same move again (the runner had consumed back to where it was): another stop, so not
+  // the acknowledged drift
+  await f.deps.kafka.setGroupOffsets(appId, f.p.inputTopic, new Map([[partition, 0n]]));
+  const later = (await row()).drift;
+  assert.equal(later?.kind, "offsets_moved_while_stopped");
+  assert.deepEqual(later?.partitions, [moved]);
 });
 
 Deno.test("a hand start acknowledged is no longer drift; the next hand start is", async () => {
