@@ -35,6 +35,7 @@ export type { ErrorCode, ExitStatus, SourceLocation } from "./lib/errors.ts";
 export { openProject } from "./lib/sdk/project.ts";
 export type {
   AbandonRequest,
+  AcknowledgeDriftRequest,
   ApplyOutcome,
   OpenProjectOptions,
   OperationRef,
@@ -50,8 +51,15 @@ export type {
 export type { AbandonResult } from "./lib/runtime/abandon.ts";
 export type { RestartResult } from "./lib/runtime/restart.ts";
 export type { SkipRecordResult } from "./lib/runtime/skip_record.ts";
+export type { AcknowledgeDriftResult } from "./lib/runtime/acknowledge_drift.ts";
+export type {
+  MovedPartition,
+  OffsetsMovedWhileStopped,
+  StartedOutsideSluice,
+} from "./lib/validation/drift.ts";
 export type {
   DayTwoEvent,
+  DriftAcknowledged,
   RecordSkipped,
   RunnerRestarted,
   StoppedContainer,

@@ -340,8 +340,9 @@ export const ERROR_CODES = {
   BLOCKED_WRONG_IMAGE: EXIT.BLOCKED,
   BLOCKED_WRONG_MOUNTED_PLAN: EXIT.BLOCKED,
   BLOCKED_WRONG_NETWORK: EXIT.BLOCKED,
-  // the day-two commands (restart, skip-record: lib/protocol/day_two.ts)
+  // the day-two commands (restart, skip-record, acknowledge-drift: lib/protocol/day_two.ts)
   BLOCKED_DUPLICATE_EVENT: EXIT.BLOCKED,
+  BLOCKED_NO_DRIFT: EXIT.BLOCKED,
   BLOCKED_NOT_DECODE_FAILURE: EXIT.BLOCKED,
   BLOCKED_OFFSETS_MOVED: EXIT.BLOCKED,
   BLOCKED_POISON_RECORD: EXIT.BLOCKED,

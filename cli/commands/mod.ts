@@ -18,6 +18,7 @@ import { register as version } from "./version.ts";
 import { register as operator } from "./operator.ts";
 import { register as logs } from "./logs.ts";
 import { register as dayTwo } from "./day_two.ts";
+import { register as acknowledgeDrift } from "./acknowledge_drift.ts";
 
 /**
  * A function that adds one command group to the program; `deps` (ports, clock, UUID source) are
@@ -35,6 +36,7 @@ export const COMMANDS: Register[] = [
   operator,
   logs,
   dayTwo,
+  acknowledgeDrift,
   runtime,
   version,
 ];

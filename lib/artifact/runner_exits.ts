@@ -114,7 +114,7 @@ function record(v: unknown): RunnerStopRecord | null {
 }
 
 /**
- * Read a runner's stop from its status file (format `sluice.runner-status`, version 1 or 2,
+ * Read a runner's stop from its status file (format `sluice.runner-status`, version 1, 2 or 3,
  * state FAILED or CLOSED) or from its last stdout line (`{"sluice_runner_exit": …}`). Returns
  * null when the value is neither, or describes no stop (e.g. a RUNNING status).
  * @example
@@ -130,7 +130,9 @@ export function parseRunnerStop(value: unknown): RunnerStop | null {
   if ("sluice_runner_exit" in v) {
     exit = int(v.sluice_runner_exit);
     context = v.context;
-  } else if (v.format === "sluice.runner-status" && (v.version === 1 || v.version === 2)) {
+  } else if (
+    v.format === "sluice.runner-status" && (v.version === 1 || v.version === 2 || v.version === 3)
+  ) {
     if (v.state !== "FAILED" && v.state !== "CLOSED") return null;
     exit = int(v.exit_code);
     context = v.stop;

@@ -23,7 +23,7 @@ import type { Project } from "../project/load.ts";
 import { projectTopics } from "../project/topics.ts";
 import type { OwnershipDocument, RetainedRunner } from "../state/ownership.ts";
 import type { HistoryEvent } from "../state/history.ts";
-import { runnerDrift } from "../validation/drift.ts";
+import { driftNextStep, runnerDrift } from "../validation/drift.ts";
 import type { RunnerAction, StoreIdentity } from "../state/journal.ts";
 import { parseMountedPlan } from "../protocol/mounted_plan.ts";
 import { type Blocker, blocker } from "../validation/blocker.ts";
@@ -419,19 +419,24 @@ export function planProject(input: PlanInput): Plan {
       continue;
     }
     const checked = verifyOwnedRunner(obs, owned, ownedTopics);
-    if (checked.blockers.length > 0) {
-      blockers.push(...checked.blockers);
-      continue;
-    }
-    const drift = checked.container ? runnerDrift(checked.container, state.history ?? []) : null;
+    // drift is reported beside the runner's other blockers (moved offsets of a stopped runner)
+    const drift = checked.container
+      ? runnerDrift(checked.container, state.history ?? [], {
+        topic: obs.target.inputTopic,
+        committed: obs.kafka.committed,
+      })
+      : null;
+    blockers.push(...checked.blockers);
     if (drift) {
       blockers.push(blocker(
         "BLOCKED_RUNNER_DRIFT",
-        `${a.model}: ${drift.summary}; sluice does not adopt it silently: see docs/runbook.md (stop it with 'docker stop -t 30 ${drift.container}', then 'sluice restart ${a.model} --reason TEXT' records it)`,
+        `${a.model}: ${drift.summary}; sluice does not adopt it silently (docs/runbook.md): ${
+          driftNextStep(drift, a.model)
+        }`,
         { model: a.model, evidence: { drift } },
       ));
-      continue;
     }
+    if (checked.blockers.length > 0 || drift) continue;
     if (owned.artifact_sha256 === a.sha256) continue; // no-op
     const prior = priorArtifact(obs);
     if (!prior || artifactSha256(prior) !== owned.artifact_sha256) {

@@ -9,7 +9,10 @@
  * - `sluice restart MODEL`: start the stopped owned generation again (`runner_restarted`, then
  *   the start);
  * - `sluice skip-record MODEL`: past a record the runner cannot decode (`record_skipped`, then
- *   that one partition's committed offset + 1, then the restart's record and start).
+ *   that one partition's committed offset + 1, then the restart's record and start);
+ * - `sluice acknowledge-drift MODEL`: accept a drift (`drift_acknowledged`, and no provider
+ *   change: its one write is the state layer's audit write, whose fault sites are the state
+ *   layer's).
  *
  * @example
  * ```ts
@@ -63,6 +66,7 @@ export const DAY_TWO_BLOCKERS = [
   "BLOCKED_DUPLICATE_EVENT",
   "BLOCKED_NOT_DECODE_FAILURE",
   "BLOCKED_SKIP_MISMATCH",
+  "BLOCKED_NO_DRIFT",
 ] as const;
 
 /**

@@ -21,8 +21,10 @@
  * 4. the committed offsets have not moved since the stop where that is knowable: a decode stop
  *    names its record, and the group's committed offset of that partition must be exactly that
  *    record's offset — or, after a recorded skip, exactly one past it (`BLOCKED_OFFSETS_MOVED`).
- *    After a TERM or a kill nothing records where the group was when it stopped (Kafka keeps no
- *    commit time sluice can read), so the audit records the offsets found, and that is all;
+ *    After any other stop the drift rule decides (lib/validation/drift.ts): after a clean close
+ *    (143) the group must hold the runner's close vector, after a kill nothing below where the
+ *    run started; moved offsets are refused unless `sluice acknowledge-drift` accepted them
+ *    (a forward move after a kill is not knowable). The audit records the offsets found;
  * 5. the audit event `runner_restarted` is recorded (who, why, the container and its exact stop,
  *    exit code, the group's state, the committed offsets), THEN the container is started, and
  *    sluice waits until the runner reports RUNNING for this start.
@@ -52,6 +54,7 @@ import type { OwnedRunner } from "../state/ownership.ts";
 import type { StateSnapshot } from "../state/store.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
 import type { ContainerEvidence, RunnerObservation } from "../validation/observation.ts";
+import { driftNextStep, runnerDrifts } from "../validation/drift.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
 import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { targetOf } from "./apply.ts";
@@ -330,7 +333,7 @@ export async function restartObserved(
   }
   const committedNow = o.obs.kafka.committed;
   const eventId = restarted?.event_id ?? p.uuids.uuid();
-  const problems = restartBlockers(o, stop, skipped, committedNow);
+  const problems = restartBlockers(o, stop, skipped, committedNow, snap.history.events);
   if (problems.length > 0) throw blockerError(problems);
 
   // the group: Empty, after a kill once the dead member has left
@@ -344,7 +347,7 @@ export async function restartObserved(
     )
     : committedNow;
   if (waited) {
-    const moved = restartBlockers(o, stop, skipped, committed);
+    const moved = restartBlockers(o, stop, skipped, committed, snap.history.events);
     if (moved.length > 0) throw blockerError(moved);
   }
 
@@ -445,13 +448,16 @@ function groupActive(
 
 /**
  * The rules on the stop and the offsets (read-only): an exit the same generation repeats; a
- * decode stop whose record has not been skipped; committed offsets moved since the stop.
+ * decode stop whose record has not been skipped; committed offsets moved since the stop — for a
+ * decode stop against its record, for any other stop the drift rule (`runnerDrifts`: the
+ * runner's close or start vector) unless acknowledged.
  */
 export function restartBlockers(
   o: ObservedRunner,
   stop: RunnerStopReport,
   skipped: RecordSkipped | null,
   committed: Record<string, string>,
+  events: readonly HistoryEvent[] = [],
 ): Blocker[] {
   const c = o.container;
   const model = o.model;
@@ -488,6 +494,17 @@ export function restartBlockers(
           reason: stop.runner?.reason ?? null,
         },
       },
+    )];
+  }
+  const drifted = runnerDrifts(c, events, { topic: o.obs.target.inputTopic, committed })
+    .unacknowledged.find((d) => d.kind === "offsets_moved_while_stopped");
+  if (drifted) {
+    return [blocker(
+      "BLOCKED_OFFSETS_MOVED",
+      `${model}: ${drifted.summary}; sluice does not start a runner on offsets moved outside it: ${
+        driftNextStep(drifted, model)
+      }`,
+      { model, evidence: { drift: drifted } },
     )];
   }
   if (stop.kind !== null && REPEATS.has(stop.kind)) {

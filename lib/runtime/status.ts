@@ -57,8 +57,10 @@ export interface ModelStatus {
    */
   stop: RunnerStopReport | null;
   /**
-   * A change made to the runner outside sluice (`lib/validation/drift.ts`: started again by
-   * hand after a stop no restart recorded), or null. A drifted runner is not healthy.
+   * A change made to the runner outside sluice that no `acknowledge-drift` accepted
+   * (`lib/validation/drift.ts`: started again by hand after a stop no restart recorded, or
+   * committed offsets moved while it was stopped, per partition before and after), or null. A
+   * drifted runner is not healthy.
    */
   drift: RunnerDrift | null;
   /** The consumer group's state (Stable, Empty, Dead, ...). */
@@ -176,7 +178,9 @@ export function modelStatus(
     c[0].environment.ok && c[0].execution.ok && c[0].runnerStatus?.state === "RUNNING" &&
     r.kafka.group.members.length === 1;
   const candidate = c.find((x) => pendingId !== null && x.labels.operationId === pendingId);
-  const drift = c.length === 1 ? runnerDrift(c[0], history) : null;
+  const drift = c.length === 1
+    ? runnerDrift(c[0], history, { topic: r.target.inputTopic, committed: r.kafka.committed })
+    : null;
   return {
     model: r.target.applicationId,
     candidate_of: candidate ? pendingId : null,

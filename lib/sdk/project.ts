@@ -54,6 +54,7 @@ import { runnerStatus } from "../runtime/replacement/runner_status.ts";
 import { acceptRetentionLoss, type RetentionResult } from "../runtime/replacement/retention.ts";
 import { abandon, type AbandonResult } from "../runtime/abandon.ts";
 import { restart, type RestartResult } from "../runtime/restart.ts";
+import { acknowledgeDrift, type AcknowledgeDriftResult } from "../runtime/acknowledge_drift.ts";
 import { skipRecord, type SkipRecordResult } from "../runtime/skip_record.ts";
 import type { ReplacementResult, RunnerStatusReport } from "../runtime/replacement/result.ts";
 import { apply, observe, type SessionOptions } from "../runtime/session.ts";
@@ -185,6 +186,18 @@ export interface RestartRequest {
   readyTimeoutMs?: number;
 }
 
+/** Options of {@link SluiceProject.acknowledgeDrift}. */
+export interface AcknowledgeDriftRequest {
+  /** The model (or its application ID). */
+  model: string;
+  /** Why the drift is accepted (required; recorded in the audit with who and when). */
+  reason: string;
+  /** The environment's name, repeated, where the manifest declares environments. */
+  confirmEnv?: string;
+  /** First remove this stale lock left by a dead process. */
+  breakStaleLock?: string;
+}
+
 /** Options of {@link SluiceProject.skipRecord}. */
 export interface SkipRecordOptions extends RestartRequest {
   /** The failing record's partition (as `status` names it). */
@@ -262,6 +275,12 @@ export interface SluiceProject extends AsyncDisposable {
    * runner started again as `restart` does. Running it again after a kill finishes it.
    */
   skipRecord(request: SkipRecordOptions): Promise<SkipRecordResult>;
+  /**
+   * Accept, on the record, the drift `plan` and `status` report for a model's runner (started
+   * outside sluice, or offsets moved while it was stopped): exactly what was found is recorded in
+   * the audit (`drift_acknowledged`) and no longer reported; nothing else changes.
+   */
+  acknowledgeDrift(request: AcknowledgeDriftRequest): Promise<AcknowledgeDriftResult>;
   /** Compare the project at a Git revision with another or the working tree, offline. */
   diff(options: ProjectDiffOptions): Promise<Review>;
   /** The state store's view: ownership, the pending operation, history and the lock. */
@@ -440,6 +459,10 @@ class ProjectHandle implements SluiceProject {
 
   skipRecord(request: SkipRecordOptions): Promise<SkipRecordResult> {
     return this.#online((deps) => skipRecord({ ...deps, ...request }));
+  }
+
+  acknowledgeDrift(request: AcknowledgeDriftRequest): Promise<AcknowledgeDriftResult> {
+    return this.#online((deps) => acknowledgeDrift({ ...deps, ...request }));
   }
 
   diff(options: ProjectDiffOptions): Promise<Review> {

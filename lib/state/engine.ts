@@ -776,7 +776,10 @@ export class StateEngine implements StateStore {
         { operation_id: c.operation_id },
       );
     }
-    if (event.kind !== "runner_restarted" && event.kind !== "record_skipped") {
+    if (
+      event.kind !== "runner_restarted" && event.kind !== "record_skipped" &&
+      event.kind !== "drift_acknowledged"
+    ) {
       blocked(
         "BLOCKED_INVALID_DECISION",
         `${(event as { kind: string }).kind} is not a day-two audit event`,
@@ -790,7 +793,8 @@ export class StateEngine implements StateStore {
     }
     if (
       snapshot.history.events.some((e) =>
-        (e.kind === "runner_restarted" || e.kind === "record_skipped") &&
+        (e.kind === "runner_restarted" || e.kind === "record_skipped" ||
+          e.kind === "drift_acknowledged") &&
         e.event_id === event.event_id
       )
     ) {

@@ -3,7 +3,8 @@
  * is 1 while it holds only incidents and commits, becomes 2 only when it holds a resume
  * authorization, 3 only when it holds a `runner_completed` receipt, 4 only when it holds
  * an operator's decision (`operator_decision`) or an abandonment (`operation_abandoned`), and 5
- * only when it holds a day-two audit event (`runner_restarted`, `record_skipped`). Earlier events
+ * only when it holds a day-two audit event (`runner_restarted`, `record_skipped`), 6 only when it
+ * holds an acknowledged drift (`drift_acknowledged`). Earlier events
  * keep their exact bytes and checksums: appending never re-encodes them.
  *
  * @example
@@ -18,6 +19,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
+import type { RunnerDrift } from "../validation/drift.ts";
 import type { Json } from "./_canonical.ts";
 import {
   type ControlDocument,
@@ -182,8 +184,41 @@ export interface RecordSkipped {
   failure: { reason: string; field: string | null; rule: string | null };
 }
 
+/**
+ * Drift an operator accepted explicitly (`sluice acknowledge-drift`): exactly the drifts found
+ * (`lib/validation/drift.ts`: a hand start with the container's ID, FinishedAt and StartedAt;
+ * moved offsets with each partition's offset before and after), who, why and when. `plan` and
+ * `status` no longer report those drifts; a later change is a new drift.
+ */
+export interface DriftAcknowledged {
+  /** Discriminant. */
+  kind: "drift_acknowledged";
+  /** This event's UUID. */
+  event_id: string;
+  /** Who acknowledged it. */
+  actor: string;
+  /** When (RFC 3339). */
+  recorded_at: string;
+  /** Why (the operator's words). */
+  reason: string;
+  /** The model. */
+  model: string;
+  /** Its application ID (the consumer group). */
+  application_id: string;
+  /** The container as Docker reported it. */
+  container: {
+    id: string;
+    name: string;
+    running: boolean;
+    started_at: string;
+    finished_at: string;
+  };
+  /** The drifts acknowledged, as found. */
+  drifts: RunnerDrift[];
+}
+
 /** The day-two audit events: recorded with no pending operation. */
-export type DayTwoEvent = RunnerRestarted | RecordSkipped;
+export type DayTwoEvent = RunnerRestarted | RecordSkipped | DriftAcknowledged;
 
 /** An event of the history envelope. */
 export type HistoryEvent =
@@ -221,16 +256,16 @@ export interface OwnershipCommitted {
 /**
  * The history envelope versions this sluice reads and writes: 1, 2 once it holds a resume
  * authorization, 3 once it holds a completion receipt, 4 once it holds an operator's decision
- * or an abandonment, 5 once it holds a day-two audit event.
+ * or an abandonment, 5 once it holds a day-two audit event, 6 once it holds an acknowledged drift.
  */
-export const HISTORY_VERSIONS: readonly HistoryDocument["version"][] = [1, 2, 3, 4, 5];
+export const HISTORY_VERSIONS: readonly HistoryDocument["version"][] = [1, 2, 3, 4, 5, 6];
 
 /** The stored history envelope. */
 export interface HistoryDocument {
   /** Document format name. */
   format: "sluice.history";
   /** Envelope version. */
-  version: 1 | 2 | 3 | 4 | 5;
+  version: 1 | 2 | 3 | 4 | 5 | 6;
   /** The project name. */
   project: string;
   /** The environment, or null. */
@@ -260,7 +295,8 @@ function versionFor(events: HistoryEvent[], current: HistoryVersion): HistoryVer
     if (v < n) v = n;
   };
   for (const e of events) {
-    if (e.kind === "runner_restarted" || e.kind === "record_skipped") atLeast(5);
+    if (e.kind === "drift_acknowledged") atLeast(6);
+    else if (e.kind === "runner_restarted" || e.kind === "record_skipped") atLeast(5);
     else if (e.kind === "operation_abandoned" || e.kind === "operator_decision") atLeast(4);
     else if (e.kind === "runner_completed") atLeast(3);
     else if (e.kind === "resume_authorized") atLeast(2);

@@ -207,7 +207,7 @@ export interface StateStore {
    */
   abandonOperation(snapshot: StateSnapshot, input: AbandonInput): Promise<StateSnapshot>;
   /**
-   * Append one day-two audit event (`runner_restarted`, `record_skipped`) to the history: the
+   * Append one day-two audit event (`runner_restarted`, `record_skipped`, `drift_acknowledged`) to the history: the
    * record of an operator's command on a running project, made before the provider change it
    * authorizes. Needs no pending operation and refuses one (`BLOCKED_OPERATION_PENDING`); an
    * event whose `event_id` is already archived is refused (`BLOCKED_DUPLICATE_EVENT`). Ownership

@@ -89,7 +89,7 @@ function writeStatus(
   if (state === "RUNNING") p.running_at = isoAt(now);
   const doc = {
     format: "sluice.runner-status",
-    version: 2,
+    version: 3,
     generation: p.generation,
     plan_sha256: p.plan_sha256,
     application_id: p.application_id,
@@ -103,6 +103,12 @@ function writeStatus(
     detail: exit?.detail ?? null,
     // as StatusFile.java: the stop context on FAILED (model, record position, shape and rule)
     stop: state === "FAILED" ? exit?.stop ?? null : null,
+    // the offset vectors (StatusFile.java, version 3)
+    start_offsets: p.start_offsets ?? null,
+    close_offsets: state === "CLOSED" && p.group_id && p.input_topic
+      ? inputOffsets(w, p.group_id, p.input_topic)
+      : null,
+    previous_close: p.previous_close ?? null,
   };
   writeContainerPath(w, c, statusPath(c), new TextEncoder().encode(canonicalJson(doc) + "\n"));
   // StatusFile.java prints a marker line with every status it writes
@@ -110,6 +116,38 @@ function writeStatus(
     at: isoAt(now),
     line: `SLUICE_RUNNER_STATE ${state} ${p.generation ?? "-"} ${p.plan_sha256 ?? "-"}`,
   });
+}
+
+/** The group's committed offsets of the input topic, partition → decimal offset. */
+function inputOffsets(w: World, groupId: string, topic: string): Record<string, string> {
+  return { ...(w.kafka.groups[groupId]?.offsets[topic] ?? {}) };
+}
+
+/**
+ * The close vector of the run before, from the status file it left (StatusFile.previousCloseOf):
+ * its own after a clean close, the one it carried when it never reached RUNNING, else null.
+ */
+function previousClose(w: World, c: FakeContainer): Record<string, unknown> | null {
+  const bytes = readContainerPath(w, c, statusPath(c));
+  if (!bytes) return null;
+  let s: Record<string, unknown>;
+  try {
+    s = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return null;
+  }
+  if (s.state === "CLOSED" && s.exit_code === 143 && s.close_offsets) {
+    return {
+      close_offsets: s.close_offsets,
+      closed_at: s.updated_at ?? null,
+      generation: s.generation ?? null,
+      plan_sha256: s.plan_sha256 ?? null,
+    };
+  }
+  if (s.running_at === null && s.previous_close) {
+    return s.previous_close as Record<string, unknown>;
+  }
+  return null;
 }
 
 /** Start the process of a container that Docker just started. */
@@ -128,6 +166,8 @@ export function startProcess(w: World, c: FakeContainer, now: number): void {
     started_at: isoAt(now),
     running_at: null,
     planned_exit: null,
+    start_offsets: null,
+    previous_close: idle ? null : previousClose(w, c),
   };
 }
 
@@ -383,6 +423,7 @@ function verdict(w: World, c: FakeContainer, p: FakeProcess, now: number, ids: I
   const stop = takeRunnerHook(w, c, "start") ?? gate(w, plan);
   if (stop) return fail(w, c, p, now, stop);
   const appId = plan.artifact.application_id;
+  p.start_offsets = inputOffsets(w, appId, plan.artifact.input.topic);
   const clientId = `${appId}-${ids.uuid()}-StreamThread-1-consumer`;
   const member = `${clientId}-${ids.uuid()}`;
   group(w, appId).members.push({

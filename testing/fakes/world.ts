@@ -97,6 +97,10 @@ export interface FakeProcess {
   running_at: string | null;
   /** Set by a hook: how the process ends at its next transition instead of the normal way. */
   planned_exit: PlannedExit | null;
+  /** The status file's offset vectors (version 3): found at this start, once past the gate. */
+  start_offsets?: Record<string, string> | null;
+  /** The earlier run's clean close carried into this run's status file, or null. */
+  previous_close?: Record<string, unknown> | null;
 }
 
 /** The runner's topology: decode against the schema, filter, project, write to the output. */

@@ -3,10 +3,12 @@ package dev.sluice.runner;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -24,11 +26,13 @@ public final class IdentityGate {
 
   static final long TIMEOUT_SECONDS = 30;
 
-  /** Runs every check; returns the input partitions on success. */
-  public static List<TopicPartition> check(Admin admin, Plan plan) throws RunnerExit {
+  /**
+   * Runs every check; returns the group's committed offset per input partition on success (the
+   * start vector of the status file).
+   */
+  public static Map<Integer, Long> check(Admin admin, Plan plan) throws RunnerExit {
     List<TopicPartition> partitions = checkIdentity(admin, plan);
-    checkOffsets(admin, plan, partitions);
-    return partitions;
+    return checkOffsets(admin, plan, partitions);
   }
 
   /** Cluster ID and the topic IDs (input, output, dead-letter); returns the input partitions. */
@@ -53,10 +57,12 @@ public final class IdentityGate {
     return partitions;
   }
 
-  /** Every input partition has a committed offset in the group (exit 14 otherwise). */
-  public static void checkOffsets(Admin admin, Plan plan, List<TopicPartition> partitions) throws RunnerExit {
-    Map<TopicPartition, OffsetAndMetadata> committed =
-        get(admin.listConsumerGroupOffsets(plan.applicationId()).partitionsToOffsetAndMetadata(), "listConsumerGroupOffsets");
+  /**
+   * Every input partition has a committed offset in the group (exit 14 otherwise); returns them.
+   * Stable offsets only: an offset commit inside a transaction that is still open is waited for.
+   */
+  public static Map<Integer, Long> checkOffsets(Admin admin, Plan plan, List<TopicPartition> partitions) throws RunnerExit {
+    Map<TopicPartition, OffsetAndMetadata> committed = committed(admin, plan);
     List<String> missing = new ArrayList<>();
     for (TopicPartition tp : partitions) {
       if (committed.get(tp) == null) missing.add(tp.toString());
@@ -66,6 +72,22 @@ public final class IdentityGate {
           "group " + plan.applicationId() + " has no committed offset for " + String.join(", ", missing)
               + "; sluice initializes them before the first start (init-offsets)");
     }
+    return inputOffsets(plan, committed);
+  }
+
+  /** The group's stable committed offsets (listConsumerGroupOffsets with requireStable). */
+  static Map<TopicPartition, OffsetAndMetadata> committed(Admin admin, Plan plan) throws RunnerExit {
+    return get(admin.listConsumerGroupOffsets(plan.applicationId(), new ListConsumerGroupOffsetsOptions().requireStable(true))
+        .partitionsToOffsetAndMetadata(), "listConsumerGroupOffsets");
+  }
+
+  /** The committed offsets of the plan's input topic, partition → offset. */
+  static Map<Integer, Long> inputOffsets(Plan plan, Map<TopicPartition, OffsetAndMetadata> committed) {
+    Map<Integer, Long> out = new TreeMap<>();
+    committed.forEach((tp, o) -> {
+      if (o != null && tp.topic().equals(plan.inputTopic())) out.put(tp.partition(), o.offset());
+    });
+    return out;
   }
 
   private static void checkTopic(TopicDescription d, String expectedId, String role) throws RunnerExit {

@@ -79,7 +79,7 @@ public final class Main {
       status.write("STARTING", null, null, null);
       long gateStart = System.nanoTime();
       try (Admin admin = Admin.create(adminProps(plan))) {
-        IdentityGate.check(admin, plan);
+        status.setStartOffsets(IdentityGate.check(admin, plan));
       }
       // the first log line: logging starts after the status file says STARTING
       LoggerFactory.getLogger(Main.class).info("identity gate passed in {} ms", (System.nanoTime() - gateStart) / 1_000_000);
@@ -257,10 +257,27 @@ public final class Main {
         status.fail(e);
         exitWith(e);
       }
-      status.write("CLOSED", 143, "SIGTERM", "closed and committed");
+      status.closed(closeOffsets(plan));
       System.out.flush();
       stopped.countDown();
       // returning lets the JVM finish the signal exit: status 143
+    }
+
+    /**
+     * The group's committed offsets after the clean close (its EOS commit included: stable
+     * offsets only), the close vector sluice compares with the group later; null when they
+     * cannot be read within 5 s (the close stays clean, sluice then has nothing to compare).
+     */
+    static Map<Integer, Long> closeOffsets(Plan plan) {
+      Properties p = adminProps(plan);
+      p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000);
+      p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
+      try (Admin admin = Admin.create(p)) {
+        return IdentityGate.inputOffsets(plan, IdentityGate.committed(admin, plan));
+      } catch (RunnerExit | RuntimeException e) {
+        System.err.println("sluice-runner: cannot read the committed offsets after the close: " + e);
+        return null;
+      }
     }
 
     static RunnerExit classify(Throwable e) {

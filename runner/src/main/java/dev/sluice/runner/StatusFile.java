@@ -9,11 +9,22 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The readiness/exit record an observer reads without exec (docs/runner.md): the status file
  * (written atomically: temp file, fsync, rename, fsync of the directory) and a marker line on
  * stdout, {@code SLUICE_RUNNER_STATE <STATE> <generation> <plan_sha256>}.
+ *
+ * <p>Version 3 adds the offset vectors sluice compares to find offsets moved while the runner was
+ * not looking (docs/runner.md, "Offset vectors"): {@code start_offsets}, the group's committed
+ * offset per input partition the identity gate found at this start; {@code close_offsets}, the
+ * group's committed offsets read after a clean close (CLOSED, 143: the close's own EOS commit
+ * included); {@code previous_close}, the close vector of the run before this one, carried over
+ * from the status file this run replaces when that run closed cleanly (or never reached RUNNING,
+ * so consumed nothing, and carried one itself).
  */
 public final class StatusFile {
   private final Path path;
@@ -23,10 +34,74 @@ public final class StatusFile {
   private String applicationId;
   private String model;
   private String runningAt;
+  private Map<String, Object> startOffsets;
+  private Map<String, Object> closeOffsets;
+  private final Map<String, Object> previousClose;
 
   public StatusFile(Path path, String generation) {
     this.path = path;
     this.generation = generation;
+    this.previousClose = previousCloseOf(path);
+  }
+
+  /** The committed offsets (partition → offset) the identity gate found at this start. */
+  public synchronized void setStartOffsets(Map<Integer, Long> offsets) {
+    this.startOffsets = vector(offsets);
+  }
+
+  /**
+   * Records CLOSED (143, SIGTERM) with the group's committed offsets read after the clean close,
+   * or without them ({@code null}: the read failed; sluice then has no close vector to compare).
+   */
+  public synchronized void closed(Map<Integer, Long> offsets) {
+    this.closeOffsets = offsets == null ? null : vector(offsets);
+    write("CLOSED", 143, "SIGTERM", "closed and committed", null);
+  }
+
+  /** Writes STARTING and returns the file's path (tests). */
+  Path writeStartingForTest() {
+    write("STARTING", null, null, null);
+    return path;
+  }
+
+  /** Partition → offset as decimal strings (the form sluice compares), sorted by partition. */
+  static Map<String, Object> vector(Map<Integer, Long> offsets) {
+    Map<String, Object> out = new TreeMap<>();
+    offsets.forEach((p, o) -> out.put(Integer.toString(p), Long.toString(o)));
+    return out;
+  }
+
+  /**
+   * The close vector of the run before this one, from the status file this run is about to
+   * replace: its own {@code close_offsets} when it closed cleanly (CLOSED, exit 143), or the
+   * {@code previous_close} it carried when it never reached RUNNING (it consumed nothing, so the
+   * older close still describes where the group was left). Null otherwise, or when unreadable.
+   */
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> previousCloseOf(Path path) {
+    Object v;
+    try {
+      if (!Files.exists(path)) return null;
+      v = Json.parse(Files.readAllBytes(path)).value();
+    } catch (IOException | Json.SyntaxError e) {
+      return null;
+    }
+    if (!(v instanceof Map<?, ?> m)) return null;
+    Object state = m.get("state");
+    Object exit = m.get("exit_code");
+    if ("CLOSED".equals(state) && exit instanceof Json.Num n && n.raw().equals("143")
+        && m.get("close_offsets") instanceof Map<?, ?> offsets) {
+      Map<String, Object> out = new LinkedHashMap<>();
+      out.put("close_offsets", offsets);
+      out.put("closed_at", m.get("updated_at"));
+      out.put("generation", m.get("generation"));
+      out.put("plan_sha256", m.get("plan_sha256"));
+      return out;
+    }
+    if (m.get("running_at") == Json.NULL && m.get("previous_close") instanceof Map<?, ?> carried) {
+      return (Map<String, Object>) carried;
+    }
+    return null;
   }
 
   public synchronized void setPlan(String planSha256, String applicationId, String model) {
@@ -55,7 +130,7 @@ public final class StatusFile {
     if (state.equals("RUNNING")) runningAt = now;
     String json = Json.object(
         "format", "sluice.runner-status",
-        "version", 2,
+        "version", 3,
         "generation", generation,
         "plan_sha256", planSha256,
         "application_id", applicationId,
@@ -67,7 +142,10 @@ public final class StatusFile {
         "exit_code", exitCode,
         "reason", reason,
         "detail", detail,
-        "stop", stop);
+        "stop", stop,
+        "start_offsets", startOffsets,
+        "close_offsets", closeOffsets,
+        "previous_close", previousClose);
     try {
       Files.createDirectories(path.getParent());
       Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
