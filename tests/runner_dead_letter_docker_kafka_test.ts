@@ -291,7 +291,7 @@ Deno.test({
           const line = await lastStdoutJson(`${s.appId}-g1`);
           const status = await readStatus(image, `${s.appId}-state`, env.labels);
           assertEquals(status.state, "FAILED");
-          assertEquals(status.version, 2);
+          assertEquals(status.version, 3); // version 3: the offset vectors (docs/runner.md)
           const stop = parseRunnerStop(status);
           assertEquals(stop, parseRunnerStop(line), "status file and exit line agree");
           assertEquals(stop?.reason, "DECODE_MALFORMED");
