@@ -52,6 +52,7 @@ import {
   NEW_PREDICATE,
   newCase,
   OLD_PREDICATE,
+  type Order,
   orders,
 } from "./common.ts";
 import type { CaseEvidence } from "./evidence.ts";
@@ -125,6 +126,34 @@ export function recordJourney(cs: CaseState, j: FaultJourney, point: string, f =
       actual: j.brokenLocks,
     });
   }
+}
+
+/**
+ * `output.exact` of records all processed under the starter's predicate: the output topic holds
+ * one record per produced record passing {@link OLD_PREDICATE}, each once (read from the topic).
+ */
+export async function recordStarterOutput(
+  cs: CaseState,
+  produced: Array<{ key: string; value: Order }>,
+  name: string,
+) {
+  const expected = produced.filter((o) => OLD_PREDICATE(o.value)).map((o) => ({
+    key: o.key,
+    value: { order_id: o.value.order_id, amount: o.value.amount, paid: o.value.paid },
+  }));
+  const got = await cs.fx.step(
+    "await output",
+    { n: expected.length },
+    () => cs.fx.output(expected.length),
+  );
+  cs.rec.record({
+    check: "output.exact",
+    name,
+    kind: "set-equal",
+    witness: "topic-read",
+    expected,
+    actual: got,
+  });
 }
 
 /** No pending control, every sealed entry intact, and a no-op plan afterwards. */
@@ -342,23 +371,11 @@ export function runCreateCase(
       // produced records → exact output by the starter's predicate
       const produced = orders("c", [50, 150, 250, 120, 300, 90, 210, 180]);
       await fx.produce(produced);
-      const expected = produced.filter((o) => OLD_PREDICATE(o.value)).map((o) => ({
-        key: o.key,
-        value: { order_id: o.value.order_id, amount: o.value.amount, paid: o.value.paid },
-      }));
-      const got = await fx.step(
-        "await output",
-        { n: expected.length },
-        () => fx.output(expected.length),
+      await recordStarterOutput(
+        cs,
+        produced,
+        "output = one record per produced record passing the predicate",
       );
-      cs.rec.record({
-        check: "output.exact",
-        name: "output = one record per produced record passing the predicate",
-        kind: "set-equal",
-        witness: "topic-read",
-        expected,
-        actual: got,
-      });
       await recordCommon(cs, fx, await stateOrNull(fx));
     },
   );
