@@ -25,7 +25,12 @@ import {
   PRE_RESUME_FAULT as PRE_RESUME,
   resumeOnlySites,
 } from "../lib/fault/inventory.ts";
-import { DAY_TWO_SITES } from "../lib/protocol/day_two.ts";
+import { DAY_TWO_SITES, dayTwoSites } from "../lib/protocol/day_two.ts";
+import { replacementSites } from "../lib/protocol/replacement.ts";
+import { createSites } from "../lib/protocol/create.ts";
+import { connectorSites } from "../lib/protocol/connector.ts";
+import { operatorSites } from "../lib/protocol/operator.ts";
+import { removalSites } from "../lib/protocol/removal.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";
 
@@ -68,10 +73,11 @@ export { type OperatorDecision, operatorDecision };
  * -- --tier full`); `suite` is what the test suite (`./run test`, CI) runs to stay inside its
  * time budget, each of its case lists a declared part of the full one:
  *
- * - fault matrix: every site the real matrix arms ({@link matrixArms}) once — the journeys'
- *   protocol sites, the state layer's own writes and its lock operations — the side and the
+ * - fault matrix: every journey's own protocol sites once ({@link suiteSites}), the side and the
  *   backend taken in turn site by site (so each side and backend is crossed across the sites);
- *   `full` runs each on both sides and every backend it exists on;
+ *   the state layer's own writes and lock operations in `full` only (the suite's crash sweep
+ *   crosses every one of them); `full` runs every armed site on both sides and every backend it
+ *   exists on;
  * - rejections: every one on both backends, as in `full` (issue 13: each rejection on both
  *   state backends in the evidence of `./run test`);
  * - disruptions: all but those marked `fullOnly` (a known failure, with its reason);
@@ -173,20 +179,42 @@ export interface MatrixPoint {
 }
 
 /**
+ * The sites the `suite` tier arms: each journey's own protocol sites, as its table declares them
+ * (the replacement, the create, the operator's decisions, the connector journey, the runner
+ * removal, the day-two commands). The state layer's own writes and lock operations are armed in
+ * `full` only: the suite's crash sweep (`testing/sweep`) crosses every one of them, over real
+ * local files and a real PostgreSQL, in every `./run test`; the real matrix's 104 sites once each
+ * did not fit the CI budget (measured: 33 min of Deno tests before the matrix, then about 30 s of
+ * wall time per case, 3 at once, at load 10).
+ */
+export function suiteSites(): Set<string> {
+  return new Set(
+    [
+      ...replacementSites(),
+      ...createSites(),
+      ...operatorSites(),
+      ...connectorSites(),
+      ...removalSites(),
+      ...dayTwoSites(),
+    ].map((s) => s.name),
+  );
+}
+
+/**
  * The real matrix's cases of a tier, in inventory order, local backend first. `full`: every
- * armed site × before/after × the backends it exists on. `suite`: every armed site once — the
- * journeys' protocol sites and the state layer's writes and lock operations alike, so the test
- * suite kills the real CLI at every persistence point and every provider mutation the matrix
- * arms — one side on one backend: the n-th armed site (in inventory order) takes side
+ * armed site × before/after × the backends it exists on. `suite`: each of {@link suiteSites}
+ * once — every provider mutation and journal write of every journey — one side on one backend:
+ * the n-th of them (in inventory order) takes side
  * `SIDES[n % 2]` and, of the backends it exists on, the `floor(n / 2)`-th in turn, so the sites
  * existing on both backends go through (before, local), (after, local), (before, postgres),
  * (after, postgres).
  */
 export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
   const entries = faultInventory().filter(matrixArms);
-  // the suite's one (side, backend) of each armed site
+  // the suite's one (side, backend) of each of its sites, in turn among them
+  const protocol = suiteSites();
   const chosen = new Map<string, { side: typeof SIDES[number]; backend: Backend }>();
-  entries.forEach((e, n) => {
+  entries.filter((e) => protocol.has(e.site.name)).forEach((e, n) => {
     const backends = e.site.backends ?? BACKENDS;
     chosen.set(e.site.name, {
       side: SIDES[n % 2],
@@ -198,8 +226,8 @@ export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
     for (const e of entries) {
       if (e.site.backends && !e.site.backends.includes(backend)) continue;
       for (const side of SIDES) {
-        const pick = chosen.get(e.site.name)!;
-        if (tier === "suite" && (pick.side !== side || pick.backend !== backend)) continue;
+        const pick = chosen.get(e.site.name);
+        if (tier === "suite" && (pick?.side !== side || pick.backend !== backend)) continue;
         out.push({ point: `${e.site.name}:${side}`, backend });
       }
     }

@@ -15,6 +15,7 @@ import {
   BACKENDS,
   dayTwoCommand,
   expectedCaseIds,
+  MATRIX_JOURNEYS,
   matrixArms,
   matrixJourney,
   matrixPoints,
@@ -23,6 +24,7 @@ import {
   type ProbeName,
   requiredChecks,
   SIDES,
+  suiteSites,
 } from "./catalogue.ts";
 import type { CaseEvidence } from "./evidence.ts";
 
@@ -101,29 +103,39 @@ Deno.test("the suite arms every create and connector protocol site once, alterna
   for (const side of SIDES) {
     for (const backend of BACKENDS) assert.ok(seen.includes(`${side}:${backend}`), seen.join());
   }
-  // the state layer's writes of those journeys too, on the backend they exist on
-  assert.equal(suite.filter((m) => m.point.startsWith("state.local.init.store.link:")).length, 1);
+  // the state layer's writes of those journeys only in the full tier
+  assert.equal(suite.some((m) => m.point.startsWith("state.local.init.")), false);
   assert.ok(matrixPoints("full").some((m) => m.point === "state.local.init.store.link:after"));
 });
 
-Deno.test("the suite arms every site the real matrix arms exactly once, on a backend it exists on", () => {
+Deno.test("the suite arms every journey's protocol site exactly once, on a backend it exists on; the state layer's sites in full", () => {
   const suite = matrixPoints("suite");
   const armed = faultInventory().filter(matrixArms);
+  const protocol = suiteSites();
   const siteOf = (point: string) => point.slice(0, point.lastIndexOf(":"));
-  // each armed site once: as many cases as armed sites, and every armed site among them
-  assert.equal(suite.length, armed.length);
+  // each armed protocol site once: as many cases as those sites, and every one among them
+  const mine = armed.filter((e) => protocol.has(e.site.name));
+  assert.ok(mine.length >= 38, `${mine.length} protocol sites`);
+  assert.equal(suite.length, mine.length);
   const sites = suite.map((m) => siteOf(m.point));
-  assert.deepEqual([...sites].sort(), armed.map((e) => e.site.name).sort());
+  assert.deepEqual([...sites].sort(), mine.map((e) => e.site.name).sort());
   for (const m of suite) {
     const e = armed.find((x) => x.site.name === siteOf(m.point))!;
     assert.ok((e.site.backends ?? BACKENDS).includes(m.backend), `${m.point} on ${m.backend}`);
   }
-  // the state layer's writes and lock operations are among them (not only in full)
-  for (const kind of ["state", "lock"]) {
-    assert.ok(armed.some((e) => e.site.kind === kind), kind);
+  // every journey the matrix drives has its sites in the suite, the removal and day two too
+  for (const j of MATRIX_JOURNEYS) {
+    if (j === "resume") continue; // the replacement's resume-only sites: its table's, above
+    assert.ok(sites.some((s) => matrixJourney(s) === j), j);
   }
-  for (const e of armed.filter((x) => x.site.kind === "lock" || x.site.name.startsWith("state."))) {
-    assert.ok(sites.includes(e.site.name), e.site.name);
+  // the state layer's writes and lock operations: armed in full, both sides, not in the suite
+  const stateLayer = armed.filter((x) => x.site.kind === "lock" || x.site.kind === "state");
+  assert.ok(stateLayer.length > 0);
+  const full = matrixPoints("full");
+  for (const e of stateLayer) {
+    if (protocol.has(e.site.name)) continue;
+    assert.ok(!sites.includes(e.site.name), e.site.name);
+    for (const side of SIDES) assert.ok(full.some((m) => m.point === `${e.site.name}:${side}`));
   }
   // both sides on both backends among the sites existing on both
   const both = suite.filter((m) =>
@@ -135,9 +147,11 @@ Deno.test("the suite arms every site the real matrix arms exactly once, on a bac
     }
   }
   // the suite is a part of the full tier, in its order
-  const full = matrixPoints("full").map((m) => `${m.point}:${m.backend}`);
   const ids = suite.map((m) => `${m.point}:${m.backend}`);
-  assert.deepEqual(full.filter((id) => ids.includes(id)), ids);
+  assert.deepEqual(
+    full.map((m) => `${m.point}:${m.backend}`).filter((id) => ids.includes(id)),
+    ids,
+  );
 });
 
 Deno.test("the matrix arms each site in the journey that first crosses it; init in the plan", () => {
@@ -204,7 +218,7 @@ Deno.test("a create case requires no old runner and no offsets while stopped; a 
   assert.equal(removal.includes("output.exact"), false);
 });
 
-Deno.test("the suite arms each operator site once, each decision, their state writes too", () => {
+Deno.test("the suite arms each operator site once (three cases), each decision; their state writes only in full", () => {
   const suite = matrixPoints("suite");
   const full = matrixPoints("full");
   const mine = suite.filter((m) =>
@@ -212,11 +226,8 @@ Deno.test("the suite arms each operator site once, each decision, their state wr
   );
   assert.deepEqual(
     mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":"))).sort(),
-    faultInventory().filter((e) => e.journeys[0] === "operator").map((e) => e.site.name).sort(),
+    operatorSites().map((s) => s.name).sort(),
   );
-  for (const s of operatorSites()) {
-    assert.ok(mine.some((m) => m.point.startsWith(`${s.name}:`)), s.name);
-  }
   // both decisions, both sides and both backends among the three
   const sites = mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":")));
   assert.deepEqual(
@@ -237,7 +248,7 @@ Deno.test("the suite arms each operator site once, each decision, their state wr
     assert.equal(cases.length, backends.length * SIDES.length, e.site.name);
     assert.notEqual(operatorDecision(e.site.name), null, e.site.name);
   }
-  assert.ok(suite.some((m) => m.point.startsWith("state.local.decide.")));
+  assert.equal(suite.some((m) => m.point.startsWith("state.local.decide.")), false);
 });
 
 Deno.test("an operator case requires its decision's checks, pinned to the stopped apply", () => {
@@ -307,7 +318,8 @@ Deno.test("the real matrix arms every site of the inventory: the full tier is ev
   assert.equal(inv.filter(matrixArms).length, inv.length);
   const expected = inv.reduce((n, e) => n + (e.site.backends ?? BACKENDS).length * SIDES.length, 0);
   assert.equal(full.length, expected);
-  assert.equal(matrixPoints("suite").length, inv.length);
+  // the suite: each journey's protocol sites once (see the suite test above)
+  assert.equal(matrixPoints("suite").length, [...suiteSites()].length);
 });
 
 Deno.test("removal and day-two cases require their journey's checks; a restart never the skip's", () => {
