@@ -35,6 +35,24 @@ export function breakLockOption(c: Command): Command {
 }
 
 /**
+ * The options of an audited command that acts under the deployment lock (`restart`,
+ * `skip-record`, `acknowledge-drift`, the operator's decisions): {@link projectOptions},
+ * {@link reasonOption}, {@link confirmEnvOption} and {@link breakLockOption}.
+ */
+export function auditedOptions(c: Command): Command {
+  return breakLockOption(confirmEnvOption(reasonOption(projectOptions(c))));
+}
+
+/** The parsed flags of {@link auditedOptions}. */
+export interface AuditedFlags {
+  project: string;
+  env?: string;
+  reason: string;
+  confirmEnv?: string;
+  breakStaleLock?: string;
+}
+
+/**
  * Open the project a command names (`--project`, `--env`); with `format`, its progress is
  * printed in that format (a mutating command), else nothing is (a read).
  */

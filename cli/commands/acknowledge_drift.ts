@@ -10,21 +10,7 @@
 import type { Command } from "commander";
 import type { AcknowledgeDriftResult, RunnerDrift, RuntimeDeps } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
-import {
-  breakLockOption,
-  confirmEnvOption,
-  openCommandProject,
-  projectOptions,
-  reasonOption,
-} from "./_options.ts";
-
-interface Flags {
-  project: string;
-  env?: string;
-  reason: string;
-  confirmEnv?: string;
-  breakStaleLock?: string;
-}
+import { type AuditedFlags, auditedOptions, openCommandProject } from "./_options.ts";
 
 function driftLine(d: RunnerDrift): string {
   return `  - ${d.summary}`;
@@ -48,14 +34,14 @@ export function acknowledgeText(r: AcknowledgeDriftResult): string {
 
 /** Add `acknowledge-drift`. */
 export function register(program: Command, deps: RuntimeDeps = {}): void {
-  breakLockOption(confirmEnvOption(reasonOption(projectOptions(
+  auditedOptions(
     program
       .command("acknowledge-drift")
       .description(
         "accept the drift plan/status report for a runner (started outside sluice, offsets moved while it was stopped): recorded in the audit exactly as found, nothing else changes",
       )
       .argument("<model>", "the model (or its application ID)"),
-  )))).action(async (model: string, opts: Flags, cmd: Command) => {
+  ).action(async (model: string, opts: AuditedFlags, cmd: Command) => {
     const format = outputFormat(cmd);
     await using project = await openCommandProject(deps, opts, format);
     const r = await project.acknowledgeDrift({

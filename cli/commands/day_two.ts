@@ -9,25 +9,7 @@
 import type { Command } from "commander";
 import { type RestartResult, type RuntimeDeps, SluiceError } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
-import {
-  breakLockOption,
-  confirmEnvOption,
-  openCommandProject,
-  projectOptions,
-  reasonOption,
-} from "./_options.ts";
-
-interface Flags {
-  project: string;
-  env?: string;
-  reason: string;
-  confirmEnv?: string;
-  breakStaleLock?: string;
-}
-
-function common(c: Command): Command {
-  return breakLockOption(confirmEnvOption(reasonOption(projectOptions(c))));
-}
+import { type AuditedFlags, auditedOptions, openCommandProject } from "./_options.ts";
 
 /** The text of a restart's result. */
 export function restartText(r: RestartResult): string {
@@ -60,14 +42,14 @@ function partitionFlag(value: string): number {
 
 /** Add `restart` and `skip-record`. */
 export function register(program: Command, deps: RuntimeDeps = {}): void {
-  common(
+  auditedOptions(
     program
       .command("restart")
       .description(
         "start a runner someone else stopped (docker stop/kill) again: the same owned generation, checked and recorded in the audit first",
       )
       .argument("<model>", "the model (or its application ID)"),
-  ).action(async (model: string, opts: Flags, cmd: Command) => {
+  ).action(async (model: string, opts: AuditedFlags, cmd: Command) => {
     const format = outputFormat(cmd);
     await using project = await openCommandProject(deps, opts, format);
     const r = await project.restart({
@@ -79,7 +61,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     printResult(format, "restart", r, () => restartText(r));
   });
 
-  common(
+  auditedOptions(
     program
       .command("skip-record")
       .description(
@@ -92,7 +74,11 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       )
       .requiredOption("--offset <n>", "the failing record's offset (as 'sluice status' names it)"),
   ).action(
-    async (model: string, opts: Flags & { partition: string; offset: string }, cmd: Command) => {
+    async (
+      model: string,
+      opts: AuditedFlags & { partition: string; offset: string },
+      cmd: Command,
+    ) => {
       const format = outputFormat(cmd);
       const partition = partitionFlag(opts.partition);
       await using project = await openCommandProject(deps, opts, format);

@@ -10,6 +10,7 @@ import type { Command } from "commander";
 import type { RuntimeDeps } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
 import {
+  type AuditedFlags,
   breakLockOption,
   confirmEnvOption,
   openCommandProject,
@@ -17,14 +18,9 @@ import {
   reasonOption,
 } from "./_options.ts";
 
-interface Flags {
-  project: string;
-  env?: string;
+interface Flags extends AuditedFlags {
   operationId: string;
-  reason: string;
   plan?: string;
-  confirmEnv?: string;
-  breakStaleLock?: string;
 }
 
 /** Add `state abandon` and `state accept-retention-loss`. */
