@@ -193,7 +193,8 @@ export async function recordCommon(cs: CaseState, fx: CaseFixture, st: StateWitn
   });
 }
 
-function caseMeta(c: MatrixCase, runId: string, journey: "create" | "connector") {
+/** A matrix case's identity, its params after `site` (the journey's own). */
+export function matrixCaseMeta(c: MatrixCase, runId: string, params: Record<string, unknown>) {
   const point = `${c.boundary}:${c.side}`;
   return {
     id: `${point}:${c.backend}`,
@@ -202,14 +203,17 @@ function caseMeta(c: MatrixCase, runId: string, journey: "create" | "connector")
     boundary: c.boundary,
     side: c.side,
     backend: c.backend,
-    params: {
-      site: point,
-      journey,
-      ...(journey === "create"
-        ? { arms: armsPlan(c.boundary) ? "plan" : "apply" }
-        : { change: connectorChange(c.boundary) }),
-    },
+    params: { site: point, ...params },
   };
+}
+
+function caseMeta(c: MatrixCase, runId: string, journey: "create" | "connector") {
+  return matrixCaseMeta(c, runId, {
+    journey,
+    ...(journey === "create"
+      ? { arms: armsPlan(c.boundary) ? "plan" : "apply" }
+      : { change: connectorChange(c.boundary) }),
+  });
 }
 
 /** One create case (see module docs). */

@@ -51,6 +51,7 @@ import {
 import type { CaseEvidence } from "./evidence.ts";
 import { caseState, type Vec } from "./invariants.ts";
 import {
+  matrixCaseMeta,
   recordCommon,
   recordJourney,
   recordStarterOutput,
@@ -125,19 +126,6 @@ async function warmUp(cs: CaseState): Promise<Vec> {
   return c.committed;
 }
 
-function meta(c: MatrixCase, runId: string, params: Record<string, unknown>) {
-  const point = `${c.boundary}:${c.side}`;
-  return {
-    id: `${point}:${c.backend}`,
-    kind: "matrix" as const,
-    run_id: runId,
-    boundary: c.boundary,
-    side: c.side,
-    backend: c.backend,
-    params: { site: point, ...params },
-  };
-}
-
 /** One runner-removal case (see module docs). */
 export function runRemovalCase(
   env: EnvDescriptor,
@@ -148,7 +136,7 @@ export function runRemovalCase(
   const point = `${c.boundary}:${c.side}`;
   let spareTopic = "";
   return caseEvidence(
-    meta(c, runId, { journey: "removal", spare_model: SPARE_MODEL }),
+    matrixCaseMeta(c, runId, { journey: "removal", spare_model: SPARE_MODEL }),
     async () => {
       const fx = await newCase(env, image, c.backend, {
         editManifest: (t) => {
@@ -354,7 +342,7 @@ export function runDayTwoCase(
   const point = `${c.boundary}:${c.side}`;
   const command: DayTwoCommand = dayTwoCommand(c.boundary);
   return caseEvidence(
-    meta(c, runId, { journey: "day_two", command }),
+    matrixCaseMeta(c, runId, { journey: "day_two", command }),
     async () => await caseState(await newCase(env, image, c.backend)),
     async (cs) => {
       const { fx } = cs;
