@@ -68,7 +68,7 @@ export interface FaultJourney {
   /** Every worker process, in order. */
   workers: WorkerResult[];
   /** `state show` views taken while no worker was running. */
-  shows: unknown[];
+  shows: Array<StateShowView | null>;
   /** `state runner-status` reports. */
   statuses: unknown[];
   history: HistoryEntry[];
@@ -118,6 +118,7 @@ export interface StateShowView {
     last_checkpoint: string | null;
     incidents: number;
     resume_authorizations: number;
+    receipt_archived: boolean;
   } | null;
   history: { events: number; last_event: string | null };
 }

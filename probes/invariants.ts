@@ -724,9 +724,7 @@ export function interrupted(j: FaultJourney): boolean {
  * (spec: finalization never authorizes a new incident that would change the archived control).
  */
 export function frozenAtDeath(j: FaultJourney): boolean {
-  const v = j.shows[0] as
-    | { pending_operation?: unknown; history?: { last_event?: string | null } }
-    | null
-    | undefined;
-  return !!v?.pending_operation && v.history?.last_event === "runner_completed";
+  // the receipt must be the pending operation's own: in a chain of replacements the last event
+  // of the history is the previous operation's receipt
+  return j.shows[0]?.pending_operation?.receipt_archived === true;
 }

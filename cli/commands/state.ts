@@ -121,7 +121,9 @@ function renderView(data: unknown): string {
     p
       ? `pending     ${p.kind} ${p.operation_id} (v${p.envelope_version}, ${p.status}, last boundary ${
         p.last_checkpoint ?? "intent"
-      }, ${p.incidents} incidents, ${p.resume_authorizations} resumes)`
+      }, ${p.incidents} incidents, ${p.resume_authorizations} resumes${
+        p.receipt_archived ? ", receipt archived: state resume finishes its finalization" : ""
+      })`
       : "pending     none",
   );
   lines.push(

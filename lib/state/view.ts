@@ -54,6 +54,12 @@ export interface StateView {
     last_checkpoint: string | null;
     incidents: number;
     resume_authorizations: number;
+    /**
+     * Whether the operation's completion receipt is already archived in the history (a
+     * finalization interrupted after its receipt: `state resume` finishes it, and its control
+     * is frozen — no new incident may be added).
+     */
+    receipt_archived: boolean;
   } | null;
   /** The history envelope: version, event count, last event kind. */
   history: { envelope_version: number; events: number; last_event: string | null };
@@ -116,6 +122,9 @@ export function stateView(snap: StateSnapshot, lock: LockStatus): StateView {
         last_checkpoint: c.checkpoints.at(-1)?.name ?? null,
         incidents: c.incidents.length,
         resume_authorizations: c.resume_history.length,
+        receipt_archived: snap.history.events.some((e) =>
+          e.kind === "runner_completed" && e.operation_id === c.operation_id
+        ),
       }
       : null,
     history: {

@@ -60,7 +60,9 @@ async function killedFinalize(site: string, side: "before" | "after") {
   const mutationsAtKill = world.control.mutations().filter((m) => m.by !== "runner").length;
 
   const shown = (await f.cli(["-o", "json", "state", "show", "--project", p.dir])).json().data!;
-  const pending = shown.pending_operation as { operation_id: string } | null;
+  const pending = shown.pending_operation as
+    | { operation_id: string; receipt_archived: boolean }
+    | null;
   const lock = shown.lock as { stale: boolean; holder: { lock_id: string } };
   assert.equal(lock.stale, true);
   // killed once the clear was written (the control file unlinked) or the whole finalization
@@ -71,6 +73,12 @@ async function killedFinalize(site: string, side: "before" | "after") {
     side === "after" &&
       [OPERATION_WRITES.finalize.name, "state.local.finalize.control.unlink"].includes(site),
   );
+  // state show says when the operation's own receipt is archived (its control frozen): from the
+  // history's rename until the control is cleared
+  if (pending) {
+    const i = FINALIZE_KILLS.findIndex(([s, d]) => s === site && d === side);
+    assert.equal(pending.receipt_archived, i >= 2, `${site}:${side}: receipt_archived`);
+  }
   const operationId = pending?.operation_id ?? await receiptOperation(p.dir, p.name);
   const common = ["--project", p.dir, "--plan", planPath, "--operation-id", operationId];
 
