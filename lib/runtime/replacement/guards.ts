@@ -31,6 +31,7 @@ import { type Blocker, blocker } from "../../validation/blocker.ts";
 import type { ContainerEvidence, RunnerObservation } from "../../validation/observation.ts";
 import { checkCandidateInputs } from "../../validation/reviewed_runtime.ts";
 import { checkGeneration } from "../../validation/runner_checks.ts";
+import { runnerStopOf } from "../../validation/runner_stop.ts";
 import type { CandidateExpectation } from "./candidate.ts";
 
 /** A checkpoint without the fields `decide` adds (action index and time). */
@@ -502,11 +503,15 @@ export const GUARDS: Record<GuardName, Guard> = {
     const p = atLeastCleanClose(v);
     if (p.length > 0) return blocked(p);
     if (![0, 143].includes(cand.exitCode) || cand.oomKilled) {
+      // why it stopped, as the runner and the exit table say (never a record value)
+      const stop = runnerStopOf(cand);
       return one(
         "BLOCKED_CANDIDATE_FAILED",
-        `the candidate exited with code ${cand.exitCode}${cand.oomKilled ? " (OOM-killed)" : ""}`,
+        `the candidate exited with code ${cand.exitCode}${cand.oomKilled ? " (OOM-killed)" : ""}: ${
+          stop?.summary ?? "no stop recorded"
+        }${cand.runnerStatus?.running_at ? "" : "; it never reached RUNNING"}`,
         v,
-        { exitCode: cand.exitCode, oomKilled: cand.oomKilled },
+        { exitCode: cand.exitCode, oomKilled: cand.oomKilled, stop },
       );
     }
     if (!v.resuming) {

@@ -7,10 +7,12 @@ import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.Properties;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
@@ -25,6 +27,22 @@ public final class IdentityGate {
   private IdentityGate() {}
 
   static final long TIMEOUT_SECONDS = 30;
+
+  /**
+   * The start-up Admin client. Creating it resolves the bootstrap address at once: while the
+   * broker's container is down its name does not resolve on the Docker network and the client
+   * refuses to start ("No resolvable bootstrap urls"). That is Kafka unreachable at start, a
+   * cause fixed outside sluice, never an error of the runner itself.
+   */
+  static Admin open(Properties props) throws RunnerExit {
+    try {
+      return Admin.create(props);
+    } catch (KafkaException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw new RunnerExit("KAFKA_UNREACHABLE", "the Admin client could not be created for "
+          + props.get("bootstrap.servers") + ": " + cause.getMessage());
+    }
+  }
 
   /**
    * Runs every check; returns the group's committed offset per input partition on success (the

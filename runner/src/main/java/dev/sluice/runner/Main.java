@@ -78,7 +78,7 @@ public final class Main {
       status.setPlan(plan.sha256(), plan.applicationId(), plan.model());
       status.write("STARTING", null, null, null);
       long gateStart = System.nanoTime();
-      try (Admin admin = Admin.create(adminProps(plan))) {
+      try (Admin admin = IdentityGate.open(adminProps(plan))) {
         status.setStartOffsets(IdentityGate.check(admin, plan));
       }
       // the first log line: logging starts after the status file says STARTING
@@ -145,7 +145,7 @@ public final class Main {
 
   /** Sets missing committed offsets to the artifact's initial_offsets; returns a JSON line. */
   static String initOffsets(Plan plan) throws RunnerExit {
-    try (Admin admin = Admin.create(adminProps(plan))) {
+    try (Admin admin = IdentityGate.open(adminProps(plan))) {
       List<TopicPartition> partitions = IdentityGate.checkIdentity(admin, plan);
       Map<TopicPartition, OffsetAndMetadata> committed = IdentityGate.get(
           admin.listConsumerGroupOffsets(plan.applicationId()).partitionsToOffsetAndMetadata(), "listConsumerGroupOffsets");

@@ -43,6 +43,16 @@ class MainTest {
   }
 
   @Test
+  void anUnresolvableBootstrapAddressIsKafkaUnreachable() {
+    // the broker's container is down: its name does not resolve on the Docker network
+    Properties p = new Properties();
+    p.put("bootstrap.servers", "broker.invalid:9092");
+    RunnerExit e = assertThrows(RunnerExit.class, () -> IdentityGate.open(p).close());
+    assertEquals(15, e.exitCode);
+    assertEquals("KAFKA_UNREACHABLE", e.reason);
+  }
+
+  @Test
   void otherStreamsErrorsAreExit15() {
     RunnerExit e = Main.Run.classify(new StreamsException("boom"));
     assertEquals(15, e.exitCode);
