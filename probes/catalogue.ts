@@ -80,7 +80,7 @@ export { type OperatorDecision, operatorDecision };
  *   exists on;
  * - rejections: every one on both backends, as in `full` (issue 13: each rejection on both
  *   state backends in the evidence of `./run test`);
- * - disruptions: all but those marked `fullOnly` (a known failure, with its reason);
+ * - disruptions: all of them, as in `full`;
  * - random kills: the first {@link RANDOM_KILLS}`.suitePerChain` of each chain.
  */
 export const TIERS = ["suite", "full"] as const;
@@ -366,11 +366,6 @@ export interface DisruptionSpec {
   name: string;
   backend: Backend;
   description: string;
-  /**
-   * Why the case runs in the `full` tier only: a known failure the suite cannot carry (CI must
-   * stay green to land anything); absent, the case is in the suite too.
-   */
-  fullOnly?: string;
 }
 
 /** The declared disruptions. */
@@ -391,15 +386,11 @@ export const DISRUPTIONS: readonly DisruptionSpec[] = [
     name: "broker-restart",
     backend: "local",
     description: "the broker restarted while the driver waits for the candidate",
-    fullOnly:
-      "failed in the suite run at 74a26cb (2026-12-02): the candidate exited 15 while the broker was down and state resume answered BLOCKED_CANDIDATE_FAILED instead of starting it again (issue 12 item 4a); it passed in every earlier CI run, so one of this stop's merges (the runner's status file version 3, drift, provider errors) is the suspect; not yet diagnosed",
   },
   {
     name: "dockerd-restart",
     backend: "local",
     description: "a private Docker daemon restarted while the driver waits for the candidate",
-    fullOnly:
-      "failed in the suite run at 74a26cb (2026-12-02) on lineage.complete only: two FAIL events for one run after the recovery completed; it passed in every earlier CI run; not yet diagnosed",
   },
 ];
 
@@ -480,8 +471,8 @@ export function expectedCaseIds(probe: ProbeName, tier: Tier = "full"): string[]
       // the same list in both tiers: each rejection on both state backends
       return BACKENDS.flatMap((be) => REJECTIONS.map((r) => `${r.name}:${be}`));
     case "disruption":
-      return DISRUPTIONS.filter((d) => tier === "full" || !d.fullOnly)
-        .map((d) => `${d.name}:${d.backend}`);
+      // the same list in both tiers
+      return DISRUPTIONS.map((d) => `${d.name}:${d.backend}`);
     case "random-kill":
       return randomKillCases()
         .filter((c) => tier === "full" || c.position < RANDOM_KILLS.suitePerChain)

@@ -600,5 +600,5 @@ if (import.meta.main) {
       run: (runId: string) => runRejection(env, image, spec, b, runId),
     }))
   );
-  Deno.exit(await runProbe({ probe: "rejections", env, jobs: jobs(2), selection, cases }));
+  Deno.exit(await runProbe({ probe: "rejections", env, jobs: jobs(3), selection, cases }));
 }
