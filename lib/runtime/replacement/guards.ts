@@ -509,7 +509,11 @@ export const GUARDS: Record<GuardName, Guard> = {
         "BLOCKED_CANDIDATE_FAILED",
         `the candidate exited with code ${cand.exitCode}${cand.oomKilled ? " (OOM-killed)" : ""}: ${
           stop?.summary ?? "no stop recorded"
-        }${cand.runnerStatus?.running_at ? "" : "; it never reached RUNNING"}`,
+        }${
+          // only when the status file describes this exit (a kill writes none)
+          stop?.runner && cand.runnerStatus?.running_at === null
+            ? "; it never reached RUNNING"
+            : ""}`,
         v,
         { exitCode: cand.exitCode, oomKilled: cand.oomKilled, stop },
       );
