@@ -15,6 +15,7 @@
  * ```
  * @module
  */
+import { findReceipt } from "./engine.ts";
 import type { StoreIdentity } from "./journal.ts";
 import { openStateStore, type StateStoreConfig } from "./open.ts";
 import type { LockStatus } from "./primitive.ts";
@@ -122,9 +123,8 @@ export function stateView(snap: StateSnapshot, lock: LockStatus): StateView {
         last_checkpoint: c.checkpoints.at(-1)?.name ?? null,
         incidents: c.incidents.length,
         resume_authorizations: c.resume_history.length,
-        receipt_archived: snap.history.events.some((e) =>
-          e.kind === "runner_completed" && e.operation_id === c.operation_id
-        ),
+        // the rule the store's validateTerminalPending applies
+        receipt_archived: findReceipt(snap.history.events, c.operation_id) !== null,
       }
       : null,
     history: {

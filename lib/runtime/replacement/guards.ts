@@ -503,17 +503,14 @@ export const GUARDS: Record<GuardName, Guard> = {
     const p = atLeastCleanClose(v);
     if (p.length > 0) return blocked(p);
     if (![0, 143].includes(cand.exitCode) || cand.oomKilled) {
-      // why it stopped, as the runner and the exit table say (never a record value)
-      const stop = runnerStopOf(cand);
+      // why it stopped, as the runner and the exit table say (never a record value); the
+      // summary names the exit code and an OOM kill. Started and not running: a stop exists
+      const stop = runnerStopOf(cand)!;
+      // "never reached RUNNING" only when the status file describes this exit (a kill writes none)
+      const neverRunning = stop.runner !== null && cand.runnerStatus?.running_at === null;
       return one(
         "BLOCKED_CANDIDATE_FAILED",
-        `the candidate exited with code ${cand.exitCode}${cand.oomKilled ? " (OOM-killed)" : ""}: ${
-          stop?.summary ?? "no stop recorded"
-        }${
-          // only when the status file describes this exit (a kill writes none)
-          stop?.runner && cand.runnerStatus?.running_at === null
-            ? "; it never reached RUNNING"
-            : ""}`,
+        `the candidate failed: ${stop.summary}${neverRunning ? "; it never reached RUNNING" : ""}`,
         v,
         { exitCode: cand.exitCode, oomKilled: cand.oomKilled, stop },
       );
