@@ -246,7 +246,14 @@ export function judge(
         return fail(`the process was ended by ${x.signal}`);
       }
       if (x.timed_out === true) return fail("the harness timed the process out");
-      return x.exit === e.exit ? pass : fail(`exit ${x.exit}, expected ${e.exit}`);
+      if (x.exit === e.exit) return pass;
+      // the blockers a refusal gave: a failed run's printed line is often all there is to read
+      const codes = Array.isArray(x.blockers)
+        ? x.blockers.map((b) => isRecord(b) ? `${b.code}: ${b.message}` : String(b))
+        : [];
+      return fail(
+        `exit ${x.exit}, expected ${e.exit}${codes.length ? ` (${codes.join("; ")})` : ""}`,
+      );
     }
     case "killed-by-signal": {
       if (!isRecord(e) || typeof e.signal !== "string") return fail("expected.signal is missing");

@@ -44,6 +44,21 @@ Deno.test("exit-status and killed-by-signal tell a harness timeout from a fault"
   assert.ok(ok("exit-status", { exit: 4 }, { exit: 4, signal: null }));
   assert.ok(!ok("exit-status", { exit: 0 }, { exit: 0, signal: "SIGKILL" }));
   assert.ok(!ok("exit-status", { exit: 0 }, { exit: 0, signal: null, timed_out: true }));
+  // a refusal's failure names its blockers: CI's printed line is often all there is to read
+  const refused = judge({
+    kind: "exit-status",
+    expected: { exit: 0 },
+    actual: {
+      exit: 4,
+      signal: null,
+      blockers: [{ code: "BLOCKED_CANDIDATE_FAILED", message: "the candidate failed: exit 15" }],
+    },
+  });
+  assert.equal(refused.ok, false);
+  assert.match(
+    String(refused.why),
+    /^exit 4, expected 0 \(BLOCKED_CANDIDATE_FAILED: the candidate failed: exit 15\)$/,
+  );
   const site = { signal: "SIGKILL", site: "docker.remove_old:after" };
   assert.ok(ok("killed-by-signal", site, { signal: "SIGKILL", fired: "docker.remove_old:after" }));
   assert.ok(
