@@ -26,6 +26,14 @@ import {
   resumeOnlySites,
 } from "../lib/fault/inventory.ts";
 import { DAY_TWO_SITES, dayTwoSites } from "../lib/protocol/day_two.ts";
+import {
+  LOCAL_WRITE_ORDER,
+  localWriteSites,
+  lockOperationSite,
+  pgCommitSite,
+  STATE_TRANSITIONS,
+  VISIBLE_STEP,
+} from "../lib/state/sites.ts";
 import { replacementSites } from "../lib/protocol/replacement.ts";
 import { createSites } from "../lib/protocol/create.ts";
 import { connectorSites } from "../lib/protocol/connector.ts";
@@ -75,9 +83,9 @@ export { type OperatorDecision, operatorDecision };
  *
  * - fault matrix: every journey's own protocol sites once ({@link suiteSites}), the side and the
  *   backend taken in turn site by site (so each side and backend is crossed across the sites);
- *   the state layer's own writes and lock operations in `full` only (the suite's crash sweep
- *   crosses every one of them); `full` runs every armed site on both sides and every backend it
- *   exists on;
+ *   of the state layer's own writes and lock operations, the point of each that leaves a durable
+ *   state of its own ({@link suiteStatePoints}); `full` runs every armed site on both sides and
+ *   every backend it exists on;
  * - rejections: every one on both backends, as in `full` (issue 13: each rejection on both
  *   state backends in the evidence of `./run test`);
  * - disruptions: all but those marked `fullOnly` (a known failure, with its reason);
@@ -181,11 +189,9 @@ export interface MatrixPoint {
 /**
  * The sites the `suite` tier arms: each journey's own protocol sites, as its table declares them
  * (the replacement, the create, the operator's decisions, the connector journey, the runner
- * removal, the day-two commands). The state layer's own writes and lock operations are armed in
- * `full` only: the suite's crash sweep (`testing/sweep`) crosses every one of them, over real
- * local files and a real PostgreSQL, in every `./run test`; the real matrix's 104 sites once each
- * did not fit the CI budget (measured: 33 min of Deno tests before the matrix, then about 30 s of
- * wall time per case, 3 at once, at load 10).
+ * removal, the day-two commands). The state layer's own writes and lock operations are armed
+ * at {@link suiteStatePoints}: the point of each that leaves a durable state of its own (every
+ * step of every one on both sides in `full`, and in the crash sweep of every `./run test`).
  */
 export function suiteSites(): Set<string> {
   return new Set(
@@ -201,13 +207,40 @@ export function suiteSites(): Set<string> {
 }
 
 /**
+ * The state layer's own points the `suite` tier arms: each durable state a death inside the
+ * state layer can leave, once. Every local file write of every transition just after the step
+ * that makes it visible ({@link VISIBLE_STEP}: that file in place, the next file of its sequence
+ * not yet written — the mid-sequence states, e.g. a finalize's receipt without its ownership);
+ * every PostgreSQL commit just after it returned (committed, the acknowledgement lost); a lock
+ * acquire after it (a dead holder) and a release before it (a dead holder whose work is done);
+ * the local break after it. The other steps of a sequence (the temp file before its rename, the
+ * directory fsync after it) leave a state one of these already leaves, as far as a process death
+ * goes: `full` arms them all.
+ */
+export function suiteStatePoints(): Map<string, typeof SIDES[number]> {
+  const points = new Map<string, typeof SIDES[number]>();
+  for (const t of STATE_TRANSITIONS) {
+    for (const w of LOCAL_WRITE_ORDER[t]) {
+      points.set(localWriteSites(t, w.file, w.kind)[VISIBLE_STEP[w.kind]].name, "after");
+    }
+    points.set(pgCommitSite(t).name, "after");
+  }
+  for (const backend of BACKENDS) {
+    points.set(lockOperationSite(backend, "acquire").name, "after");
+    points.set(lockOperationSite(backend, "release").name, "before");
+  }
+  points.set(lockOperationSite("local", "break").name, "after");
+  return points;
+}
+
+/**
  * The real matrix's cases of a tier, in inventory order, local backend first. `full`: every
  * armed site × before/after × the backends it exists on. `suite`: each of {@link suiteSites}
  * once — every provider mutation and journal write of every journey — one side on one backend:
  * the n-th of them (in inventory order) takes side
  * `SIDES[n % 2]` and, of the backends it exists on, the `floor(n / 2)`-th in turn, so the sites
  * existing on both backends go through (before, local), (after, local), (before, postgres),
- * (after, postgres).
+ * (after, postgres); and the state layer's own points ({@link suiteStatePoints}).
  */
 export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
   const entries = faultInventory().filter(matrixArms);
@@ -221,6 +254,11 @@ export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
       backend: backends[Math.floor(n / 2) % backends.length],
     });
   });
+  // the state layer's own points: each on the one backend its site exists on
+  for (const [site, side] of suiteStatePoints()) {
+    const e = entries.find((x) => x.site.name === site);
+    if (e) chosen.set(site, { side, backend: e.site.backends![0] });
+  }
   const out: MatrixPoint[] = [];
   for (const backend of BACKENDS) {
     for (const e of entries) {

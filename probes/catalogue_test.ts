@@ -25,6 +25,7 @@ import {
   requiredChecks,
   SIDES,
   suiteSites,
+  suiteStatePoints,
 } from "./catalogue.ts";
 import type { CaseEvidence } from "./evidence.ts";
 
@@ -103,19 +104,28 @@ Deno.test("the suite arms every create and connector protocol site once, alterna
   for (const side of SIDES) {
     for (const backend of BACKENDS) assert.ok(seen.includes(`${side}:${backend}`), seen.join());
   }
-  // the state layer's writes of those journeys only in the full tier
-  assert.equal(suite.some((m) => m.point.startsWith("state.local.init.")), false);
-  assert.ok(matrixPoints("full").some((m) => m.point === "state.local.init.store.link:after"));
+  // the state layer's writes of those journeys: the visible step in the suite, every step in full
+  assert.deepEqual(
+    suite.filter((m) => m.point.startsWith("state.local.init.")).map((m) => m.point),
+    ["state.local.init.store.link:after"],
+  );
+  for (const step of ["temp", "link", "dirsync"]) {
+    for (const side of SIDES) {
+      const point = `state.local.init.store.${step}:${side}`;
+      assert.ok(matrixPoints("full").some((m) => m.point === point), point);
+    }
+  }
 });
 
-Deno.test("the suite arms every journey's protocol site exactly once, on a backend it exists on; the state layer's sites in full", () => {
+Deno.test("the suite arms every journey's protocol site exactly once, on a backend it exists on, and the state layer's durable states once each", () => {
   const suite = matrixPoints("suite");
   const armed = faultInventory().filter(matrixArms);
   const protocol = suiteSites();
   const siteOf = (point: string) => point.slice(0, point.lastIndexOf(":"));
-  // each armed protocol site once: as many cases as those sites, and every one among them
-  const mine = armed.filter((e) => protocol.has(e.site.name));
-  assert.ok(mine.length >= 38, `${mine.length} protocol sites`);
+  const statePoints = suiteStatePoints();
+  // each armed protocol site once and each state-layer point once: as many cases as those
+  const mine = armed.filter((e) => protocol.has(e.site.name) || statePoints.has(e.site.name));
+  assert.ok(mine.length >= 38 + 33, `${mine.length} sites`);
   assert.equal(suite.length, mine.length);
   const sites = suite.map((m) => siteOf(m.point));
   assert.deepEqual([...sites].sort(), mine.map((e) => e.site.name).sort());
@@ -128,15 +138,32 @@ Deno.test("the suite arms every journey's protocol site exactly once, on a backe
     if (j === "resume") continue; // the replacement's resume-only sites: its table's, above
     assert.ok(sites.some((s) => matrixJourney(s) === j), j);
   }
-  // the state layer's writes and lock operations: armed in full, both sides, not in the suite
-  const stateLayer = armed.filter((x) => x.site.kind === "lock" || x.site.kind === "state");
+  // the state layer's writes and lock operations: every one armed in full, both sides; in the
+  // suite exactly the point that leaves each durable state (a file write's visible step after
+  // it, a commit after it, a lock acquire after and release before), on its own backend
+  const stateLayer = armed.filter((x) =>
+    (x.site.kind === "lock" || x.site.kind === "state") && !protocol.has(x.site.name)
+  );
   assert.ok(stateLayer.length > 0);
   const full = matrixPoints("full");
   for (const e of stateLayer) {
-    if (protocol.has(e.site.name)) continue;
-    assert.ok(!sites.includes(e.site.name), e.site.name);
     for (const side of SIDES) assert.ok(full.some((m) => m.point === `${e.site.name}:${side}`));
+    const step = e.site.name.split(".").at(-1)!;
+    const want = step === "rename" || step === "link" || step === "unlink" || step === "commit" ||
+        step === "acquire" || step === "break"
+      ? "after"
+      : step === "release"
+      ? "before"
+      : null;
+    const got = suite.filter((m) => siteOf(m.point) === e.site.name);
+    assert.deepEqual(
+      got.map((m) => `${m.point}:${m.backend}`),
+      want ? [`${e.site.name}:${want}:${e.site.backends![0]}`] : [],
+      e.site.name,
+    );
   }
+  // a finalize interrupted between its receipt and its ownership (the issue's stranded state)
+  assert.ok(sites.includes("state.local.finalize.history.rename"));
   // both sides on both backends among the sites existing on both
   const both = suite.filter((m) =>
     !armed.find((x) => x.site.name === siteOf(m.point))!.site.backends
@@ -218,12 +245,11 @@ Deno.test("a create case requires no old runner and no offsets while stopped; a 
   assert.equal(removal.includes("output.exact"), false);
 });
 
-Deno.test("the suite arms each operator site once (three cases), each decision; their state writes only in full", () => {
+Deno.test("the suite arms each operator site once (three cases), each decision; their state writes' visible steps too", () => {
   const suite = matrixPoints("suite");
   const full = matrixPoints("full");
-  const mine = suite.filter((m) =>
-    matrixJourney(m.point.slice(0, m.point.lastIndexOf(":"))) === "operator"
-  );
+  const protocol = new Set(operatorSites().map((s) => s.name));
+  const mine = suite.filter((m) => protocol.has(m.point.slice(0, m.point.lastIndexOf(":"))));
   assert.deepEqual(
     mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":"))).sort(),
     operatorSites().map((s) => s.name).sort(),
@@ -248,7 +274,11 @@ Deno.test("the suite arms each operator site once (three cases), each decision; 
     assert.equal(cases.length, backends.length * SIDES.length, e.site.name);
     assert.notEqual(operatorDecision(e.site.name), null, e.site.name);
   }
-  assert.equal(suite.some((m) => m.point.startsWith("state.local.decide.")), false);
+  // of the decision's own state writes, the suite arms the visible steps (every step in full)
+  assert.deepEqual(
+    suite.filter((m) => m.point.startsWith("state.local.decide.")).map((m) => m.point),
+    ["state.local.decide.control.rename:after", "state.local.decide.history.rename:after"],
+  );
 });
 
 Deno.test("an operator case requires its decision's checks, pinned to the stopped apply", () => {
@@ -318,8 +348,8 @@ Deno.test("the real matrix arms every site of the inventory: the full tier is ev
   assert.equal(inv.filter(matrixArms).length, inv.length);
   const expected = inv.reduce((n, e) => n + (e.site.backends ?? BACKENDS).length * SIDES.length, 0);
   assert.equal(full.length, expected);
-  // the suite: each journey's protocol sites once (see the suite test above)
-  assert.equal(matrixPoints("suite").length, [...suiteSites()].length);
+  // the suite: each journey's protocol sites once and the state layer's points (see above)
+  assert.equal(matrixPoints("suite").length, suiteSites().size + suiteStatePoints().size);
 });
 
 Deno.test("removal and day-two cases require their journey's checks; a restart never the skip's", () => {

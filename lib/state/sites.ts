@@ -95,6 +95,17 @@ export const WRITE_STEPS: Readonly<Record<LocalWriteKind, readonly string[]>> = 
   remove: ["unlink", "dirsync"],
 };
 
+/**
+ * The step of each write kind after which a fresh reader sees the write: the rename or link
+ * puts the new file in place, the unlink takes the file away. The directory fsync after it makes
+ * that survive a power loss; a process death between the two leaves what a reader already sees.
+ */
+export const VISIBLE_STEP: Readonly<Record<LocalWriteKind, string>> = {
+  replace: "rename",
+  create: "link",
+  remove: "unlink",
+};
+
 const STEP_WORDS: Record<string, string> = {
   temp: "write and fsync the temp file of",
   rename: "rename the temp file over",
