@@ -30,7 +30,6 @@ import {
   LOCAL_WRITE_ORDER,
   localWriteSites,
   lockOperationSite,
-  pgCommitSite,
   STATE_TRANSITIONS,
   VISIBLE_STEP,
 } from "../lib/state/sites.ts";
@@ -83,9 +82,9 @@ export { type OperatorDecision, operatorDecision };
  *
  * - fault matrix: every journey's own protocol sites once ({@link suiteSites}), the side and the
  *   backend taken in turn site by site (so each side and backend is crossed across the sites);
- *   of the state layer's own writes and lock operations, the point of each that leaves a durable
- *   state of its own ({@link suiteStatePoints}); `full` runs every armed site on both sides and
- *   every backend it exists on;
+ *   of the state layer's own writes and lock operations, the points that leave a durable state no
+ *   protocol site leaves ({@link suiteStatePoints}); `full` runs every armed site on both sides
+ *   and every backend it exists on;
  * - rejections: every one on both backends, as in `full` (issue 13: each rejection on both
  *   state backends in the evidence of `./run test`);
  * - disruptions: all but those marked `fullOnly` (a known failure, with its reason);
@@ -190,8 +189,9 @@ export interface MatrixPoint {
  * The sites the `suite` tier arms: each journey's own protocol sites, as its table declares them
  * (the replacement, the create, the operator's decisions, the connector journey, the runner
  * removal, the day-two commands). The state layer's own writes and lock operations are armed
- * at {@link suiteStatePoints}: the point of each that leaves a durable state of its own (every
- * step of every one on both sides in `full`, and in the crash sweep of every `./run test`).
+ * at {@link suiteStatePoints}: the points that leave a durable state no protocol site leaves
+ * (every step of every one on both sides in `full`, and in the crash sweep of every
+ * `./run test`).
  */
 export function suiteSites(): Set<string> {
   return new Set(
@@ -207,23 +207,31 @@ export function suiteSites(): Set<string> {
 }
 
 /**
- * The state layer's own points the `suite` tier arms: each durable state a death inside the
- * state layer can leave, once. Every local file write of every transition just after the step
- * that makes it visible ({@link VISIBLE_STEP}: that file in place, the next file of its sequence
- * not yet written — the mid-sequence states, e.g. a finalize's receipt without its ownership);
- * every PostgreSQL commit just after it returned (committed, the acknowledgement lost); a lock
- * acquire after it (a dead holder) and a release before it (a dead holder whose work is done);
- * the local break after it. The other steps of a sequence (the temp file before its rename, the
- * directory fsync after it) leave a state one of these already leaves, as far as a process death
- * goes: `full` arms them all.
+ * The state layer's own points the `suite` tier arms: each durable state that only a death
+ * inside the state layer can leave, once. A transition's complete state (its last write made
+ * visible, a PostgreSQL commit returned) and its untouched state are what the protocol site
+ * wrapping it leaves when killed after or before it, so these are the states between:
+ *
+ * - every local file write of a multi-file transition but its last, just after the step that
+ *   makes it visible ({@link VISIBLE_STEP}: that file in place, the next not yet written — e.g. a
+ *   finalize's receipt without its ownership); a PostgreSQL transition is one commit, with no
+ *   state between;
+ * - the store's creation (`init`), written by the first `plan`, which no protocol site wraps;
+ * - a lock acquire after it (a dead holder), a release before it (a dead holder whose work is
+ *   done), the local break after it.
+ *
+ * The other steps (a temp file before its rename, the directory fsync after it) leave, for a
+ * process death, a state one of these or a protocol site leaves: `full` arms every step of every
+ * site on both sides.
  */
 export function suiteStatePoints(): Map<string, typeof SIDES[number]> {
   const points = new Map<string, typeof SIDES[number]>();
   for (const t of STATE_TRANSITIONS) {
-    for (const w of LOCAL_WRITE_ORDER[t]) {
+    const writes = LOCAL_WRITE_ORDER[t];
+    const between = t === "init" ? writes : writes.slice(0, -1);
+    for (const w of between) {
       points.set(localWriteSites(t, w.file, w.kind)[VISIBLE_STEP[w.kind]].name, "after");
     }
-    points.set(pgCommitSite(t).name, "after");
   }
   for (const backend of BACKENDS) {
     points.set(lockOperationSite(backend, "acquire").name, "after");
