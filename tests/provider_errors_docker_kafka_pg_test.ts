@@ -16,7 +16,13 @@ import { platformaticKafka } from "../lib/providers/kafka/platformatic.ts";
 import type { TestProject } from "../harness/project.ts";
 import { PLACEHOLDER_IMAGE } from "../lib/project/starter.ts";
 import { closedPort, missingSocket } from "../testing/net.ts";
-import { type CliRun, sluice, sluiceJson } from "./deploy_fixture.ts";
+import {
+  type CliRun,
+  removeApplication,
+  sluice,
+  sluiceJson,
+  starterApplicationId,
+} from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -230,8 +236,13 @@ Deno.test(
       assert.equal(JSON.parse(again.stdout).data.operation_id, operationId);
       assertNoInternal(again);
     } finally {
+      // the CLI's apply made the runner and its volume without the private environment's run
+      // label: removed by the application's label, or the tear-down would only detach the
+      // running container from the removed network and leave it running (it did, until this)
+      await removeApplication(starterApplicationId(p.name));
       await Deno.remove(p.dir, { recursive: true });
-      await env.teardown();
+      const removed = await env.teardown();
+      assert.deepEqual(removed.strays, [], "nothing unlabelled was left on the private network");
     }
   },
 );
