@@ -18,20 +18,19 @@
 // topic's exact records (sorted by key: a lost record is missing, a duplicate is an extra), the
 // audit through the state store.
 import assert from "node:assert/strict";
-import pg from "pg";
 import { dockerCli } from "../harness/docker.ts";
 import { sharedEnv } from "../harness/env.ts";
 import { committedOffsets, produce, readAll } from "../harness/kafka.ts";
-import { runnerImageId, starterProject, type TestProject } from "../harness/project.ts";
+import type { TestProject } from "../harness/project.ts";
 import { LABEL, volumeName } from "../lib/runtime/labels.ts";
 import type { RestartResult } from "../lib/runtime/restart.ts";
 import type { SkipRecordResult } from "../lib/runtime/skip_record.ts";
-import { openStateStore } from "../lib/state/open.ts";
 import type { StateStore } from "../lib/state/store.ts";
 import {
   assertExit,
   caughtUp,
   containersOf,
+  dropPgState,
   expectedStarterOutput,
   outputRecords,
   removeApplication,
@@ -39,21 +38,19 @@ import {
   samplesOf,
   sluice,
   sluiceJson,
-  starterApplicationId,
+  starterOn,
+  type StateBackend,
 } from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
-const DSN_ENV = "SLUICE_TEST_STATE_DSN";
 const MODEL = "eligible_orders";
 const REASON = "stopped outside sluice during maintenance";
 const SKIP_REASON = "a test order with a text amount";
 const PARTS = [0, 1, 2];
 
-type Backend = "local" | "postgres";
-
 /** One deployed starter project and what the journeys share. */
 interface Deployed {
-  backend: Backend;
+  backend: StateBackend;
   project: TestProject;
   bootstrap: string;
   vars: Record<string, string>;
@@ -85,18 +82,6 @@ async function docker(args: string[]): Promise<string> {
 }
 
 const inspect = (format: string, id: string) => docker(["inspect", "-f", format, id]);
-
-async function dropState(url: string, project: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const scope = JSON.stringify([project, null]);
-    await c.query("DELETE FROM sluice.sluice_documents WHERE scope = $1", [scope]);
-    await c.query("DELETE FROM sluice.sluice_locks WHERE scope = $1", [scope]);
-  } finally {
-    await c.end();
-  }
-}
 
 /** Committed offsets of the group, through the Kafka admin API, as decimal strings. */
 async function committedNow(d: Deployed): Promise<Record<string, string>> {
@@ -158,30 +143,16 @@ async function assertPlanNoop(d: Deployed): Promise<void> {
 }
 
 /** A starter project for `backend`, not deployed yet (nothing outside its directory exists). */
-async function prepare(backend: Backend): Promise<Deployed> {
+async function prepare(backend: StateBackend): Promise<Deployed> {
   const env = await sharedEnv();
-  const project = await starterProject(env, {
-    image: await runnerImageId(),
-    ...(backend === "postgres" ? { stateDsnEnv: DSN_ENV } : {}),
-  });
-  const vars: Record<string, string> = backend === "postgres" ? { [DSN_ENV]: env.pgUrl } : {};
-  const store = openStateStore(
-    backend === "postgres"
-      ? { backend: "postgres", url: env.pgUrl, project: project.name, environment: null }
-      : {
-        backend: "local",
-        dir: `${project.dir}/.sluice/state`,
-        project: project.name,
-        environment: null,
-      },
-  );
+  const { project, vars, store, applicationId } = await starterOn(env, backend);
   const samples = await samplesOf(project.dir);
   return {
     backend,
     project,
     bootstrap: env.bootstrapHost,
     vars,
-    appId: starterApplicationId(project.name),
+    appId: applicationId,
     store,
     container: "",
     generation: "",
@@ -219,7 +190,7 @@ async function deploy(d: Deployed): Promise<void> {
 async function teardown(d: Deployed, pgUrl: string): Promise<void> {
   await d.store.close();
   await removeApplication(d.appId);
-  if (d.backend === "postgres") await dropState(pgUrl, d.project.name);
+  if (d.backend === "postgres") await dropPgState(pgUrl, d.project.name);
   await Deno.remove(d.project.dir, { recursive: true });
 }
 

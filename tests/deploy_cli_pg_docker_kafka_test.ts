@@ -3,13 +3,13 @@
 // apply --plan creates topics, volume and runner → exact output → a repeated plan is a
 // no-op, a repeated apply writes nothing, status --health and observe report the runner.
 import assert from "node:assert/strict";
-import pg from "pg";
 import { sharedEnv } from "../harness/env.ts";
 import { produce } from "../harness/kafka.ts";
 import { runnerImageId, starterProject } from "../harness/project.ts";
 import { openStateStore } from "../lib/state/open.ts";
 import {
   assertExit,
+  dropPgState,
   expectedStarterOutput,
   outputRecords,
   removeApplication,
@@ -149,21 +149,8 @@ Deno.test(
     } finally {
       await store.close();
       await removeApplication(appId);
-      await dropState(env.pgUrl, p.name);
+      await dropPgState(env.pgUrl, p.name);
       await Deno.remove(p.dir, { recursive: true });
     }
   },
 );
-
-/** Delete this project's rows from the shared `sluice` schema. */
-async function dropState(url: string, project: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const scope = JSON.stringify([project, null]);
-    await c.query("DELETE FROM sluice.sluice_documents WHERE scope = $1", [scope]);
-    await c.query("DELETE FROM sluice.sluice_locks WHERE scope = $1", [scope]);
-  } finally {
-    await c.end();
-  }
-}

@@ -6,8 +6,13 @@
  * @module
  */
 import assert from "node:assert/strict";
+import pg from "pg";
 import { docker, removeLabelled } from "../harness/docker.ts";
+import type { EnvDescriptor } from "../harness/env.ts";
 import { committedOffsets, offsetRange, readAll } from "../harness/kafka.ts";
+import { runnerImageId, starterProject, type TestProject } from "../harness/project.ts";
+import { openStateStore } from "../lib/state/open.ts";
+import type { StateStore } from "../lib/state/store.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -158,4 +163,60 @@ export async function caughtUp(
   assert.fail(
     `group ${group} never committed to ${JSON.stringify(ends)}: ${JSON.stringify(committed)}`,
   );
+}
+
+/** A state backend of a test project. */
+export type StateBackend = "local" | "postgres";
+
+/** The variable a PostgreSQL-state test project reads its DSN from (`state.dsn_env`). */
+export const STATE_DSN_ENV = "SLUICE_TEST_STATE_DSN";
+
+/** A starter project on one state backend, not deployed yet. */
+export interface StarterOn {
+  project: TestProject;
+  /** The environment every `bin/sluice` run of it needs (the DSN for PostgreSQL state). */
+  vars: Record<string, string>;
+  /** Its state store, opened (not initialized: the first CLI command does that). */
+  store: StateStore;
+  applicationId: string;
+}
+
+/**
+ * A starter project on `backend` state: local files in the project, or the shared PostgreSQL
+ * through {@link STATE_DSN_ENV}. Nothing outside its directory exists yet.
+ */
+export async function starterOn(env: EnvDescriptor, backend: StateBackend): Promise<StarterOn> {
+  const project = await starterProject(env, {
+    image: await runnerImageId(),
+    ...(backend === "postgres" ? { stateDsnEnv: STATE_DSN_ENV } : {}),
+  });
+  const store = openStateStore(
+    backend === "postgres"
+      ? { backend: "postgres", url: env.pgUrl, project: project.name, environment: null }
+      : {
+        backend: "local",
+        dir: `${project.dir}/.sluice/state`,
+        project: project.name,
+        environment: null,
+      },
+  );
+  return {
+    project,
+    vars: backend === "postgres" ? { [STATE_DSN_ENV]: env.pgUrl } : {},
+    store,
+    applicationId: starterApplicationId(project.name),
+  };
+}
+
+/** Delete a project's rows from the shared PostgreSQL's `sluice` schema. */
+export async function dropPgState(url: string, project: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const scope = JSON.stringify([project, null]);
+    await c.query("DELETE FROM sluice.sluice_documents WHERE scope = $1", [scope]);
+    await c.query("DELETE FROM sluice.sluice_locks WHERE scope = $1", [scope]);
+  } finally {
+    await c.end();
+  }
 }

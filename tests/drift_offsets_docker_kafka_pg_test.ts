@@ -8,25 +8,23 @@
 // records exactly that move in the audit; then plan reports only the stopped runner, `restart`
 // proceeds, and plan is a no-op with the runner running on the moved offsets.
 import assert from "node:assert/strict";
-import pg from "pg";
 import { dockerCli } from "../harness/docker.ts";
 import { sharedEnv } from "../harness/env.ts";
 import { committedOffsets, produce, withAdmin } from "../harness/kafka.ts";
-import { runnerImageId, starterProject } from "../harness/project.ts";
-import { openStateStore } from "../lib/state/open.ts";
 import {
   assertExit,
+  dropPgState,
   expectedStarterOutput,
   outputRecords,
   removeApplication,
   samplesOf,
   sluice,
   sluiceJson,
-  starterApplicationId,
+  starterOn,
+  type StateBackend,
 } from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
-const DSN_ENV = "SLUICE_TEST_STATE_DSN";
 const MODEL = "eligible_orders";
 
 type Moved = { topic: string; partition: number; before: string | null; after: string | null };
@@ -56,34 +54,10 @@ function blockersOf(e: { errors: Blocked[] }): Blocked[] {
   return all;
 }
 
-async function dropState(url: string, project: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const scope = JSON.stringify([project, null]);
-    await c.query("DELETE FROM sluice.sluice_documents WHERE scope = $1", [scope]);
-    await c.query("DELETE FROM sluice.sluice_locks WHERE scope = $1", [scope]);
-  } finally {
-    await c.end();
-  }
-}
-
-type Backend = "local" | "postgres";
-
 /** The journey on one state backend: deploy, stop, move an offset, plan, restart, acknowledge. */
-async function offsetsMoved(backend: Backend): Promise<void> {
+async function offsetsMoved(backend: StateBackend): Promise<void> {
   const env = await sharedEnv();
-  const p = await starterProject(env, {
-    image: await runnerImageId(),
-    ...(backend === "postgres" ? { stateDsnEnv: DSN_ENV } : {}),
-  });
-  const vars: Record<string, string> = backend === "postgres" ? { [DSN_ENV]: env.pgUrl } : {};
-  const appId = starterApplicationId(p.name);
-  const store = openStateStore(
-    backend === "postgres"
-      ? { backend: "postgres", url: env.pgUrl, project: p.name, environment: null }
-      : { backend: "local", dir: `${p.dir}/.sluice/state`, project: p.name, environment: null },
-  );
+  const { project: p, vars, store, applicationId: appId } = await starterOn(env, backend);
   const planFile = `${p.dir}/plan.json`;
   try {
     assertExit(await sluice(["plan", "--project", p.dir, "--out", planFile], vars), 0);
@@ -242,7 +216,7 @@ async function offsetsMoved(backend: Backend): Promise<void> {
   } finally {
     await store.close();
     await removeApplication(appId);
-    if (backend === "postgres") await dropState(env.pgUrl, p.name);
+    if (backend === "postgres") await dropPgState(env.pgUrl, p.name);
     await Deno.remove(p.dir, { recursive: true });
   }
 }

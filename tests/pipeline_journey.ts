@@ -19,6 +19,7 @@ import type { PipelineProject } from "../harness/pipeline.ts";
 import { restConnect } from "../lib/providers/connect/rest.ts";
 import type { ConnectorStatus, ConnectPort } from "../lib/providers/connect/port.ts";
 import {
+  dropPgState,
   type Envelope,
   removeApplication,
   sluiceJson,
@@ -293,18 +294,6 @@ async function pgState(url: string, project: string): Promise<string> {
       JSON.stringify([project, null]),
     ]);
     return r.rows.map((x: { body: string }) => x.body).join("\n");
-  } finally {
-    await c.end();
-  }
-}
-
-async function dropPgState(url: string, project: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const scope = JSON.stringify([project, null]);
-    await c.query("DELETE FROM sluice.sluice_documents WHERE scope = $1", [scope]);
-    await c.query("DELETE FROM sluice.sluice_locks WHERE scope = $1", [scope]);
   } finally {
     await c.end();
   }
