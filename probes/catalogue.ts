@@ -264,8 +264,9 @@ export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
   });
   // the state layer's own points: each on the one backend its site exists on
   for (const [site, side] of suiteStatePoints()) {
-    const e = entries.find((x) => x.site.name === site);
-    if (e) chosen.set(site, { side, backend: e.site.backends![0] });
+    const backend = entries.find((x) => x.site.name === site)?.site.backends?.[0];
+    if (!backend) throw new Error(`${site} is not an armed site of one backend`);
+    chosen.set(site, { side, backend });
   }
   const out: MatrixPoint[] = [];
   for (const backend of BACKENDS) {
