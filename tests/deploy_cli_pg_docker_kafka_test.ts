@@ -17,18 +17,21 @@ import {
   sluice,
   sluiceJson,
   starterApplicationId,
+  STATE_DSN_ENV,
 } from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
-const DSN_ENV = "SLUICE_TEST_STATE_DSN";
 
 Deno.test(
   "CLI on PostgreSQL state: plan --out, apply --plan, exact output, then no-op",
   opts,
   async () => {
     const env = await sharedEnv();
-    const p = await starterProject(env, { image: await runnerImageId(), stateDsnEnv: DSN_ENV });
-    const vars = { [DSN_ENV]: env.pgUrl };
+    const p = await starterProject(env, {
+      image: await runnerImageId(),
+      stateDsnEnv: STATE_DSN_ENV,
+    });
+    const vars = { [STATE_DSN_ENV]: env.pgUrl };
     const appId = starterApplicationId(p.name);
     // The project's state lives in the default schema `sluice`, scoped by this test's unique
     // project name; its rows are deleted at the end.

@@ -24,6 +24,7 @@ import {
   removeApplication,
   sluiceJson,
   starterApplicationId,
+  STATE_DSN_ENV,
 } from "./deploy_fixture.ts";
 
 /** Values of the sink's secret and the digest key (test values, never shown by sluice). */
@@ -98,20 +99,19 @@ export interface PipelineJourneyOptions {
 export async function runPipelineJourney(env: EnvDescriptor, o: PipelineJourneyOptions) {
   const connect = env.connect;
   if (!connect) throw new Error("the shared environment has no Connect worker");
-  const DSN_ENV = "SLUICE_TEST_STATE_DSN";
   const p = await pipelineProject({
     image: await runnerImageId(),
     connect,
     bootstrapHost: env.bootstrapHost,
     bootstrapInternal: env.bootstrapInternal,
     network: env.network,
-    stateDsnEnv: o.backend === "postgres" ? DSN_ENV : undefined,
+    stateDsnEnv: o.backend === "postgres" ? STATE_DSN_ENV : undefined,
     sinkExtra: { "x.api.token": "${env:PIPELINE_SINK_TOKEN}" },
   });
   const vars: Record<string, string> = {
     PIPELINE_SINK_TOKEN: SINK_TOKEN,
     SLUICE_SECRET_HASH_KEY: HASH_KEY,
-    ...(o.backend === "postgres" ? { [DSN_ENV]: env.pgUrl } : {}),
+    ...(o.backend === "postgres" ? { [STATE_DSN_ENV]: env.pgUrl } : {}),
   };
   const port = restConnect(connect.restHost);
   const shown: string[] = [];
