@@ -175,6 +175,46 @@ export function removalSites(): FaultSite[] {
 /** The operation kind of the removal journey in the journal (envelope version 3). */
 export const REMOVAL_OPERATION_KIND = "runner_removal";
 
+/** What a pending removal's intent binds of one runner: its model and exact container. */
+export interface RemovalBinding {
+  /** The model. */
+  model: string;
+  /** Its application ID. */
+  application_id: string;
+  /** The exact container the removal stops and removes. */
+  container_id: string;
+}
+
+/**
+ * The binding of one application ID in a pending operation when that operation is a runner
+ * removal taking it down; null for any other operation or runner. While a removal is pending,
+ * the day-two commands (`restart`, `skip-record`, `acknowledge-drift`) act on its runner only —
+ * the state store refuses their audit events for any other (`BLOCKED_OPERATION_PENDING`).
+ *
+ * @example
+ * ```ts
+ * import { removalBinding } from "./removal.ts";
+ * removalBinding({ kind: "create", intent: { details: {} } }, "app"); // null
+ * ```
+ */
+export function removalBinding(
+  control: { kind: string; intent: { details: { [key: string]: unknown } } },
+  applicationId: string,
+): RemovalBinding | null {
+  if (control.kind !== REMOVAL_OPERATION_KIND) return null;
+  const actions = control.intent.details.actions;
+  if (!Array.isArray(actions)) return null;
+  for (const x of actions as unknown[]) {
+    if (typeof x !== "object" || x === null) continue;
+    const r = x as Record<string, unknown>;
+    if (
+      r.application_id === applicationId && typeof r.model === "string" &&
+      typeof r.container_id === "string"
+    ) return { model: r.model, application_id: applicationId, container_id: r.container_id };
+  }
+  return null;
+}
+
 /**
  * The ID of the removal operation of a plan: derived from the plan file's sha256 (a plan starts
  * at most one removal operation), so the audit's `ownership_committed` event of that ID proves,

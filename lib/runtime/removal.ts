@@ -209,30 +209,37 @@ function seen(a: RemoveRunnerAction, obs: RunnerObservation): Seen {
   return { kind: "present", container: c };
 }
 
-/** The clean-close evidence of a stopped container (a replacement's `old_closed` rule). */
 /**
  * The way back to a removable runner through sluice, when the bound runner stopped without a
  * clean close (killed, crashed, OOM, or its close bound hit): its last transaction is not proven
- * committed, so it is neither removed nor released. It runs again as the owned generation (the
- * model declared again as it was, `sluice restart`), then the removal is planned anew.
+ * committed, so it is neither removed nor released. `sluice restart` runs the same generation
+ * again from its committed offsets — also while its removal is pending, with the manifest as the
+ * removal left it — and the removal then stops it with TERM and checks its clean close.
  */
 function wayBack(model: string, operationId: string | null): string {
-  return `${
-    operationId
-      ? `removal ${operationId} stays pending with the container kept. Way out: 'sluice state abandon --operation-id ${operationId} --reason TEXT', then d`
-      : "Way out: d"
-  }eclare ${model} again under models: as it was (and drop it from lifecycle.runner_removals), 'sluice restart ${model} --reason TEXT' (it resumes from its committed offsets), then declare the removal again, 'sluice plan --out FILE' and 'sluice apply --plan FILE' (docs/runbook.md, "Removal blockers")`;
+  return operationId
+    ? `removal ${operationId} stays pending with the container kept. Way out: 'sluice restart ${model} --reason TEXT' (the same generation runs again from its committed offsets), then the same 'sluice apply --plan FILE' (TERM, a clean close, removed); or give up: 'sluice state abandon --operation-id ${operationId} --reason TEXT' (docs/runbook.md, "Removal blockers")`
+    : `Way out: 'sluice restart ${model} --reason TEXT' (the same generation runs again from its committed offsets), then 'sluice plan --out FILE' and 'sluice apply --plan FILE' (docs/runbook.md, "Removal blockers")`;
 }
 
-function uncleanClose(
-  a: RemoveRunnerAction,
-  c: ContainerEvidence,
-  operationId: string,
-): Blocker[] {
+/**
+ * Why a stopped container is not a clean close (a replacement's `old_closed` rule: exited 0 or
+ * 143, no OOM kill, a CLOSED status file when there is one); empty when it is one. Shared by the
+ * removal and by `sluice restart`, which brings back a pending removal's runner only from a stop
+ * that is not a clean close.
+ *
+ * @example
+ * ```ts
+ * import { cleanCloseBlockers } from "./removal.ts";
+ * import type { ContainerEvidence } from "../validation/observation.ts";
+ * const closedCleanly = (c: ContainerEvidence) => cleanCloseBlockers("m", c).length === 0;
+ * ```
+ */
+export function cleanCloseBlockers(model: string, c: ContainerEvidence): Blocker[] {
   const out: Blocker[] = [];
   const b = (code: "BLOCKED_UNKNOWN_EXIT" | "BLOCKED_UNCLEAN_EXIT" | "BLOCKED_OOM", m: string) =>
-    out.push(blocker(code, `model ${a.model}: ${m}`, {
-      model: a.model,
+    out.push(blocker(code, `model ${model}: ${m}`, {
+      model,
       evidence: { container: c.id, status: c.status, exitCode: c.exitCode, oomKilled: c.oomKilled },
     }));
   if (c.status !== "exited") b("BLOCKED_UNKNOWN_EXIT", `the runner is ${c.status}, not exited`);
@@ -250,6 +257,11 @@ function uncleanClose(
       `the runner's status file says ${String(s.state)} (${String(s.reason ?? "")}), not CLOSED`,
     );
   }
+  return out;
+}
+
+function uncleanClose(a: RemoveRunnerAction, c: ContainerEvidence, operationId: string): Blocker[] {
+  const out = cleanCloseBlockers(a.model, c);
   // the way out is said once, after the last reason
   if (out.length > 0) {
     const last = out[out.length - 1];

@@ -241,20 +241,15 @@ Deno.test("removal on fakes: a runner killed after the intent is not a clean clo
 });
 
 // Issue 18 item 7: a removal whose runner did not close cleanly (killed: exit 137) is a precise
-// blocker naming the way out through sluice, and that way works: abandon the removal, declare the
-// model again as it was, `sluice restart` it (it resumes from its committed offsets), declare the
-// removal again, plan and apply — the runner is then removed after a clean close.
-Deno.test("removal on fakes: a killed runner's blocker names the way out (abandon, declare again, restart, remove again), and it works", async () => {
+// blocker naming the way out through sluice, and that way works in two commands, the manifest
+// left as the removal has it: `sluice restart` brings the same generation back from its
+// committed offsets while the removal is pending, and the same plan file applied again stops it
+// with TERM, checks its clean close and removes it.
+Deno.test("removal on fakes: a killed runner's blocker names the way out (restart, the same apply), and it works", async () => {
   await using cw = await openCaseWorld({ backend: "local", seed: "removal-unclean-way" });
-  const p = cw.project;
-  const original = await Deno.readTextFile(`${p.dir}/sluice.yaml`);
-  const block = original.match(
-    /^ {2}eligible_orders:\n {4}sql: .*\n {4}output:\n {6}topic: .*\n/m,
-  )!;
-  assert.ok(block, original);
   const ch = await prepareRemoval(cw);
-  const removalYaml = await Deno.readTextFile(`${p.dir}/sluice.yaml`);
-  const dir = p.dir;
+  const dir = cw.project.dir;
+  const manifest = await Deno.readTextFile(`${dir}/sluice.yaml`);
   const applyArgs = ["-o", "json", "apply", "--project", dir, "--plan", ch.planPath];
   const died = await fakeCli(cw.worldPath, applyArgs, {
     fault: "docker.term_removed_runner:before",
@@ -262,10 +257,9 @@ Deno.test("removal on fakes: a killed runner's blocker names the way out (abando
   });
   assert.equal(died.killedAtFault, true, died.stderr);
   cw.world.control.killContainer(ch.containerId);
-  const show = await fakeCli(cw.worldPath, ["-o", "json", "state", "show", "--project", dir], {
-    env: cw.env,
-  });
-  const view = show.json!.data as {
+  const cli = (args: string[]) =>
+    fakeCli(cw.worldPath, ["-o", "json", ...args, "--project", dir], { env: cw.env });
+  const view = (await cli(["state", "show"])).json!.data as {
     lock: { stale: boolean; holder: { lock_id: string } | null };
     pending_operation: { operation_id: string } | null;
   };
@@ -279,39 +273,140 @@ Deno.test("removal on fakes: a killed runner's blocker names the way out (abando
   assert.match(message, /the runner exited with code 137; only 0 or 143 is a clean close/);
   assert.ok(
     message.includes(
-      `removal ${operationId} stays pending with the container kept. Way out: 'sluice state abandon --operation-id ${operationId} --reason TEXT', then declare eligible_orders again under models: as it was (and drop it from lifecycle.runner_removals), 'sluice restart eligible_orders --reason TEXT'`,
+      `removal ${operationId} stays pending with the container kept. Way out: 'sluice restart eligible_orders --reason TEXT' (the same generation runs again from its committed offsets), then the same 'sluice apply --plan FILE'`,
     ),
     message,
   );
 
-  // the way out, step by step, through sluice
-  const run = async (args: string[]) => {
-    const r = await fakeCli(cw.worldPath, ["-o", "json", ...args, "--project", dir], {
-      env: cw.env,
-    });
-    assert.equal(r.code, 0, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
-    return r;
+  // another model's restart is still refused while the removal is pending
+  const other = await cli(["restart", SPARE_MODEL, "--reason", "not the removed one"]);
+  assert.equal(other.code, 4, other.stdout + other.stderr);
+  assert.deepEqual(other.json!.errors.map((e) => e.code), ["BLOCKED_OPERATION_PENDING"]);
+
+  // the way out, through sluice, with the manifest untouched
+  const restarted = await cli([
+    "restart",
+    "eligible_orders",
+    "--reason",
+    "killed during its removal",
+  ]);
+  assert.equal(restarted.code, 0, restarted.stdout + restarted.stderr);
+  const r = restarted.json!.data as { container_id: string; stop: { exit_code: number } };
+  assert.equal(r.container_id, ch.containerId, "the same bound container");
+  assert.equal(r.stop.exit_code, 137);
+  assert.equal(cw.world.control.container(ch.containerId)?.state.running, true);
+  assert.equal(await Deno.readTextFile(`${dir}/sluice.yaml`), manifest);
+  const removed = await fakeCli(cw.worldPath, applyArgs, { env: cw.env });
+  assert.equal(removed.code, 0, removed.stdout + removed.stderr);
+  const data = removed.json!.data as {
+    removals?: {
+      operation_id: string;
+      continued: boolean;
+      removed: Array<{ model: string; exit_code: number }>;
+    };
   };
-  await run(["state", "abandon", "--operation-id", operationId, "--reason", "killed"]);
-  // the model declared again as it was (the manifest before the removal, the spare model kept)
-  await Deno.writeTextFile(
-    `${dir}/sluice.yaml`,
-    removalYaml.replace("lifecycle:\n  runner_removals:\n    - model: eligible_orders\n", "")
-      .replace(/^models:\n/m, `models:\n${block[0]}`)
-      .replace(/consumes: spare_orders$/m, "consumes: eligible_orders"),
-  );
-  await run(["restart", "eligible_orders", "--reason", "killed during its removal"]);
-  const running = containersOf(cw.world.control.snapshot(), cw.applicationId);
-  assert.equal(running.length, 1);
-  assert.equal(cw.world.control.container(running[0].id)?.state.running, true);
-  // the removal declared again, planned anew and applied: a clean close, then removed
-  await Deno.writeTextFile(`${dir}/sluice.yaml`, removalYaml);
-  const replanned = `${dir}/remove2.plan.json`;
-  await run(["plan", "--out", replanned]);
-  const removed = await run(["apply", "--plan", replanned]);
-  const data = removed.json!.data as { removals?: { removed: Array<{ model: string }> } };
-  assert.deepEqual(data.removals?.removed.map((r) => r.model), ["eligible_orders"]);
+  assert.equal(data.removals?.operation_id, operationId);
+  assert.equal(data.removals?.continued, true);
+  assert.deepEqual(data.removals?.removed.map((x) => [x.model, x.exit_code]), [[
+    "eligible_orders",
+    143,
+  ]]);
   assert.equal(containersOf(cw.world.control.snapshot(), cw.applicationId).length, 0);
   const state = await readState(cw.state);
   assert.equal(state.control, null);
+  assert.equal(state.ownership!.serial, ch.setupSerial + 1);
+});
+
+Deno.test("removal on fakes: a pending removal's runner that closed cleanly is not restarted — the removal continues with its plan file", async () => {
+  await using cw = await openCaseWorld({ backend: "local", seed: "removal-clean-no-restart" });
+  const ch = await prepareRemoval(cw);
+  const dir = cw.project.dir;
+  const applyArgs = ["-o", "json", "apply", "--project", dir, "--plan", ch.planPath];
+  const died = await fakeCli(cw.worldPath, applyArgs, {
+    fault: "docker.remove_removed_runner:before",
+    env: cw.env,
+  });
+  assert.equal(died.killedAtFault, true, died.stderr);
+  assert.equal(cw.world.control.container(ch.containerId)?.state.exit_code, 143);
+  const cli = (args: string[]) =>
+    fakeCli(cw.worldPath, ["-o", "json", ...args, "--project", dir], { env: cw.env });
+  const view = (await cli(["state", "show"])).json!.data as {
+    lock: { stale: boolean; holder: { lock_id: string } | null };
+  };
+  const brk = view.lock.stale ? ["--break-stale-lock", view.lock.holder!.lock_id] : [];
+  const seq = cw.world.control.snapshot().log.at(-1)?.seq ?? 0;
+  const refused = await cli(["restart", "eligible_orders", "--reason", "no", ...brk]);
+  assert.equal(refused.code, 4, refused.stdout + refused.stderr);
+  assert.deepEqual(refused.json!.errors.map((e) => e.code), ["BLOCKED_OPERATION_PENDING"]);
+  assert.match(
+    (refused.json!.errors[0] as { message: string }).message,
+    /closed cleanly \(exit 143\): the removal can use that close; continue it with its plan file/,
+  );
+  const w = cw.world.control.snapshot();
+  assert.deepEqual(
+    w.log.filter((m) => m.seq > seq && MUTATIONS.includes(m.by)).map((m) => m.op),
+    [],
+  );
+  const done = await fakeCli(cw.worldPath, applyArgs, { env: cw.env });
+  assert.equal(done.code, 0, done.stdout + done.stderr);
+  assert.equal(containersOf(cw.world.control.snapshot(), cw.applicationId).length, 0);
+});
+
+Deno.test("removal on fakes: a pending removal's runner stopped on a record it cannot decode is moved past it by skip-record (restarted), then removed by the same apply", async () => {
+  await using cw = await openCaseWorld({ backend: "local", seed: "removal-poison" });
+  const ch = await prepareRemoval(cw);
+  const dir = cw.project.dir;
+  const applyArgs = ["-o", "json", "apply", "--project", dir, "--plan", ch.planPath];
+  const died = await fakeCli(cw.worldPath, applyArgs, {
+    fault: "docker.term_removed_runner:before",
+    env: cw.env,
+  });
+  assert.equal(died.killedAtFault, true, died.stderr);
+  cw.world.control.produce(cw.project.inputTopic, [{
+    key: "bad",
+    value: JSON.stringify({ order_id: "bad", amount: "lots", paid: true, customer: null }),
+  }]);
+  assert.equal(cw.world.control.container(ch.containerId)?.state.exit_code, 13);
+  const cli = (args: string[]) =>
+    fakeCli(cw.worldPath, ["-o", "json", ...args, "--project", dir], { env: cw.env });
+  const view = (await cli(["state", "show"])).json!.data as {
+    lock: { stale: boolean; holder: { lock_id: string } | null };
+  };
+  const brk = view.lock.stale ? ["--break-stale-lock", view.lock.holder!.lock_id] : [];
+  const blocked = await fakeCli(cw.worldPath, [...applyArgs, ...brk], { env: cw.env });
+  assert.equal(blocked.code, 4, blocked.stdout + blocked.stderr);
+  assert.ok(blocked.json!.errors.some((e) => e.code === "BLOCKED_UNCLEAN_EXIT"));
+  const restart = await cli(["restart", "eligible_orders", "--reason", "r"]);
+  assert.equal(restart.code, 4, restart.stdout + restart.stderr);
+  assert.deepEqual(restart.json!.errors.map((e) => e.code), ["BLOCKED_POISON_RECORD"]);
+  // the blocker names the record (the model is no longer declared: status lists declared ones)
+  const refusal = restart.json!.errors[0] as unknown as {
+    message: string;
+    evidence: { blockers: Array<{ evidence: { partition: number; offset: number } }> };
+  };
+  const rec = refusal.evidence.blockers[0].evidence;
+  assert.ok(
+    refusal.message.includes(
+      `'sluice skip-record eligible_orders --partition ${rec.partition} --offset ${rec.offset} --reason TEXT'`,
+    ),
+    refusal.message,
+  );
+  const skipped = await cli([
+    "skip-record",
+    "eligible_orders",
+    "--partition",
+    String(rec.partition),
+    "--offset",
+    String(rec.offset),
+    "--reason",
+    "a text amount",
+  ]);
+  assert.equal(skipped.code, 0, skipped.stdout + skipped.stderr);
+  assert.equal(cw.world.control.container(ch.containerId)?.state.running, true);
+  const removed = await fakeCli(cw.worldPath, applyArgs, { env: cw.env });
+  assert.equal(removed.code, 0, removed.stdout + removed.stderr);
+  assert.equal(containersOf(cw.world.control.snapshot(), cw.applicationId).length, 0);
+  const state = await readState(cw.state);
+  assert.equal(state.control, null);
+  assert.equal(state.ownership!.serial, ch.setupSerial + 1);
 });

@@ -4,7 +4,11 @@
  * recorded in the audit. `sluice skip-record` ends with the same path after moving past a record
  * the runner cannot decode.
  *
- * Under the deployment lock, with no pending operation:
+ * Under the deployment lock, with no pending operation — but for a runner removal of this model
+ * whose bound runner stopped without a clean close (killed, crashed): the removal cannot use that
+ * stop, and the same generation brought back is what it stops with TERM when its plan file is
+ * applied again. A model declared removed (`lifecycle.runner_removals`) is named by its owned
+ * runner; its target is read from the plan its container mounts.
  *
  * 1. the stopped container is exactly the owned generation: the planner's own check of an owned
  *    runner (`verifyOwnedRunner`: labels, mounted plan bytes against the plan label and the owned
@@ -44,6 +48,7 @@
 import { SluiceError } from "../errors.ts";
 import { atSite } from "../fault/site.ts";
 import { DAY_TWO_SITES } from "../protocol/day_two.ts";
+import { removalBinding } from "../protocol/removal.ts";
 import type {
   HistoryEvent,
   RecordSkipped,
@@ -58,6 +63,7 @@ import { driftNextStep, runnerDrifts } from "../validation/drift.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
 import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { targetOf } from "./apply.ts";
+import { cleanCloseBlockers, removalTargets } from "./removal.ts";
 import { isoNow, sleep } from "./deps.ts";
 import { RUNNER_PATHS } from "./labels.ts";
 import { observeRunner } from "./observer.ts";
@@ -182,10 +188,20 @@ export async function observeOwned(
   snap: StateSnapshot,
   model: string,
 ): Promise<ObservedRunner> {
+  const own = snap.ownership?.document ?? null;
   const compiled = p.compiled.artifacts.find((a) =>
     a.model === model || a.artifact.application_id === model
   );
-  if (!compiled) {
+  // a model taken down on purpose (`lifecycle.runner_removals`) is no longer compiled: its
+  // owned runner is named by the model or its application ID, its target read from the plan its
+  // container mounts — the generation the removal binds
+  const removed = compiled
+    ? null
+    : (own?.runners ?? []).find((r) =>
+      (r.model === model || r.application_id === model) &&
+      p.project.manifest.runnerRemovals.some((x) => x.model === r.model)
+    ) ?? null;
+  if (!compiled && !removed) {
     throw new SluiceError(
       "PROJECT_MODEL_NOT_FOUND",
       `no model '${model}' in the project (models: ${
@@ -193,27 +209,54 @@ export async function observeOwned(
       })`,
     );
   }
+  const name = compiled?.model ?? removed!.model;
+  const owned = own?.runners.find((r) => r.model === name) ?? null;
   const c = snap.control?.opened ?? null;
-  if (c) {
+  const binding = c && owned ? removalBinding(c, owned.application_id) : null;
+  if (c && !binding) {
     throw blockerError([blocker(
       "BLOCKED_OPERATION_PENDING",
       `operation ${c.operation_id} (${c.kind}) is pending: 'sluice state show' names it; finish it ('sluice state resume', or 'sluice apply --plan FILE' for a create) or 'sluice state abandon' it first`,
-      { model: compiled.model, evidence: { operation_id: c.operation_id, kind: c.kind } },
+      { model: name, evidence: { operation_id: c.operation_id, kind: c.kind } },
     )]);
   }
-  const own = snap.ownership?.document ?? null;
-  const owned = own?.runners.find((r) => r.model === compiled.model) ?? null;
   if (!own || !owned) {
     throw blockerError([blocker(
       "BLOCKED_RUNNER_NOT_OWNED",
-      `sluice does not run model ${compiled.model} yet: 'sluice plan' and 'sluice apply' create it`,
-      { model: compiled.model },
+      `sluice does not run model ${name} yet: 'sluice plan' and 'sluice apply' create it`,
+      { model: name },
     )]);
   }
-  const obs = await observeRunner(p, targetOf(compiled.artifact));
+  const target = compiled
+    ? targetOf(compiled.artifact)
+    : (await removalTargets(p.docker, own, p.project.manifest.runnerRemovals, new Set()))
+      .find((t) => t.applicationId === owned.application_id) ?? null;
+  if (!target) {
+    throw blockerError([blocker(
+      "BLOCKED_RUNNER_MISSING",
+      `model ${name} is declared removed and no container carrying its application ID ${owned.application_id} mounts a readable plan: there is nothing to bring back`,
+      { model: name, evidence: { application_id: owned.application_id } },
+    )]);
+  }
+  const obs = await observeRunner(p, target);
   const { blockers, container } = verifyOwnedRunner(obs, owned, own.topics, { expect: "any" });
   if (blockers.length > 0 || !container) throw blockerError(blockers);
-  return { model: compiled.model, owned, obs, container };
+  if (c && binding) {
+    // the runner of a pending removal: brought back only from a stop the removal cannot use
+    const why = binding.container_id !== container.id
+      ? `it binds container ${binding.container_id.slice(0, 12)}, not ${container.id.slice(0, 12)}`
+      : !container.running && cleanCloseBlockers(name, container).length === 0
+      ? `${container.name} closed cleanly (exit ${container.exitCode}): the removal can use that close`
+      : null;
+    if (why) {
+      throw blockerError([blocker(
+        "BLOCKED_OPERATION_PENDING",
+        `runner removal ${c.operation_id} of ${name} is pending and ${why}; continue it with its plan file ('sluice apply --plan FILE') or 'sluice state abandon --operation-id ${c.operation_id} --reason TEXT'`,
+        { model: name, evidence: { operation_id: c.operation_id, kind: c.kind } },
+      )]);
+    }
+  }
+  return { model: name, owned, obs, container };
 }
 
 /** The audit events naming this container's current stop (its ID and FinishedAt). */

@@ -56,6 +56,7 @@ import {
 } from "./ownership.ts";
 import type { DocName, DocWrite, LockOwner, LockStatus, StatePrimitive } from "./primitive.ts";
 import type { StateTransition } from "./sites.ts";
+import { removalBinding } from "../protocol/removal.ts";
 import type {
   AbandonInput,
   AcquireLockOptions,
@@ -768,8 +769,10 @@ export class StateEngine implements StateStore {
 
   async recordAudit(snapshot: StateSnapshot, event: DayTwoEvent): Promise<StateSnapshot> {
     this.#requireLock(snapshot);
-    if (snapshot.control) {
-      const c = snapshot.control.opened;
+    // while an operation is pending, only its own removed runner's day-two event is recorded
+    // (a killed runner brought back so that the removal can stop it cleanly)
+    const c = snapshot.control?.opened ?? null;
+    if (c && !removalBinding(c, event.application_id)) {
       blocked(
         "BLOCKED_OPERATION_PENDING",
         `operation ${c.operation_id} (${c.kind}) is pending: finish it first ('sluice state show' names it)`,

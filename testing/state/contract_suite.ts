@@ -403,6 +403,49 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
     assert.equal((await store.load()).history.events.length, s1.history.events.length);
   });
 
+  test("a pending runner removal records a day-two event of its own runner only", async (b) => {
+    const store = await lockedStore(b);
+    const [own, s0] = await seeded(store);
+    const event = restartEvent();
+    const removal = (applicationId: string): OperationIntent => ({
+      operation_id: crypto.randomUUID(),
+      kind: "runner_removal",
+      project: PROJECT,
+      environment: null,
+      actor: "t",
+      created_at: "2026-11-29T09:00:00.000Z",
+      original_state_checksum: stateChecksum(own),
+      reviewed_plan_sha256: "e".repeat(64),
+      details: {
+        plan_sha256: "e".repeat(64),
+        actions: [{
+          model: "eligible_orders",
+          application_id: applicationId,
+          container_id: "c".repeat(64),
+          generation: "g1",
+        }],
+        released: [],
+      },
+    });
+    // another runner's removal: the event is refused and nothing is written
+    const other = await store.beginOperation(s0, removal("sluice-orders-other"));
+    await rejects(store.recordAudit(other, event), "BLOCKED_OPERATION_PENDING");
+    assert.equal((await store.load()).history.events.length, s0.history.events.length);
+    const abandoned = await store.abandonOperation(other, {
+      operation_id: other.control!.opened.operation_id,
+      actor: "t",
+      recorded_at: "2026-11-29T09:01:00.000Z",
+      reason: "test",
+      evidence: {},
+    });
+    // its own runner's removal: recorded, the operation still pending and unchanged
+    const mine = await store.beginOperation(abandoned, removal(event.application_id));
+    const s1 = await store.recordAudit(mine, event);
+    assert.deepEqual(s1.history.events.at(-1), event);
+    assert.deepEqual(s1.control!.opened.intent, mine.control!.opened.intent);
+    assert.equal(s1.ownership!.checksum, mine.ownership!.checksum);
+  });
+
   test("a pending operation blocks a new one", async (b) => {
     const store = await lockedStore(b);
     const { own, snap } = await begun(store);
