@@ -205,31 +205,42 @@ Deno.test("removal on fakes: a runner that changed since the plan blocks the app
   assert.equal(containersOf(w, cw.applicationId).length, 1);
 });
 
-Deno.test("removal on fakes: a runner killed after the intent is not a clean close: blocked, its container kept, ownership unchanged", async () => {
-  await using cw = await openCaseWorld({ backend: "local", seed: "removal-unclean" });
+/**
+ * A removal apply killed at `fault` (after its intent), then `meanwhile` done to the world: the
+ * CLI on the world, the apply's arguments, and the stale lock's break (empty when not stale).
+ */
+async function removalDiedAt(
+  cw: Awaited<ReturnType<typeof openCaseWorld>>,
+  fault: string,
+  meanwhile: (ch: Awaited<ReturnType<typeof prepareRemoval>>) => void = () => {},
+) {
   const ch = await prepareRemoval(cw);
   const dir = cw.project.dir;
   const applyArgs = ["-o", "json", "apply", "--project", dir, "--plan", ch.planPath];
-  // the apply dies right before its TERM: the intent is recorded, the runner still runs
-  const died = await fakeCli(cw.worldPath, applyArgs, {
-    fault: "docker.term_removed_runner:before",
-    env: cw.env,
-  });
+  const died = await fakeCli(cw.worldPath, applyArgs, { fault, env: cw.env });
   assert.equal(died.killedAtFault, true, died.stderr);
-  // meanwhile someone kills the runner (exit 137): no clean-close evidence
-  cw.world.control.killContainer(ch.containerId);
-  const show = await fakeCli(cw.worldPath, ["-o", "json", "state", "show", "--project", dir], {
-    env: cw.env,
-  });
-  const view = show.json!.data as {
+  meanwhile(ch);
+  const cli = (args: string[]) =>
+    fakeCli(cw.worldPath, ["-o", "json", ...args, "--project", dir], { env: cw.env });
+  const view = (await cli(["state", "show"])).json!.data as {
     lock: { stale: boolean; holder: { lock_id: string } | null };
-    pending_operation: { kind: string } | null;
+    pending_operation: { kind: string; operation_id: string } | null;
   };
+  const brk = view.lock.stale ? ["--break-stale-lock", view.lock.holder!.lock_id] : [];
+  return { ch, dir, applyArgs, cli, view, brk };
+}
+
+Deno.test("removal on fakes: a runner killed after the intent is not a clean close: blocked, its container kept, ownership unchanged", async () => {
+  await using cw = await openCaseWorld({ backend: "local", seed: "removal-unclean" });
+  // the apply dies right before its TERM: the intent is recorded, the runner still runs;
+  // meanwhile someone kills the runner (exit 137): no clean-close evidence
+  const { ch, applyArgs, view, brk } = await removalDiedAt(
+    cw,
+    "docker.term_removed_runner:before",
+    (ch) => cw.world.control.killContainer(ch.containerId),
+  );
   assert.equal(view.pending_operation?.kind, "runner_removal");
-  const again = await fakeCli(cw.worldPath, [
-    ...applyArgs,
-    ...(view.lock.stale ? ["--break-stale-lock", view.lock.holder!.lock_id] : []),
-  ], { env: cw.env });
+  const again = await fakeCli(cw.worldPath, [...applyArgs, ...brk], { env: cw.env });
   assert.equal(again.code, 4, again.stdout + again.stderr);
   assert.deepEqual(again.json!.errors.map((e) => e.code), ["BLOCKED_UNCLEAN_EXIT"]);
   const w = cw.world.control.snapshot();
@@ -247,27 +258,14 @@ Deno.test("removal on fakes: a runner killed after the intent is not a clean clo
 // with TERM, checks its clean close and removes it.
 Deno.test("removal on fakes: a killed runner's blocker names the way out (restart, the same apply), and it works", async () => {
   await using cw = await openCaseWorld({ backend: "local", seed: "removal-unclean-way" });
-  const ch = await prepareRemoval(cw);
-  const dir = cw.project.dir;
+  const { ch, dir, applyArgs, cli, view, brk } = await removalDiedAt(
+    cw,
+    "docker.term_removed_runner:before",
+    (ch) => cw.world.control.killContainer(ch.containerId),
+  );
   const manifest = await Deno.readTextFile(`${dir}/sluice.yaml`);
-  const applyArgs = ["-o", "json", "apply", "--project", dir, "--plan", ch.planPath];
-  const died = await fakeCli(cw.worldPath, applyArgs, {
-    fault: "docker.term_removed_runner:before",
-    env: cw.env,
-  });
-  assert.equal(died.killedAtFault, true, died.stderr);
-  cw.world.control.killContainer(ch.containerId);
-  const cli = (args: string[]) =>
-    fakeCli(cw.worldPath, ["-o", "json", ...args, "--project", dir], { env: cw.env });
-  const view = (await cli(["state", "show"])).json!.data as {
-    lock: { stale: boolean; holder: { lock_id: string } | null };
-    pending_operation: { operation_id: string } | null;
-  };
   const operationId = view.pending_operation!.operation_id;
-  const again = await fakeCli(cw.worldPath, [
-    ...applyArgs,
-    ...(view.lock.stale ? ["--break-stale-lock", view.lock.holder!.lock_id] : []),
-  ], { env: cw.env });
+  const again = await fakeCli(cw.worldPath, [...applyArgs, ...brk], { env: cw.env });
   assert.equal(again.code, 4, again.stdout + again.stderr);
   const message = (again.json!.errors[0] as { message: string }).message;
   assert.match(message, /the runner exited with code 137; only 0 or 143 is a clean close/);
@@ -319,21 +317,11 @@ Deno.test("removal on fakes: a killed runner's blocker names the way out (restar
 
 Deno.test("removal on fakes: a pending removal's runner that closed cleanly is not restarted — the removal continues with its plan file", async () => {
   await using cw = await openCaseWorld({ backend: "local", seed: "removal-clean-no-restart" });
-  const ch = await prepareRemoval(cw);
-  const dir = cw.project.dir;
-  const applyArgs = ["-o", "json", "apply", "--project", dir, "--plan", ch.planPath];
-  const died = await fakeCli(cw.worldPath, applyArgs, {
-    fault: "docker.remove_removed_runner:before",
-    env: cw.env,
-  });
-  assert.equal(died.killedAtFault, true, died.stderr);
+  const { ch, applyArgs, cli, brk } = await removalDiedAt(
+    cw,
+    "docker.remove_removed_runner:before",
+  );
   assert.equal(cw.world.control.container(ch.containerId)?.state.exit_code, 143);
-  const cli = (args: string[]) =>
-    fakeCli(cw.worldPath, ["-o", "json", ...args, "--project", dir], { env: cw.env });
-  const view = (await cli(["state", "show"])).json!.data as {
-    lock: { stale: boolean; holder: { lock_id: string } | null };
-  };
-  const brk = view.lock.stale ? ["--break-stale-lock", view.lock.holder!.lock_id] : [];
   const seq = cw.world.control.snapshot().log.at(-1)?.seq ?? 0;
   const refused = await cli(["restart", "eligible_orders", "--reason", "no", ...brk]);
   assert.equal(refused.code, 4, refused.stdout + refused.stderr);
@@ -354,25 +342,16 @@ Deno.test("removal on fakes: a pending removal's runner that closed cleanly is n
 
 Deno.test("removal on fakes: a pending removal's runner stopped on a record it cannot decode is moved past it by skip-record (restarted), then removed by the same apply", async () => {
   await using cw = await openCaseWorld({ backend: "local", seed: "removal-poison" });
-  const ch = await prepareRemoval(cw);
-  const dir = cw.project.dir;
-  const applyArgs = ["-o", "json", "apply", "--project", dir, "--plan", ch.planPath];
-  const died = await fakeCli(cw.worldPath, applyArgs, {
-    fault: "docker.term_removed_runner:before",
-    env: cw.env,
-  });
-  assert.equal(died.killedAtFault, true, died.stderr);
-  cw.world.control.produce(cw.project.inputTopic, [{
-    key: "bad",
-    value: JSON.stringify({ order_id: "bad", amount: "lots", paid: true, customer: null }),
-  }]);
+  const { ch, applyArgs, cli, brk } = await removalDiedAt(
+    cw,
+    "docker.term_removed_runner:before",
+    () =>
+      cw.world.control.produce(cw.project.inputTopic, [{
+        key: "bad",
+        value: JSON.stringify({ order_id: "bad", amount: "lots", paid: true, customer: null }),
+      }]),
+  );
   assert.equal(cw.world.control.container(ch.containerId)?.state.exit_code, 13);
-  const cli = (args: string[]) =>
-    fakeCli(cw.worldPath, ["-o", "json", ...args, "--project", dir], { env: cw.env });
-  const view = (await cli(["state", "show"])).json!.data as {
-    lock: { stale: boolean; holder: { lock_id: string } | null };
-  };
-  const brk = view.lock.stale ? ["--break-stale-lock", view.lock.holder!.lock_id] : [];
   const blocked = await fakeCli(cw.worldPath, [...applyArgs, ...brk], { env: cw.env });
   assert.equal(blocked.code, 4, blocked.stdout + blocked.stderr);
   assert.ok(blocked.json!.errors.some((e) => e.code === "BLOCKED_UNCLEAN_EXIT"));
