@@ -3,6 +3,7 @@
 // out on Docker, Kafka and both state backends: tests/ways_out_docker_kafka_pg_test.ts.
 import assert from "node:assert/strict";
 import { order, reviewedReplacement } from "../../testing/ways/replacement_fixture.ts";
+import { containersOf } from "../../testing/sweep/reads.ts";
 
 const FAULTS = { SLUICE_TEST_ONLY_ALLOW_FAULTS: "1" };
 
@@ -290,4 +291,65 @@ Deno.test("state accept-retention-loss records the lost ranges, moves only those
   assert.equal(snap.history.events.filter((e) => e.kind === "operator_decision").length, 1);
   const after = await r.committed();
   for (const [p, o] of Object.entries(moved)) assert.ok(BigInt(after[p]) >= BigInt(o));
+});
+
+// The runbook's way out of an old runner that did not close cleanly (killed before its close was
+// recorded: BLOCKED_UNCLEAN_EXIT): abandon the replacement, `sluice restart` the owned generation
+// (it resumes from its committed offsets; a `docker start` by hand would be drift), plan again.
+Deno.test("an old runner killed before its clean close: abandon, sluice restart brings it back, and the replacement plans again", async () => {
+  await using r = await reviewedReplacement("unclean-old");
+  const killed = await r.cli(["apply", "--project", r.p.dir, "--plan", r.planPath], {
+    ...FAULTS,
+    SLUICE_FAULT_POINT: "docker.signal_term:before",
+  });
+  assert.equal(killed.signal, "SIGKILL", killed.stderr);
+  const shown = (await r.cli(["-o", "json", "state", "show", "--project", r.p.dir])).json().data!;
+  const operationId = (shown.pending_operation as { operation_id: string }).operation_id;
+  const lock = (shown.lock as { holder: { lock_id: string } }).holder.lock_id;
+  const [old] = containersOf(r.world.control.snapshot(), r.applicationId);
+  r.world.control.killContainer(old.id);
+  const resumed = await r.cli([
+    "-o",
+    "json",
+    "state",
+    "resume",
+    ...r.common(operationId),
+    "--break-stale-lock",
+    lock,
+  ]);
+  assert.equal(resumed.code, 4, resumed.stdout + resumed.stderr);
+  assert.ok(resumed.json().errors.some((e) => e.code === "BLOCKED_UNCLEAN_EXIT"), resumed.stdout);
+  const abandoned = await r.cli([
+    "state",
+    "abandon",
+    "--project",
+    r.p.dir,
+    "--operation-id",
+    operationId,
+    "--reason",
+    "the old runner was killed before its close",
+  ]);
+  assert.equal(abandoned.code, 0, abandoned.stdout + abandoned.stderr);
+  const restarted = await r.cli([
+    "-o",
+    "json",
+    "restart",
+    "eligible_orders",
+    "--project",
+    r.p.dir,
+    "--reason",
+    "killed during a replacement",
+  ]);
+  assert.equal(restarted.code, 0, restarted.stdout + restarted.stderr);
+  const data = restarted.json().data as { container_id: string; stop: { exit_code: number } };
+  assert.equal(data.container_id, old.id);
+  assert.equal(data.stop.exit_code, 137);
+  assert.equal(r.world.control.container(old.id)?.state.running, true);
+  // the project is free and the change is planned again, reviewed as before
+  const planned = await r.cli(["-o", "json", "plan", "--project", r.p.dir]);
+  assert.equal(planned.code, 0, planned.stdout + planned.stderr);
+  const p = (planned.json().data as { plan: { format: number; actions: Array<{ type: string }> } })
+    .plan;
+  assert.equal(p.format, 6);
+  assert.deepEqual(p.actions.map((a) => a.type), ["replace_runner_predicate"]);
 });
