@@ -10,10 +10,12 @@
  * exactly as sluice creates one, RUNNING (status file), the group Stable with one member; then
  * `docker stop -t 30`. Timestamps: SIGTERM = the daemon's `kill` event, exit = its `die` event,
  * Empty = the first poll (every 25 ms, describeGroups from the host) that sees the group Empty
- * with no members.
+ * with no members. Close offsets read = the runner's own measure of the Admin read of the group's
+ * committed offsets it does after every clean close (the close vector of its status file).
  * @module
  */
 import Docker from "dockerode";
+import { dockerCli } from "../harness/docker.ts";
 import { sharedEnv } from "../harness/env.ts";
 import { createTopic } from "../harness/kafka.ts";
 import { dockerodePort } from "../lib/providers/docker/dockerode.ts";
@@ -26,6 +28,22 @@ const f = flags(Deno.args);
 const reps = Number(f.get("reps", "5"));
 const noneReps = Number(f.get("none-reps", "1"));
 const modes = f.get("modes", "internal,none").split(",");
+
+/**
+ * The runner's own measure of the Admin read of the group's committed offsets after a clean close
+ * (its "close offsets read in N ms" line); null when the line is absent (the read failed).
+ */
+async function closeReadMs(id: string): Promise<number | null> {
+  const o = await new Deno.Command(dockerCli(), {
+    args: ["logs", id],
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  const text = new TextDecoder().decode(o.stdout) + new TextDecoder().decode(o.stderr);
+  const m = text.match(/sluice-runner: close offsets read in (\d+) ms/);
+  return m ? Number(m[1]) : null;
+}
 
 const envInfo = await environment();
 const env = await sharedEnv();
@@ -104,6 +122,7 @@ try {
       const die = await events.first(id, "die", stop0 - 1000);
       const empty = await watcher.emptySince(stop0, 90_000);
       const inspect = await d.getContainer(id).inspect();
+      const closeRead = await closeReadMs(id);
       const sigterm = kill ?? stop0;
       const s = {
         mode,
@@ -113,12 +132,13 @@ try {
         sigterm_to_exit_ms: die !== null ? die - sigterm : null,
         sigterm_to_empty_ms: empty !== null ? empty - sigterm : null,
         exit_to_empty_ms: empty !== null && die !== null ? empty - die : null,
+        close_read_ms: closeRead,
         group_log: watcher.log.map((x) => ({ ...x, t: x.t - sigterm })),
       };
       console.log(
         `${mode} #${i}: SIGTERM→exit ${sec(s.sigterm_to_exit_ms)} s, SIGTERM→Empty ${
           sec(s.sigterm_to_empty_ms)
-        } s, exit ${s.exit_code}`,
+        } s, close offsets read ${closeRead ?? "–"} ms, exit ${s.exit_code}`,
       );
       samples.push(s);
     } finally {
@@ -157,6 +177,11 @@ for (const mode of modes) {
       median: median(col("docker_stop_returned_ms")),
       max: max(col("docker_stop_returned_ms")),
     },
+    close_read_ms: {
+      median: median(col("close_read_ms")),
+      min: min(col("close_read_ms")),
+      max: max(col("close_read_ms")),
+    },
     exit_codes: [...new Set(ss.map((s) => s.exit_code))],
   };
   const g = (k: string, q: string) => (summary[mode][k] as Record<string, number | null>)[q];
@@ -171,6 +196,7 @@ for (const mode of modes) {
     `${sec(g("sigterm_to_empty_ms", "median"))} / ${sec(g("sigterm_to_empty_ms", "max"))}`,
     `${sec(g("exit_to_empty_ms", "median"))} / ${sec(g("exit_to_empty_ms", "max"))}`,
     `${sec(g("docker_stop_returned_ms", "median"))}`,
+    `${sec(g("close_read_ms", "median"))} / ${sec(g("close_read_ms", "max"))}`,
     (summary[mode].exit_codes as number[]).join(","),
   ]);
 }
@@ -184,7 +210,16 @@ const sessionTimeoutRatio = summary.internal
 console.log(
   "\nClose → group Empty (seconds, median / max)\n" +
     table(
-      ["leave mode", "n", "SIGTERM→exit", "SIGTERM→Empty", "exit→Empty", "docker stop", "exit"],
+      [
+        "leave mode",
+        "n",
+        "SIGTERM→exit",
+        "SIGTERM→Empty",
+        "exit→Empty",
+        "docker stop",
+        "close offsets read",
+        "exit",
+      ],
       rows,
     ),
 );

@@ -272,8 +272,12 @@ public final class Main {
       Properties p = adminProps(plan);
       p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000);
       p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
+      long t0 = System.nanoTime();
       try (Admin admin = Admin.create(p)) {
-        return IdentityGate.inputOffsets(plan, IdentityGate.committed(admin, plan));
+        Map<Integer, Long> out = IdentityGate.inputOffsets(plan, IdentityGate.committed(admin, plan));
+        // what the read costs every clean close (bench/close_empty.ts reads this line)
+        System.err.println("sluice-runner: close offsets read in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+        return out;
       } catch (RunnerExit | RuntimeException e) {
         System.err.println("sluice-runner: cannot read the committed offsets after the close: " + e);
         return null;
