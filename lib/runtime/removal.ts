@@ -50,6 +50,7 @@ import {
   targetOfArtifact,
 } from "../validation/observation.ts";
 import { validateArtifact } from "../artifact/artifact.ts";
+import { notACleanClose } from "../validation/runner_stop.ts";
 import { type Clock, isoNow, sleep, SYSTEM_CLOCK } from "./deps.ts";
 import { LABEL, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
 import { type ObserverPorts, observeRunner } from "./observer.ts";
@@ -222,46 +223,14 @@ function wayBack(model: string, operationId: string | null): string {
     : `Way out: 'sluice restart ${model} --reason TEXT' (the same generation runs again from its committed offsets), then 'sluice plan --out FILE' and 'sluice apply --plan FILE' (docs/runbook.md, "Removal blockers")`;
 }
 
-/**
- * Why a stopped container is not a clean close (a replacement's `old_closed` rule: exited 0 or
- * 143, no OOM kill, a CLOSED status file when there is one); empty when it is one. Shared by the
- * removal and by `sluice restart`, which brings back a pending removal's runner only from a stop
- * that is not a clean close.
- *
- * @example
- * ```ts
- * import { cleanCloseBlockers } from "./removal.ts";
- * import type { ContainerEvidence } from "../validation/observation.ts";
- * const closedCleanly = (c: ContainerEvidence) => cleanCloseBlockers("m", c).length === 0;
- * ```
- */
-export function cleanCloseBlockers(model: string, c: ContainerEvidence): Blocker[] {
-  const out: Blocker[] = [];
-  const b = (code: "BLOCKED_UNKNOWN_EXIT" | "BLOCKED_UNCLEAN_EXIT" | "BLOCKED_OOM", m: string) =>
-    out.push(blocker(code, `model ${model}: ${m}`, {
-      model,
-      evidence: { container: c.id, status: c.status, exitCode: c.exitCode, oomKilled: c.oomKilled },
-    }));
-  if (c.status !== "exited") b("BLOCKED_UNKNOWN_EXIT", `the runner is ${c.status}, not exited`);
-  if (![0, 143].includes(c.exitCode)) {
-    b(
-      "BLOCKED_UNCLEAN_EXIT",
-      `the runner exited with code ${c.exitCode}; only 0 or 143 is a clean close`,
-    );
-  }
-  if (c.oomKilled) b("BLOCKED_OOM", "the runner was OOM-killed");
-  const s = c.runnerStatus;
-  if (s && s.state !== "CLOSED") {
-    b(
-      "BLOCKED_UNCLEAN_EXIT",
-      `the runner's status file says ${String(s.state)} (${String(s.reason ?? "")}), not CLOSED`,
-    );
-  }
-  return out;
-}
-
 function uncleanClose(a: RemoveRunnerAction, c: ContainerEvidence, operationId: string): Blocker[] {
-  const out = cleanCloseBlockers(a.model, c);
+  // the clean-close rule a replacement's old_closed row applies too (notACleanClose)
+  const out = notACleanClose(c).map((f) =>
+    blocker(f.code, `model ${a.model}: ${f.message}`, {
+      model: a.model,
+      evidence: { container: c.id, status: c.status, exitCode: c.exitCode, oomKilled: c.oomKilled },
+    })
+  );
   // the way out is said once, after the last reason
   if (out.length > 0) {
     const last = out[out.length - 1];

@@ -61,9 +61,9 @@ import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
 import type { ContainerEvidence, RunnerObservation } from "../validation/observation.ts";
 import { driftNextStep, runnerDrifts } from "../validation/drift.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
-import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
+import { notACleanClose, runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { targetOf } from "./apply.ts";
-import { cleanCloseBlockers, removalTargets } from "./removal.ts";
+import { removalTargets } from "./removal.ts";
 import { isoNow, sleep } from "./deps.ts";
 import { RUNNER_PATHS } from "./labels.ts";
 import { observeRunner } from "./observer.ts";
@@ -245,7 +245,7 @@ export async function observeOwned(
     // the runner of a pending removal: brought back only from a stop the removal cannot use
     const why = binding.container_id !== container.id
       ? `it binds container ${binding.container_id.slice(0, 12)}, not ${container.id.slice(0, 12)}`
-      : !container.running && cleanCloseBlockers(name, container).length === 0
+      : !container.running && notACleanClose(container).length === 0
       ? `${container.name} closed cleanly (exit ${container.exitCode}): the removal can use that close`
       : null;
     if (why) {

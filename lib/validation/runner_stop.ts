@@ -74,3 +74,66 @@ export function runnerStopOf(c: ContainerEvidence): RunnerStopReport | null {
     summary,
   };
 }
+
+/** One reason a stopped runner's stop is not a clean close (see {@link notACleanClose}). */
+export interface UncleanFinding {
+  /** The blocker code it gives. */
+  code: "BLOCKED_UNKNOWN_EXIT" | "BLOCKED_UNCLEAN_EXIT" | "BLOCKED_OOM";
+  /** What was found (`the old runner exited with code 137; only 0 or 143 is a clean close`). */
+  message: string;
+  /** The evidence that shows it. */
+  evidence: Record<string, unknown>;
+}
+
+/**
+ * The clean-close rule, in one place (a replacement's `old_closed` row and a runner removal
+ * apply it; `sluice restart` brings back a pending removal's runner only when it fails): the
+ * container exited, with raw exit 0 or 143, not OOM-killed, and its status file — when there is
+ * one — says CLOSED. Only then is its last transaction proven committed. Empty when it is a clean
+ * close; `who` names the runner in the messages.
+ *
+ * @example
+ * ```ts
+ * import { notACleanClose } from "./runner_stop.ts";
+ * import type { ContainerEvidence } from "./observation.ts";
+ * const clean = (c: ContainerEvidence) => notACleanClose(c).length === 0;
+ * ```
+ */
+export function notACleanClose(
+  c: Pick<ContainerEvidence, "status" | "exitCode" | "oomKilled" | "runnerStatus">,
+  who = "the runner",
+): UncleanFinding[] {
+  const out: UncleanFinding[] = [];
+  if (c.status !== "exited") {
+    out.push({
+      code: "BLOCKED_UNKNOWN_EXIT",
+      message: `${who} is ${c.status}, not exited`,
+      evidence: {},
+    });
+  }
+  if (![0, 143].includes(c.exitCode)) {
+    out.push({
+      code: "BLOCKED_UNCLEAN_EXIT",
+      message: `${who} exited with code ${c.exitCode}; only 0 or 143 is a clean close`,
+      evidence: { exitCode: c.exitCode },
+    });
+  }
+  if (c.oomKilled) {
+    out.push({
+      code: "BLOCKED_OOM",
+      message: `${who} was OOM-killed`,
+      evidence: { exitCode: c.exitCode },
+    });
+  }
+  const s = c.runnerStatus;
+  if (s && s.state !== "CLOSED") {
+    out.push({
+      code: "BLOCKED_UNCLEAN_EXIT",
+      message: `the runner's status file says ${String(s.state)} (${
+        String(s.reason ?? "")
+      }), not CLOSED`,
+      evidence: { status: s },
+    });
+  }
+  return out;
+}

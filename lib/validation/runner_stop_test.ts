@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ContainerEvidence } from "./observation.ts";
-import { runnerStopOf } from "./runner_stop.ts";
+import { notACleanClose, runnerStopOf } from "./runner_stop.ts";
 
 function exited(
   exitCode: number,
@@ -112,4 +112,27 @@ Deno.test("an exit the status file does not describe is explained by the shared 
 Deno.test("a running container, or one never started, has no stop", () => {
   assert.equal(runnerStopOf(exited(0, null, { running: true, status: "running" })), null);
   assert.equal(runnerStopOf(exited(0, null, { status: "created", everStarted: false })), null);
+});
+
+Deno.test("the clean-close rule: exited, raw exit 0 or 143, no OOM kill, a CLOSED status file when there is one", () => {
+  const codes = (c: ContainerEvidence) => notACleanClose(c).map((f) => f.code);
+  assert.deepEqual(codes(exited(143, { state: "CLOSED" })), []);
+  assert.deepEqual(codes(exited(0, null)), []);
+  assert.deepEqual(codes(exited(137, null)), ["BLOCKED_UNCLEAN_EXIT"]);
+  assert.deepEqual(codes(exited(13, { state: "FAILED", reason: "DECODE_WRONG_TYPE" })), [
+    "BLOCKED_UNCLEAN_EXIT",
+    "BLOCKED_UNCLEAN_EXIT",
+  ]);
+  assert.deepEqual(codes(exited(137, null, { oomKilled: true })), [
+    "BLOCKED_UNCLEAN_EXIT",
+    "BLOCKED_OOM",
+  ]);
+  assert.deepEqual(codes(exited(143, { state: "RUNNING" })), ["BLOCKED_UNCLEAN_EXIT"]);
+  assert.deepEqual(codes(exited(143, null, { status: "running", running: true })), [
+    "BLOCKED_UNKNOWN_EXIT",
+  ]);
+  assert.equal(
+    notACleanClose(exited(137, null), "the old runner")[0].message,
+    "the old runner exited with code 137; only 0 or 143 is a clean close",
+  );
 });

@@ -31,7 +31,7 @@ import { type Blocker, blocker } from "../../validation/blocker.ts";
 import type { ContainerEvidence, RunnerObservation } from "../../validation/observation.ts";
 import { checkCandidateInputs } from "../../validation/reviewed_runtime.ts";
 import { checkGeneration } from "../../validation/runner_checks.ts";
-import { runnerStopOf } from "../../validation/runner_stop.ts";
+import { notACleanClose, runnerStopOf } from "../../validation/runner_stop.ts";
 import type { CandidateExpectation } from "./candidate.ts";
 
 /** A checkpoint without the fields `decide` adds (action index and time). */
@@ -311,31 +311,13 @@ export const GUARDS: Record<GuardName, Guard> = {
     const out: Blocker[] = [];
     const b = (code: ErrorCode, message: string, evidence?: Record<string, unknown>) =>
       out.push(blocker(code, message, { model: v.action.model, evidence }));
-    if (old.status !== "exited") {
-      b("BLOCKED_UNKNOWN_EXIT", `the old runner is ${old.status}, not exited`);
-    }
-    if (![0, 143].includes(old.exitCode)) {
-      b(
-        "BLOCKED_UNCLEAN_EXIT",
-        `the old runner exited with code ${old.exitCode}; only 0 or 143 is a clean close`,
-        { exitCode: old.exitCode },
-      );
-    }
-    if (old.oomKilled) {
-      b("BLOCKED_OOM", "the old runner was OOM-killed", { exitCode: old.exitCode });
+    for (const f of notACleanClose(old, "the old runner")) {
+      b(f.code, f.message, Object.keys(f.evidence).length > 0 ? f.evidence : undefined);
     }
     if (started && Date.parse(old.finishedAt) < Date.parse(started.recorded_at)) {
       b(
         "BLOCKED_STALE_STATUS",
         `the old runner finished at ${old.finishedAt}, before the action started at ${started.recorded_at}`,
-      );
-    }
-    const s = old.runnerStatus;
-    if (s && s.state !== "CLOSED") {
-      b(
-        "BLOCKED_UNCLEAN_EXIT",
-        `the runner's status file says ${String(s.state)} (${String(s.reason ?? "")}), not CLOSED`,
-        { status: s },
       );
     }
     if (out.length > 0) return blocked(out);
