@@ -319,6 +319,13 @@ Deno.test("an old runner killed before its clean close: abandon, sluice restart 
   ]);
   assert.equal(resumed.code, 4, resumed.stdout + resumed.stderr);
   assert.ok(resumed.json().errors.some((e) => e.code === "BLOCKED_UNCLEAN_EXIT"), resumed.stdout);
+  // the refusal names the way out below
+  assert.ok(
+    resumed.stdout.includes(
+      "then 'sluice restart eligible_orders --reason TEXT' (the same container runs again from its committed offsets)",
+    ),
+    resumed.stdout,
+  );
   const abandoned = await r.cli([
     "state",
     "abandon",

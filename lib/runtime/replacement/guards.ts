@@ -311,9 +311,17 @@ export const GUARDS: Record<GuardName, Guard> = {
     const out: Blocker[] = [];
     const b = (code: ErrorCode, message: string, evidence?: Record<string, unknown>) =>
       out.push(blocker(code, message, { model: v.action.model, evidence }));
-    for (const f of notACleanClose(old, "the old runner")) {
-      b(f.code, f.message, Object.keys(f.evidence).length > 0 ? f.evidence : undefined);
-    }
+    const unclean = notACleanClose(old, "the old runner");
+    unclean.forEach((f, i) =>
+      b(
+        f.code,
+        // the way out is said once, after the last reason
+        i < unclean.length - 1
+          ? f.message
+          : `${f.message}; its last transaction is not proven committed. Way out: 'sluice state abandon --operation-id ID --reason TEXT' (the ID is in 'sluice state show'), then 'sluice restart ${v.action.model} --reason TEXT' (the same container runs again from its committed offsets) and plan again (docs/runbook.md, "The old runner's close")`,
+        Object.keys(f.evidence).length > 0 ? f.evidence : undefined,
+      )
+    );
     if (started && Date.parse(old.finishedAt) < Date.parse(started.recorded_at)) {
       b(
         "BLOCKED_STALE_STATUS",
