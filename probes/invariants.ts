@@ -32,6 +32,7 @@ import {
   type Order,
   orders,
 } from "./common.ts";
+import { lockOperationSite } from "../lib/state/sites.ts";
 import { Recorder, type Sample, stoppedSample } from "./evidence.ts";
 
 /** partition → committed offset (decimal). */
@@ -689,17 +690,30 @@ export function recordPreKill(
 }
 
 /**
- * On the local backend, every killed worker's stale lock was broken explicitly, by its ID (a
- * worker killed at the break of another's lock held none of its own).
+ * Armed points at which the killed worker holds no lock of its own: before its acquire, after its
+ * release, and at the break of another worker's lock.
+ */
+const HOLDS_NO_LOCK: ReadonlySet<string> = new Set([
+  `${lockOperationSite("local", "acquire").name}:before`,
+  `${lockOperationSite("local", "release").name}:after`,
+  `${LOCAL_BREAK_SITE}:before`,
+  `${LOCAL_BREAK_SITE}:after`,
+]);
+
+/**
+ * On the local backend, the stale lock of every worker killed while holding one was broken
+ * explicitly, by its ID (a worker killed before its acquire, after its release or at the break
+ * of another's lock left none of its own).
  */
 export function recordStaleLocksBroken(rec: Recorder, j: FaultJourney): void {
   rec.record({
     check: "lock.stale_broken_explicitly",
-    name: "the stale lock of every killed worker was broken explicitly, by lock ID",
+    name: "the stale lock of every worker killed holding one was broken explicitly, by lock ID",
     kind: "equal",
     witness: "sluice",
     expected: j.workers.filter((w) =>
-      w.signal === "SIGKILL" && !(w.killedAtFault && w.fault?.startsWith(`${LOCAL_BREAK_SITE}:`))
+      w.signal === "SIGKILL" &&
+      !(w.killedAtFault && w.fault && HOLDS_NO_LOCK.has(w.fault.replace(/@\d+$/, "")))
     ).length,
     actual: j.brokenLocks.length,
   });
