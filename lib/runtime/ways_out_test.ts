@@ -7,18 +7,27 @@ import { containersOf } from "../../testing/sweep/reads.ts";
 
 const FAULTS = { SLUICE_TEST_ONLY_ALLOW_FAULTS: "1" };
 
-/** Kill `apply --plan` once the old runner is removed and before the candidate is created. */
-async function killAfterOldRemoved(r: Awaited<ReturnType<typeof reviewedReplacement>>) {
+/** Kill `apply --plan` at `point`; the pending operation and the stale lock it left. */
+async function killApplyAt(r: Awaited<ReturnType<typeof reviewedReplacement>>, point: string) {
   const killed = await r.cli(["apply", "--project", r.p.dir, "--plan", r.planPath], {
     ...FAULTS,
-    SLUICE_FAULT_POINT: "docker.create_candidate:before",
+    SLUICE_FAULT_POINT: point,
   });
   assert.equal(killed.signal, "SIGKILL", killed.stderr);
   const shown = (await r.cli(["-o", "json", "state", "show", "--project", r.p.dir])).json().data!;
   const pending = shown.pending_operation as { operation_id: string; last_checkpoint: string };
-  assert.equal(pending.last_checkpoint, "old_removed");
   const lock = (shown.lock as { holder: { lock_id: string } }).holder.lock_id;
-  return { operationId: pending.operation_id, lock };
+  return { operationId: pending.operation_id, lastCheckpoint: pending.last_checkpoint, lock };
+}
+
+/** Kill `apply --plan` once the old runner is removed and before the candidate is created. */
+async function killAfterOldRemoved(r: Awaited<ReturnType<typeof reviewedReplacement>>) {
+  const { operationId, lastCheckpoint, lock } = await killApplyAt(
+    r,
+    "docker.create_candidate:before",
+  );
+  assert.equal(lastCheckpoint, "old_removed");
+  return { operationId, lock };
 }
 
 Deno.test("a candidate that failed at start-up before processing is named as the operation's and started again by state resume", async () => {
@@ -298,14 +307,7 @@ Deno.test("state accept-retention-loss records the lost ranges, moves only those
 // (it resumes from its committed offsets; a `docker start` by hand would be drift), plan again.
 Deno.test("an old runner killed before its clean close: abandon, sluice restart brings it back, and the replacement plans again", async () => {
   await using r = await reviewedReplacement("unclean-old");
-  const killed = await r.cli(["apply", "--project", r.p.dir, "--plan", r.planPath], {
-    ...FAULTS,
-    SLUICE_FAULT_POINT: "docker.signal_term:before",
-  });
-  assert.equal(killed.signal, "SIGKILL", killed.stderr);
-  const shown = (await r.cli(["-o", "json", "state", "show", "--project", r.p.dir])).json().data!;
-  const operationId = (shown.pending_operation as { operation_id: string }).operation_id;
-  const lock = (shown.lock as { holder: { lock_id: string } }).holder.lock_id;
+  const { operationId, lock } = await killApplyAt(r, "docker.signal_term:before");
   const [old] = containersOf(r.world.control.snapshot(), r.applicationId);
   r.world.control.killContainer(old.id);
   const resumed = await r.cli([
