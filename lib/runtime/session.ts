@@ -24,9 +24,8 @@ import type { Project } from "../project/load.ts";
 import { projectTopics } from "../project/topics.ts";
 import { openStateStore } from "../state/open.ts";
 import type { StateSnapshot, StateStore } from "../state/store.ts";
-import { dockerodePort } from "../providers/docker/dockerode.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
-import { platformaticKafka } from "../providers/kafka/platformatic.ts";
+import { realDocker, realKafka } from "../providers/real.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { PendingOperation, Plan } from "../plan/plan.ts";
 import { isNoop, planProject } from "../plan/plan.ts";
@@ -109,9 +108,9 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     if (!options.store) await store.close();
     throw error;
   }
-  const docker = options.docker ?? dockerodePort();
+  const docker = options.docker ?? await realDocker();
   const kafka = options.kafka ??
-    platformaticKafka(project.manifest.kafka.bootstrapHost, {
+    await realKafka(project.manifest.kafka.bootstrapHost, {
       origin: project.manifest.addressSources["kafka.bootstrap_host"],
     });
   const m = project.manifest;

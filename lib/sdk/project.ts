@@ -43,8 +43,7 @@ import {
 import type { Review } from "../review/review.ts";
 import type { GitLimits } from "../providers/git/git.ts";
 import { readPlanFile } from "../plan/plan_file.ts";
-import { dockerodePort } from "../providers/docker/dockerode.ts";
-import { platformaticKafka } from "../providers/kafka/platformatic.ts";
+import { realDocker, realKafka } from "../providers/real.ts";
 import type { ApplyResult } from "../runtime/apply.ts";
 import { type RuntimeDeps, SYSTEM_CLOCK } from "../runtime/deps.ts";
 import { type ProgressListener, SILENT_LOGGER } from "../runtime/progress.ts";
@@ -533,10 +532,10 @@ class ProjectHandle implements SluiceProject {
       openStateStore(projectStoreConfig(project!), { clock: () => new Date(clock.now()) });
     // the address's origin (the manifest's file:line:col) goes into an unreachable-broker error
     const kafka = o.kafka ??
-      platformaticKafka(project!.manifest.kafka.bootstrapHost, {
+      await realKafka(project!.manifest.kafka.bootstrapHost, {
         origin: project!.manifest.addressSources["kafka.bootstrap_host"],
       });
-    const docker = o.docker ?? dockerodePort();
+    const docker = o.docker ?? await realDocker();
     const deps: HandleDeps = {
       dir: this.dir,
       environment: this.environment,
