@@ -1,3 +1,4 @@
+// test-needs: docker
 /**
  * `sluice runtime build --check` on the real Docker daemon (the image is built by the
  * bootstrap): exit 0, and the envelope and text output the golden transcripts of

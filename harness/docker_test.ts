@@ -1,3 +1,4 @@
+// test-needs: docker
 /**
  * The harness's label-scoped tear-down on the real daemon: a labelled volume that a container
  * without the label still mounts (as a helper sluice started, or one a killed worker left, would)

@@ -130,6 +130,7 @@ function freePort(): number {
  * `teardown()`) when done.
  */
 export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
+  refuseInUnitStage("startEnv");
   const runId = `sluice-${randomBytes(4).toString("hex")}`;
   const labels = { [RUN_LABEL]: runId };
   const alias = options.alias ?? "kafka";
@@ -240,6 +241,19 @@ export async function writeEnvFile(path: string, env: EnvDescriptor): Promise<vo
 let shared: Promise<Env> | undefined;
 
 /**
+ * A file run in the test suite's unit stage (`tools/test.ts`) declared no service: reaching for
+ * the environment there is a missing `// test-needs: env` line, named instead of a hang.
+ */
+function refuseInUnitStage(what: string): void {
+  if (Deno.env.get("SLUICE_TEST_STAGE") === "unit") {
+    throw new Error(
+      `${what}() in a test file that declares no service: add '// test-needs: env' to the ` +
+        "file (see tools/test_files.ts)",
+    );
+  }
+}
+
+/**
  * The environment shared by every test file of one run. Under `tools/test.ts` it attaches to
  * the environment named by `SLUICE_ENV_FILE` (whose tear-down belongs to the runner, so
  * disposing the result here does nothing). Without it, it starts one on first use and
@@ -247,6 +261,7 @@ let shared: Promise<Env> | undefined;
  */
 export function sharedEnv(): Promise<Env> {
   if (shared) return shared;
+  refuseInUnitStage("sharedEnv");
   const file = Deno.env.get("SLUICE_ENV_FILE");
   if (file) {
     shared = Deno.readTextFile(file).then((text) => {

@@ -20,15 +20,30 @@ const ROOT = new URL("..", import.meta.url).pathname;
 /** The probes, in the order they run. */
 export const PROBES = ["fault_matrix", "disruption", "rejections", "random_kill"];
 
+/** Options of {@link runProbes}. */
+export interface RunProbesOptions {
+  /** The environment descriptor (default `SLUICE_ENV_FILE`, else one started here). */
+  envFile?: string;
+  /** Where the evidence goes (default `SLUICE_VERIFICATION_DIR`, else `verification/`). */
+  verificationDir?: string;
+  /** Called as each probe ends, with its exit status and wall time. */
+  onProbe?: (name: string, code: number, seconds: number) => void;
+}
+
 /** Run the selected probes; returns the number that exited non-zero. */
-export async function runProbes(names: string[], extra: string[]): Promise<number> {
+export async function runProbes(
+  names: string[],
+  extra: string[],
+  options: RunProbesOptions = {},
+): Promise<number> {
   let env: Env | undefined;
-  let envFile = Deno.env.get("SLUICE_ENV_FILE");
+  let envFile = options.envFile ?? Deno.env.get("SLUICE_ENV_FILE");
   if (!envFile) {
     env = await startEnv();
     envFile = await Deno.makeTempFile({ prefix: "sluice-probe-env-", suffix: ".json" });
     await writeEnvFile(envFile, env);
   }
+  const dir = options.verificationDir ?? Deno.env.get("SLUICE_VERIFICATION_DIR");
   let failed = 0;
   try {
     for (const name of names) {
@@ -43,17 +58,30 @@ export async function runProbes(names: string[], extra: string[]): Promise<numbe
       const code = (await new Deno.Command(Deno.execPath(), {
         args: ["run", "-A", file, ...extra],
         cwd: ROOT,
-        env: { SLUICE_ENV_FILE: envFile },
+        env: { SLUICE_ENV_FILE: envFile, ...(dir ? { SLUICE_VERIFICATION_DIR: dir } : {}) },
         stdout: "inherit",
         stderr: "inherit",
       }).output()).code;
-      console.log(`[probes] ${name}: exit ${code} in ${((Date.now() - t0) / 1000).toFixed(0)}s`);
+      const seconds = (Date.now() - t0) / 1000;
+      console.log(`[probes] ${name}: exit ${code} in ${seconds.toFixed(0)}s`);
+      options.onProbe?.(name, code, seconds);
       if (code !== 0) failed++;
     }
   } finally {
     if (env) await env.teardown();
   }
   return failed;
+}
+
+/** Run `tools/verify.ts` with `flags` on `dir` (default its own); returns its exit status. */
+export async function runVerify(flags: string[], dir?: string): Promise<number> {
+  return (await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}tools/verify.ts`, ...flags],
+    cwd: ROOT,
+    env: dir ? { SLUICE_VERIFICATION_DIR: dir } : {},
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output()).code;
 }
 
 if (import.meta.main) {
@@ -72,11 +100,6 @@ if (import.meta.main) {
     ...(extra.includes("--allow-dirty") ? ["--allow-dirty"] : []),
     ...(extra.includes("--only") || extra.includes("--backend") ? ["--allow-partial"] : []),
   ];
-  const verify = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}tools/verify.ts`, ...verifyFlags],
-    cwd: ROOT,
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-  Deno.exit(failed === 0 && verify.code === 0 ? 0 : 1);
+  const verify = await runVerify(verifyFlags);
+  Deno.exit(failed === 0 && verify === 0 ? 0 : 1);
 }

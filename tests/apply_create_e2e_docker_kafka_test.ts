@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker, the runner image (shared environment from tools/test.ts).
 // The first user journey through the SDK: plan → apply creates topics, volume and runner →
 // exact output → a repeated plan/apply is a no-op that writes nothing.

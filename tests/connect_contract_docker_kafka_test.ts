@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker and the Connect worker (shared environment from tools/test.ts).
 // The Connect port contract (testing/ports/connect_contract.ts) against the REST adapter on the
 // real Kafka Connect 4.1.2 worker. The same cases run against the fake Connect cluster in

@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker and the broker and Connect images (scripts/bootstrap.sh). Starts its own fresh
 // environment (network, broker, Connect worker) and removes it, so it proves that the harness
 // brings the worker up, not that some earlier run left one behind.

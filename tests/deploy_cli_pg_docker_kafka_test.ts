@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker, PostgreSQL, the runner image (shared environment from tools/test.ts).
 // The first user journey through the CLI with the PostgreSQL state backend: plan --out →
 // apply --plan creates topics, volume and runner → exact output → a repeated plan is a

@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker, the runner image (shared environment from tools/test.ts).
 // Drift the observer must catch after a successful create, each giving a precise blocker from
 // `sluice plan` (exit 4) while nothing is mutated: ownership state keeps its revision, and

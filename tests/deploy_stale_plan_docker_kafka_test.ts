@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker, the runner image (shared environment from tools/test.ts).
 // Sealed plan files through the CLI: a plan made before the SQL changed is stale
 // (PLAN_STALE_SOURCE, exit 3) and an edited plan file is tampered (PLAN_TAMPERED, exit 3);

@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker image and PostgreSQL (scripts/bootstrap.sh); the environment is
 // started by tools/test.ts and shared with the other integration tests.
 import assert from "node:assert/strict";

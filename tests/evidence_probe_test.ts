@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker, PostgreSQL, the runner image (shared environment from tools/test.ts).
 // The verifier against real evidence: a small real run of each probe kind (one fault-matrix case
 // armed in the stopped window, a stopped and a preflight rejection, the lock race) is written to a

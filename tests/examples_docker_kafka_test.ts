@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker and the runner image (shared environment from tools/test.ts).
 // The scripts of examples/ run as a user runs them (`deno run -A examples/x.ts`, a separate OS
 // process each) against the real environment, so they cannot rot: wait for a job to be healthy,

@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker, the runner image (shared environment from tools/test.ts).
 // Read-only commands are read-only on the wire: `plan`, `observe` and `state runner-status`
 // send no Docker or Kafka mutation — counted at the port (a counting wrapper over the real

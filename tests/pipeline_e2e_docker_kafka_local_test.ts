@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker, the Connect worker and the runner image (shared environment from
 // tools/test.ts). The pipeline journey (tests/pipeline_journey.ts) with local state: FileStream
 // source → runner → FileStream sink, exact sink lines; a predicate replacement that leaves the

@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker, the Connect worker, PostgreSQL and the runner image (shared
 // environment from tools/test.ts). The pipeline journey (tests/pipeline_journey.ts) with the
 // PostgreSQL state backend: the same checks as the local-state file, the connector records in

@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker and the runner image (shared environment from tools/test.ts).
 // The port contracts (testing/ports) against the real adapters — dockerode on the real daemon
 // and @platformatic/kafka on the real broker — with the real runner image. The same cases run

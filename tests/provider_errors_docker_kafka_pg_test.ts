@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the shared broker and PostgreSQL (shared environment from tools/test.ts).
 // Each provider made unreachable or refusing for real — a closed Kafka port, a missing Docker
 // socket, a closed PostgreSQL port, a PostgreSQL that refuses the database — through the CLI:

@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker and the Connect worker (shared environment from tools/test.ts).
 // The Connect port's REST adapter against the real Kafka Connect 4.1.2 worker.
 import assert from "node:assert/strict";

@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker and the broker (shared environment from tools/test.ts).
 import assert from "node:assert/strict";
 import { sharedEnv } from "../harness/env.ts";

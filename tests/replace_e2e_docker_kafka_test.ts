@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker, the runner image (shared environment from tools/test.ts).
 // The reason sluice exists: the quickstart's filter changes from amount >= 100 to
 // amount >= 200 through a reviewed format-6 plan, keeping application ID, volume instance

@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: the broker (shared environment from tools/test.ts). The live preview and the live
 // consumer read against real Kafka: records at the predicate's edges (NULL under three-valued
 // logic, BIGINT values above 2^53, undecodable records, a tombstone), an aborted transaction

@@ -1,3 +1,4 @@
+// test-needs: env
 // Needs: Docker, the broker, the runner image (shared environment from tools/test.ts).
 // Two things, in one real journey through the launcher:
 //  1. the reviewed plan of the quickstart's filter change says what changes in the user's words

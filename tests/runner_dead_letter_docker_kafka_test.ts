@@ -1,3 +1,4 @@
+// test-needs: env
 /**
  * Both `on_invalid` policies on the real runner image and a real broker (needs Docker and the
  * broker image). The same input — a good record, an undecodable one with its own headers and

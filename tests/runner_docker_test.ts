@@ -1,3 +1,4 @@
+// test-needs: env
 /**
  * The runner image against a real broker (needs Docker and the broker image): exact output,
  * SIGTERM → exit 143 with offsets committed, a predicate replacement on the same volume and

@@ -1,3 +1,4 @@
+// test-needs: postgres
 /**
  * Integrity of every stored byte, through the CLI as a user meets it: one byte of the store
  * identity, the ownership, the pending operation journal (control) or the history is changed

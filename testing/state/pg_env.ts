@@ -1,3 +1,4 @@
+// test-needs: postgres
 /**
  * Private test settings for the PostgreSQL backend.
  * @module

@@ -1,3 +1,4 @@
+// test-needs: postgres
 // Needs the shared PostgreSQL (SLUICE_PG_URL) for the refusal; the unreachable cases need nothing.
 import assert from "node:assert/strict";
 import type { SluiceError } from "../../errors.ts";

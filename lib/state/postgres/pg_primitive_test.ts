@@ -1,3 +1,4 @@
+// test-needs: postgres
 /**
  * PostgreSQL-only behaviour: versioned migrations, redacted address, altered rows.
  * @module

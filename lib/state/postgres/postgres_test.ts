@@ -1,3 +1,4 @@
+// test-needs: postgres
 /**
  * Wires the state contract suite to the PostgreSQL backend (a real server; URL from
  * `SLUICE_PG_URL`). Every test gets its own freshly created schema, dropped at the end.
