@@ -25,19 +25,7 @@ import {
   PRE_RESUME_FAULT as PRE_RESUME,
   resumeOnlySites,
 } from "../lib/fault/inventory.ts";
-import { DAY_TWO_SITES, dayTwoSites } from "../lib/protocol/day_two.ts";
-import {
-  LOCAL_WRITE_ORDER,
-  localWriteSites,
-  lockOperationSite,
-  STATE_TRANSITIONS,
-  VISIBLE_STEP,
-} from "../lib/state/sites.ts";
-import { replacementSites } from "../lib/protocol/replacement.ts";
-import { createSites } from "../lib/protocol/create.ts";
-import { connectorSites } from "../lib/protocol/connector.ts";
-import { operatorSites } from "../lib/protocol/operator.ts";
-import { removalSites } from "../lib/protocol/removal.ts";
+import { DAY_TWO_SITES } from "../lib/protocol/day_two.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";
 
@@ -80,15 +68,13 @@ export { type OperatorDecision, operatorDecision };
  * -- --tier full`); `suite` is what the test suite (`./run test`, CI) runs to stay inside its
  * time budget, each of its case lists a declared part of the full one:
  *
- * - fault matrix: every journey's own protocol sites once ({@link suiteSites}), the side and the
- *   backend taken in turn site by site (so each side and backend is crossed across the sites);
- *   of the state layer's own writes and lock operations, the points that leave a durable state no
- *   protocol site leaves ({@link suiteStatePoints}); `full` runs every armed site on both sides
- *   and every backend it exists on;
- * - rejections: every one on both backends, as in `full` (issue 13: each rejection on both
- *   state backends in the evidence of `./run test`);
- * - disruptions: all but those marked `fullOnly` (a known failure, with its reason);
- * - random kills: the first {@link RANDOM_KILLS}`.suitePerChain` of each chain.
+ * - fault matrix: per journey and state backend, one point ({@link SUITE_MATRIX}); every other
+ *   point is the crash sweep's (over fakes, every site in every test run) and `full`'s;
+ * - rejections: each one once, the backends taken in turn ({@link suiteRejections}): what a
+ *   rejection detects is read from the real providers, and the state backend only stores the
+ *   refusal, which the fakes' blocker tests show on both backends; `full` runs each on both;
+ * - disruptions: all but those marked `fullOnly` (with its reason);
+ * - random kills: the first {@link RANDOM_KILLS}`.suitePerChain` of each chain (one per backend).
  */
 export const TIERS = ["suite", "full"] as const;
 /** A tier of {@link TIERS}. */
@@ -186,96 +172,134 @@ export interface MatrixPoint {
 }
 
 /**
- * The sites the `suite` tier arms: each journey's own protocol sites, as its table declares them
- * (the replacement, the create, the operator's decisions, the connector journey, the runner
- * removal, the day-two commands). The state layer's own writes and lock operations are armed
- * at {@link suiteStatePoints}: the points that leave a durable state no protocol site leaves
- * (every step of every one on both sides in `full`, and in the crash sweep of every
- * `./run test`).
+ * The real matrix's `suite` tier: per journey and state backend, one fault point — a death there
+ * leaves a state only the real services can show what follows from (the real runner's clean
+ * close and exactly-once output, the group's membership and committed offsets, the daemon's
+ * containers and labels, the Connect worker's connectors), recovered by the public commands in
+ * fresh processes with every check of the case's kind. What a death at every other point of the
+ * inventory leaves is proven over fakes of Docker, Kafka and Connect with the real state stores
+ * by the crash sweep (testing/sweep: every site in every test run, every site × side × backend
+ * in its full tier), and by this matrix's `full` tier. Each row names what it shows.
  */
-export function suiteSites(): Set<string> {
-  return new Set(
-    [
-      ...replacementSites(),
-      ...createSites(),
-      ...operatorSites(),
-      ...connectorSites(),
-      ...removalSites(),
-      ...dayTwoSites(),
-    ].map((s) => s.name),
-  );
-}
-
-/**
- * The state layer's own points the `suite` tier arms: each durable state that only a death
- * inside the state layer can leave, once. A transition's complete state (its last write made
- * visible, a PostgreSQL commit returned) and its untouched state are what the protocol site
- * wrapping it leaves when killed after or before it, so these are the states between:
- *
- * - every local file write of a multi-file transition but its last, just after the step that
- *   makes it visible ({@link VISIBLE_STEP}: that file in place, the next not yet written — e.g. a
- *   finalize's receipt without its ownership); a PostgreSQL transition is one commit, with no
- *   state between;
- * - the store's creation (`init`), written by the first `plan`, which no protocol site wraps;
- * - a lock acquire after it (a dead holder), a release before it (a dead holder whose work is
- *   done), the local break after it.
- *
- * The other steps (a temp file before its rename, the directory fsync after it) leave, for a
- * process death, a state one of these or a protocol site leaves: `full` arms every step of every
- * site on both sides.
- */
-export function suiteStatePoints(): Map<string, typeof SIDES[number]> {
-  const points = new Map<string, typeof SIDES[number]>();
-  for (const t of STATE_TRANSITIONS) {
-    const writes = LOCAL_WRITE_ORDER[t];
-    const between = t === "init" ? writes : writes.slice(0, -1);
-    for (const w of between) {
-      points.set(localWriteSites(t, w.file, w.kind)[VISIBLE_STEP[w.kind]].name, "after");
-    }
-  }
-  for (const backend of BACKENDS) {
-    points.set(lockOperationSite(backend, "acquire").name, "after");
-    points.set(lockOperationSite(backend, "release").name, "before");
-  }
-  points.set(lockOperationSite("local", "break").name, "after");
-  return points;
-}
+export const SUITE_MATRIX: ReadonlyArray<
+  { journey: Journey; backend: Backend; point: string; shows: string }
+> = [
+  {
+    journey: "replacement",
+    backend: "local",
+    point: "docker.remove_old:after",
+    shows:
+      "the old runner's real clean close holds the group's offsets while nothing runs; resume creates the candidate, which starts at exactly the close vector (EOS output, every record once)",
+  },
+  {
+    journey: "replacement",
+    backend: "postgres",
+    point: "docker.create_candidate:after",
+    shows:
+      "a lost create response: the real daemon's candidate is adopted by its generation labels and mounted plan, never created twice",
+  },
+  {
+    journey: "resume",
+    backend: "local",
+    point: "journal.interruption:after",
+    shows:
+      "a resume killed after recording the interruption, the real old runner TERMed or not: the next resume continues the same operation",
+  },
+  {
+    journey: "resume",
+    backend: "postgres",
+    point: "journal.resume:after",
+    shows:
+      "a resume killed after its authorization committed in PostgreSQL: the next resume reuses it and completes against the real runner",
+  },
+  {
+    journey: "create",
+    backend: "local",
+    point: "kafka.position_offsets:after",
+    shows:
+      "the new group's committed offsets positioned on the real broker, no runner yet: the create continues without positioning again",
+  },
+  {
+    journey: "create",
+    backend: "postgres",
+    point: "docker.create_runner:after",
+    shows:
+      "a created, never started runner on the real daemon: the create adopts it and the runner starts from the positioned offsets",
+  },
+  {
+    journey: "operator",
+    backend: "local",
+    point: "kafka.move_offsets_to_retained:after",
+    shows:
+      "an acceptance killed after moving the real group's offsets past records DeleteRecords removed: the decision finishes once, the replacement completes",
+  },
+  {
+    journey: "operator",
+    backend: "postgres",
+    point: "journal.abandon:before",
+    shows:
+      "an abandonment killed before its write: containers, volume, offsets, members and topic IDs as the dead apply left them",
+  },
+  {
+    journey: "connector",
+    backend: "local",
+    point: "connect.create_connector:after",
+    shows:
+      "a connector created on the real Connect worker, its response lost: the same apply adopts it, never a second one",
+  },
+  {
+    journey: "connector",
+    backend: "postgres",
+    point: "connect.update_connector_config:after",
+    shows:
+      "a reviewed config update applied on the real worker, its response lost: the same apply commits exactly that config",
+  },
+  {
+    journey: "removal",
+    backend: "local",
+    point: "docker.term_removed_runner:after",
+    shows:
+      "TERM sent to the real runner being removed, the apply dead: its clean close keeps the offsets and the volume, the same apply removes it",
+  },
+  {
+    journey: "removal",
+    backend: "postgres",
+    point: "docker.remove_removed_runner:before",
+    shows:
+      "a removal killed with the runner closed but present: the same apply removes exactly that container, the volume kept",
+  },
+  {
+    journey: "day_two",
+    backend: "local",
+    point: "kafka.skip_record_offset:after",
+    shows:
+      "a skip killed after moving the real group past the poison record: exactly one partition moved by exactly one, the runner restarted once",
+  },
+  {
+    journey: "day_two",
+    backend: "postgres",
+    point: "docker.start_stopped:after",
+    shows:
+      "a restart killed after starting the real stopped runner: the same generation runs, no offset moved, audited once",
+  },
+];
 
 /**
  * The real matrix's cases of a tier, in inventory order, local backend first. `full`: every
- * armed site × before/after × the backends it exists on. `suite`: each of {@link suiteSites}
- * once — every provider mutation and journal write of every journey — one side on one backend:
- * the n-th of them (in inventory order) takes side
- * `SIDES[n % 2]` and, of the backends it exists on, the `floor(n / 2)`-th in turn, so the sites
- * existing on both backends go through (before, local), (after, local), (before, postgres),
- * (after, postgres); and the state layer's own points ({@link suiteStatePoints}).
+ * armed site × before/after × the backends it exists on. `suite`: the points of
+ * {@link SUITE_MATRIX}, in the same order.
  */
 export function matrixPoints(tier: Tier = "full"): MatrixPoint[] {
   const entries = faultInventory().filter(matrixArms);
-  // the suite's one (side, backend) of each of its sites, in turn among them
-  const protocol = suiteSites();
-  const chosen = new Map<string, { side: typeof SIDES[number]; backend: Backend }>();
-  entries.filter((e) => protocol.has(e.site.name)).forEach((e, n) => {
-    const backends = e.site.backends ?? BACKENDS;
-    chosen.set(e.site.name, {
-      side: SIDES[n % 2],
-      backend: backends[Math.floor(n / 2) % backends.length],
-    });
-  });
-  // the state layer's own points: each on the one backend its site exists on
-  for (const [site, side] of suiteStatePoints()) {
-    const backend = entries.find((x) => x.site.name === site)?.site.backends?.[0];
-    if (!backend) throw new Error(`${site} is not an armed site of one backend`);
-    chosen.set(site, { side, backend });
-  }
+  const suite = new Set(SUITE_MATRIX.map((r) => `${r.point}:${r.backend}`));
   const out: MatrixPoint[] = [];
   for (const backend of BACKENDS) {
     for (const e of entries) {
       if (e.site.backends && !e.site.backends.includes(backend)) continue;
       for (const side of SIDES) {
-        const pick = chosen.get(e.site.name);
-        if (tier === "suite" && (pick?.side !== side || pick.backend !== backend)) continue;
-        out.push({ point: `${e.site.name}:${side}`, backend });
+        const point = `${e.site.name}:${side}`;
+        if (tier === "suite" && !suite.has(`${point}:${backend}`)) continue;
+        out.push({ point, backend });
       }
     }
   }
@@ -323,7 +347,7 @@ export interface RejectionSpec {
   description: string;
 }
 
-/** The rejection catalogue; each runs on both state backends. */
+/** The rejection catalogue; each runs on both state backends in `full`. */
 export const REJECTIONS: readonly RejectionSpec[] = [
   {
     name: "wrong-mounted-plan",
@@ -408,6 +432,19 @@ export const REJECTIONS: readonly RejectionSpec[] = [
   },
 ];
 
+/**
+ * The rejections of the `suite` tier: each once, the n-th on `BACKENDS[n % 2]`.
+ *
+ * @example
+ * ```ts
+ * import { suiteRejections } from "./catalogue.ts";
+ * console.log(suiteRejections()[0]); // wrong-mounted-plan:local
+ * ```
+ */
+export function suiteRejections(): string[] {
+  return REJECTIONS.map((r, n) => `${r.name}:${BACKENDS[n % BACKENDS.length]}`);
+}
+
 /** A declared disruption. */
 export interface DisruptionSpec {
   name: string;
@@ -422,7 +459,13 @@ export interface DisruptionSpec {
 
 /** The declared disruptions. */
 export const DISRUPTIONS: readonly DisruptionSpec[] = [
-  { name: "lock-race", backend: "local", description: "two applies of one plan at once" },
+  {
+    name: "lock-race",
+    backend: "local",
+    description: "two applies of one plan at once",
+    fullOnly:
+      "the local lock is a file on the real file system whichever providers run: two real OS processes racing for it, and a holder killed by SIGKILL, are lib/state/lock_race_test.ts's cases in every test run; the suite keeps the race on PostgreSQL, whose advisory lock is the real server's",
+  },
   { name: "lock-race", backend: "postgres", description: "two applies of one plan at once" },
   {
     name: "pg-connection-dropped",
@@ -452,7 +495,7 @@ export const DISRUPTIONS: readonly DisruptionSpec[] = [
 export const RANDOM_KILLS = {
   count: 20,
   /** How many of each chain the `suite` tier runs (its first ones). */
-  suitePerChain: 3,
+  suitePerChain: 1,
   chains: [{ backend: "local" as Backend, cases: 10 }, {
     backend: "postgres" as Backend,
     cases: 10,
@@ -521,9 +564,12 @@ export function expectedCaseIds(probe: ProbeName, tier: Tier = "full"): string[]
   switch (probe) {
     case "fault-matrix":
       return matrixPoints(tier).map((m) => `${m.point}:${m.backend}`);
-    case "rejections":
-      // the same list in both tiers: each rejection on both state backends
-      return BACKENDS.flatMap((be) => REJECTIONS.map((r) => `${r.name}:${be}`));
+    case "rejections": {
+      const all = BACKENDS.flatMap((be) => REJECTIONS.map((r) => `${r.name}:${be}`));
+      if (tier === "full") return all;
+      const suite = new Set(suiteRejections());
+      return all.filter((id) => suite.has(id));
+    }
     case "disruption":
       return DISRUPTIONS.filter((d) => tier === "full" || !d.fullOnly)
         .map((d) => `${d.name}:${d.backend}`);

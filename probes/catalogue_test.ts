@@ -5,9 +5,6 @@
  */
 import assert from "node:assert/strict";
 import { faultInventory } from "../lib/fault/inventory.ts";
-import { replacementSites } from "../lib/protocol/replacement.ts";
-import { createSites } from "../lib/protocol/create.ts";
-import { connectorSites } from "../lib/protocol/connector.ts";
 import { operatorSites } from "../lib/protocol/operator.ts";
 import { sweepCases } from "../testing/sweep/cases.ts";
 import {
@@ -24,9 +21,10 @@ import {
   type ProbeName,
   requiredChecks,
   SIDES,
-  suiteSites,
-  suiteStatePoints,
+  stopsRunner,
+  SUITE_MATRIX,
 } from "./catalogue.ts";
+import { stateOnlyPoints } from "../lib/state/sites.ts";
 import type { CaseEvidence } from "./evidence.ts";
 
 Deno.test("every probe's suite tier is a non-empty part of its full list, without repeats", () => {
@@ -40,41 +38,45 @@ Deno.test("every probe's suite tier is a non-empty part of its full list, withou
   }
 });
 
-Deno.test("the suite runs every rejection on both state backends, as the full tier does", () => {
+Deno.test("the suite runs every rejection once, the backends in turn; the full tier each on both", () => {
   const suite = expectedCaseIds("rejections", "suite");
-  assert.deepEqual(suite, expectedCaseIds("rejections", "full"));
-  const names = new Set(suite.map((id) => id.slice(0, id.lastIndexOf(":"))));
-  for (const name of names) {
-    for (const backend of BACKENDS) assert.ok(suite.includes(`${name}:${backend}`), name);
+  const full = expectedCaseIds("rejections", "full");
+  const names = [...new Set(full.map((id) => id.slice(0, id.lastIndexOf(":"))))];
+  assert.equal(full.length, names.length * BACKENDS.length);
+  assert.deepEqual(suite.map((id) => id.slice(0, id.lastIndexOf(":"))).sort(), [...names].sort());
+  for (const backend of BACKENDS) {
+    assert.ok(suite.filter((id) => id.endsWith(`:${backend}`)).length >= 6, backend);
   }
-  assert.equal(suite.length, names.size * BACKENDS.length);
 });
 
-Deno.test("the suite's matrix crosses every protocol site once, each side and backend across them", () => {
+Deno.test("the suite's matrix is one point per journey and state backend, each in its journey", () => {
   const suite = matrixPoints("suite");
-  const seen: string[] = [];
-  for (const site of replacementSites()) {
-    const mine = suite.filter((m) => m.point.startsWith(`${site.name}:`));
-    assert.equal(mine.length, 1, site.name);
-    seen.push(`${mine[0].point.slice(site.name.length + 1)}:${mine[0].backend}`);
+  assert.equal(suite.length, SUITE_MATRIX.length);
+  const keys = SUITE_MATRIX.map((r) => `${r.journey}:${r.backend}`);
+  assert.equal(new Set(keys).size, keys.length, "one point per journey and backend");
+  for (const j of MATRIX_JOURNEYS) {
+    for (const backend of BACKENDS) assert.ok(keys.includes(`${j}:${backend}`), `${j} ${backend}`);
   }
-  for (const side of SIDES) {
-    for (const backend of BACKENDS) assert.ok(seen.includes(`${side}:${backend}`), seen.join());
+  for (const r of SUITE_MATRIX) {
+    const site = r.point.slice(0, r.point.lastIndexOf(":"));
+    assert.equal(matrixJourney(site), r.journey, `${r.point} is crossed first by ${r.journey}`);
+    assert.ok(suite.some((m) => m.point === r.point && m.backend === r.backend), r.point);
+    assert.ok(r.shows.length > 40, `${r.point} says what only the real services show`);
   }
-});
-
-Deno.test("the full matrix arms each armed site on exactly the backends it exists on", () => {
-  const full = matrixPoints("full");
-  for (const e of faultInventory()) {
-    const mine = full.filter((m) => m.point.startsWith(`${e.site.name}:`));
-    if (!matrixArms(e)) {
-      assert.equal(mine.length, 0, e.site.name);
-      continue;
-    }
-    const backends = e.site.backends ?? BACKENDS;
-    assert.equal(mine.length, backends.length * SIDES.length, e.site.name);
-    for (const m of mine) assert.ok(backends.includes(m.backend), `${e.site.name} ${m.backend}`);
-  }
+  // the replacement's suite case dies inside the stopped window (samples while stopped)
+  assert.ok(SUITE_MATRIX.some((r) => r.journey === "replacement" && stopsRunner(r.point)));
+  // both decisions of the operator
+  assert.deepEqual(
+    SUITE_MATRIX.filter((r) => r.journey === "operator")
+      .map((r) => operatorDecision(r.point.slice(0, r.point.lastIndexOf(":")))).sort(),
+    ["abandon", "accept-retention-loss"],
+  );
+  // the suite is a part of the full tier, in its order
+  const ids = suite.map((m) => `${m.point}:${m.backend}`);
+  assert.deepEqual(
+    matrixPoints("full").map((m) => `${m.point}:${m.backend}`).filter((id) => ids.includes(id)),
+    ids,
+  );
 });
 
 Deno.test("no site is left without a crash case: the crash sweep crosses every one on every backend", () => {
@@ -88,107 +90,49 @@ Deno.test("no site is left without a crash case: the crash sweep crosses every o
   }
 });
 
-Deno.test("the suite arms every create and connector protocol site once, alternating sides and backends", () => {
-  const suite = matrixPoints("suite");
-  const seen: string[] = [];
-  const sites = [...createSites(), ...connectorSites()].filter((s) =>
-    matrixJourney(s.name) === "create" || matrixJourney(s.name) === "connector"
-  );
-  assert.equal(sites.length, 13);
-  for (const site of sites) {
-    const mine = suite.filter((m) => m.point.startsWith(`${site.name}:`));
-    assert.equal(mine.length, 1, site.name);
-    seen.push(`${mine[0].point.slice(site.name.length + 1)}:${mine[0].backend}`);
+Deno.test("every test run crashes every site once over the fakes, and each state only the state layer leaves", () => {
+  const suite = sweepCases({ tier: "suite" });
+  const ids = suite.map((c) => `${c.site}:${c.side}:${c.backend}`);
+  assert.equal(new Set(ids).size, ids.length);
+  for (const e of faultInventory()) {
+    const mine = suite.filter((c) => c.site === e.site.name);
+    assert.ok(mine.length >= 1, e.site.name);
+    for (const c of mine) assert.ok((e.site.backends ?? BACKENDS).includes(c.backend), c.site);
   }
-  // every side on every backend, in turn
-  for (const side of SIDES) {
-    for (const backend of BACKENDS) assert.ok(seen.includes(`${side}:${backend}`), seen.join());
-  }
-  // the store's creation (no protocol site wraps it): its visible step in the suite, all in full
-  assert.deepEqual(
-    suite.filter((m) => m.point.startsWith("state.local.init.")).map((m) => m.point),
-    ["state.local.init.store.link:after"],
-  );
-  for (const step of ["temp", "link", "dirsync"]) {
-    for (const side of SIDES) {
-      const point = `state.local.init.store.${step}:${side}`;
-      assert.ok(matrixPoints("full").some((m) => m.point === point), point);
-    }
-  }
-});
-
-Deno.test("the suite arms every journey's protocol site exactly once, on a backend it exists on, and each state only a death in the state layer leaves", () => {
-  const suite = matrixPoints("suite");
-  const armed = faultInventory().filter(matrixArms);
-  const protocol = suiteSites();
-  const siteOf = (point: string) => point.slice(0, point.lastIndexOf(":"));
-  const statePoints = suiteStatePoints();
-  // each armed protocol site once and each state-layer point once: as many cases as those
-  const mine = armed.filter((e) => protocol.has(e.site.name) || statePoints.has(e.site.name));
-  assert.ok(mine.length >= 38 + 14, `${mine.length} sites`);
-  assert.equal(suite.length, mine.length);
-  const sites = suite.map((m) => siteOf(m.point));
-  assert.deepEqual([...sites].sort(), mine.map((e) => e.site.name).sort());
-  for (const m of suite) {
-    const e = armed.find((x) => x.site.name === siteOf(m.point))!;
-    assert.ok((e.site.backends ?? BACKENDS).includes(m.backend), `${m.point} on ${m.backend}`);
-  }
-  // every journey the matrix drives has its sites in the suite, the removal and day two too
-  for (const j of MATRIX_JOURNEYS) {
-    if (j === "resume") continue; // the replacement's resume-only sites: its table's, above
-    assert.ok(sites.some((s) => matrixJourney(s) === j), j);
-  }
-  // the state layer's writes and lock operations: every one armed in full, both sides; in the
-  // suite exactly the points that leave a state no protocol site leaves, on their own backend
-  const stateLayer = armed.filter((x) =>
-    (x.site.kind === "lock" || x.site.kind === "state") && !protocol.has(x.site.name)
-  );
-  assert.ok(stateLayer.length > 0);
-  const full = matrixPoints("full");
-  for (const e of stateLayer) {
-    for (const side of SIDES) assert.ok(full.some((m) => m.point === `${e.site.name}:${side}`));
-  }
-  const stateCases = suite.filter((m) => stateLayer.some((e) => e.site.name === siteOf(m.point)))
-    .map((m) => `${m.point}:${m.backend}`);
-  assert.deepEqual(
-    stateCases.sort(),
-    [
-      // the store's creation, which only the first plan writes
-      "state.local.init.store.link:after:local",
-      // every file of a multi-file local write made visible, the next one not yet written
-      "state.local.commit_ownership.history.rename:after:local",
-      "state.local.commit_ownership.ownership.rename:after:local",
-      "state.local.interrupt.control.rename:after:local",
-      "state.local.resume.history.rename:after:local",
-      "state.local.finalize.history.rename:after:local",
-      "state.local.finalize.ownership.rename:after:local",
-      "state.local.decide.control.rename:after:local",
-      "state.local.abandon.history.rename:after:local",
-      // a dead lock holder, before and after its work; a break that died
-      "lock.local.acquire:after:local",
-      "lock.local.release:before:local",
-      "lock.local.break:after:local",
-      "lock.postgres.acquire:after:postgres",
-      "lock.postgres.release:before:postgres",
-    ].sort(),
-  );
-  // a finalize interrupted between its receipt and its ownership (the issue's stranded state)
-  assert.ok(sites.includes("state.local.finalize.history.rename"));
-  // both sides on both backends among the sites existing on both
-  const both = suite.filter((m) =>
-    !armed.find((x) => x.site.name === siteOf(m.point))!.site.backends
-  );
+  // each side on each backend across the sites
   for (const side of SIDES) {
     for (const backend of BACKENDS) {
-      assert.ok(both.some((m) => m.point.endsWith(`:${side}`) && m.backend === backend), side);
+      assert.ok(suite.some((c) => c.side === side && c.backend === backend), `${side} ${backend}`);
     }
   }
-  // the suite is a part of the full tier, in its order
-  const ids = suite.map((m) => `${m.point}:${m.backend}`);
+  // the states only a death inside the state layer leaves, written out by hand
+  const stateOnly = [
+    // the store's creation, which only the first plan writes
+    "state.local.init.store.link:after:local",
+    // every file of a multi-file local write made visible, the next one not yet written
+    "state.local.commit_ownership.history.rename:after:local",
+    "state.local.commit_ownership.ownership.rename:after:local",
+    "state.local.interrupt.control.rename:after:local",
+    "state.local.resume.history.rename:after:local",
+    "state.local.finalize.history.rename:after:local",
+    "state.local.finalize.ownership.rename:after:local",
+    "state.local.decide.control.rename:after:local",
+    "state.local.abandon.history.rename:after:local",
+    // a dead lock holder, before and after its work; a break that died
+    "lock.local.acquire:after:local",
+    "lock.local.release:before:local",
+    "lock.local.break:after:local",
+    "lock.postgres.acquire:after:postgres",
+    "lock.postgres.release:before:postgres",
+  ];
   assert.deepEqual(
-    full.map((m) => `${m.point}:${m.backend}`).filter((id) => ids.includes(id)),
-    ids,
+    stateOnlyPoints().map((p) => `${p.site}:${p.side}:${p.backend}`).sort(),
+    [...stateOnly].sort(),
   );
+  for (const id of stateOnly) assert.ok(ids.includes(id), id);
+  // the suite is a part of the sweep's full list
+  const full = new Set(sweepCases().map((c) => `${c.site}:${c.side}:${c.backend}`));
+  for (const id of ids) assert.ok(full.has(id), id);
 });
 
 Deno.test("the matrix arms each site in the journey that first crosses it; init in the plan", () => {
@@ -255,41 +199,20 @@ Deno.test("a create case requires no old runner and no offsets while stopped; a 
   assert.equal(removal.includes("output.exact"), false);
 });
 
-Deno.test("the suite arms each operator site once (three cases), each decision, and the state between a decision's two files", () => {
-  const suite = matrixPoints("suite");
+Deno.test("the full tier arms every site the operator's commands cross first, both sides, its backends", () => {
   const full = matrixPoints("full");
-  const protocol = new Set(operatorSites().map((s) => s.name));
-  const mine = suite.filter((m) => protocol.has(m.point.slice(0, m.point.lastIndexOf(":"))));
-  assert.deepEqual(
-    mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":"))).sort(),
-    operatorSites().map((s) => s.name).sort(),
-  );
-  // both decisions, both sides and both backends among the three
-  const sites = mine.map((m) => m.point.slice(0, m.point.lastIndexOf(":")));
-  assert.deepEqual(
-    [...new Set(sites.map(operatorDecision))].sort(),
-    ["abandon", "accept-retention-loss"],
-  );
-  assert.deepEqual([...new Set(mine.map((m) => m.point.split(":").at(-1)))].sort(), [
-    "after",
-    "before",
-  ]);
-  assert.deepEqual([...new Set(mine.map((m) => m.backend))].sort(), ["local", "postgres"]);
-  // the full tier: every site the operator's commands cross first, both sides, its backends
   const operatorEntries = faultInventory().filter((e) => e.journeys[0] === "operator");
   assert.equal(operatorEntries.length, 16);
+  assert.deepEqual(
+    operatorEntries.filter((e) => operatorSites().some((s) => s.name === e.site.name)).length,
+    operatorSites().length,
+  );
   for (const e of operatorEntries) {
     const backends = e.site.backends ?? BACKENDS;
     const cases = full.filter((m) => m.point.startsWith(`${e.site.name}:`));
     assert.equal(cases.length, backends.length * SIDES.length, e.site.name);
     assert.notEqual(operatorDecision(e.site.name), null, e.site.name);
   }
-  // of the decision's own state writes, the suite arms the one between its two files (every
-  // step of both in full)
-  assert.deepEqual(
-    suite.filter((m) => m.point.startsWith("state.local.decide.")).map((m) => m.point),
-    ["state.local.decide.control.rename:after"],
-  );
 });
 
 Deno.test("an operator case requires its decision's checks, pinned to the stopped apply", () => {
@@ -359,8 +282,6 @@ Deno.test("the real matrix arms every site of the inventory: the full tier is ev
   assert.equal(inv.filter(matrixArms).length, inv.length);
   const expected = inv.reduce((n, e) => n + (e.site.backends ?? BACKENDS).length * SIDES.length, 0);
   assert.equal(full.length, expected);
-  // the suite: each journey's protocol sites once and the state layer's points (see above)
-  assert.equal(matrixPoints("suite").length, suiteSites().size + suiteStatePoints().size);
 });
 
 Deno.test("removal and day-two cases require their journey's checks; a restart never the skip's", () => {

@@ -1,7 +1,8 @@
+// test-needs: env
 // Needs: Docker, the broker, the runner image, PostgreSQL (shared environment from tools/test.ts).
 // Taking a job down on purpose (issue 18 item 5), as an operator would through the installed CLI
-// (each command its own OS process), against real Docker, Kafka, the real runner and both state
-// backends: a project with two models; the starter's model processes records; it is dropped from
+// (each command its own OS process), against real Docker, Kafka and the real runner, on the
+// PostgreSQL state backend: a project with two models; the starter's model processes records; it is dropped from
 // `models:` and declared in `lifecycle.runner_removals`; `plan --out` binds the removal to its
 // exact container; `apply --plan` stops it (TERM, clean close) and removes its container only —
 // the state volume, the group's committed offsets and both topics stay, the other model keeps
@@ -137,7 +138,10 @@ async function planRemoval(
   return planPath;
 }
 
-for (const backend of ["local", "postgres"] as const) {
+// One backend: what the removal keeps is read from real Docker and Kafka, and the state backend
+// only records it — both backends' removal tables run over the fakes (lib/runtime/removal_test.ts,
+// the crash sweep) and the fault matrix's removal cases (probes/catalogue.ts, SUITE_MATRIX).
+for (const backend of ["postgres"] as const) {
   Deno.test(
     `${backend}: a runner removed on purpose keeps its volume, offsets and topics; declared again it resumes from them, output exact`,
     opts,

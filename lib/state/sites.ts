@@ -19,7 +19,7 @@
  * ```
  * @module
  */
-import { type FaultSite, faultSite, type SiteBackend } from "../fault/site.ts";
+import { type FaultSide, type FaultSite, faultSite, type SiteBackend } from "../fault/site.ts";
 
 /** A state transition that writes (the engine names each write group with one). */
 export type StateTransition =
@@ -259,4 +259,52 @@ export function lockOperationSite(backend: SiteBackend, op: LockOperation): Faul
   const site = LOCKS[backend][op];
   if (!site) throw new Error(`lock.${backend}.${op} is not a fault site`);
   return site;
+}
+
+/** A fault point of the state layer on the one backend it exists on. */
+export interface StatePoint {
+  site: string;
+  side: FaultSide;
+  backend: SiteBackend;
+}
+
+/**
+ * The state layer's own points that leave a durable state no protocol site leaves, once each.
+ * A transition's complete state (its last write made visible, a PostgreSQL commit returned) and
+ * its untouched state are what the protocol site wrapping it leaves when killed after or before
+ * it, so these are the states between:
+ *
+ * - every local file write of a multi-file transition but its last, just after the step that
+ *   makes it visible ({@link VISIBLE_STEP}: that file in place, the next not yet written — e.g. a
+ *   finalize's receipt without its ownership); a PostgreSQL transition is one commit, with no
+ *   state between;
+ * - the store's creation (`init`), written by the first `plan`, which no protocol site wraps;
+ * - a lock acquire after it (a dead holder), a release before it (a dead holder whose work is
+ *   done), the local break after it.
+ *
+ * The crash sweep's `suite` tier arms each of them (testing/sweep/cases.ts); its `full` tier, and
+ * the real matrix's, arm every step of every site on both sides.
+ *
+ * @example
+ * ```ts
+ * import { stateOnlyPoints } from "./sites.ts";
+ * console.log(stateOnlyPoints().some((p) => p.site === "lock.local.break")); // true
+ * ```
+ */
+export function stateOnlyPoints(): StatePoint[] {
+  const points: StatePoint[] = [];
+  for (const t of STATE_TRANSITIONS) {
+    const writes = LOCAL_WRITE_ORDER[t];
+    const between = t === "init" ? writes : writes.slice(0, -1);
+    for (const w of between) {
+      const site = localWriteSites(t, w.file, w.kind)[VISIBLE_STEP[w.kind]].name;
+      points.push({ site, side: "after", backend: "local" });
+    }
+  }
+  for (const backend of ["local", "postgres"] as const) {
+    points.push({ site: lockOperationSite(backend, "acquire").name, side: "after", backend });
+    points.push({ site: lockOperationSite(backend, "release").name, side: "before", backend });
+  }
+  points.push({ site: lockOperationSite("local", "break").name, side: "after", backend: "local" });
+  return points;
 }
