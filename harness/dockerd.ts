@@ -265,6 +265,43 @@ async function terminate(d: PrivateDocker, timeoutMs = 90_000): Promise<Terminat
   return { containerd_outlived_dockerd: outlived };
 }
 
+/** A containerd shim of the private daemon's containerd, read from `/proc`. */
+export interface Shim {
+  pid: number;
+  /** The container ID the shim was started for (its `-id`). */
+  containerId: string;
+  /** PIDs of its children (a shim with none holds no container process). */
+  children: number[];
+}
+
+/**
+ * The shims of the private daemon's containerd (`containerd-shim-runc-v2 … -id ID -address
+ * <exec-root>/containerd/containerd.sock`), optionally only the one of `containerId`. A shim
+ * outlives the containerd that started it; one started for a start in flight when containerd
+ * died holds the container's ID, and every later start then answers "task … already exists"
+ * while no `ctr task ls` of the new containerd lists it.
+ */
+export async function shimsOf(d: PrivateDocker, containerId?: string): Promise<Shim[]> {
+  const address = `${d.dir}/x/containerd/containerd.sock`;
+  const parents = new Map<number, number[]>();
+  const found: Array<{ pid: number; containerId: string }> = [];
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    const pid = Number(e.name);
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => null);
+    // the parent PID is the second field after the parenthesised command name
+    const ppid = stat ? Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) : NaN;
+    if (Number.isFinite(ppid)) parents.set(ppid, [...(parents.get(ppid) ?? []), pid]);
+    const argv = (await Deno.readTextFile(`/proc/${pid}/cmdline`).catch(() => "")).split("\0");
+    if (!argv[0]?.endsWith("containerd-shim-runc-v2")) continue;
+    const arg = (flag: string) => argv[argv.indexOf(flag) + 1];
+    if (arg("-address") !== address) continue;
+    const id = arg("-id");
+    if (id && (!containerId || id === containerId)) found.push({ pid, containerId: id });
+  }
+  return found.map((f) => ({ ...f, children: parents.get(f.pid) ?? [] }));
+}
+
 /**
  * Restart the private daemon: SIGTERM (without `--live-restore` it stops every container it
  * knows to be running), wait for its exit and its containerd's, start it again with the same
@@ -328,6 +365,17 @@ export async function stopPrivateDocker(d: PrivateDocker): Promise<void> {
       if (pid !== null && alive(pid)) Deno.kill(pid, "SIGKILL");
     }
   });
+  // shims outlive their containerd (one a restart orphaned among them): nothing of this daemon
+  // may outlive its tear-down
+  for (const shim of await shimsOf(d)) {
+    for (const pid of [...shim.children, shim.pid]) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
   // anything still mounted under the daemon's directories (overlay layers, netns, shm)
   const mounts = (await Deno.readTextFile("/proc/mounts")).split("\n").map((l) => l.split(" ")[1])
     .filter((m) => m?.startsWith(`${d.dir}/`)).sort((x, y) => y.length - x.length);

@@ -486,8 +486,6 @@ export const DISRUPTIONS: readonly DisruptionSpec[] = [
     name: "dockerd-restart",
     backend: "local",
     description: "a private Docker daemon restarted while the driver waits for the candidate",
-    fullOnly:
-      "failed in CI at ce91730 (2026-12-03): the recovery ended blocked (exit 4) after 249 s, no interruption recorded, no running container; before that at 74a26cb (lineage: two FAIL events) and once under load on 2026-12-02; 9 runs on 2026-12-03 (the restart 0 to 1.8 s after the candidate's creation, once after killing the broker, under loads up to 26) all passed, so the cause is not diagnosed — the verifier now prints a refusal's blockers, which names it the next time",
   },
 ];
 

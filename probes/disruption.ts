@@ -25,6 +25,7 @@ import {
   type PrivateDocker,
   restartBroker,
   restartDaemon,
+  shimsOf,
   startPrivateDocker,
   startPrivateEnv,
   stopPrivateDocker,
@@ -62,6 +63,11 @@ function event(
   history.push({ process, type, f, value, time: now() });
 }
 
+/** The file a case's replacement writes its OpenLineage events to (every apply and resume). */
+function lineageOf(p: Prepared): string {
+  return `${p.fx.project.dir}/lineage.jsonl`;
+}
+
 function meta(spec: DisruptionSpec, runId: string, params: Record<string, unknown> = {}): CaseMeta {
   return {
     id: `${spec.name}:${spec.backend}`,
@@ -77,7 +83,7 @@ function meta(spec: DisruptionSpec, runId: string, params: Record<string, unknow
 /** Two applies of one reviewed plan at the same time. */
 function raceCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, runId: string) {
   return caseEvidence(meta(spec, runId), () => prepareCase(env, image, spec.backend), async (p) => {
-    const lineageFile = `${p.fx.project.dir}/lineage.jsonl`;
+    const lineageFile = lineageOf(p);
     const args = [
       "-o",
       "json",
@@ -165,7 +171,7 @@ async function disrupted(
   p: Prepared,
   disrupt: (j: FaultJourney) => Promise<void>,
 ): Promise<FaultJourney> {
-  const lineageFile = `${p.fx.project.dir}/lineage.jsonl`;
+  const lineageFile = lineageOf(p);
   let deaths = 0;
   const j = await runFaultJourney({
     projectDir: p.fx.project.dir,
@@ -191,7 +197,7 @@ async function completion(p: Prepared, j: FaultJourney) {
     interrupted: interrupted(j),
     predicates: [OLD_PREDICATE, NEW_PREDICATE],
     afterPrefix: "b",
-    lineageFile: `${p.fx.project.dir}/lineage.jsonl`,
+    lineageFile: lineageOf(p),
   });
 }
 
@@ -369,10 +375,12 @@ async function dockerdChild(): Promise<void> {
 
 /**
  * The runbook's way out of `BLOCKED_CANDIDATE_START_REFUSED`, taken as an operator would when
- * the restart left containerd holding a task for the never-started candidate (its start then
- * answers "task … already exists"): kill and delete that task with containerd's own `ctr` on the
- * private daemon's containerd, then `state resume` once in a fresh process. Nothing is done for
- * any other outcome.
+ * the restart landed while the candidate's start was in flight and every later start answers
+ * "task … already exists": either the new containerd holds a task for the never-started
+ * candidate (killed and deleted with containerd's own `ctr` on the private daemon's containerd),
+ * or the old containerd had started the task's shim when it died, and that shim — with no
+ * container process, listed by no `ctr task ls` — still holds the container's ID (killed). Then
+ * `state resume` once in a fresh process. Nothing is done for any other outcome.
  */
 async function clearRefusedStart(
   p: Prepared,
@@ -395,13 +403,22 @@ async function clearRefusedStart(
   const ctr = ["--address", `${d.dir}/x/containerd/containerd.sock`, "--namespace", "moby"];
   const tasks = (await sh("ctr", [...ctr, "task", "ls", "-q"])).out.split("\n");
   const stale = ids.filter((id) => tasks.includes(id));
-  event(p.history, "operator", "invoke", "clear-stale-task", { never_started: ids, stale });
-  const steps = [];
+  // a shim the old containerd started for the start in flight, left without a container process
+  // when it died: the new containerd lists no task for it, and it refuses every start
+  const orphans = (await Promise.all(ids.map((id) => shimsOf(d, id)))).flat()
+    .filter((s) => s.children.length === 0);
+  event(p.history, "operator", "invoke", "clear-stale-task", {
+    never_started: ids,
+    stale,
+    orphaned_shims: orphans.map((s) => ({ pid: s.pid, container: s.containerId })),
+  });
+  const steps: Array<{ code: number; out: string }> = [];
   for (const id of stale) {
     steps.push(await sh("ctr", [...ctr, "task", "kill", "--signal", "SIGKILL", id]));
     await new Promise((r) => setTimeout(r, 1000));
     steps.push(await sh("ctr", [...ctr, "task", "delete", id]));
   }
+  for (const shim of orphans) steps.push(await sh("kill", ["-KILL", String(shim.pid)]));
   event(p.history, "operator", "ok", "clear-stale-task", steps);
   const args = [
     "-o",
@@ -414,6 +431,9 @@ async function clearRefusedStart(
     p.planPath,
     "--operation-id",
     j.operationId!,
+    // the replacement's lineage goes to the file the case checks, as every resume's does
+    "--openlineage",
+    lineageOf(p),
   ];
   event(p.history, "operator", "invoke", "resume", { args });
   const r = await runWorker(args, { env: p.fx.workerEnv });
