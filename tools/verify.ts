@@ -20,6 +20,11 @@
  *
  *   deno task verify [--allow-dirty] [--allow-partial] [FILE...]
  *
+ * Without FILE and `SLUICE_VERIFICATION_DIR`, it checks the repository's `verification/`: the last
+ * full-tier run of every probe must be there (`committedSetErrors`). A file whose commit is older
+ * than a change under lib/, runner/, probes/ or harness/ still verifies, with a warning that
+ * names it "stale since COMMIT" ({@link staleSince}).
+ *
  * Every message names the file, the case and the assertion it is about.
  * @module
  */
@@ -527,8 +532,19 @@ export async function verify(
     } catch (e) {
       result = { errors: [`unreadable: ${e instanceof Error ? e.message : e}`], summary: "" };
     }
-    if (result.errors.length === 0) console.log(`[verify] ok ${name}:${result.summary}`);
-    else {
+    if (result.errors.length === 0) {
+      console.log(`[verify] ok ${name}:${result.summary}`);
+      const commit = (JSON.parse(await Deno.readTextFile(f)) as EvidenceFile).provenance.commit;
+      const changed = await staleSince(commit);
+      if (changed.length > 0) {
+        console.log(
+          `[verify] warning: ${name} is stale since ${commit.slice(0, 12)}: ${changed.length} ` +
+            `file(s) the probes exercise changed after it (${changed.slice(0, 5).join(", ")}${
+              changed.length > 5 ? ", …" : ""
+            })`,
+        );
+      }
+    } else {
       bad++;
       console.log(`[verify] FAILED ${name}:${result.summary}`);
       for (const m of result.errors.slice(0, 60)) console.log(`[verify]   ${m}`);
@@ -538,6 +554,47 @@ export async function verify(
     }
   }
   return bad;
+}
+
+/** What the probes exercise: a change under these after an evidence file's commit makes it stale. */
+export const EXERCISED = ["lib", "runner", "probes", "harness"] as const;
+
+/**
+ * The files under {@link EXERCISED} that differ between `commit` and the working tree (empty:
+ * the evidence is of the code that is here). A stale file still verifies — it is what that commit
+ * did — but `verify` says so, so that no figure is quoted as today's.
+ */
+export async function staleSince(commit: string): Promise<string[]> {
+  const o = await new Deno.Command("git", {
+    args: ["diff", "--name-only", commit, "--", ...EXERCISED],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (o.code !== 0) {
+    throw new Error(`git diff ${commit}: ${new TextDecoder().decode(o.stderr).trim()}`);
+  }
+  return new TextDecoder().decode(o.stdout).split("\n").filter((x) => x !== "");
+}
+
+/**
+ * What the repository's own `verification/` must hold: the last full-tier run of every probe
+ * (one file per probe, each recording no selection). Returns what is missing or narrower.
+ */
+export function committedSetErrors(docs: Map<string, EvidenceFile>): string[] {
+  const out: string[] = [];
+  for (const probe of Object.keys(PROBE_FILES) as ProbeName[]) {
+    const d = docs.get(`${probe}.json`);
+    if (!d) out.push(`${probe}.json is missing: verification/ holds every probe's full-tier run`);
+    else if (Object.keys(d.provenance.selection).length > 0) {
+      out.push(
+        `${probe}.json records the selection ${
+          JSON.stringify(d.provenance.selection)
+        }: verification/ holds full-tier runs only`,
+      );
+    }
+  }
+  return out;
 }
 
 async function evidenceFiles(): Promise<string[]> {
@@ -564,10 +621,23 @@ if (import.meta.main) {
     console.log(`[verify] no evidence files in ${DIR} (run 'deno task probes')`);
     Deno.exit(1);
   }
-  const bad = await verify(files, {
+  let bad = await verify(files, {
     allowDirty: flags.has("--allow-dirty"),
     allowPartial: flags.has("--allow-partial"),
   });
+  if (named.length === 0 && DIR === `${ROOT}verification`) {
+    const docs = new Map<string, EvidenceFile>();
+    for (const f of files) {
+      try {
+        docs.set(f.slice(f.lastIndexOf("/") + 1), JSON.parse(await Deno.readTextFile(f)));
+      } catch {
+        // unreadable: reported by verify above
+      }
+    }
+    const missing = committedSetErrors(docs);
+    for (const m of missing) console.log(`[verify] FAILED ${m}`);
+    if (missing.length > 0) bad++;
+  }
   console.log(`[verify] ${files.length - bad} of ${files.length} evidence files verified`);
   Deno.exit(bad === 0 ? 0 : 1);
 }

@@ -2,7 +2,15 @@
 // lists (every probe, every case kind), then every tampering of testing/tamper.ts, each of which
 // must be rejected with a message naming the case and the assertion.
 import assert from "node:assert/strict";
-import { type EvidenceFile, fileErrors, validate, type VerifyContext } from "./verify.ts";
+import {
+  committedSetErrors,
+  type EvidenceFile,
+  EXERCISED,
+  fileErrors,
+  staleSince,
+  validate,
+  type VerifyContext,
+} from "./verify.ts";
 import {
   type Assertion,
   type AssertionInput,
@@ -1063,4 +1071,34 @@ Deno.test("removal and day-two cases hold their journey's checks, with the code'
     errors.some((e) => e.includes(restart.id) && /offsets\.skipped_exactly_one/.test(e)),
     false,
   );
+});
+
+Deno.test("the committed verification/ must hold every probe's full-tier run", () => {
+  const file = (probe: string, selection: Record<string, string>) =>
+    ({ probe, provenance: { selection } }) as unknown as EvidenceFile;
+  const docs = new Map<string, EvidenceFile>([
+    ["fault-matrix.json", file("fault-matrix", {})],
+    ["rejections.json", file("rejections", { tier: "suite" })],
+    ["disruption.json", file("disruption", {})],
+  ]);
+  assert.deepEqual(committedSetErrors(docs), [
+    'rejections.json records the selection {"tier":"suite"}: verification/ holds full-tier runs only',
+    "random-kill.json is missing: verification/ holds every probe's full-tier run",
+  ]);
+  docs.set("rejections.json", file("rejections", {}));
+  docs.set("random-kill.json", file("random-kill", {}));
+  assert.deepEqual(committedSetErrors(docs), []);
+});
+
+Deno.test("evidence is stale since its commit when a file the probes exercise changed after it", async () => {
+  const git = async (...args: string[]) =>
+    new TextDecoder().decode(
+      (await new Deno.Command("git", { args, stdout: "piped" }).output()).stdout,
+    ).trim();
+  const first = (await git("rev-list", "--max-parents=0", "HEAD")).split("\n")[0];
+  const changed = await staleSince(first);
+  assert.ok(changed.length > 0, "the first commit is older than today's lib/");
+  assert.ok(changed.every((f) => EXERCISED.some((d) => f.startsWith(`${d}/`))), changed.join());
+  assert.ok(!changed.some((f) => f.startsWith("docs/")));
+  await assert.rejects(() => staleSince("0".repeat(40)), /git diff/);
 });
