@@ -10,14 +10,16 @@
  * ```
  * @module
  */
-import { readFile } from "node:fs/promises";
-import { isAbsolute, join, normalize, resolve, sep } from "node:path";
+import { isAbsolute, normalize, resolve, sep } from "node:path";
 import { SluiceError } from "../errors.ts";
 import { diagnostic, SourceFile } from "../expr/diagnostic.ts";
 import type { SchemaField } from "../expr/schema.ts";
 import { combineErrors, readManifest } from "./manifest.ts";
 import type { Manifest, ModelDecl, SourceDecl } from "./manifest.ts";
 import { checkModelSql } from "./model.ts";
+import { diskFiles, type ProjectFiles } from "./files.ts";
+
+export type { ProjectFiles } from "./files.ts";
 import type { CheckedModel } from "./model.ts";
 
 /** The manifest file name. */
@@ -55,30 +57,6 @@ export interface LoadOptions {
   files?: ProjectFiles;
 }
 
-/** A source of project files, by path relative to the project directory (`/`-separated). */
-export interface ProjectFiles {
-  /** The file's text, or null when there is no such file. */
-  read(path: string): Promise<string | null>;
-  /** How diagnostics name the file (a path, or `REF:path` for a Git revision). */
-  name(path: string): string;
-}
-
-/** The project directory on disk. */
-function diskFiles(dir: string): ProjectFiles {
-  return {
-    async read(path) {
-      try {
-        return await readFile(join(dir, path), "utf8");
-      } catch (e) {
-        const code = (e as { code?: string }).code;
-        if (code === "ENOENT" || code === "ENOTDIR") return null;
-        throw e;
-      }
-    },
-    name: (path) => join(dir, path),
-  };
-}
-
 /**
  * Load and validate a project. Throws the single error found, or `PROJECT_INVALID` with
  * `evidence.diagnostics` when there are several; `PROJECT_NOT_FOUND` without `sluice.yaml`.
@@ -101,7 +79,14 @@ export async function readProject(
 ): Promise<{ project: Project | null; errors: SluiceError[] }> {
   const files = options.files ?? diskFiles(dir);
   const manifestPath = files.name(MANIFEST_FILE);
-  const text = await files.read(MANIFEST_FILE);
+  let text: string | null;
+  try {
+    text = await files.read(MANIFEST_FILE);
+  } catch (e) {
+    // a refused input (a link, a FIFO, too large): its code, never its content
+    if (e instanceof SluiceError) return { project: null, errors: [e] };
+    throw e;
+  }
   if (text === null) {
     return {
       project: null,
