@@ -4,7 +4,10 @@
  * - values of object fields whose name looks secret (`token`, `password`, `secret`, ...,
  *   case-insensitive) become `<redacted>`; so do the literals a predicate compares with such a
  *   column (`api_token = '...'`);
- * - credentials inside connection strings (`scheme://user:pass@host`) become `<redacted>`;
+ * - credentials inside connection strings (`scheme://user:pass@host`, `user:pass@host`) become
+ *   `<redacted>`;
+ * - in source text (a diagnostic's excerpt and message), every such value is masked character
+ *   for character ({@link maskSecrets});
  * - environment values (`KEY=value`) are shown as a keyed hash ({@link envFingerprint}): equal
  *   values compare equal within one process, and the hash cannot be reversed or matched against
  *   a guess outside it because its key is random and never leaves the process.
@@ -22,27 +25,12 @@
  * @module
  */
 import { createHmac } from "node:crypto";
+import { BARE_USERINFO, isSensitiveKey, YAML_PAIR } from "../secrets.ts";
+
+export { isSensitiveKey, maskSecrets, SENSITIVE_FRAGMENTS } from "../secrets.ts";
 
 /** The placeholder written instead of a redacted value. */
 export const REDACTED = "<redacted>";
-
-/** Field-name fragments whose values are hidden (case-insensitive substring match). */
-export const SENSITIVE_FRAGMENTS: readonly string[] = [
-  "token",
-  "password",
-  "passwd",
-  "secret",
-  "credential",
-  "api_key",
-  "apikey",
-  "private_key",
-];
-
-/** Whether a field name is sensitive. */
-export function isSensitiveKey(key: string): boolean {
-  const lower = key.toLowerCase();
-  return SENSITIVE_FRAGMENTS.some((f) => lower.includes(f));
-}
 
 /**
  * A deep copy of `value` with sensitive fields' values replaced by {@link REDACTED}, literals
@@ -73,6 +61,14 @@ export function redactText(text: string): string {
     .replace(
       /\b([A-Za-z_][A-Za-z0-9_]*)=([^\s"',;}\]]+)/g,
       (whole, key: string) => isSensitiveKey(key) ? `${key}=${REDACTED}` : whole,
+    )
+    // user:password@host written without a scheme
+    .replace(BARE_USERINFO, (_m, lead: string) => `${lead}${REDACTED}@`)
+    // a YAML `key: value` (a source excerpt) whose key looks secret
+    .replace(
+      YAML_PAIR,
+      (m, _lead: string, _q: string, key: string, value: string) =>
+        isSensitiveKey(key) ? m.slice(0, m.length - value.length) + REDACTED : m,
     );
 }
 

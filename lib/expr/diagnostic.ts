@@ -14,6 +14,19 @@
  */
 import { type ErrorCode, SluiceError } from "../errors.ts";
 import type { SourceLocation } from "../errors.ts";
+import { maskSecrets } from "../secrets.ts";
+
+const MASKED = new WeakMap<SourceFile, SourceFile>();
+
+/** The source with every secret-looking value masked ({@link maskSecrets}), once per file. */
+function masked(source: SourceFile): SourceFile {
+  let m = MASKED.get(source);
+  if (!m) {
+    m = new SourceFile(source.file, maskSecrets(source.text));
+    MASKED.set(source, m);
+  }
+  return m;
+}
 
 /** A half-open range of UTF-16 offsets into a source text. */
 export interface Span {
@@ -74,7 +87,8 @@ export function excerpt(source: SourceFile, span: Span): string {
 
 /**
  * A {@link SluiceError} located in a source file. The message is
- * `file:line:col: text` followed by the caret excerpt; `location` carries the position.
+ * `file:line:col: text` followed by the caret excerpt; `location` carries the position. Values
+ * that look secret are masked in both, character for character.
  */
 export function diagnostic(
   source: SourceFile,
@@ -84,9 +98,12 @@ export function diagnostic(
   evidence?: Record<string, unknown>,
 ): SluiceError {
   const location = source.locate(span.start);
+  // a project file may hold a secret where none belongs: never echo it (same columns, masked)
   return new SluiceError(
     code,
-    `${location.file}:${location.line}:${location.column}: ${message}\n${excerpt(source, span)}`,
+    `${location.file}:${location.line}:${location.column}: ${maskSecrets(message)}\n${
+      excerpt(masked(source), span)
+    }`,
     { location, ...(evidence ? { evidence } : {}) },
   );
 }

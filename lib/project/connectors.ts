@@ -18,7 +18,7 @@ import type { ErrorCode } from "../errors.ts";
 import { diagnostic, SourceFile } from "../expr/diagnostic.ts";
 import type { Span } from "../expr/diagnostic.ts";
 import { connectorName } from "../artifact/connector.ts";
-import { isSensitiveKey } from "../artifact/redact.ts";
+import { isSensitiveKey, literalCredential } from "../secrets.ts";
 import { parseSecretRefs } from "../artifact/secret_ref.ts";
 import type { YamlReader } from "./_yaml_reader.ts";
 import type { MapEntry, YNode } from "./_yaml_reader.ts";
@@ -376,7 +376,11 @@ function readConfig(
     const span = r.valueSpan(e);
     const scan = parseSecretRefs(value);
     if (scan.problem) {
-      r.error("MANIFEST_INVALID_SECRET_REFERENCE", `${at}: ${scan.problem.message}`, span);
+      r.error(
+        "MANIFEST_INVALID_SECRET_REFERENCE",
+        `${at} holds an invalid secret reference: ${scan.problem.message}`,
+        span,
+      );
       continue;
     }
     if (isSensitiveKey(e.key) && scan.refs.length === 0) {
@@ -385,6 +389,17 @@ function readConfig(
         r,
         "MANIFEST_LITERAL_SECRET",
         `${at} looks like a secret but is written literally; reference an environment variable instead: ${e.key}: \${env:NAME}`,
+        span,
+        { key: e.key },
+      );
+      continue;
+    }
+    const literal = literalCredential(value);
+    if (literal) {
+      secretError(
+        r,
+        "MANIFEST_LITERAL_SECRET",
+        `${at} holds ${literal} written literally; reference an environment variable instead (\${env:NAME})`,
         span,
         { key: e.key },
       );

@@ -395,3 +395,25 @@ environments:
     "dev",
   );
 });
+
+Deno.test("a credential inside a URL or a query string under a plain key is a literal secret", () => {
+  const plant = (value: string) =>
+    `${BASE}${CONNECTORS}`.replace('"${env:SINK_PW}"', '"${env:SINK_PW}"\n      x.conn: ' + value);
+  for (
+    const [value, what] of [
+      ["postgres://u:Url5ecret@db/x", "the password of a URL"],
+      ['"jdbc:postgresql://db/x?user=u&password=Qu3rySecret"', "a password= value"],
+      ['"jdbc:sqlserver://db;user=u;password=Jdbc5ecret"', "a password= value"],
+    ]
+  ) {
+    const e = rejects(plant(value), "MANIFEST_LITERAL_SECRET", value, what);
+    assert.equal(
+      /Url5ecret|Qu3rySecret|Jdbc5ecret/.test(JSON.stringify(e.toJSON())),
+      false,
+      e.message,
+    );
+  }
+  // a reference is no literal
+  const { errors } = readManifest(plant('"postgres://u:${env:DB_PW}@db/x"'), "sluice.yaml");
+  assert.deepEqual(errors.map((x) => x.code), []);
+});

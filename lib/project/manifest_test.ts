@@ -344,3 +344,44 @@ Deno.test("the dead-letter topic is distinct from every input and output topic",
     "dead-letter topic 'out' of model 'm' is also used by model 'm'",
   );
 });
+
+Deno.test("a value typed where none is supported is never echoed: keys that look secret, env maps, user:pass@ addresses", () => {
+  const planted: Array<[string, string]> = [
+    [
+      BASE.replace("  bootstrap_internal:", "  sasl_password: Hunter2pw\n  bootstrap_internal:"),
+      "Hunter2pw",
+    ],
+    [
+      BASE.replace(
+        "    sql: models/m.sql",
+        "    sql: models/m.sql\n    env: {DB_URL: postgres://x/y, MODE: S3cretMode}",
+      ),
+      "S3cretMode",
+    ],
+    [
+      BASE.replace(
+        "    sql: models/m.sql",
+        "    sql: models/m.sql\n    env:\n      API_KEY: Bl0ckValue",
+      ),
+      "Bl0ckValue",
+    ],
+    [BASE.replace("localhost:19092", "app:Pa55word@localhost:19092"), "Pa55word"],
+    [
+      BASE.replace(
+        "  backend: local",
+        "  backend: postgres\n  dsn_env: postgres://u:Dsn5ecret@db/x",
+      ),
+      "Dsn5ecret",
+    ],
+  ];
+  for (const [text, secret] of planted) {
+    const { manifest, errors } = readManifest(text, "sluice.yaml");
+    strictEqual(manifest, null, secret);
+    strictEqual(errors.length > 0, true, secret);
+    for (const e of errors) {
+      const seen = JSON.stringify({ message: e.message, evidence: e.evidence ?? null });
+      strictEqual(seen.includes(secret), false, `${e.code} echoed ${secret}: ${e.message}`);
+      strictEqual(e.message.includes("^"), true, "the excerpt is still there");
+    }
+  }
+});

@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { isSensitiveKey, maskSecrets } from "./secrets.ts";
+
+Deno.test("secret-looking field names, case-insensitively", () => {
+  for (const k of ["sasl_password", "API_TOKEN", "client_secret", "db.credentials", "apiKey"]) {
+    assert.ok(isSensitiveKey(k), k);
+  }
+  for (const k of ["bootstrap_host", "topic", "amount"]) assert.ok(!isSensitiveKey(k), k);
+});
+
+Deno.test("maskSecrets masks each secret value character for character and nothing else", () => {
+  const cases: Array<[string, string]> = [
+    ["  sasl_password: hunter2", "  sasl_password: *******"],
+    ['  "api_token": "abc", user: bob', '  "api_token": *****, user: bob'],
+    ["{password: pw1, host: h}", "{password: ***, host: h}"],
+    ["bootstrap_host: app:s3cret@kafka:9092", "bootstrap_host: **********@kafka:9092"],
+    ["x.conn: postgres://u:pw@db/x", "x.conn: postgres://****@db/x"],
+    [
+      "url: jdbc:postgresql://db/x?user=u&password=pw9",
+      "url: jdbc:postgresql://db/x?user=u&password=***",
+    ],
+    ["jdbc:sqlserver://db;user=u;password=pw9;", "jdbc:sqlserver://db;user=u;password=***;"],
+    ["DB_PASSWORD=hunter2 PATH=/bin", "DB_PASSWORD=******* PATH=/bin"],
+    ["WHERE api_token = 'abc' AND amount >= 100", "WHERE api_token = '***' AND amount >= 100"],
+    ["  env: {DB_URL: x1, MODE: fast}", "  env: {DB_URL: **, MODE: ****}"],
+    [
+      "    env:\n      A: one\n      B: two\n    sql: m.sql",
+      "    env:\n      A: ***\n      B: ***\n    sql: m.sql",
+    ],
+    ["mail: ops@example.com, topic: raw", "mail: ops@example.com, topic: raw"],
+  ];
+  for (const [input, want] of cases) {
+    const got = maskSecrets(input);
+    assert.equal(got, want, input);
+    assert.equal(got.length, input.length, `${input}: same columns`);
+  }
+});
