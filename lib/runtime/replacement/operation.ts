@@ -26,7 +26,8 @@ import type { Plan } from "../../plan/plan.ts";
 import { typedActionSha256 } from "../../plan/plan.ts";
 import { readPlanFile } from "../../plan/plan_file.ts";
 import type { OpenedControl, RunnerAction } from "../../state/journal.ts";
-import type { StateSnapshot } from "../../state/store.ts";
+import type { CompletedReceiptLookup, StateSnapshot, StateStore } from "../../state/store.ts";
+import { findAbandonment } from "../../state/engine.ts";
 import { openSession } from "../session.ts";
 import type { Session, SessionOptions } from "../session.ts";
 import { type CandidateExpectation, expectCandidate } from "./candidate.ts";
@@ -234,4 +235,61 @@ export function verifyOperationMatches(c: OpenedControl, r: Reviewed, operationI
       `operation ${operationId} records another typed action than the plan`,
     );
   }
+}
+
+/** What the state holds of an operation of this plan: pending, or completed with its receipt. */
+export type OperationRecord =
+  | { kind: "pending"; control: OpenedControl }
+  | { kind: "completed"; receipt: CompletedReceiptLookup };
+
+/**
+ * The operation `operationId` as the state records it, checked to be this plan's before
+ * anything is observed — the one check `state runner-status` and `state resume` share: a pending
+ * operation must be a runner update started from these plan bytes with this typed action
+ * ({@link verifyOperationMatches}), a completed one must have applied these plan bytes
+ * (`BLOCKED_PLAN_MISMATCH`); an abandoned one can never continue (`BLOCKED_OPERATION_ABANDONED`),
+ * and an ID the state does not know is `BLOCKED_NO_PENDING_OPERATION` — never "absent, nothing
+ * to do".
+ *
+ * @example
+ * ```ts
+ * import { operationOfPlan } from "./operation.ts";
+ * // const rec = await operationOfPlan(snap, store, op.reviewed, operationId);
+ * // if (rec.kind === "pending") console.log(rec.control.status);
+ * ```
+ */
+export async function operationOfPlan(
+  snap: StateSnapshot,
+  store: Pick<StateStore, "completedReceipt">,
+  r: Reviewed,
+  operationId: string,
+): Promise<OperationRecord> {
+  const control = controlOf(snap, operationId);
+  if (control) {
+    verifyOperationMatches(control, r, operationId);
+    return { kind: "pending", control };
+  }
+  const receipt = await store.completedReceipt(operationId);
+  if (receipt) {
+    const planSha = receipt.receipt.intent.reviewed_plan_sha256;
+    if (planSha !== r.sha256) {
+      throw new SluiceError(
+        "BLOCKED_PLAN_MISMATCH",
+        `operation ${operationId} completed from plan ${planSha}, not ${r.sha256}`,
+      );
+    }
+    return { kind: "completed", receipt };
+  }
+  const abandoned = findAbandonment(snap.history.events, operationId);
+  if (abandoned) {
+    throw new SluiceError(
+      "BLOCKED_OPERATION_ABANDONED",
+      `operation ${operationId} was abandoned by ${abandoned.actor} at ${abandoned.recorded_at} (${abandoned.reason}); it can never continue: plan again`,
+    );
+  }
+  throw new SluiceError(
+    "BLOCKED_NO_PENDING_OPERATION",
+    `operation ${operationId} is neither pending nor completed in this project's state; ` +
+      "'sluice state show' names the pending operation",
+  );
 }

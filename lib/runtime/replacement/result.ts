@@ -46,7 +46,7 @@ export interface RunnerStatusReport {
   /** The operation's UUID. */
   operation_id: string;
   /** pending (in progress or interrupted), completed (receipt verified), absent. */
-  state: "in_progress" | "interrupted" | "completed" | "absent";
+  state: "in_progress" | "interrupted" | "completed";
   /** The last durable boundary; null for an absent operation. */
   last_boundary: Stage | "finalized" | null;
   /** The durable checkpoints, in order. */

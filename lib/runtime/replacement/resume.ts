@@ -23,7 +23,6 @@ import { SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
 import { verifyPlanCurrent } from "../../plan/plan_file.ts";
 import { OPERATION_WRITES } from "../../protocol/replacement.ts";
-import { findAbandonment } from "../../state/engine.ts";
 import type { ResumeRecord } from "../../state/journal.ts";
 import type { RunnerObservation } from "../../validation/observation.ts";
 import type { Stage } from "../../protocol/replacement.ts";
@@ -35,12 +34,7 @@ import { startupFailureEvidence } from "./guards.ts";
 import { checkpointsOf, decisionsOf } from "./drive.ts";
 import { driveThenFinalize, finalizeOperation } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
-import {
-  controlOf,
-  openOperation,
-  type OperationOptions,
-  verifyOperationMatches,
-} from "./operation.ts";
+import { openOperation, operationOfPlan, type OperationOptions } from "./operation.ts";
 import { notCommitted, type ReplacementResult } from "./result.ts";
 
 /**
@@ -59,28 +53,15 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
   let snap = await p.store.load();
   const base = { operation_id: operationId, commands: op.commands(operationId) };
   const candidate = op.candidate(operationId);
-  const c = controlOf(snap, operationId);
+  // the operation is this plan's before anything is observed
+  const rec = await operationOfPlan(snap, p.store, r, operationId);
   // the original invocation sent START; a resume reports only the final outcome (COMPLETE or
   // FAIL) — also for an operation it finds completed, whose invocation may have died before
   // reporting it (a consumer keys events by run and type, so a repeated COMPLETE is harmless)
   const lineage = lineageFor(op, operationId);
-  if (!c) {
+  if (rec.kind === "completed") {
     // an already completed operation is verified from its receipt and the live candidate:
     // no redeploy, no audit append, no serial increment
-    const receipt = await p.store.completedReceipt(operationId);
-    if (!receipt) {
-      const abandoned = findAbandonment(snap.history.events, operationId);
-      if (abandoned) {
-        throw new SluiceError(
-          "BLOCKED_OPERATION_ABANDONED",
-          `operation ${operationId} was abandoned by ${abandoned.actor} at ${abandoned.recorded_at} (${abandoned.reason}); it can never continue: plan again`,
-        );
-      }
-      throw new SluiceError(
-        "BLOCKED_NO_PENDING_OPERATION",
-        `operation ${operationId} is neither pending nor completed`,
-      );
-    }
     const obs = await observeRunner(p, candidateTarget(candidate));
     if (!obs.containers.some((x) => x.name === candidate.name && x.running)) {
       throw new SluiceError(
@@ -96,11 +77,11 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
       blockers: [],
       reason: "already completed (verified from the receipt and the running candidate)",
       serial: snap.ownership?.document.serial ?? null,
-      receipt: receipt.receipt,
+      receipt: rec.receipt.receipt,
       lineage_warnings: [],
     });
   }
-  verifyOperationMatches(c, r, operationId);
+  const c = rec.control;
   const checkpoints = checkpointsOf(snap);
   const stage = stageOf(checkpoints, candidate.actionIndex);
   // a receipt freezes the terminal control: the local finalize (receipt → ownership → clear)

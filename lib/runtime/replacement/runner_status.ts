@@ -15,21 +15,18 @@ import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide, describeRow, describeStep, stageOf } from "./decide.ts";
 import { checkpointsOf, decisionsOf } from "./drive.ts";
-import {
-  controlOf,
-  openOperation,
-  type OperationOptions,
-  verifyOperationMatches,
-} from "./operation.ts";
+import { openOperation, operationOfPlan, type OperationOptions } from "./operation.ts";
 import type { RunnerStatusReport } from "./result.ts";
 
 /**
- * Read-only diagnosis of an operation: the next proven boundary, without resume authority.
+ * Read-only diagnosis of an operation: the next proven boundary, without resume authority. An
+ * operation the state does not know, or another plan's, is an error before anything is observed
+ * ({@link operationOfPlan}).
  *
  * @example
  * ```ts
  * import { runnerStatus } from "./runner_status.ts";
- * // (await runnerStatus(options)).state → "in_progress" | "interrupted" | "completed" | "absent"
+ * // (await runnerStatus(options)).state → "in_progress" | "interrupted" | "completed"
  * ```
  */
 export async function runnerStatus(options: OperationOptions): Promise<RunnerStatusReport> {
@@ -37,22 +34,17 @@ export async function runnerStatus(options: OperationOptions): Promise<RunnerSta
   const { project: p, reviewed: r } = op;
   const snap = await p.store.load(); // verifies storage and audit
   const commands = op.commands(options.operationId);
-  const c = controlOf(snap, options.operationId);
+  // the operation is this plan's before anything is observed
+  const rec = await operationOfPlan(snap, p.store, r, options.operationId);
   const candidate = op.candidate(options.operationId);
   const obs = await observeRunner(p, candidateTarget(candidate));
-  if (!c) {
-    const receipt = await p.store.completedReceipt(options.operationId);
+  if (rec.kind === "completed") {
     return {
       operation_id: options.operationId,
-      state: receipt ? "completed" : "absent",
-      last_boundary: receipt ? "finalized" : null,
+      state: "completed",
+      last_boundary: "finalized",
       checkpoints: [],
-      next: {
-        step: "complete",
-        detail: receipt ? "completed; nothing to do" : "no such operation",
-        row: null,
-        table_row: null,
-      },
+      next: { step: "complete", detail: "completed; nothing to do", row: null, table_row: null },
       blockers: [],
       incidents: 0,
       resumes: 0,
@@ -60,7 +52,7 @@ export async function runnerStatus(options: OperationOptions): Promise<RunnerSta
       commands,
     };
   }
-  verifyOperationMatches(c, r, options.operationId);
+  const c = rec.control;
   const checkpoints = checkpointsOf(snap);
   const stage = stageOf(checkpoints, candidate.actionIndex);
   const step = decide({
