@@ -91,6 +91,7 @@ function runningContainer(running: RunnerArtifact): ContainerEvidence {
     running: true,
     exitCode: 0,
     oomKilled: false,
+    dockerError: "",
     startedAt: "2026-11-29T11:00:00Z",
     finishedAt: "0001-01-01T00:00:00Z",
     everStarted: true,

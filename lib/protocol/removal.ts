@@ -25,6 +25,7 @@
  */
 import { type FaultSite, faultSite } from "../fault/site.ts";
 import { sha256Hex } from "../artifact/canonical.ts";
+import { CLEAN_CLOSE_BLOCKERS } from "./replacement.ts";
 
 function site(name: string, kind: FaultSite["kind"], description: string): FaultSite {
   return faultSite({ name, kind, description, where: import.meta.url });
@@ -89,13 +90,11 @@ export const REMOVAL_TABLE: readonly RemovalRow[] = [
     per: "runner",
     requires: "the TERM was sent (or the bound container is already stopped)",
     next:
-      "wait (read-only, bounded) for the clean-close evidence: exited with 0 or 143, no OOM kill, a CLOSED status file when there is one, the consumer group without members",
+      "wait (read-only, bounded) for the clean-close evidence: exited with 0 or 143, no OOM kill and no Docker error, a fresh CLOSED status file of its exact generation and plan, the consumer group without members",
     lostResponse: null,
     site: null,
     blockers: [
-      "BLOCKED_UNCLEAN_EXIT",
-      "BLOCKED_UNKNOWN_EXIT",
-      "BLOCKED_OOM",
+      ...CLEAN_CLOSE_BLOCKERS,
       "UNKNOWN_OUTCOME_TIMEOUT",
       ...OBSERVED,
     ],

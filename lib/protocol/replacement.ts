@@ -129,6 +129,20 @@ const GENERATION = [
   "BLOCKED_ENVIRONMENT_DRIFT",
 ] as const;
 
+/**
+ * Codes of the clean-close rule (`notACleanClose` in lib/validation/runner_stop.ts): "a fresh
+ * closed status, complete non-OOM/error-free process evidence" — for a replacement's old runner,
+ * a runner removal and a restarted candidate alike.
+ */
+export const CLEAN_CLOSE_BLOCKERS = [
+  "BLOCKED_UNKNOWN_EXIT",
+  "BLOCKED_UNCLEAN_EXIT",
+  "BLOCKED_OOM",
+  "BLOCKED_CLOSE_STATUS_MISSING",
+  "BLOCKED_CLOSE_STATUS_FOREIGN",
+  "BLOCKED_STALE_STATUS",
+] as const;
+
 /** Codes of "no runner runs and nothing moved": the clean-close vector, an inactive group. */
 const STOPPED = ["BLOCKED_OFFSET_JUMP_WHILE_STOPPED", "BLOCKED_GROUP_ACTIVE"] as const;
 
@@ -190,10 +204,7 @@ const ROWS = [
     blockers: [
       "BLOCKED_OLD_VANISHED",
       ...GENERATION,
-      "BLOCKED_UNKNOWN_EXIT",
-      "BLOCKED_UNCLEAN_EXIT",
-      "BLOCKED_OOM",
-      "BLOCKED_STALE_STATUS",
+      ...CLEAN_CLOSE_BLOCKERS,
     ],
   },
   {
@@ -326,6 +337,7 @@ const ROWS = [
       "BLOCKED_CANDIDATE_FAILED",
       "BLOCKED_CANDIDATE_CLOSED",
       "BLOCKED_CANDIDATE_START_REFUSED",
+      ...CLEAN_CLOSE_BLOCKERS,
     ],
   },
   {

@@ -333,6 +333,7 @@ async function containerEvidence(
     running: c.state.running,
     exitCode: c.state.exitCode,
     oomKilled: c.state.oomKilled,
+    dockerError: c.state.error,
     startedAt: c.state.startedAt,
     finishedAt: c.state.finishedAt,
     everStarted: c.state.startedAt !== ZERO_TIME && c.state.startedAt !== "",

@@ -5,7 +5,7 @@
  * bound (container ID, generation, mounted plan, artifact checksum) and running, records the
  * intent (each bound generation and the owned record it releases), then per runner sends TERM,
  * waits for the clean-close evidence a replacement's `old_closed` row requires (exited 0 or 143,
- * no OOM kill, a CLOSED status file when there is one, the group without members), removes that
+ * no OOM kill, no Docker error, its own fresh CLOSED status file, the group without members), removes that
  * exact container — never its volume — and finally commits ownership without the runners
  * (serial + 1). The state volume, the consumer group with its committed offsets and the topics
  * stay; the result lists them.

@@ -71,6 +71,8 @@ export interface ContainerEvidence {
   exitCode: number;
   /** Whether the kernel's OOM killer stopped it. */
   oomKilled: boolean;
+  /** Docker's own error for the container's last run (`State.Error`; empty when none). */
+  dockerError: string;
   /** When it last started (RFC 3339; Docker's zero time if never). */
   startedAt: string;
   /** When it last finished (RFC 3339; Docker's zero time if never). */

@@ -19,6 +19,7 @@ function container(over: Partial<ContainerEvidence> = {}): ContainerEvidence {
     running: true,
     exitCode: 0,
     oomKilled: false,
+    dockerError: "",
     startedAt: "2026-12-01T00:00:00Z",
     finishedAt: "0001-01-01T00:00:00Z",
     everStarted: true,

@@ -9,6 +9,7 @@
  * ```ts
  * import { runnerStopOf } from "./runner_stop.ts";
  * import type { ContainerEvidence } from "./observation.ts";
+import type { CLEAN_CLOSE_BLOCKERS } from "../protocol/replacement.ts";
  * const why = (c: ContainerEvidence) => runnerStopOf(c)?.summary ?? "running";
  * ```
  * @module
@@ -20,6 +21,7 @@ import {
   type RunnerStop,
 } from "../artifact/runner_exits.ts";
 import type { ContainerEvidence } from "./observation.ts";
+import type { CLEAN_CLOSE_BLOCKERS } from "../protocol/replacement.ts";
 
 /** Why a runner container is stopped, as far as it and Docker say. */
 export interface RunnerStopReport {
@@ -48,6 +50,7 @@ export interface RunnerStopReport {
  * ```ts
  * import { runnerStopOf } from "./runner_stop.ts";
  * import type { ContainerEvidence } from "./observation.ts";
+import type { CLEAN_CLOSE_BLOCKERS } from "../protocol/replacement.ts";
  * declare const c: ContainerEvidence;
  * const stop = runnerStopOf(c);
  * if (stop?.runner?.record) console.log(stop.runner.record.offset);
@@ -78,7 +81,7 @@ export function runnerStopOf(c: ContainerEvidence): RunnerStopReport | null {
 /** One reason a stopped runner's stop is not a clean close (see {@link notACleanClose}). */
 export interface UncleanFinding {
   /** The blocker code it gives. */
-  code: "BLOCKED_UNKNOWN_EXIT" | "BLOCKED_UNCLEAN_EXIT" | "BLOCKED_OOM";
+  code: typeof CLEAN_CLOSE_BLOCKERS[number];
   /** What was found (`the old runner exited with code 137; only 0 or 143 is a clean close`). */
   message: string;
   /** The evidence that shows it. */
@@ -86,21 +89,35 @@ export interface UncleanFinding {
 }
 
 /**
- * The clean-close rule, in one place (a replacement's `old_closed` row and a runner removal
- * apply it; `sluice restart` brings back a pending removal's runner only when it fails): the
- * container exited, with raw exit 0 or 143, not OOM-killed, and its status file — when there is
- * one — says CLOSED. Only then is its last transaction proven committed. Empty when it is a clean
- * close; `who` names the runner in the messages.
+ * How far a status file's start may precede the container's (the JVM writes it after Docker
+ * started the process, on the same host clock; the slack covers rounding, never an earlier run).
+ */
+const START_SLACK_MS = 1_000;
+
+/**
+ * The clean-close rule, in one place (a replacement's `old_closed` row, a restarted candidate
+ * under resume and a runner removal apply it; `sluice restart` brings back a pending removal's
+ * runner only when it fails), as the contract words it: "neither code alone proves success: the
+ * observer also requires a fresh closed status, complete non-OOM/error-free process evidence".
+ * All of: the container exited, with raw exit 0 or 143, not OOM-killed, no Docker error; its
+ * status file exists (`BLOCKED_CLOSE_STATUS_MISSING`), was written by this container's own
+ * generation for its own plan (`BLOCKED_CLOSE_STATUS_FOREIGN`), by this run of it — not an
+ * earlier one (`BLOCKED_STALE_STATUS`) — and says CLOSED. Only then is its last transaction
+ * proven committed. Empty when it is a clean close; `who` names the runner in the messages.
  *
  * @example
  * ```ts
  * import { notACleanClose } from "./runner_stop.ts";
  * import type { ContainerEvidence } from "./observation.ts";
+import type { CLEAN_CLOSE_BLOCKERS } from "../protocol/replacement.ts";
  * const clean = (c: ContainerEvidence) => notACleanClose(c).length === 0;
  * ```
  */
 export function notACleanClose(
-  c: Pick<ContainerEvidence, "status" | "exitCode" | "oomKilled" | "runnerStatus">,
+  c: Pick<
+    ContainerEvidence,
+    "status" | "exitCode" | "oomKilled" | "dockerError" | "runnerStatus" | "labels" | "startedAt"
+  >,
   who = "the runner",
 ): UncleanFinding[] {
   const out: UncleanFinding[] = [];
@@ -125,8 +142,45 @@ export function notACleanClose(
       evidence: { exitCode: c.exitCode },
     });
   }
+  if (c.dockerError) {
+    out.push({
+      code: "BLOCKED_UNCLEAN_EXIT",
+      message: `Docker reports an error for ${who}'s last run: ${c.dockerError}`,
+      evidence: { dockerError: c.dockerError },
+    });
+  }
   const s = c.runnerStatus;
-  if (s && s.state !== "CLOSED") {
+  if (!s) {
+    out.push({
+      code: "BLOCKED_CLOSE_STATUS_MISSING",
+      message: `${who} left no status file: its close is not recorded, so no exit code proves it`,
+      evidence: {},
+    });
+    return out;
+  }
+  if (s.generation !== c.labels.generation || s.plan_sha256 !== c.labels.planSha256) {
+    out.push({
+      code: "BLOCKED_CLOSE_STATUS_FOREIGN",
+      message: `${who}'s status file was written by generation ${String(s.generation)} for plan ${
+        String(s.plan_sha256)
+      }, not by its own (${String(c.labels.generation)}, ${String(c.labels.planSha256)})`,
+      evidence: {
+        status: { generation: s.generation, plan_sha256: s.plan_sha256 },
+        container: { generation: c.labels.generation, plan_sha256: c.labels.planSha256 },
+      },
+    });
+  }
+  const written = Date.parse(String(s.started_at));
+  if (!(written >= Date.parse(c.startedAt) - START_SLACK_MS)) {
+    out.push({
+      code: "BLOCKED_STALE_STATUS",
+      message: `${who}'s status file is from a run that started at ${
+        String(s.started_at)
+      }, before this run started at ${c.startedAt}`,
+      evidence: { status_started_at: s.started_at, container_started_at: c.startedAt },
+    });
+  }
+  if (s.state !== "CLOSED") {
     out.push({
       code: "BLOCKED_UNCLEAN_EXIT",
       message: `the runner's status file says ${String(s.state)} (${

@@ -14,6 +14,7 @@ function exited(
     running: false,
     exitCode,
     oomKilled: false,
+    dockerError: "",
     startedAt: "2026-12-01T00:00:00Z",
     finishedAt: "2026-12-01T00:01:00Z",
     everStarted: true,
@@ -114,25 +115,61 @@ Deno.test("a running container, or one never started, has no stop", () => {
   assert.equal(runnerStopOf(exited(0, null, { status: "created", everStarted: false })), null);
 });
 
-Deno.test("the clean-close rule: exited, raw exit 0 or 143, no OOM kill, a CLOSED status file when there is one", () => {
+/** A status file this container's own run wrote (its generation and plan, after its start). */
+const own = (state: string, over: Record<string, unknown> = {}) => ({
+  generation: "g",
+  plan_sha256: "p",
+  started_at: "2026-12-01T00:00:01Z",
+  state,
+  ...over,
+});
+
+Deno.test("the clean-close rule: exited, raw exit 0 or 143, no OOM kill, no Docker error, its own fresh CLOSED status file", () => {
   const codes = (c: ContainerEvidence) => notACleanClose(c).map((f) => f.code);
-  assert.deepEqual(codes(exited(143, { state: "CLOSED" })), []);
-  assert.deepEqual(codes(exited(0, null)), []);
-  assert.deepEqual(codes(exited(137, null)), ["BLOCKED_UNCLEAN_EXIT"]);
-  assert.deepEqual(codes(exited(13, { state: "FAILED", reason: "DECODE_WRONG_TYPE" })), [
+  assert.deepEqual(codes(exited(143, own("CLOSED"))), []);
+  assert.deepEqual(codes(exited(0, own("CLOSED"))), []);
+  assert.deepEqual(codes(exited(137, own("RUNNING"))), [
     "BLOCKED_UNCLEAN_EXIT",
     "BLOCKED_UNCLEAN_EXIT",
   ]);
-  assert.deepEqual(codes(exited(137, null, { oomKilled: true })), [
+  assert.deepEqual(codes(exited(13, own("FAILED", { reason: "DECODE_WRONG_TYPE" }))), [
+    "BLOCKED_UNCLEAN_EXIT",
+    "BLOCKED_UNCLEAN_EXIT",
+  ]);
+  assert.deepEqual(codes(exited(137, own("CLOSED"), { oomKilled: true })), [
     "BLOCKED_UNCLEAN_EXIT",
     "BLOCKED_OOM",
   ]);
-  assert.deepEqual(codes(exited(143, { state: "RUNNING" })), ["BLOCKED_UNCLEAN_EXIT"]);
-  assert.deepEqual(codes(exited(143, null, { status: "running", running: true })), [
+  assert.deepEqual(codes(exited(143, own("CLOSED"), { status: "running", running: true })), [
     "BLOCKED_UNKNOWN_EXIT",
   ]);
+  assert.deepEqual(codes(exited(143, own("CLOSED"), { dockerError: "OCI runtime error" })), [
+    "BLOCKED_UNCLEAN_EXIT",
+  ]);
   assert.equal(
-    notACleanClose(exited(137, null), "the old runner")[0].message,
+    notACleanClose(exited(137, own("CLOSED")), "the old runner")[0].message,
     "the old runner exited with code 137; only 0 or 143 is a clean close",
   );
+});
+
+Deno.test("an exit code alone proves no close: a missing, foreign or stale status file is refused with its own code", () => {
+  const codes = (c: ContainerEvidence) => notACleanClose(c).map((f) => f.code);
+  // no status file at all (the runner never recorded a close): 0 and 143 alike
+  assert.deepEqual(codes(exited(0, null)), ["BLOCKED_CLOSE_STATUS_MISSING"]);
+  assert.deepEqual(codes(exited(143, null)), ["BLOCKED_CLOSE_STATUS_MISSING"]);
+  // written by another generation, or for another plan
+  assert.deepEqual(codes(exited(143, own("CLOSED", { generation: "other" }))), [
+    "BLOCKED_CLOSE_STATUS_FOREIGN",
+  ]);
+  assert.deepEqual(codes(exited(143, own("CLOSED", { plan_sha256: "q" }))), [
+    "BLOCKED_CLOSE_STATUS_FOREIGN",
+  ]);
+  // left by an earlier run of the same container (this run started at 00:00:00)
+  assert.deepEqual(codes(exited(143, own("CLOSED", { started_at: "2026-11-30T23:00:00Z" }))), [
+    "BLOCKED_STALE_STATUS",
+  ]);
+  assert.deepEqual(codes(exited(143, own("CLOSED", { started_at: null }))), [
+    "BLOCKED_STALE_STATUS",
+  ]);
+  assert.match(notACleanClose(exited(143, null))[0].message, /left no status file/);
 });

@@ -101,6 +101,7 @@ function container(over: Partial<ContainerEvidence> & { id: string }): Container
     running: true,
     exitCode: 0,
     oomKilled: false,
+    dockerError: "",
     startedAt: "2026-11-29T11:00:00Z",
     finishedAt: "0001-01-01T00:00:00Z",
     everStarted: true,
@@ -306,7 +307,13 @@ const exited = (code: number, over: Partial<ContainerEvidence> = {}) =>
     running: false,
     exitCode: code,
     finishedAt: "2026-11-29T12:00:02Z",
-    runnerStatus: { state: "CLOSED" },
+    // the old generation's own status file, written by this run of it
+    runnerStatus: {
+      state: "CLOSED",
+      generation: "g0",
+      plan_sha256: OLD_PLAN.sha256,
+      started_at: "2026-11-29T11:00:01Z",
+    },
     ...over,
   });
 const stopped = { group: { state: "Empty", members: 0 } };
@@ -548,17 +555,47 @@ Deno.test("replacement_created: after the start offsets may advance but never fa
   );
 });
 
-Deno.test("replacement_created: a failed candidate blocks; a cleanly closed one restarts only under resume", () => {
+Deno.test("replacement_created: a failed candidate blocks; a cleanly closed one restarts only under resume, with its own fresh CLOSED record", () => {
   const failed = candidate({ status: "exited", everStarted: true, exitCode: 1 });
   blockedWith(
     step("replacement_created", obs({ containers: [failed], ...stopped })),
     "BLOCKED_CANDIDATE_FAILED",
   );
-  const closed = candidate({ status: "exited", everStarted: true, exitCode: 143 });
+  // its own generation's CLOSED record, written by the run that started at 11:30
+  const closedRecord = {
+    state: "CLOSED",
+    generation: CAND.generation,
+    plan_sha256: CAND.planSha256,
+    started_at: "2026-11-29T11:30:00.200Z",
+  };
+  const closed = candidate({
+    status: "exited",
+    everStarted: true,
+    exitCode: 143,
+    startedAt: "2026-11-29T11:30:00Z",
+    runnerStatus: closedRecord,
+  });
   blockedWith(
     step("replacement_created", obs({ containers: [closed], ...stopped })),
     "BLOCKED_CANDIDATE_CLOSED",
   );
+  // "with fresh clean-close evidence": an exit 143 without its record, or with another's, is none
+  for (
+    const [runnerStatus, code] of [
+      [null, "BLOCKED_CLOSE_STATUS_MISSING"],
+      [{ ...closedRecord, generation: "g0" }, "BLOCKED_CLOSE_STATUS_FOREIGN"],
+      [{ ...closedRecord, started_at: "2026-11-29T11:00:00Z" }, "BLOCKED_STALE_STATUS"],
+    ] as const
+  ) {
+    blockedWith(
+      step(
+        "replacement_created",
+        obs({ containers: [{ ...closed, runnerStatus }], ...stopped }),
+        { resuming: true },
+      ),
+      code,
+    );
+  }
   assert.deepEqual(
     brief(
       step("replacement_created", obs({ containers: [closed], ...stopped }), { resuming: true }),

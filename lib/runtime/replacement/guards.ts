@@ -505,6 +505,16 @@ export const GUARDS: Record<GuardName, Guard> = {
         { exitCode: cand.exitCode, oomKilled: cand.oomKilled, stop },
       );
     }
+    // "with fresh clean-close evidence": its own fresh CLOSED status, not the exit code alone
+    const unclean = notACleanClose(cand, "the candidate");
+    if (unclean.length > 0) {
+      return blocked(unclean.map((f) =>
+        blocker(f.code, f.message, {
+          model: v.action.model,
+          evidence: Object.keys(f.evidence).length > 0 ? f.evidence : undefined,
+        })
+      ));
+    }
     if (!v.resuming) {
       return one(
         "BLOCKED_CANDIDATE_CLOSED",

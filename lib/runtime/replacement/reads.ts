@@ -43,7 +43,8 @@ export const GUARD_STATUS_READS: Readonly<Record<GuardName, StatusRead>> = {
   candidateReady: "running",
   // a start-up failure is proven by the stopped candidate's FAILED record, never RUNNING
   failedBeforeProcessingUnderResume: "stopped",
-  closedCandidateUnderResume: "none",
+  // "with fresh clean-close evidence": the stopped candidate's own CLOSED record
+  closedCandidateUnderResume: "stopped",
   completedWithSuccess: "none",
 };
 

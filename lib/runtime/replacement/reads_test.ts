@@ -62,6 +62,7 @@ function container(id: string, run: Run, guard: () => GuardName): ContainerEvide
     running: run === "running",
     exitCode: run === "exited" ? 143 : 0,
     oomKilled: false,
+    dockerError: "",
     startedAt: run === "created" ? "0001-01-01T00:00:00Z" : T0,
     finishedAt: run === "exited" ? "2026-11-29T12:00:02Z" : "0001-01-01T00:00:00Z",
     everStarted: run !== "created",
