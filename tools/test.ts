@@ -303,7 +303,12 @@ async function probesStage(envFile: string, stages: StageTime[]): Promise<Tally>
     envFile,
     verificationDir: dir,
     onProbe(name, code, seconds) {
-      stages.push({ stage: `  ${name}`, seconds, note: `exit ${code}` });
+      stages.push({
+        stage: `  ${name}`,
+        seconds,
+        note: `exit ${code}`,
+        at: Date.now() - seconds * 1000,
+      });
       if (code !== 0) crashed.push(name);
     },
   });
@@ -349,6 +354,8 @@ interface StageTime {
   stage: string;
   seconds: number;
   note: string;
+  /** When it started (ms since the epoch): the report lists stages in this order. */
+  at?: number;
 }
 
 async function main(): Promise<number> {
@@ -384,7 +391,7 @@ async function main(): Promise<number> {
   const stage = async <T>(name: string, note: string, body: () => Promise<T>): Promise<T> => {
     const t0 = Date.now();
     // the row is placed when the stage starts: rows a stage adds (each probe) follow it
-    const row: StageTime = { stage: name, seconds: 0, note };
+    const row: StageTime = { stage: name, seconds: 0, note, at: t0 };
     stages.push(row);
     console.log(`[test] ── ${name} ──`);
     try {
@@ -430,6 +437,7 @@ async function main(): Promise<number> {
         stage: "environment",
         seconds: (Date.now() - t0) / 1000,
         note: "started beside the unit stage",
+        at: t0,
       });
       console.log(
         `[test] environment ${e.runId}: broker ${e.bootstrapHost} / ${e.bootstrapInternal} on ` +
@@ -448,13 +456,15 @@ async function main(): Promise<number> {
         denoJob(f, decls.get(f)!, await estimate(f), () => ({ ...UNIT_STAGE_ENV }))
       ),
     );
-    tallies.push(
-      ...await stage(
-        "unit",
-        `${unitJobs.length} files, ${lanes} at once`,
-        () => pool(unitJobs, lanes, report("unit    ")),
-      ),
-    );
+    if (unitJobs.length > 0) {
+      tallies.push(
+        ...await stage(
+          "unit",
+          `${unitJobs.length} files, ${lanes} at once`,
+          () => pool(unitJobs, lanes, report("unit    ")),
+        ),
+      );
+    }
 
     // 3. files that declare a service, and the runner's JUnit tests
     const withMaven = selected.length === 0 && !unitOnly;
@@ -543,7 +553,9 @@ async function finish(
   const bootstrap = Deno.env.get("SLUICE_BOOTSTRAP_SECONDS");
   const rows: StageTime[] = [
     ...(bootstrap ? [{ stage: "bootstrap", seconds: Number(bootstrap), note: "" }] : []),
-    ...stages,
+    // by start; a stage's own rows (each probe) stay after it
+    ...stages.map((s, i) => ({ s, i })).sort((a, b) => (a.s.at ?? 0) - (b.s.at ?? 0) || a.i - b.i)
+      .map((x) => x.s),
   ];
   for (const s of rows) {
     console.log(
