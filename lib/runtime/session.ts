@@ -30,6 +30,8 @@ import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { PendingOperation, Plan } from "../plan/plan.ts";
 import { isNoop, planProject } from "../plan/plan.ts";
 import { sealPlan } from "../plan/plan_file.ts";
+import { verifyPlanBindsProject } from "../plan/bind.ts";
+import { compileConnectors } from "../project/compile_connectors.ts";
 import { projectSourceSha256 } from "../plan/source_hash.ts";
 import { applyPlan, targetOf } from "./apply.ts";
 import type { ApplyResult } from "./apply.ts";
@@ -318,6 +320,15 @@ export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & {
     const fresh = await planSession(s, false);
     planned = fresh.plan;
     sha = fresh.sha256;
+  }
+  if (options.plan && planned.format === 5 && planned.source_sha256 === s.sourceSha256) {
+    // a plan from outside carries review, not authority: it does only what the project says
+    // (a plan of other sources is refused as stale by applyPlan, PLAN_STALE_SOURCE)
+    verifyPlanBindsProject(planned, {
+      project: s.project,
+      compiled: s.compiled,
+      connectors: () => compileConnectors(s.project.manifest),
+    });
   }
   const result = await applyPlan(
     {

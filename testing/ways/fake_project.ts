@@ -26,7 +26,11 @@ export interface CliRun {
   stdout: string;
   stderr: string;
   /** The `-o json` envelope (throws when stdout is not JSON). */
-  json(): { ok: boolean; data: Record<string, unknown> | null; errors: Array<{ code: string }> };
+  json(): {
+    ok: boolean;
+    data: Record<string, unknown> | null;
+    errors: Array<{ code: string; message: string }>;
+  };
 }
 
 /** A fake world, a starter project pointed at it, and the CLI on it. */
