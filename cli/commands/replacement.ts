@@ -45,7 +45,9 @@ export function reportReplacement(
     return;
   }
   const lines = [
-    `operation ${r.operation_id}: ${r.outcome}; last acknowledged boundary: ${r.last_boundary}; committed: ${r.committed}`,
+    `operation ${r.operation_id}: ${r.outcome}; last acknowledged boundary: ${
+      r.last_boundary ?? "none"
+    }; committed: ${r.committed}`,
     ...r.blockers.map((b) => `  [${b.code}] ${b.message}`),
     ...(r.reason ? [`  ${r.reason}`] : []),
     `inspect: ${r.commands.status}`,

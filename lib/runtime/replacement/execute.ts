@@ -25,7 +25,7 @@ import { decide } from "./decide.ts";
 import { driveThenFinalize } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import { openOperation, type ReviewedOptions } from "./operation.ts";
-import type { ReplacementResult } from "./result.ts";
+import { lostWrite, type ReplacementResult, unacknowledged } from "./result.ts";
 
 /**
  * Execute a reviewed replacement (`apply --plan FILE` with a format-6 plan).
@@ -79,18 +79,26 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
     resuming: false,
   });
   if (first.kind === "blocked") throw blockerError(first.blockers);
-  snap = await atSite(OPERATION_WRITES.intent, () =>
-    p.store.beginOperation(snap, {
-      operation_id: operationId,
-      kind: "runner_update",
-      project: p.store.project,
-      environment: p.store.environment,
-      actor: p.actor,
-      created_at: isoNow(p.clock),
-      original_state_checksum: originalState,
-      reviewed_plan_sha256: r.sha256,
-      details: { model: r.action.model, application_id: r.action.application_id },
-    }, [r.action]));
+  const base = { operation_id: operationId, commands: op.commands(operationId) };
+  try {
+    snap = await atSite(OPERATION_WRITES.intent, () =>
+      p.store.beginOperation(snap, {
+        operation_id: operationId,
+        kind: "runner_update",
+        project: p.store.project,
+        environment: p.store.environment,
+        actor: p.actor,
+        created_at: isoNow(p.clock),
+        original_state_checksum: originalState,
+        reviewed_plan_sha256: r.sha256,
+        details: { model: r.action.model, application_id: r.action.application_id },
+      }, [r.action]));
+  } catch (error) {
+    // the intent's response lost: the operation may or may not be recorded — never a throw
+    // without its ID (a refusal before the write is still the refusal)
+    if (unacknowledged(error)) return lostWrite(base, "the intent", null, error);
+    throw error;
+  }
   options.onProgress?.({
     kind: "intent",
     operation_id: operationId,

@@ -13,11 +13,11 @@
  * ```
  * @module
  */
-import { SluiceError } from "../../errors.ts";
+import { EXIT, exitCodeFor, SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
 import type { StateSnapshot } from "../../state/store.ts";
 import type { Stage } from "../../protocol/replacement.ts";
-import { blocker } from "../../validation/blocker.ts";
+import { type Blocker, blocker } from "../../validation/blocker.ts";
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide, stageOf } from "./decide.ts";
@@ -69,11 +69,23 @@ export async function driveThenFinalize(
       options,
     );
   } catch (error) {
+    const last = await lastAcknowledged(op, operationId, acknowledged);
+    // a blocker found inside the driver (e.g. the image vanished before the create) is a
+    // blocker, not an unknown outcome: nothing was done past the last boundary
+    if (error instanceof SluiceError && exitCodeFor(error) === EXIT.BLOCKED) {
+      const found = (error.evidence as { blockers?: Blocker[] } | undefined)?.blockers;
+      return notCommitted(base, {
+        committed: false,
+        outcome: "blocked",
+        last_boundary: last,
+        blockers: found ?? [blocker(error.code, error.message)],
+      });
+    }
     // a missing acknowledgement: only the last acknowledged boundary is known
     return notCommitted(base, {
       committed: null,
       outcome: "unknown",
-      last_boundary: await lastAcknowledged(op, operationId, acknowledged),
+      last_boundary: last,
       reason: error instanceof Error ? error.message : String(error),
     });
   }

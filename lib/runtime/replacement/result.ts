@@ -10,6 +10,7 @@
  * ```
  * @module
  */
+import { EXIT, exitCodeFor, SluiceError } from "../../errors.ts";
 import type { Checkpoint } from "../../state/journal.ts";
 import type { CompletionReceipt } from "../../state/history.ts";
 import type { Stage } from "../../protocol/replacement.ts";
@@ -25,8 +26,11 @@ export interface ReplacementResult {
   committed: boolean | null;
   /** How the invocation ended. */
   outcome: "completed" | "blocked" | "timeout" | "unknown";
-  /** The last durable (acknowledged) boundary. */
-  last_boundary: Stage | "finalized";
+  /**
+   * The last durable (acknowledged) boundary; null when not even the operation's intent was
+   * acknowledged (its write's response was lost: it may or may not be recorded).
+   */
+  last_boundary: Stage | "finalized" | null;
   /** Why it is blocked (when `outcome` is `blocked`). */
   blockers: Blocker[];
   /** What happened, in words, when it did not complete. */
@@ -96,7 +100,7 @@ export function notCommitted(
   r: {
     committed: false | null;
     outcome: "blocked" | "timeout" | "unknown";
-    last_boundary: Stage | "finalized";
+    last_boundary: Stage | "finalized" | null;
     blockers?: Blocker[];
     reason?: string | null;
   },
@@ -112,4 +116,49 @@ export function notCommitted(
     receipt: null,
     lineage_warnings: [],
   };
+}
+
+/**
+ * Whether an error from a durable state write leaves its outcome unknown: anything but a refusal
+ * the store gives before it writes (a conflict or a lost lock, a blocker, a corrupt or invalid
+ * state: exit statuses 2–5). A lost connection, a failed fsync or commit may have written it.
+ *
+ * @example
+ * ```ts
+ * import { unacknowledged } from "./result.ts";
+ * unacknowledged(new Error("connection terminated")); // true
+ * ```
+ */
+export function unacknowledged(error: unknown): boolean {
+  return !(error instanceof SluiceError) ||
+    !([EXIT.USAGE, EXIT.INVALID, EXIT.BLOCKED, EXIT.CONFLICT] as number[]).includes(
+      exitCodeFor(error),
+    );
+}
+
+/**
+ * The result of an invocation whose durable write `what` was not acknowledged: the outcome is
+ * unknown (`committed: null`), `last` the last acknowledged boundary; `state runner-status`
+ * tells what was recorded.
+ *
+ * @example
+ * ```ts
+ * import { lostWrite } from "./result.ts";
+ * // return lostWrite(base, "the intent", null, error);
+ * ```
+ */
+export function lostWrite(
+  base: ResultBase,
+  what: string,
+  last: Stage | "finalized" | null,
+  error: unknown,
+): ReplacementResult {
+  return notCommitted(base, {
+    committed: null,
+    outcome: "unknown",
+    last_boundary: last,
+    reason: `the write of ${what} was not acknowledged (${
+      error instanceof Error ? error.message : String(error)
+    }): it may or may not be recorded; '${base.commands.status}' tells`,
+  });
 }

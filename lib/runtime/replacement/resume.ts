@@ -35,7 +35,7 @@ import { checkpointsOf, decisionsOf } from "./drive.ts";
 import { driveThenFinalize, finalizeOperation } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import { openOperation, operationOfPlan, type OperationOptions } from "./operation.ts";
-import { notCommitted, type ReplacementResult } from "./result.ts";
+import { lostWrite, notCommitted, type ReplacementResult, unacknowledged } from "./result.ts";
 
 /**
  * Continue the same operation (`state resume`).
@@ -127,13 +127,18 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
     });
   }
   if (c.status === "in_progress") {
-    snap = await atSite(OPERATION_WRITES.interruption, () =>
-      p.store.recordInterruption(snap, {
-        incident_id: p.uuids.uuid(),
-        actor: p.actor,
-        recorded_at: isoNow(p.clock),
-        reason: "resumed under a new lock: the previous invocation ended without finishing",
-      }));
+    try {
+      snap = await atSite(OPERATION_WRITES.interruption, () =>
+        p.store.recordInterruption(snap, {
+          incident_id: p.uuids.uuid(),
+          actor: p.actor,
+          recorded_at: isoNow(p.clock),
+          reason: "resumed under a new lock: the previous invocation ended without finishing",
+        }));
+    } catch (error) {
+      if (!unacknowledged(error)) throw error;
+      return await lineage.finish(lostWrite(base, "the interruption", stage, error));
+    }
   }
   if (stage === "action_completed") {
     // the action is terminal (its outcome is recorded): resume authorizes no further boundary,
@@ -154,7 +159,12 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
       authorized_at: isoNow(p.clock),
       recovery: recoveryRecord(stage, obs, first),
     };
-  snap = await atSite(OPERATION_WRITES.resume, () => p.store.resumeOperation(snap, record));
+  try {
+    snap = await atSite(OPERATION_WRITES.resume, () => p.store.resumeOperation(snap, record));
+  } catch (error) {
+    if (!unacknowledged(error)) throw error;
+    return await lineage.finish(lostWrite(base, "the resume authorization", stage, error));
+  }
   options.onProgress?.({
     kind: "resume_authorized",
     operation_id: operationId,
