@@ -31,7 +31,7 @@ export function isSensitiveKey(key: string): boolean {
 }
 
 /** A value that only names where the secret is (`${env:NAME}`, quoted or not): nothing to hide. */
-function isReference(value: string): boolean {
+export function isReference(value: string): boolean {
   return /^(["']?)\$\{[^}]*\}\1$/.test(value.trim());
 }
 
@@ -46,9 +46,12 @@ const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/@"'<>\\]+)@/gi;
 export const BARE_USERINFO = /(^|[\s'"=,(\[{])([^\s@:/'"\\=,]+:[^\s@/'"\\]+)@(?=[A-Za-z0-9\[])/gm;
 // KEY=value (env lists, query strings, JDBC properties)
 const ASSIGNMENT = /\b([A-Za-z_][A-Za-z0-9_.-]*)=([^\s"',;&}\]\\]+)/g;
-// YAML key: value, block or flow, the key bare or quoted
+// YAML key: value, block or flow, the key bare or quoted, the value bare
 export const YAML_PAIR =
-  /(^|[\s{,-])(["']?)([A-Za-z0-9_.-]+)\2[ \t]*:[ \t]+([^\s,}#\\][^,}#\n\\]*?)(?=[ \t]*(?:[,}#\\]|$))/gm;
+  /(^|[\s{,-])(["']?)([A-Za-z0-9_.-]+)\2[ \t]*:[ \t]+([^\s,}#\\"'][^,}#\n\\]*?)(?=[ \t]*(?:[,}#\\]|$))/gm;
+// key: "value" or key: 'value' — YAML or JSON, the value a whole quoted string (escapes kept)
+export const QUOTED_PAIR =
+  /(^|[\s{,-])(["']?)([A-Za-z0-9_.-]+)\2[ \t]*:[ \t]*(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\n]|'')*)')/gm;
 // SQL: a sensitive column compared with a literal
 const SQL_COMPARISON = /\b([A-Za-z_][A-Za-z0-9_]*)\s*(?:=|<>|!=)\s*'((?:[^']|'')*)'/g;
 // a YAML map of environment values: every value is one
@@ -83,6 +86,12 @@ export function maskSecrets(text: string): string {
           ? m.slice(0, m.length - value.length) + stars(value)
           : m,
     )
+    .replace(QUOTED_PAIR, (m, _lead, _q, key: string, dq?: string, sq?: string) => {
+      const value = dq ?? sq ?? "";
+      return isSensitiveKey(key) && !isReference(value)
+        ? m.slice(0, m.length - value.length - 1) + stars(value) + m.slice(-1)
+        : m;
+    })
     .replace(
       SQL_COMPARISON,
       (m, column: string, literal: string) =>

@@ -25,7 +25,7 @@
  * @module
  */
 import { createHmac } from "node:crypto";
-import { BARE_USERINFO, isSensitiveKey, YAML_PAIR } from "../secrets.ts";
+import { BARE_USERINFO, isReference, isSensitiveKey, QUOTED_PAIR, YAML_PAIR } from "../secrets.ts";
 
 export { isSensitiveKey, maskSecrets, SENSITIVE_FRAGMENTS } from "../secrets.ts";
 
@@ -68,9 +68,24 @@ export function redactText(text: string): string {
     .replace(
       YAML_PAIR,
       (m, _lead: string, _q: string, key: string, value: string) =>
-        isSensitiveKey(key) ? m.slice(0, m.length - value.length) + REDACTED : m,
-    );
+        isSensitiveKey(key) && !NOTHING_TO_HIDE.test(value)
+          ? m.slice(0, m.length - value.length) +
+            (JSON_NUMBER.test(value) ? `"${REDACTED}"` : REDACTED)
+          : m,
+    )
+    // `"key": "value"` (JSON, or quoted YAML): hidden inside its quotes, so JSON stays JSON
+    .replace(QUOTED_PAIR, (m, _lead, _q, key: string, dq?: string, sq?: string) => {
+      const value = dq ?? sq ?? "";
+      return isSensitiveKey(key) && !isReference(value)
+        ? m.slice(0, m.length - value.length - 1) + REDACTED + m.slice(-1)
+        : m;
+    });
 }
+
+// a bare value that hides nothing (JSON's and YAML's null and booleans): kept, so JSON stays JSON
+const NOTHING_TO_HIDE = /^(?:null|true|false|~)$/;
+// a bare number: replaced by a quoted placeholder, so JSON stays JSON
+const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /** The per-process key of {@link envFingerprint}: random, never written anywhere. */
 const DISPLAY_KEY = crypto.getRandomValues(new Uint8Array(32));

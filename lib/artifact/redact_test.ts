@@ -105,3 +105,38 @@ Deno.test("environment values become keyed hashes: equal within the process, nev
   // a value with '=' inside is one value
   deepStrictEqual(envFingerprint("K=a=b") === envFingerprint("K=a=c"), false);
 });
+
+Deno.test("a JSON document stays JSON: a secret-looking field is hidden inside its quotes, a reference is kept", () => {
+  const doc = {
+    config: {
+      "x.api.token": "${env:SINK_TOKEN}",
+      "db.password": 'pa"ss, word}',
+      password: "hunter2",
+      topic: "orders",
+      secret_key_id: null,
+      token_count: 12,
+      has_secret: true,
+    },
+    items: [{ token: "abc,def" }],
+  };
+  for (const indent of [0, 2]) {
+    const text = redactText(JSON.stringify(doc, null, indent));
+    const back = JSON.parse(text);
+    deepStrictEqual(back, {
+      config: {
+        "x.api.token": "${env:SINK_TOKEN}",
+        "db.password": REDACTED,
+        password: REDACTED,
+        topic: "orders",
+        secret_key_id: null,
+        // a bare number is a YAML value only after `: ` (the indented form)
+        token_count: indent === 0 ? 12 : REDACTED,
+        has_secret: true,
+      },
+      items: [{ token: REDACTED }],
+    });
+  }
+  // YAML keeps its quotes too
+  deepStrictEqual(redactText(`sasl_password: 'x''y'`), `sasl_password: '${REDACTED}'`);
+  deepStrictEqual(redactText(`  api_token: "abc"`), `  api_token: "${REDACTED}"`);
+});
