@@ -174,6 +174,32 @@ async function getJson(url: string): Promise<unknown> {
   return JSON.parse(text);
 }
 
+/**
+ * A witness's read of Connect's REST API (never through sluice's client), taken when the worker
+ * can answer: right after a connector is created or changed the worker expects a rebalance and
+ * answers reads 409, or 500 "a rebalance is expected" — a state with no answer yet, not one — so
+ * such an answer is asked again, up to `settleMs` (then returned as it is, for the evidence).
+ */
+export async function connectRead(
+  url: string,
+  settleMs = 120_000,
+): Promise<{ status: number; body: unknown }> {
+  const deadline = Date.now() + settleMs;
+  for (;;) {
+    const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON: kept as text
+    }
+    const notNow = res.status === 409 || (res.status >= 500 && /rebalance/i.test(text));
+    if (!notNow || Date.now() >= deadline) return { status: res.status, body };
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 /** Remove the worker's bind-mounted data directory (files the worker wrote included). */
 export async function removeConnectData(connect: Pick<ConnectDescriptor, "dataDirHost">) {
   await rm(connect.dataDirHost, { recursive: true, force: true });

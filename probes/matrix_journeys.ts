@@ -34,6 +34,7 @@ import type { EnvDescriptor } from "../harness/env.ts";
 import { type FaultJourney, runApplyAgainJourney, runOperatorJourney } from "../harness/faults.ts";
 import { offsetRange, withAdmin } from "../harness/kafka.ts";
 import { connectorsSection, declareSinkRemoved, pipelineFiles } from "../harness/pipeline.ts";
+import { connectRead } from "../harness/connect.ts";
 import { containersMounting, containersOf, kafkaTools, volumeOf } from "../harness/witness.ts";
 import type { StateWitness } from "../harness/witness.ts";
 import type { WorkerResult } from "../harness/worker.ts";
@@ -416,19 +417,6 @@ export function expectedConnectorConfigs(o: {
   };
 }
 
-/** Connect's REST API, read directly (never through sluice's client). */
-async function restGet(url: string): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON: kept as text
-  }
-  return { status: res.status, body };
-}
-
 /** One connector case (see module docs). */
 export function runConnectorCase(
   env: EnvDescriptor,
@@ -544,7 +532,7 @@ export function runConnectorCase(
         sinkExtra,
       });
       const declared = change === "delete" ? [names[0]] : names;
-      const list = await restGet(`${connect!.restHost}/connectors`);
+      const list = await connectRead(`${connect!.restHost}/connectors`);
       const present = (Array.isArray(list.body) ? list.body as string[] : [])
         .filter((n) => names.includes(n)).sort();
       if (change === "delete") {
@@ -571,8 +559,10 @@ export function runConnectorCase(
       }
       const observed: Record<string, unknown> = {};
       for (const n of declared) {
-        const r = await restGet(`${connect!.restHost}/connectors/${encodeURIComponent(n)}/config`);
-        observed[n] = r.status === 200 ? r.body : { status: r.status };
+        const r = await connectRead(
+          `${connect!.restHost}/connectors/${encodeURIComponent(n)}/config`,
+        );
+        observed[n] = r.status === 200 ? r.body : { status: r.status, body: r.body };
       }
       if (change !== "delete") {
         cs.rec.record({
