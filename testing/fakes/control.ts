@@ -52,6 +52,11 @@ export interface FakeControl {
   killContainer(idOrName: string, options?: { oom?: boolean }): void;
   /** A fatal error of the running process: status FAILED with this exit. */
   crashContainer(idOrName: string, exit: { code: number; reason: string; detail?: string }): void;
+  /**
+   * Change a container's labels (null removes one): what a container re-created by hand under
+   * the same name looks like to the observer.
+   */
+  relabelContainer(idOrName: string, labels: Record<string, string | null>): void;
   /** Remove a volume (refused while a container uses it, as Docker does). */
   removeVolume(name: string): void;
   /** Create a volume outside sluice (labels, no instance file). */
@@ -162,6 +167,15 @@ export function fakeControl(ctx: FakeContext): FakeControl {
           detail: exit.detail ?? null,
           oom: false,
         });
+      }),
+
+    relabelContainer: (idOrName, labels) =>
+      act("relabelContainer", idOrName, (w) => {
+        const c = mustFind(w, idOrName);
+        for (const [k, v] of Object.entries(labels)) {
+          if (v === null) delete c.labels[k];
+          else c.labels[k] = v;
+        }
       }),
 
     removeVolume: (name) =>

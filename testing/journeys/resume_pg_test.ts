@@ -1,6 +1,7 @@
 // resumeReviewed (state resume) on the fakes, on both state backends' real code: lost create
 // and remove responses resolved by observation, a started-then-closed candidate restarted only
-// under resume, an already completed operation verified without writing, an unknown operation.
+// under resume, an already completed operation verified without writing (by its candidate's exact
+// generation labels and mounted plan, never its name alone), an unknown operation.
 import assert from "node:assert/strict";
 import { SluiceError } from "../../lib/errors.ts";
 import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
@@ -81,6 +82,33 @@ for (const backend of BACKENDS) {
     assert.deepEqual(after.history, before.history);
     assert.equal(rc.mutations().length, mutations);
   });
+
+  for (
+    const [label, value, code] of [
+      ["sluice.generation", "00000000-0000-4000-8000-000000000000", "BLOCKED_FOREIGN_GENERATION"],
+      ["sluice.plan-sha256", "0".repeat(64), "BLOCKED_WRONG_MOUNTED_PLAN"],
+    ] as const
+  ) {
+    Deno.test(`[${backend}] an already completed operation whose candidate's ${label} differs is ${code}, nothing written`, async () => {
+      await using rc = await replacementCase(backend);
+      const done = await executeReviewed(rc.options());
+      assert.equal(done.committed, true);
+      const before = await rc.state();
+      const mutations = rc.mutations().length;
+      // a container with the candidate's name, running, but not its generation or plan
+      rc.cw.world.control.relabelContainer(rc.candidateName(done.operation_id), {
+        [label]: value,
+      });
+      await assert.rejects(
+        resumeReviewed(rc.operation(done.operation_id)),
+        (e) => e instanceof SluiceError && e.code === code,
+      );
+      const after = await rc.state();
+      assert.deepEqual(after.ownership, before.ownership);
+      assert.deepEqual(after.history, before.history);
+      assert.equal(rc.mutations().length, mutations);
+    });
+  }
 
   Deno.test(`[${backend}] resume of an operation that never existed is BLOCKED_NO_PENDING_OPERATION`, async () => {
     await using rc = await replacementCase(backend);

@@ -27,6 +27,8 @@ import type { ResumeRecord } from "../../state/journal.ts";
 import type { RunnerObservation } from "../../validation/observation.ts";
 import type { Stage } from "../../protocol/replacement.ts";
 import { isoNow } from "../deps.ts";
+import { blockerError } from "../../validation/blocker.ts";
+import { checkCandidateInputs, isCandidateOf } from "../../validation/reviewed_runtime.ts";
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
@@ -62,11 +64,21 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
   if (rec.kind === "completed") {
     // an already completed operation is verified from its receipt and the live candidate:
     // no redeploy, no audit append, no serial increment
+    // the candidate by its exact generation labels, mounted plan and inputs — a container that
+    // only has its name is not it (spec: "a name or image label alone is insufficient")
     const obs = await observeRunner(p, candidateTarget(candidate));
-    if (!obs.containers.some((x) => x.name === candidate.name && x.running)) {
+    const live = obs.containers.find((x) => isCandidateOf(x, candidate));
+    const wrong = live ? checkCandidateInputs(live, candidate, r.action.model) : [];
+    if (wrong.length > 0) throw blockerError(wrong);
+    if (!live?.running) {
+      const impostor = obs.containers.find((x) => x.name === candidate.name && x !== live);
       throw new SluiceError(
-        "BLOCKED_CANDIDATE_NOT_READY",
-        `operation ${operationId} completed, but its candidate is not running now`,
+        impostor ? "BLOCKED_FOREIGN_GENERATION" : "BLOCKED_CANDIDATE_NOT_READY",
+        impostor
+          ? `operation ${operationId} completed, but container ${
+            impostor.id.slice(0, 12)
+          } named ${candidate.name} does not carry its candidate's generation labels`
+          : `operation ${operationId} completed, but its candidate is not running now`,
       );
     }
     return await lineage.finish({
