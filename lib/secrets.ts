@@ -102,6 +102,29 @@ export function maskSecrets(text: string): string {
   return maskEnvMaps(masked);
 }
 
+// a SQL string literal ('' is an escaped quote) and an identifier outside any literal
+const SQL_LITERAL = /'((?:[^']|'')*)'/g;
+const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/g;
+
+/**
+ * SQL text (a model file, a SQL diagnostic's message) with {@link maskSecrets}' rules and, when
+ * it names a secret-looking identifier outside its literals, every string literal masked: a
+ * literal anywhere in a predicate over such a column may be its value, whatever the operator,
+ * the order or the line (`'x' = api_token`, `api_token IN (…)`, `api_token LIKE 'x%'`).
+ *
+ * @example
+ * ```ts
+ * import { maskSqlSecrets } from "./secrets.ts";
+ * maskSqlSecrets("WHERE 'abc' = api_token"); // "WHERE '***' = api_token"
+ * ```
+ */
+export function maskSqlSecrets(text: string): string {
+  const masked = maskSecrets(text);
+  const names = masked.replace(SQL_LITERAL, " ").match(IDENTIFIER) ?? [];
+  if (!names.some(isSensitiveKey)) return masked;
+  return masked.replace(SQL_LITERAL, (_m, body: string) => `'${stars(body)}'`);
+}
+
 /** Every value of an `env:` map, flow (`env: {A: b}`) or block (indented below `env:`). */
 function maskEnvMaps(text: string): string {
   const lines = text.split("\n");

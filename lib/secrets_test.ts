@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isSensitiveKey, maskSecrets } from "./secrets.ts";
+import { isSensitiveKey, maskSecrets, maskSqlSecrets } from "./secrets.ts";
 
 Deno.test("secret-looking field names, case-insensitively", () => {
   for (const k of ["sasl_password", "API_TOKEN", "client_secret", "db.credentials", "apiKey"]) {
@@ -31,6 +31,25 @@ Deno.test("maskSecrets masks each secret value character for character and nothi
   ];
   for (const [input, want] of cases) {
     const got = maskSecrets(input);
+    assert.equal(got, want, input);
+    assert.equal(got.length, input.length, `${input}: same columns`);
+  }
+});
+
+Deno.test("maskSqlSecrets masks every literal of SQL that names a secret-looking column", () => {
+  const cases: Array<[string, string]> = [
+    ["WHERE 'abc' = api_token", "WHERE '***' = api_token"],
+    [
+      "WHERE api_token IN ('ab', 'c''d') OR x = 'y'",
+      "WHERE api_token IN ('**', '****') OR x = '*'",
+    ],
+    ["api_token LIKE 'ab%' AND", "api_token LIKE '***' AND"],
+    ["WHERE api_token IN (\n  'ab',\n  'cd')", "WHERE api_token IN (\n  '**',\n  '**')"],
+    // no secret-looking column outside the literals: nothing masked
+    ["WHERE customer = 'api_token'", "WHERE customer = 'api_token'"],
+  ];
+  for (const [input, want] of cases) {
+    const got = maskSqlSecrets(input);
     assert.equal(got, want, input);
     assert.equal(got.length, input.length, `${input}: same columns`);
   }

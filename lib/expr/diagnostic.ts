@@ -14,15 +14,20 @@
  */
 import { type ErrorCode, SluiceError } from "../errors.ts";
 import type { SourceLocation } from "../errors.ts";
-import { maskSecrets } from "../secrets.ts";
+import { maskSecrets, maskSqlSecrets } from "../secrets.ts";
 
 const MASKED = new WeakMap<SourceFile, SourceFile>();
+
+/** How a source's text is masked: SQL by its own rule as well (a model file's literals). */
+function maskerOf(source: SourceFile): (text: string) => string {
+  return /\.sql$/i.test(source.file) ? maskSqlSecrets : maskSecrets;
+}
 
 /** The source with every secret-looking value masked ({@link maskSecrets}), once per file. */
 function masked(source: SourceFile): SourceFile {
   let m = MASKED.get(source);
   if (!m) {
-    m = new SourceFile(source.file, maskSecrets(source.text));
+    m = new SourceFile(source.file, maskerOf(source)(source.text));
     MASKED.set(source, m);
   }
   return m;
@@ -101,7 +106,7 @@ export function diagnostic(
   // a project file may hold a secret where none belongs: never echo it (same columns, masked)
   return new SluiceError(
     code,
-    `${location.file}:${location.line}:${location.column}: ${maskSecrets(message)}\n${
+    `${location.file}:${location.line}:${location.column}: ${maskerOf(source)(message)}\n${
       excerpt(masked(source), span)
     }`,
     { location, ...(evidence ? { evidence } : {}) },
