@@ -57,7 +57,7 @@ const SCENARIOS: Scenario[] = [
     name: "a secret in a flow mapping",
     manifest: (m) =>
       m.replace(
-        /kafka:\n  # address[^\n]*\n  bootstrap_host: [^\n]*\n  # address[^\n]*\n  bootstrap_internal: [^\n]*/,
+        /kafka:\n {2}# address[^\n]*\n {2}bootstrap_host: [^\n]*\n {2}# address[^\n]*\n {2}bootstrap_internal: [^\n]*/,
         `kafka: { bootstrap_host: "localhost:19092", bootstrap_internal: "kafka:9092", secret: SECRET }`,
       ),
     code: "MANIFEST_UNKNOWN_KEY",
