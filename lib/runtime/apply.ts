@@ -102,6 +102,7 @@ import {
   verifyCommittedConnectorPlan,
   verifyConnectorActions,
 } from "./connectors.ts";
+import { providerMutation } from "./provider_mutation.ts";
 
 /** Everything an apply needs from the outside, passed in (no hidden globals). */
 export interface RuntimeContext {
@@ -480,7 +481,8 @@ async function runCreate(
     const seen = (await ctx.kafka.describe([t.name])).topics.get(t.name);
     let id: string;
     if (!seen) {
-      id = await atSite(
+      id = await providerMutation(
+        ctx.store,
         createSite("create_topic"),
         () => ctx.kafka.createTopic(t.name, t.partitions),
       );
@@ -898,7 +900,8 @@ async function createRunner(
   // the state volume: absent → create it with the recorded instance; ours → adopt
   const v = obs.volume;
   if (!v.exists) {
-    await atSite(
+    await providerMutation(
+      ctx.store,
       createSite("create_volume"),
       () =>
         ctx.docker.createVolume(id.volume, {
@@ -975,7 +978,8 @@ async function createRunner(
       );
     }
     const initial = new Map(id.offsets.map((o) => [o.partition, BigInt(o.offset)]));
-    await atSite(
+    await providerMutation(
+      ctx.store,
       createSite("position_offsets"),
       () => ctx.kafka.setGroupOffsets(appId, id.input_topic, initial),
     );
@@ -1014,7 +1018,8 @@ async function createRunner(
   const planPath = await writeMountedPlanFile(ctx.plansDir, bytes, sha256);
   let containerId: string;
   if (!mine) {
-    containerId = await atSite(
+    containerId = await providerMutation(
+      ctx.store,
       createSite("create_container"),
       () =>
         ctx.docker.createContainer({
@@ -1077,7 +1082,8 @@ async function createRunner(
         container: mine.id,
       });
     }
-    await atSite(
+    await providerMutation(
+      ctx.store,
       createSite("write_volume_instance"),
       () =>
         ctx.docker.writeContainerFile(
@@ -1096,7 +1102,11 @@ async function createRunner(
   // start it: never started; or exited before RUNNING with nothing processed (the same first
   // start again); a runner that processed and then exited is not this journey's to restart
   if (!mine || (!mine.everStarted && !mine.running)) {
-    await atSite(createSite("start_container"), () => ctx.docker.startContainer(containerId));
+    await providerMutation(
+      ctx.store,
+      createSite("start_container"),
+      () => ctx.docker.startContainer(containerId),
+    );
   } else if (!mine.running) {
     const neverRunning = (mine.runnerStatus?.running_at ?? null) === null;
     if (!neverRunning || !equalsRecorded) {
@@ -1106,7 +1116,11 @@ async function createRunner(
         { evidence: { exitCode: mine.exitCode, oomKilled: mine.oomKilled } },
       );
     }
-    await atSite(createSite("start_container"), () => ctx.docker.startContainer(containerId));
+    await providerMutation(
+      ctx.store,
+      createSite("start_container"),
+      () => ctx.docker.startContainer(containerId),
+    );
     progress({
       kind: "action",
       operation_id: operationId,

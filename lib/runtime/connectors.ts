@@ -55,6 +55,7 @@ import type { ConnectorObservation } from "../validation/connector_observation.t
 import { observeConnectors } from "./connector_observer.ts";
 import { type Clock, isoNow, sleep, SYSTEM_CLOCK } from "./deps.ts";
 import type { ProgressListener } from "./progress.ts";
+import { providerMutation } from "./provider_mutation.ts";
 
 /** What the connector journey needs from outside. */
 export interface ConnectorJourneyContext {
@@ -526,7 +527,8 @@ async function drive(
       if (a.type === "create_connector" || a.type === "update_connector") {
         const submission = resolveConnectorConfig(artifactOf(plan, a), env);
         const step = a.type === "create_connector" ? "create_connector" : "update_connector";
-        await atSite(
+        await providerMutation(
+          ctx.store,
           connectorSite(step),
           () =>
             a.type === "create_connector"
@@ -540,7 +542,11 @@ async function drive(
           `${a.name} ${a.type === "create_connector" ? "created" : "updated"}`,
         );
       } else {
-        await atSite(connectorSite("delete_connector"), () => port.deleteConnector(a.name));
+        await providerMutation(
+          ctx.store,
+          connectorSite("delete_connector"),
+          () => port.deleteConnector(a.name),
+        );
         say(
           ctx,
           operationId,

@@ -55,6 +55,7 @@ import { type Clock, isoNow, sleep, SYSTEM_CLOCK } from "./deps.ts";
 import { LABEL, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
 import { type ObserverPorts, observeRunner } from "./observer.ts";
 import type { ProgressListener } from "./progress.ts";
+import { providerMutation } from "./provider_mutation.ts";
 
 /** What the removal journey takes from the apply's context. */
 export interface RemovalContext extends ObserverPorts {
@@ -502,7 +503,11 @@ async function drive(
       const c = s.container;
       if (c.running) {
         if (!termSent) {
-          await atSite(removalSite("term_runner"), () => ctx.docker.signalTerm(c.id));
+          await providerMutation(
+            ctx.store,
+            removalSite("term_runner"),
+            () => ctx.docker.signalTerm(c.id),
+          );
           termSent = true;
           say(ctx, operationId, `${c.name} sent TERM`);
         }
@@ -531,7 +536,11 @@ async function drive(
         continue;
       }
       exit = c.exitCode;
-      await atSite(removalSite("remove_container"), () => ctx.docker.removeContainer(c.id));
+      await providerMutation(
+        ctx.store,
+        removalSite("remove_container"),
+        () => ctx.docker.removeContainer(c.id),
+      );
       say(ctx, operationId, `${c.name} closed cleanly (exit ${c.exitCode}) and removed`);
       break;
     }

@@ -69,6 +69,7 @@ import { RUNNER_PATHS } from "./labels.ts";
 import { observeRunner } from "./observer.ts";
 import { requireConfirmedEnv } from "./replacement/operation.ts";
 import { openSession, type Session, type SessionOptions } from "./session.ts";
+import { providerMutation } from "./provider_mutation.ts";
 
 /** What a day-two command names and decides with (shared by restart and skip-record). */
 export interface DayTwoRequest extends SessionOptions {
@@ -415,8 +416,7 @@ export async function restartObserved(
     snap = await atSite(DAY_TWO_SITES.restartRecord, () => p.store.recordAudit(snap, e));
     recordedNow = true;
   }
-  await p.store.verifyLock();
-  await atSite(DAY_TWO_SITES.startStopped, () => p.docker.startContainer(c.id));
+  await providerMutation(p.store, DAY_TWO_SITES.startStopped, () => p.docker.startContainer(c.id));
   options.onProgress?.({
     kind: "action",
     operation_id: event.event_id,

@@ -49,6 +49,7 @@ import {
   waitGroupEmpty,
 } from "./restart.ts";
 import { openSession } from "./session.ts";
+import { providerMutation } from "./provider_mutation.ts";
 
 /** Options of {@link skipRecord}. */
 export interface SkipRecordRequest extends DayTwoRequest {
@@ -191,8 +192,8 @@ export async function skipRecord(options: SkipRecordRequest): Promise<SkipRecord
     }
     let movedNow = false;
     if (now === at) {
-      await p.store.verifyLock();
-      await atSite(
+      await providerMutation(
+        p.store,
         DAY_TWO_SITES.advanceOffset,
         () => p.kafka.setGroupOffsets(appId, topic, new Map([[rec.partition, BigInt(next)]])),
       );

@@ -39,6 +39,7 @@ import type { StepMemory } from "./guards.ts";
 import { SluiceError } from "../../errors.ts";
 import { isCandidateOf } from "../../validation/reviewed_runtime.ts";
 import { STATE_LINE_PREFIXES, statusReadsAt, type Wake, wakeOf } from "./reads.ts";
+import { providerMutation } from "../provider_mutation.ts";
 
 /** Everything {@link drive} needs. */
 export interface DriveContext {
@@ -314,10 +315,9 @@ export async function drive(
         continue;
       }
       default: {
-        await ctx.verifyLock();
         let detail: string;
         try {
-          detail = await act(ctx, candidate, step);
+          detail = await providerMutation(ctx, null, () => act(ctx, candidate, step));
         } catch (error) {
           const refusal = step.kind === "start" ? daemonRefusal(error) : null;
           if (refusal === null || step.kind !== "start") throw error;

@@ -40,6 +40,7 @@ import {
   type OperationOptions,
   verifyOperationMatches,
 } from "./operation.ts";
+import { providerMutation } from "../provider_mutation.ts";
 
 /** Options of {@link acceptRetentionLoss}. */
 export interface RetentionOptions extends OperationOptions {
@@ -187,9 +188,9 @@ export async function acceptRetentionLoss(options: RetentionOptions): Promise<Re
       }`,
     });
   }
-  await p.store.verifyLock();
   const positions = new Map(lost.map((l) => [l.partition, BigInt(l.to)]));
-  await atSite(
+  await providerMutation(
+    p.store,
     OPERATOR_SITES.moveOffsets,
     () => p.kafka.setGroupOffsets(obs.applicationId, topic, positions),
   );
