@@ -48,6 +48,7 @@ Deno.test({
     const outputTopic = `rt-out-${suffix}`;
     const appId = `sluice-rt-${suffix}`;
     const volume = `sluice-rt-${suffix}`;
+    const earlyVolume = `sluice-rt-early-${suffix}`;
     const dir = await Deno.makeTempDir({ prefix: "sluice-rt-" });
     const containers: string[] = [];
     const inputTopicId = await createTopic(env.bootstrapHost, inputTopic, 1);
@@ -111,6 +112,36 @@ Deno.test({
         assertEquals(reason.sluice_runner_exit, 14);
         assertEquals(reason.reason, "OFFSETS_MISSING");
       });
+
+      await t.step(
+        "a TERM before Kafka Streams starts is a recorded clean close: CLOSED, 143",
+        async () => {
+          // the broker's host on a closed port: the identity gate's client retries the refused
+          // connection until its 30 s timeout, and the TERM arrives there (an unresolvable host
+          // can fail the gate at once)
+          const host = env.bootstrapInternal.replace(/:\d+$/, "");
+          const early = await writePlan(
+            dir,
+            "plan-early",
+            spec(amountAtLeastAndPaid(100), { bootstrap: `${host}:1` }),
+          );
+          await createVolume(earlyVolume, env.labels);
+          const c = container("early", early, { volume: earlyVolume });
+          await startRunner(c);
+          await waitForState(c.name, "STARTING");
+          await docker(["stop", "-t", "30", c.name]);
+          assertEquals(await exitCode(c.name), 143);
+          const s = await readStatus(image, earlyVolume, env.labels);
+          assertEquals([s.state, s.exit_code, s.reason, s.running_at], [
+            "CLOSED",
+            143,
+            "SIGTERM",
+            null,
+          ]);
+          assertEquals(s.generation, "early");
+          assertEquals(s.plan_sha256, early.sha256);
+        },
+      );
 
       await t.step("init-offsets positions the group at initial_offsets", async () => {
         const r = await runRunnerToExit(container("init", planA, { args: ["init-offsets"] }));
@@ -270,7 +301,7 @@ Deno.test({
         },
       );
     } finally {
-      await removeAll(containers, [volume]);
+      await removeAll(containers, [volume, earlyVolume]);
       await Deno.remove(dir, { recursive: true });
     }
   },

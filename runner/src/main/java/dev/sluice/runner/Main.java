@@ -77,6 +77,7 @@ public final class Main {
       Plan plan = Plan.load(planPath, env.get("SLUICE_PLAN_SHA256"));
       status.setPlan(plan.sha256(), plan.applicationId(), plan.model());
       status.write("STARTING", null, null, null);
+      TermHandler term = TermHandler.register(status);
       long gateStart = System.nanoTime();
       try (Admin admin = IdentityGate.open(adminProps(plan))) {
         status.setStartOffsets(IdentityGate.check(admin, plan));
@@ -85,7 +86,7 @@ public final class Main {
       LoggerFactory.getLogger(Main.class).info("identity gate passed in {} ms", (System.nanoTime() - gateStart) / 1_000_000);
       long closeMs = Long.parseLong(env.getOrDefault("SLUICE_CLOSE_TIMEOUT_MS", "20000"));
       String leaveMode = env.getOrDefault("SLUICE_LEAVE_MODE", "internal");
-      new Main.Run(plan, status, dataDir.resolve("streams"), Duration.ofMillis(closeMs), leaveMode).run();
+      new Main.Run(plan, status, dataDir.resolve("streams"), Duration.ofMillis(closeMs), leaveMode).run(term);
     } catch (RunnerExit e) {
       status.fail(e);
       exitWith(e);
@@ -201,7 +202,7 @@ public final class Main {
       this.leaveMode = leaveMode;
     }
 
-    void run() throws RunnerExit {
+    void run(TermHandler term) throws RunnerExit {
       KafkaStreams streams = new KafkaStreams(SluiceTopology.build(plan), streamsProps(plan, stateDir, leaveMode));
       streams.setUncaughtExceptionHandler(e -> {
         fatal.compareAndSet(null, classify(e));
@@ -214,8 +215,10 @@ public final class Main {
           if (!closing.get() && fatal.get() != null) stopped.countDown();
         }
       });
-      Thread hook = new Thread(() -> onSigterm(streams), "sluice-sigterm");
-      Runtime.getRuntime().addShutdownHook(hook);
+      if (!term.install(() -> onSigterm(streams))) {
+        // TERM arrived first: its clean close (nothing processed) is recorded; never start
+        parkForever();
+      }
       streams.start();
       try {
         stopped.await();
