@@ -11,7 +11,6 @@ import { SluiceError } from "../../lib/errors.ts";
 import { readPlanFile } from "../../lib/plan/plan_file.ts";
 import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { apply, plan } from "../../lib/runtime/session.ts";
-import { openStateStore } from "../../lib/state/open.ts";
 import type { StateStore } from "../../lib/state/store.ts";
 import {
   type CaseWorld,
@@ -20,25 +19,13 @@ import {
   prepareConnector,
   prepareRemoval,
 } from "../sweep/fixture.ts";
-import { BACKENDS } from "./replacement_case.ts";
+import { BACKENDS, openCaseStore } from "./replacement_case.ts";
 
 /** The journey's own provider mutations so far (runner processes and test controls excluded). */
 function providerMutations(cw: CaseWorld): number {
   return cw.world.control.mutations().filter((m) =>
     m.by === "docker" || m.by === "kafka" || m.by === "connect"
   ).length;
-}
-
-async function openStore(cw: CaseWorld): Promise<StateStore> {
-  const at = cw.state;
-  const store = openStateStore(
-    at.backend === "local"
-      ? { backend: "local", dir: at.dir, project: at.project, environment: null }
-      : { backend: "postgres", url: at.url, project: at.project, environment: null },
-    { clock: () => new Date(cw.world.clock.now()) },
-  );
-  await store.init();
-  return store;
 }
 
 /** The store, with each verifyLock noted (the mutation count then) or, when `lost`, refused. */
@@ -113,7 +100,7 @@ for (const backend of BACKENDS) {
     Deno.test(`[${backend}] ${journey}: the lock is verified before each provider mutation`, async () => {
       await using cw = await openCaseWorld({ backend, seed: crypto.randomUUID(), pipeline });
       const run = await prepare(cw, journey);
-      const store = await openStore(cw);
+      const store = await openCaseStore(cw);
       try {
         const w = watched(store, cw, false);
         const before = providerMutations(cw);
@@ -139,7 +126,7 @@ for (const backend of BACKENDS) {
     Deno.test(`[${backend}] ${journey}: a lost lock stops the journey before any provider mutation`, async () => {
       await using cw = await openCaseWorld({ backend, seed: crypto.randomUUID(), pipeline });
       const run = await prepare(cw, journey);
-      const store = await openStore(cw);
+      const store = await openCaseStore(cw);
       try {
         const w = watched(store, cw, true);
         const before = providerMutations(cw);

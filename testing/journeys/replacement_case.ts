@@ -85,23 +85,35 @@ export async function replacementCase(backend: "local" | "postgres"): Promise<Re
         m.seq > d.setupLogSeq && (m.by === "docker" || m.by === "kafka")
       ).map((m) => ({ op: m.op, key: m.key })),
     candidateName: (operationId) => `${cw.applicationId}.op-${operationId}.a0`,
-    async openStore() {
-      const at = cw.state;
-      const store = openStateStore(
-        at.backend === "local"
-          ? { backend: "local", dir: at.dir, project: at.project, environment: null }
-          : { backend: "postgres", url: at.url, project: at.project, environment: null },
-        { clock: () => new Date(cw.world.clock.now()) },
-      );
-      await store.init();
-      return store;
-    },
+    openStore: () => openCaseStore(cw),
     configure: (config) =>
       cw.world.store.transact((w) => {
         w.config = { ...w.config, ...config };
       }),
     [Symbol.asyncDispose]: () => cw[Symbol.asyncDispose](),
   };
+}
+
+/**
+ * A case world's state store (the real one, on its backend), stamping with the world clock;
+ * the caller closes it.
+ *
+ * @example
+ * ```ts
+ * import { openCaseStore } from "./replacement_case.ts";
+ * // const store = await openCaseStore(cw); try { ... } finally { await store.close(); }
+ * ```
+ */
+export async function openCaseStore(cw: CaseWorld): Promise<StateStore> {
+  const at = cw.state;
+  const store = openStateStore(
+    at.backend === "local"
+      ? { backend: "local", dir: at.dir, project: at.project, environment: null }
+      : { backend: "postgres", url: at.url, project: at.project, environment: null },
+    { clock: () => new Date(cw.world.clock.now()) },
+  );
+  await store.init();
+  return store;
 }
 
 /**
