@@ -31,7 +31,7 @@ export function isSensitiveKey(key: string): boolean {
 }
 
 /** A value that only names where the secret is (`${env:NAME}`, quoted or not): nothing to hide. */
-export function isReference(value: string): boolean {
+function isReference(value: string): boolean {
   return /^(["']?)\$\{[^}]*\}\1$/.test(value.trim());
 }
 
@@ -50,7 +50,7 @@ const ASSIGNMENT = /\b([A-Za-z_][A-Za-z0-9_.-]*)=([^\s"',;&}\]\\]+)/g;
 export const YAML_PAIR =
   /(^|[\s{,-])(["']?)([A-Za-z0-9_.-]+)\2[ \t]*:[ \t]+([^\s,}#\\"'][^,}#\n\\]*?)(?=[ \t]*(?:[,}#\\]|$))/gm;
 // key: "value" or key: 'value' — YAML or JSON, the value a whole quoted string (escapes kept)
-export const QUOTED_PAIR =
+const QUOTED_PAIR =
   /(^|[\s{,-])(["']?)([A-Za-z0-9_.-]+)\2[ \t]*:[ \t]*(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\n]|'')*)')/gm;
 // SQL: a sensitive column compared with a literal
 const SQL_COMPARISON = /\b([A-Za-z_][A-Za-z0-9_]*)\s*(?:=|<>|!=)\s*'((?:[^']|'')*)'/g;
@@ -72,7 +72,7 @@ const ENV_KEY = /^(\s*)(?:-\s+)?(env|environment)\s*:\s*(.*)$/;
  * ```
  */
 export function maskSecrets(text: string): string {
-  const masked = text
+  const pairs = text
     .replace(URL_USERINFO, (_m, scheme: string, info: string) => `${scheme}${stars(info)}@`)
     .replace(BARE_USERINFO, (_m, lead: string, info: string) => `${lead}${stars(info)}@`)
     .replace(
@@ -85,13 +85,8 @@ export function maskSecrets(text: string): string {
         isSensitiveKey(key) && !isReference(value)
           ? m.slice(0, m.length - value.length) + stars(value)
           : m,
-    )
-    .replace(QUOTED_PAIR, (m, _lead, _q, key: string, dq?: string, sq?: string) => {
-      const value = dq ?? sq ?? "";
-      return isSensitiveKey(key) && !isReference(value)
-        ? m.slice(0, m.length - value.length - 1) + stars(value) + m.slice(-1)
-        : m;
-    })
+    );
+  const masked = hideQuotedPairs(pairs, stars)
     .replace(
       SQL_COMPARISON,
       (m, column: string, literal: string) =>
@@ -100,6 +95,26 @@ export function maskSecrets(text: string): string {
           : m,
     );
   return maskEnvMaps(masked);
+}
+
+/**
+ * Every `key: "value"` / `key: 'value'` (YAML or JSON) whose key looks secret and whose value is
+ * not a reference, with the value replaced by `hide(value)` inside its quotes — the one rule
+ * {@link maskSecrets} (character for character) and the display's redaction (a placeholder) share.
+ *
+ * @example
+ * ```ts
+ * import { hideQuotedPairs } from "./secrets.ts";
+ * hideQuotedPairs(`"api_token": "abc"`, () => "x"); // `"api_token": "x"`
+ * ```
+ */
+export function hideQuotedPairs(text: string, hide: (value: string) => string): string {
+  return text.replace(QUOTED_PAIR, (m, _lead, _q, key: string, dq?: string, sq?: string) => {
+    const value = dq ?? sq ?? "";
+    return isSensitiveKey(key) && !isReference(value)
+      ? m.slice(0, m.length - value.length - 1) + hide(value) + m.slice(-1)
+      : m;
+  });
 }
 
 // a SQL string literal ('' is an escaped quote) and an identifier outside any literal

@@ -25,7 +25,7 @@
  * @module
  */
 import { createHmac } from "node:crypto";
-import { BARE_USERINFO, isReference, isSensitiveKey, QUOTED_PAIR, YAML_PAIR } from "../secrets.ts";
+import { BARE_USERINFO, hideQuotedPairs, isSensitiveKey, YAML_PAIR } from "../secrets.ts";
 
 export { isSensitiveKey, maskSecrets, SENSITIVE_FRAGMENTS } from "../secrets.ts";
 
@@ -54,7 +54,7 @@ export function redactForDisplay<T>(value: T): T {
  * ```
  */
 export function redactText(text: string): string {
-  return text
+  text = text
     // scheme://user[:password]@ — the user part may be a secret too (tokens as user names)
     .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"'<>]+@/gi, `$1${REDACTED}@`)
     // KEY=value where KEY looks secret (env lists, command lines, messages)
@@ -72,14 +72,9 @@ export function redactText(text: string): string {
           ? m.slice(0, m.length - value.length) +
             (JSON_NUMBER.test(value) ? `"${REDACTED}"` : REDACTED)
           : m,
-    )
-    // `"key": "value"` (JSON, or quoted YAML): hidden inside its quotes, so JSON stays JSON
-    .replace(QUOTED_PAIR, (m, _lead, _q, key: string, dq?: string, sq?: string) => {
-      const value = dq ?? sq ?? "";
-      return isSensitiveKey(key) && !isReference(value)
-        ? m.slice(0, m.length - value.length - 1) + REDACTED + m.slice(-1)
-        : m;
-    });
+    );
+  // `"key": "value"` (JSON, or quoted YAML): hidden inside its quotes, so JSON stays JSON
+  return hideQuotedPairs(text, () => REDACTED);
 }
 
 // a bare value that hides nothing (JSON's and YAML's null and booleans): kept, so JSON stays JSON
