@@ -251,8 +251,10 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
     const lock = staleLock(view);
     if (lock.length) {
       // `apply` takes no --break-stale-lock: break the dead worker's lock explicitly through
-      // `state runner-status`, naming a fresh operation ID (it reports that one as absent)
-      const b = await call("runner-status", [
+      // `state runner-status`, naming a fresh operation ID. It breaks the named stale lock
+      // first, then refuses the unknown operation (exit 4, BLOCKED_NO_PENDING_OPERATION): the
+      // break is read back from the state, not from the exit status
+      await call("runner-status", [
         "state",
         "runner-status",
         "--project",
@@ -264,7 +266,7 @@ export async function runFaultJourney(o: FaultJourneyOptions): Promise<FaultJour
         "--break-stale-lock",
         lock[0],
       ], null);
-      if (b.code === 0) j.brokenLocks.push(lock[0]);
+      if (!staleLock(await show()).includes(lock[0])) j.brokenLocks.push(lock[0]);
     }
     const again = await call("apply", applyArgs, null);
     view = await show();
