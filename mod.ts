@@ -102,8 +102,8 @@ export { resolveStateStore } from "./lib/runtime/state_store.ts";
 export type { ProjectStoreRef } from "./lib/runtime/state_store.ts";
 export type { StateStoreConfig } from "./lib/state/open.ts";
 export type { AddressOrigin } from "./lib/providers/errors.ts";
-export { initStateStore, showStateStore } from "./lib/state/view.ts";
-export type { StateView } from "./lib/state/view.ts";
+export { initStateStore, rotateSealKeyOf, showStateStore } from "./lib/state/view.ts";
+export type { SealKeyRotation, StateView } from "./lib/state/view.ts";
 
 // Kafka Connect connectors: the port a project handle can be given, and the shapes of their
 // plan, review, apply, observation, status and ownership

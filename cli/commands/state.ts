@@ -13,7 +13,13 @@
  * @module
  */
 import type { Command } from "commander";
-import { initStateStore, resolveStateStore, showStateStore, SluiceError } from "../../mod.ts";
+import {
+  initStateStore,
+  resolveStateStore,
+  rotateSealKeyOf,
+  showStateStore,
+  SluiceError,
+} from "../../mod.ts";
 import type { StateStoreConfig, StateView } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
 
@@ -150,7 +156,7 @@ async function storeConfig(flags: StoreFlags): Promise<StateStoreConfig> {
     : storeConfigFromFlags(flags);
 }
 
-/** Register `sluice state show|init`. */
+/** Register `sluice state show|init|rotate-seal-key`. */
 export function register(program: Command): void {
   // other groups (runner-status, resume) may add to the same `state` command
   const state = program.commands.find((c) => c.name() === "state") ??
@@ -181,5 +187,17 @@ export function register(program: Command): void {
         return `initialized ${i.backend} state store ${i.store_id} at ${i.address}`;
       },
     );
+  });
+
+  addStoreFlags(
+    state.command("rotate-seal-key").description(
+      "replace the store's plan-sealing key: plan files sealed before are refused (plan again)",
+    ),
+  ).action(async (flags: StoreFlags, cmd: Command) => {
+    const r = await rotateSealKeyOf(await storeConfig(flags));
+    printResult(outputFormat(cmd), "state rotate-seal-key", r, (d) => {
+      const x = d as typeof r;
+      return `rotated the plan-sealing key of state store ${x.store_id}: ${x.previous_key_id} → ${x.key_id}; plan files sealed with ${x.previous_key_id} are refused from now on (plan again), except the plan of a pending operation`;
+    });
   });
 }

@@ -127,6 +127,18 @@ export interface Plan {
    * lack the field).
    */
   connectors?: PlanConnectors | null;
+  /**
+   * The keyed seal under the state store's plan-sealing key (`key_seal.ts`), set when the plan
+   * is sealed; apply refuses a plan file without this store's keyed seal. Absent in plans the
+   * planner has not sealed yet and in plans written before keyed seals existed.
+   */
+  key_seal?: KeySeal | null;
+}
+
+/** A plan's keyed seal: the key's ID and the HMAC-SHA256 of the plan under it. */
+export interface KeySeal {
+  key_id: string;
+  hmac_sha256: string;
 }
 
 /** What the planner reads. */

@@ -2,7 +2,9 @@
  * Plan files: a {@link Plan} sealed and written as canonical JSON, read back strictly. The
  * seal is the sha256 of the canonical plan without the seal, so any edit — even one byte,
  * even whitespace — is rejected (`PLAN_TAMPERED`). A format-6 plan also carries the checksum
- * of its typed action over the complete action, independent of display redaction.
+ * of its typed action over the complete action, independent of display redaction. The sha256
+ * seal proves the bytes are intact, not who wrote them: the plan's keyed seal (`key_seal.ts`),
+ * made with the state store's key when the plan is sealed, is what apply checks for that.
  *
  * Staleness is separate from integrity: {@link verifyPlanCurrent} rejects a sealed plan whose
  * project sources, protected state or state store are no longer the ones it was computed
@@ -24,6 +26,8 @@ import type { StoreIdentity } from "../state/journal.ts";
 import type { Plan } from "./plan.ts";
 import { typedActionSha256 } from "./plan.ts";
 import { isConnectorAction } from "./connectors.ts";
+import { keySealOf } from "./key_seal.ts";
+import type { SealKey } from "../state/seal_key.ts";
 
 /** The plan file formats this sluice reads and writes (6: a reviewed replacement; 5: any other). */
 export const PLAN_FORMATS: readonly Plan["format"][] = [5, 6];
@@ -33,10 +37,18 @@ export interface SealedPlan extends Plan {
   seal: string;
 }
 
-/** The canonical bytes of a sealed plan and the file's sha256. */
-export function sealPlan(plan: Plan): { bytes: Uint8Array; sha256: string; sealed: SealedPlan } {
-  const seal = sha256Hex(canonicalJson(plan));
-  const sealed: SealedPlan = { ...plan, seal };
+/**
+ * The canonical bytes of a sealed plan and the file's sha256. With `key` (the state store's
+ * plan-sealing key) the plan's keyed seal is made first, over the plan as it is now; without it
+ * the plan keeps the keyed seal it carries.
+ */
+export function sealPlan(
+  plan: Plan,
+  key?: SealKey,
+): { bytes: Uint8Array; sha256: string; sealed: SealedPlan } {
+  const keyed = key ? { ...plan, key_seal: keySealOf(plan, key) } : plan;
+  const seal = sha256Hex(canonicalJson(keyed));
+  const sealed: SealedPlan = { ...keyed, seal };
   const bytes = new TextEncoder().encode(canonicalJson(sealed));
   return { bytes, sha256: sha256Hex(bytes), sealed };
 }

@@ -88,7 +88,12 @@ export async function planReview(options: PlanReviewOptions = {}): Promise<PlanR
     // the reviewer's view is recorded with the plan: the counts, never the records
     plan = { ...plan, preview: previews.map(previewSummary) };
   }
-  const { bytes, sha256 } = sealPlan(plan);
+  // the preview section is part of what the key seals: sealed again, under the store's key
+  const { bytes, sha256, sealed: { seal: _seal, ...keyed } } = sealPlan(
+    plan,
+    await p.store.sealKey(),
+  );
+  plan = keyed;
   let review = reviewOfPlan({
     project: p.project,
     plan,

@@ -1,10 +1,14 @@
-// A plan file carries review, not authority (issue 27 item 1): forged and re-sealed plan files —
-// every field that decides what a generic (format-5) apply does — are refused by
-// `sluice apply --plan` with PLAN_ACTION_MISMATCH naming the action and the field, through the
-// CLI in its own OS process on a file-backed fake world, before anything is mutated: the world's
-// log (every Docker and Kafka mutation) and the state's bytes are the same afterwards.
+// A plan file carries review, not authority (issue 27 items 1 and 2): forged plan files — every
+// field that decides what a generic (format-5) apply does — are refused by `sluice apply --plan`
+// through the CLI in its own OS process on a file-backed fake world, before anything is mutated
+// (the world's log of every Docker and Kafka mutation and the state's bytes are the same
+// afterwards). Each forgery is tried twice: re-sealed by someone without the state store's key
+// (PLAN_SEAL_FORGED), and re-sealed with the key itself (PLAN_ACTION_MISMATCH naming the action
+// and the field: the apply re-derives every action from the compiled project).
 import assert from "node:assert/strict";
-import { writePlanFile } from "../plan/plan_file.ts";
+import { sealPlan, writePlanFile } from "../plan/plan_file.ts";
+import { atomicReplace } from "../fs/atomic_write.ts";
+import { parseSealKey, type SealKey } from "../state/seal_key.ts";
 import type { Plan } from "../plan/plan.ts";
 import { canonicalJson, sha256Hex } from "../artifact/canonical.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
@@ -25,6 +29,17 @@ function forgeArtifact(p: Plan, edit: (a: RunnerArtifact) => void): Plan {
     if (a.type === "create_runner" && a.model === entry.model) a.artifact_sha256 = entry.sha256;
   }
   return copy;
+}
+
+/** The project's state store key, as someone who can read the state holds it. */
+async function storeKey(f: Awaited<ReturnType<typeof fakeProject>>): Promise<SealKey> {
+  const path = `${f.p.dir}/.sluice/state/seal-key.json`;
+  return parseSealKey(await Deno.readTextFile(path), path);
+}
+
+/** Write `plan` as a forger would: sealed with `key`, or (without it) keeping its keyed seal. */
+async function forge(path: string, plan: Plan, key?: SealKey): Promise<void> {
+  await atomicReplace(path, sealPlan(plan, key).bytes);
 }
 
 /** Snapshot of everything an apply could mutate: the world's mutation log and the state files. */
@@ -95,17 +110,36 @@ Deno.test("apply refuses every forged create plan, naming the action and field, 
       "PLAN_INVALID",
     ],
   ];
-  for (const [name, forged, message, code = "PLAN_ACTION_MISMATCH"] of forgeries) {
+  const key = await storeKey(f);
+  const refused = async (name: string, forged: Plan, sealKey: SealKey | undefined) => {
     const path = `${f.p.dir}/forged.plan.json`;
-    await writePlanFile(path, forged);
+    await forge(path, forged, sealKey);
     const before = await mutable(f);
     const r = await f.cli(["-o", "json", "apply", "--project", f.p.dir, "--plan", path]);
     assert.equal(r.code, 3, `${name}: exit ${r.code}\n${r.stdout}${r.stderr}`);
-    const err = r.json().errors[0];
+    assert.deepEqual(await mutable(f), before, `${name}: nothing mutated`);
+    return r.json().errors[0] as { code: string; message: string };
+  };
+  for (const [name, forged, message, code = "PLAN_ACTION_MISMATCH"] of forgeries) {
+    // without the key: the keyed seal the forgery kept is not the key's seal of its content
+    const unkeyed = await refused(`${name} (no key)`, forged, undefined);
+    assert.equal(
+      unkeyed.code,
+      code === "PLAN_INVALID" ? code : "PLAN_SEAL_FORGED",
+      `${name}: ${unkeyed.message}`,
+    );
+    // with the key: the apply still does only what the project says
+    const err = await refused(`${name} (key held)`, forged, key);
     assert.equal(err.code, code, `${name}: ${err.message}`);
     assert.match(err.message, message, name);
-    assert.deepEqual(await mutable(f), before, `${name}: nothing mutated`);
   }
+  // the keyed seal itself: removed, or made with another key
+  const { key_seal: _dropped, ...unsealed } = created;
+  assert.equal((await refused("no keyed seal", unsealed, undefined)).code, "PLAN_UNSEALED");
+  const other: SealKey = { ...key, key_id: crypto.randomUUID() };
+  const foreign = await refused("another store's key", created, other);
+  assert.equal(foreign.code, "PLAN_SEAL_KEY_UNKNOWN", foreign.message);
+  assert.match(foreign.message, new RegExp(other.key_id));
   // the plan as the project made it applies
   const path = `${f.p.dir}/create.plan.json`;
   await writePlanFile(path, created);
@@ -139,16 +173,23 @@ Deno.test("a removal copied into a no-op plan and re-sealed cannot take down a m
   const noop = (await plan({ dir: f.p.dir, ...f.deps })).plan;
   assert.deepEqual(noop.actions, []);
   const path = `${f.p.dir}/forged.plan.json`;
-  await writePlanFile(path, { ...noop, actions: [remove] });
-  const before = await mutable(f);
-  const r = await f.cli(["-o", "json", "apply", "--project", f.p.dir, "--plan", path]);
-  assert.equal(r.code, 3, r.stdout + r.stderr);
-  assert.equal(r.json().errors[0].code, "PLAN_ACTION_MISMATCH");
-  assert.match(
-    r.json().errors[0].message,
-    /remove_runner eligible_orders\): its model is not declared in lifecycle.runner_removals/,
-  );
-  assert.deepEqual(await mutable(f), before, "nothing mutated");
+  const key = await storeKey(f);
+  for (const sealKey of [undefined, key]) {
+    await forge(path, { ...noop, actions: [remove] }, sealKey);
+    const before = await mutable(f);
+    const r = await f.cli(["-o", "json", "apply", "--project", f.p.dir, "--plan", path]);
+    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.deepEqual(await mutable(f), before, "nothing mutated");
+    if (!sealKey) {
+      assert.equal(r.json().errors[0].code, "PLAN_SEAL_FORGED");
+      continue;
+    }
+    assert.equal(r.json().errors[0].code, "PLAN_ACTION_MISMATCH");
+    assert.match(
+      r.json().errors[0].message,
+      /remove_runner eligible_orders\): its model is not declared in lifecycle.runner_removals/,
+    );
+  }
 });
 
 Deno.test("a plan the project made binds it: the pure check accepts it and names what differs", async () => {

@@ -31,6 +31,7 @@ import type { PendingOperation, Plan } from "../plan/plan.ts";
 import { isNoop, planProject } from "../plan/plan.ts";
 import { sealPlan } from "../plan/plan_file.ts";
 import { verifyPlanBindsProject } from "../plan/bind.ts";
+import { verifyPlanAuthority } from "../plan/key_seal.ts";
 import { compileConnectors } from "../project/compile_connectors.ts";
 import { projectSourceSha256 } from "../plan/source_hash.ts";
 import { applyPlan, targetOf } from "./apply.ts";
@@ -276,9 +277,10 @@ export async function planSession(
       }
       : null,
   });
-  const { bytes, sha256 } = sealPlan(computed);
+  const { bytes, sha256, sealed } = sealPlan(computed, await s.store.sealKey());
+  const { seal: _seal, ...keyed } = sealed;
   return {
-    plan: computed,
+    plan: keyed,
     bytes,
     sha256,
     observation,
@@ -321,6 +323,8 @@ export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & {
     planned = fresh.plan;
     sha = fresh.sha256;
   }
+  sha ??= sealPlan(planned).sha256;
+  if (options.plan) await verifyAuthority(s, options.plan, sha);
   if (options.plan && planned.format === 5 && planned.source_sha256 === s.sourceSha256) {
     // a plan from outside carries review, not authority: it does only what the project says
     // (a plan of other sources is refused as stale by applyPlan, PLAN_STALE_SOURCE)
@@ -348,7 +352,14 @@ export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & {
       uuids: s.uuids,
     },
     planned,
-    sha ?? sealPlan(planned).sha256,
+    sha,
   );
   return { ...result, plan: planned };
+}
+
+/** A plan from outside acts only under this store's keyed seal (`key_seal.ts`). */
+async function verifyAuthority(s: Session, plan: Plan, sha256: string): Promise<void> {
+  const snap = await s.store.load();
+  const pending = snap.control?.opened.intent.reviewed_plan_sha256 ?? null;
+  verifyPlanAuthority(plan, sha256, pending, await s.store.sealKey());
 }

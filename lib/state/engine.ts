@@ -13,6 +13,7 @@
  * ```
  * @module
  */
+import type { SealKey } from "./seal_key.ts";
 import { hostname } from "node:os";
 import { type ErrorCode, SluiceError } from "../errors.ts";
 import { canonicalJson } from "./_canonical.ts";
@@ -127,6 +128,15 @@ export class StateEngine implements StateStore {
 
   async init(): Promise<StoreIdentity> {
     return await this.#p.init();
+  }
+
+  sealKey(): Promise<SealKey> {
+    return this.#p.sealKey();
+  }
+
+  async rotateSealKey(): Promise<SealKey> {
+    await this.identity(); // an uninitialized store has no key to rotate
+    return await this.#p.rotateSealKey();
   }
 
   async identity(): Promise<StoreIdentity> {

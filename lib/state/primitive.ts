@@ -13,6 +13,7 @@
  * ```
  * @module
  */
+import type { SealKey } from "./seal_key.ts";
 import type { StoreIdentity } from "./journal.ts";
 import type { StateTransition } from "./sites.ts";
 
@@ -73,6 +74,10 @@ export interface StatePrimitive {
   init(): Promise<StoreIdentity>;
   /** The identity, or null before init. */
   identity(): Promise<StoreIdentity | null>;
+  /** The plan-sealing key (created by init; `seal_key.ts`). */
+  sealKey(): Promise<SealKey>;
+  /** Replace the plan-sealing key by a fresh one, at once and whole; returns the new key. */
+  rotateSealKey(): Promise<SealKey>;
   /** Take the exclusive lock or throw STATE_LOCK_HELD with the holder. */
   acquireLock(owner: LockOwner): Promise<void>;
   /** Release a lock this process holds. */

@@ -18,6 +18,7 @@
  * ```
  * @module
  */
+import type { SealKey } from "./seal_key.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { Json } from "./_canonical.ts";
 import type { CompletionReceipt, DayTwoEvent, HistoryDocument, HistoryEvent } from "./history.ts";
@@ -150,6 +151,14 @@ export interface StateStore {
   init(): Promise<StoreIdentity>;
   /** The store identity (STATE_NOT_INITIALIZED before init). */
   identity(): Promise<StoreIdentity>;
+  /** The store's plan-sealing key (`seal_key.ts`; created by init). */
+  sealKey(): Promise<SealKey>;
+  /**
+   * Replace the plan-sealing key by a fresh one (`sluice state rotate-seal-key`): plan files
+   * sealed before are refused from then on (`PLAN_SEAL_KEY_UNKNOWN`), except the plan of a
+   * pending operation, which its intent binds.
+   */
+  rotateSealKey(): Promise<SealKey>;
   /** Take the exclusive deployment lock (STATE_LOCK_HELD says who and since when). */
   acquireLock(options: AcquireLockOptions): Promise<LockOwner>;
   /** Release the lock this store holds (no-op when none). */

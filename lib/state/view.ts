@@ -187,3 +187,42 @@ export async function initStateStore(config: StateStoreConfig): Promise<StoreIde
   closing.defer(() => store.close());
   return await store.init();
 }
+
+/** What `sluice state rotate-seal-key` reports: key IDs and times, never a secret. */
+export interface SealKeyRotation {
+  store_id: string;
+  previous_key_id: string;
+  key_id: string;
+  rotated_at: string;
+}
+
+/**
+ * Replace the configured store's plan-sealing key (docs/trust.md): every plan file sealed
+ * before is refused from then on (`PLAN_SEAL_KEY_UNKNOWN`; plan again), except the plan of a
+ * pending operation, which its intent binds.
+ *
+ * @example
+ * ```ts
+ * import { initStateStore, rotateSealKeyOf } from "./view.ts";
+ * const config = {
+ *   backend: "local" as const, dir: await Deno.makeTempDir(), project: "orders", environment: null,
+ * };
+ * await initStateStore(config);
+ * const r = await rotateSealKeyOf(config);
+ * console.log(r.previous_key_id !== r.key_id); // true
+ * ```
+ */
+export async function rotateSealKeyOf(config: StateStoreConfig): Promise<SealKeyRotation> {
+  await using closing = new AsyncDisposableStack();
+  const store = openStateStore(config);
+  closing.defer(() => store.close());
+  const identity = await store.identity();
+  const previous = await store.sealKey();
+  const key = await store.rotateSealKey();
+  return {
+    store_id: identity.store_id,
+    previous_key_id: previous.key_id,
+    key_id: key.key_id,
+    rotated_at: key.created_at,
+  };
+}

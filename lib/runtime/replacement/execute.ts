@@ -15,6 +15,7 @@
 import { SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
 import { verifyPlanCurrent } from "../../plan/plan_file.ts";
+import { verifyPlanAuthority } from "../../plan/key_seal.ts";
 import { receiptOfPlan } from "../../state/history.ts";
 import { OPERATION_WRITES } from "../../protocol/replacement.ts";
 import { blockerError } from "../../validation/blocker.ts";
@@ -40,6 +41,13 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
   await using op = await openOperation(options);
   const { project: p, reviewed: r } = op;
   let snap = await p.store.load();
+  verifyPlanAuthority(
+    r.plan,
+    r.sha256,
+    snap.control?.opened.intent.reviewed_plan_sha256 ?? null,
+    await p.store.sealKey(),
+    options.planPath,
+  );
   verifyPlanCurrent(r.plan, {
     project: p.store.project,
     environment: p.store.environment,

@@ -1,6 +1,6 @@
 /**
  * The local files backend's storage primitive. Layout under the state directory:
- * `store.json` (store identity), and for the scope (`<project>/` for a single-environment
+ * `store.json` (store identity), `seal-key.json` (the plan-sealing key, mode 0600), and for the scope (`<project>/` for a single-environment
  * project, `<project>/environments/<env>/` otherwise) `ownership.json`,
  * `control.json`, `history.json` and `lock.json`. A write group is applied one atomic file
  * replacement at a time, in the transition's declared order (`atomicWrites: false`); each
@@ -21,6 +21,7 @@ import { SluiceError } from "../../errors.ts";
 import { canonicalJson, sha256Hex } from "../_canonical.ts";
 import { conflictError } from "../_stored.ts";
 import { newStoreRecord, openStoreRecord, sealStoreRecord } from "../identity.ts";
+import { newSealKey, parseSealKey, type SealKey, sealKeyText } from "../seal_key.ts";
 import type { StoreIdentity } from "../journal.ts";
 import type {
   DocName,
@@ -134,7 +135,10 @@ export class LocalPrimitive implements StatePrimitive {
   async init(): Promise<StoreIdentity> {
     const existing = await this.identity(); // a corrupt identity stops here: nothing written
     await ensureDir(this.dir);
-    if (existing) return existing;
+    if (existing) {
+      await this.#ensureSealKey(); // a store made before keyed seals gets its key here, once
+      return existing;
+    }
     // a missing identity beside existing documents is corruption, never a new store
     const docs = await this.read();
     const present = (Object.keys(docs) as DocName[]).filter((n) => docs[n] !== null);
@@ -152,7 +156,42 @@ export class LocalPrimitive implements StatePrimitive {
     await exclusiveCreate(this.#storePath, canonicalJson(record), {
       sites: localWriteSites("init", "store", "create"),
     });
+    await this.#ensureSealKey();
     return (await this.identity())!;
+  }
+
+  get #sealKeyPath(): string {
+    return join(this.root, "seal-key.json");
+  }
+
+  /**
+   * Create the plan-sealing key unless it exists. Exclusive and whole (temp file, link): of two
+   * concurrent inits one key wins; a death before the link leaves no key, which the next init
+   * (every session's first step) creates.
+   */
+  async #ensureSealKey(): Promise<void> {
+    if ((await readOrNull(this.#sealKeyPath)) !== null) return;
+    const key = newSealKey(new Date().toISOString());
+    await exclusiveCreate(this.#sealKeyPath, sealKeyText(key), { mode: 0o600 });
+  }
+
+  async rotateSealKey(): Promise<SealKey> {
+    const key = newSealKey(new Date().toISOString());
+    await atomicReplace(this.#sealKeyPath, sealKeyText(key), { mode: 0o600 });
+    return key;
+  }
+
+  async sealKey(): Promise<SealKey> {
+    const path = this.#sealKeyPath;
+    const text = await readOrNull(path);
+    if (text === null) {
+      throw new SluiceError(
+        "STATE_CORRUPT_STORE",
+        `${path}: the plan-sealing key is missing; 'sluice state init' creates a new one (plan files sealed with the old key are then refused: plan again)`,
+        { evidence: { document: "seal_key", where: path, field: "record" } },
+      );
+    }
+    return parseSealKey(text, path);
   }
 
   get #storePath(): string {

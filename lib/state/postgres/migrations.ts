@@ -11,6 +11,7 @@
  */
 import { canonicalJson } from "../_canonical.ts";
 import { newStoreRecord, sealStoreRecord } from "../identity.ts";
+import { newSealKey, sealKeyText } from "../seal_key.ts";
 
 /** A query in the migration's transaction (rows as plain objects). */
 export type MigrationQuery = (
@@ -82,6 +83,27 @@ export const MIGRATIONS: Migration[] = [
         ]);
       }
       await query(`ALTER TABLE ${schema}.sluice_store ALTER COLUMN sha256 SET NOT NULL`);
+    },
+  },
+  {
+    version: 3,
+    name: "plan-sealing key",
+    sql: `
+      CREATE TABLE $schema.sluice_seal_key (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        key_id uuid NOT NULL,
+        secret_hex text NOT NULL,
+        created_at timestamptz NOT NULL
+      );
+    `,
+    async after(query, schema) {
+      // generated here, from the platform's cryptographic random source, never by SQL
+      const key = JSON.parse(sealKeyText(newSealKey(new Date().toISOString())));
+      await query(
+        `INSERT INTO ${schema}.sluice_seal_key (key_id, secret_hex, created_at)
+         VALUES ($1::uuid, $2, $3::timestamptz)`,
+        [key.key_id, key.secret_hex, key.created_at],
+      );
     },
   },
 ];

@@ -22,6 +22,7 @@ import { SluiceError } from "../../errors.ts";
 import { canonicalJson, sha256Hex } from "../_canonical.ts";
 import { conflictError, corruptDoc, revisionOfBody } from "../_stored.ts";
 import { openStoreRecord } from "../identity.ts";
+import { newSealKey, type SealKey, sealKeyOf, sealKeyText } from "../seal_key.ts";
 import type { StoreIdentity } from "../journal.ts";
 import type {
   DocName,
@@ -260,6 +261,48 @@ export class PgPrimitive implements StatePrimitive {
       backend: "postgres",
       address: `${redactPgUrl(this.#config.url, this.schema)}#${this.scope}`,
     };
+  }
+
+  async rotateSealKey(): Promise<SealKey> {
+    const c = await this.#conn();
+    const key = newSealKey(new Date().toISOString());
+    const row = JSON.parse(sealKeyText(key));
+    const r = await c.query(
+      `UPDATE ${this.#q}.sluice_seal_key SET key_id = $1::uuid, secret_hex = $2,
+         created_at = $3::timestamptz`,
+      [row.key_id, row.secret_hex, row.created_at],
+    );
+    if (r.rowCount !== 1) {
+      throw new SluiceError(
+        "STATE_CORRUPT_STORE",
+        `${this.schema}.sluice_seal_key: plan-sealing key: must hold exactly one row, holds ${r.rowCount}`,
+        {
+          evidence: {
+            document: "seal_key",
+            where: `${this.schema}.sluice_seal_key`,
+            field: "record",
+          },
+        },
+      );
+    }
+    return key;
+  }
+
+  async sealKey(): Promise<SealKey> {
+    const c = await this.#conn();
+    const where = `${this.schema}.sluice_seal_key`;
+    const r = await c.query(
+      `SELECT key_id::text AS key_id, secret_hex, ${CREATED_AT_TEXT} AS created_at
+       FROM ${this.#q}.sluice_seal_key`,
+    );
+    if (r.rows.length !== 1) {
+      throw new SluiceError(
+        "STATE_CORRUPT_STORE",
+        `${where}: plan-sealing key: must hold exactly one row, holds ${r.rows.length}`,
+        { evidence: { document: "seal_key", where, field: "record", rows: r.rows.length } },
+      );
+    }
+    return sealKeyOf(r.rows[0], where);
   }
 
   /** The recorded migrations must be a prefix of {@link MIGRATIONS}, row for row. */
