@@ -10,6 +10,8 @@ import { SluiceError } from "../../lib/errors.ts";
 import { atomicReplace } from "../../lib/fs/atomic_write.ts";
 import type { Plan } from "../../lib/plan/plan.ts";
 import { typedActionSha256 } from "../../lib/plan/plan.ts";
+import { artifactSha256, type RunnerArtifact } from "../../lib/artifact/artifact.ts";
+import { canonicalJson } from "../../lib/artifact/canonical.ts";
 import { readPlanFile, sealPlan } from "../../lib/plan/plan_file.ts";
 import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { resumeReviewed } from "../../lib/runtime/replacement/resume.ts";
@@ -40,9 +42,10 @@ for (const backend of BACKENDS) {
     assert.equal(action.type, "replace_runner_predicate");
     const cases: Array<[string, Plan, SealKey | undefined, string]> = [
       [
-        "the application ID edited, re-sealed without the key",
+        "the evidence's volume instance edited, re-sealed without the key",
         forged(plan, (p) => {
-          p.typed_action!.action.application_id = "sluice-someone-else";
+          const ev = p.typed_action!.action.evidence as { volume: { instance_id: string } };
+          ev.volume.instance_id = "someone-elses-volume";
         }),
         undefined,
         "PLAN_SEAL_FORGED",
@@ -124,5 +127,78 @@ for (const backend of BACKENDS) {
     );
     assert.equal(rc.mutations().length, mutations, "the world was changed");
     assert.deepEqual(await rc.state(), state, "state written");
+  });
+}
+
+for (const backend of BACKENDS) {
+  Deno.test(`[${backend}] a reviewed plan sealed with the key still carries only a predicate change`, async () => {
+    await using rc = await replacementCase(backend);
+    const { plan } = await readPlanFile(rc.d.planPath);
+    const store = await rc.openStore();
+    let key: SealKey;
+    try {
+      key = await store.sealKey();
+    } finally {
+      await store.close();
+    }
+    // the project also drops a column: planning refuses it (a projection change), so a key
+    // holder writes the format-6 plan by hand, its desired artifact the compiled project's
+    const sql = `${rc.cw.project.dir}/models/eligible_orders.sql`;
+    const text = await Deno.readTextFile(sql);
+    assert.match(text, /SELECT order_id, amount, paid/);
+    await Deno.writeTextFile(
+      sql,
+      text.replace("SELECT order_id, amount, paid", "SELECT order_id, amount"),
+    );
+    const planned = await planProject({ dir: rc.cw.project.dir, ...rc.cw.deps });
+    assert.ok(
+      planned.plan.blockers.some((b) => b.code === "BLOCKED_PROJECTION_CHANGE"),
+      JSON.stringify(planned.plan.blockers),
+    );
+    const compiled = planned.plan.artifacts.find((a) => a.model === "eligible_orders")!.artifact;
+    const withProjection = forged(plan, (p) => {
+      const a = p.typed_action!.action;
+      (a.evidence as unknown as { desired_artifact: RunnerArtifact }).desired_artifact = compiled;
+      a.desired_artifact_sha256 = artifactSha256(compiled);
+      p.source_sha256 = planned.plan.source_sha256;
+      p.artifacts = planned.plan.artifacts;
+    });
+    const path = `${rc.cw.project.dir}/forged.plan.json`;
+    const refused = async (name: string, forgery: Plan, code: string) => {
+      await atomicReplace(path, sealPlan(forgery, key).bytes);
+      const state = await rc.state();
+      await assert.rejects(
+        executeReviewed(rc.options({ planPath: path })),
+        (e) => e instanceof SluiceError && e.code === code,
+        name,
+      );
+      assert.deepEqual(rc.mutations(), [], `${name}: the world was changed`);
+      assert.deepEqual(await rc.state(), state, `${name}: state written`);
+    };
+    await refused(
+      "a projection change in a format-6 plan",
+      withProjection,
+      "BLOCKED_PROJECTION_CHANGE",
+    );
+    // the prior artifact edited to match, its checksum kept: not the artifact the checksum names
+    const priorEdited = forged(withProjection, (p) => {
+      const ev = p.typed_action!.action.evidence as unknown as { prior_artifact: RunnerArtifact };
+      ev.prior_artifact = { ...ev.prior_artifact, projection: compiled.projection };
+    });
+    await refused("the prior artifact edited", priorEdited, "PLAN_TAMPERED");
+    // a blocker carried in the file, or an offline plan, is not a reviewed replacement either
+    await Deno.writeTextFile(sql, text);
+    await refused(
+      "a format-6 plan with a blocker",
+      { ...plan, blockers: planned.plan.blockers },
+      "BLOCKED_PROJECTION_CHANGE",
+    );
+    await refused("an offline format-6 plan", { ...plan, mode: "offline" }, "PLAN_INVALID");
+    assert.equal(
+      canonicalJson(plan.typed_action),
+      canonicalJson((await readPlanFile(rc.d.planPath)).plan.typed_action),
+    );
+    const done = await executeReviewed(rc.options());
+    assert.equal(done.committed, true, JSON.stringify(done));
   });
 }

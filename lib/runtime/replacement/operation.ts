@@ -22,8 +22,11 @@
  */
 import { SluiceError } from "../../errors.ts";
 import { canonicalJson } from "../../artifact/canonical.ts";
+import { artifactSha256 } from "../../artifact/artifact.ts";
 import type { Plan } from "../../plan/plan.ts";
-import { typedActionSha256 } from "../../plan/plan.ts";
+import { artifactChange, typedActionSha256 } from "../../plan/plan.ts";
+import { blockerError } from "../../validation/blocker.ts";
+import { reviewedEvidence } from "../../validation/reviewed_evidence.ts";
 import { readPlanFile } from "../../plan/plan_file.ts";
 import type { OpenedControl, RunnerAction } from "../../state/journal.ts";
 import type { CompletedReceiptLookup, StateSnapshot, StateStore } from "../../state/store.ts";
@@ -175,7 +178,33 @@ async function loadReviewed(p: Session, planPath: string): Promise<Reviewed> {
       "the typed action's desired artifact is not the compiled artifact",
     );
   }
+  verifyReplacementClass(planPath, plan, action);
   return { plan, sha256, action, fingerprint: typedActionSha256(action) };
+}
+
+/**
+ * What the planner decided, decided again from the plan's own bound evidence (whatever the file
+ * says): a format-6 plan is an online plan without blockers, its prior artifact is the one its
+ * checksum names, and prior and desired differ in the predicate alone — any other change gives
+ * the planner's own blocker (`artifactChange`), so the format cannot carry what planning refuses.
+ */
+function verifyReplacementClass(planPath: string, plan: Plan, action: RunnerAction): void {
+  if (plan.mode !== "online") {
+    throw new SluiceError(
+      "PLAN_INVALID",
+      `${planPath}: a reviewed replacement is planned online, this plan is ${String(plan.mode)}`,
+    );
+  }
+  if (plan.blockers.length > 0) throw blockerError(plan.blockers);
+  const e = reviewedEvidence(action);
+  if (artifactSha256(e.prior_artifact) !== action.prior_artifact_sha256) {
+    throw new SluiceError(
+      "PLAN_TAMPERED",
+      `${planPath}: the typed action's prior artifact is not the one its checksum ${action.prior_artifact_sha256} names`,
+    );
+  }
+  const { blockers } = artifactChange(action.model, e.prior_artifact, e.desired_artifact);
+  if (blockers.length > 0) throw blockerError(blockers);
 }
 
 /** Exact commands to inspect and resume an operation. */
