@@ -28,6 +28,7 @@ import {
   type HistoryEvent,
   openHistory,
   type OperationAbandoned,
+  type OwnershipCommitted,
 } from "./history.ts";
 import {
   type Checkpoint,
@@ -945,14 +946,15 @@ export class StateEngine implements StateStore {
     this.#requireLock(snapshot);
     const fresh = await this.load();
     assertSameSnapshot(snapshot, fresh);
-    // verifies the current runner journal; absence of a record is not permission to resume
+    // verifies the current runner journal before it answers, null included (a control left in
+    // progress is BLOCKED_INTERRUPTION_REQUIRED): absence of a record is not permission to resume
     const c = this.#runnerControl(fresh);
     const orphans = this.#orphanAuthorizations(fresh, c);
-    if (orphans.length === 0) return null;
     if (orphans.length > 1) {
       blocked("BLOCKED_RESUME_CONFLICT", `${orphans.length} competing archived authorizations`);
     }
     this.#resumable(fresh);
+    if (orphans.length === 0) return null;
     const o = orphans[0];
     if (o.interrupted_control_sha256 !== fresh.control!.checksum) {
       blocked(
@@ -1076,16 +1078,30 @@ export class StateEngine implements StateStore {
     const snap = await this.load();
     const receipt = findReceipt(snap.history.events, operationId);
     if (!receipt) {
-      const orphan = snap.history.events.some((e) =>
+      const commit = snap.history.events.find((e): e is OwnershipCommitted =>
         e.kind === "ownership_committed" && e.operation_id === operationId
       );
-      if (orphan) {
+      if (!commit) return null;
+      // an ownership commit is how a create, connector change or runner removal completes (a
+      // runner update is refused one: it completes by its receipt); only history that names the
+      // operation a replacement makes this commit orphan state history, which is corruption
+      const replacement = replacementEvidence(snap, operationId);
+      if (replacement) {
         throw new SluiceError(
           "STATE_CORRUPT_HISTORY",
-          `operation ${operationId} has state history but no operation receipt`,
+          `operation ${operationId} has state history but no operation receipt: ${replacement} names it a runner replacement, whose completion is its runner_completed receipt`,
+          { evidence: { operation_id: operationId, serial: commit.serial, replacement } },
         );
       }
-      return null;
+      const c = snap.control?.opened;
+      const kind = c && c.operation_id === operationId
+        ? `${c.kind} operation`
+        : "operation (a create, connector change or runner removal)";
+      blocked(
+        "BLOCKED_NOT_A_REPLACEMENT",
+        `operation ${operationId} is a completed ${kind} recorded by its ownership commit (serial ${commit.serial}), not a runner replacement: it has no replacement receipt, and there is nothing to resume or report`,
+        { operation_id: operationId, serial: commit.serial },
+      );
     }
     const c = snap.control?.opened ?? null;
     if (c && c.operation_id === operationId) {
@@ -1166,6 +1182,28 @@ export function findAbandonment(
   return events.find((e): e is OperationAbandoned =>
     e.kind === "operation_abandoned" && e.operation_id === operationId
   ) ?? null;
+}
+
+/**
+ * What in the state names `operationId` a runner replacement — an archived resume authorization
+ * or operator's decision (both only a runner update receives), an abandonment of a runner update,
+ * or its pending runner-update control — or null.
+ */
+function replacementEvidence(snap: StateSnapshot, operationId: string): string | null {
+  const c = snap.control?.opened;
+  if (c && c.operation_id === operationId && c.kind === "runner_update") {
+    return "its pending runner_update control";
+  }
+  for (const [i, e] of snap.history.events.entries()) {
+    if (!("operation_id" in e) || e.operation_id !== operationId) continue;
+    if (e.kind === "resume_authorized" || e.kind === "operator_decision") {
+      return `history.events[${i}] (${e.kind})`;
+    }
+    if (e.kind === "operation_abandoned" && e.operation_kind === "runner_update") {
+      return `history.events[${i}] (operation_abandoned of a runner_update)`;
+    }
+  }
+  return null;
 }
 
 /** The only change finalization makes: the runner's artifact checksum, serial + 1. */

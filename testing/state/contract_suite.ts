@@ -611,7 +611,8 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
     assert.equal(auth.interrupted_control_sha256, interrupted.control!.checksum);
     assert.deepEqual(auth.recovery, record.recovery);
     assert.equal(resumed.history.document.version, 2);
-    assert.equal(await store.pendingResumeAuthorization(resumed), null);
+    // the lookup verifies before it answers: a resumed operation is in progress, not interrupted
+    await rejects(store.pendingResumeAuthorization(resumed), "BLOCKED_INTERRUPTION_REQUIRED");
     // progress continues, history is kept, then finalize archives incident + resume
     const s4 = await checkpoints(store, resumed, 5, 3);
     assert.equal(sealedOf(s4).version, 5);
@@ -760,7 +761,8 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
       resumed.history.events.filter((e) => e.kind === "resume_authorized").length,
       1,
     );
-    assert.equal(await store.pendingResumeAuthorization(resumed), null);
+    // the lookup verifies before it answers: a resumed operation is in progress, not interrupted
+    await rejects(store.pendingResumeAuthorization(resumed), "BLOCKED_INTERRUPTION_REQUIRED");
   });
 
   test("an interrupted clear after finalization", async (b) => {

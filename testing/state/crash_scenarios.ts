@@ -5,6 +5,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { SluiceError } from "../../lib/errors.ts";
 import { openStateStore, type StateStoreConfig } from "../../lib/state/open.ts";
 import {
   emptyOwnership,
@@ -209,7 +210,11 @@ export const SCENARIOS: Scenario[] = [
         record.authorization_id,
       );
       assert.equal(count(snap, "resume_authorized"), 1);
-      assert.equal(await store.pendingResumeAuthorization(snap), null);
+      // the lookup verifies before it answers: the resumed operation is in progress again
+      await assert.rejects(
+        store.pendingResumeAuthorization(snap),
+        (e) => e instanceof SluiceError && e.code === "BLOCKED_INTERRUPTION_REQUIRED",
+      );
     },
   },
   {
