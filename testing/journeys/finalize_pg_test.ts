@@ -1,11 +1,21 @@
 // Finalization (the table's last row) on the fakes, on both state backends' real code: it
 // re-observes the ready candidate before committing serial + 1 once with one receipt; it
-// waits while the candidate is not running; a lost acknowledgement is unknown, and the next
-// resume verifies the receipt without a second increment.
+// waits while the candidate is not running, or running but not ready as the ready boundary
+// defines it (RUNNING status of its generation and plan, one group member) — and a resume
+// finishes once it is ready again; a local finalization interrupted after its receipt is still
+// completed; a lost acknowledgement is unknown, and the next resume verifies the receipt
+// without a second increment.
 import assert from "node:assert/strict";
+import { onCrossing } from "../../lib/fault/site.ts";
 import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { resumeReviewed } from "../../lib/runtime/replacement/resume.ts";
+import type { ReplacementResult } from "../../lib/runtime/replacement/result.ts";
+import { localWriteSites } from "../../lib/state/sites.ts";
 import type { StateStore } from "../../lib/state/store.ts";
+import { readContainerPath, writeContainerPath } from "../fakes/_files.ts";
+import { findContainer } from "../fakes/engine.ts";
+import { statusPath } from "../fakes/lifecycle.ts";
+import type { FakeMember } from "../fakes/world.ts";
 import { checkpointNames, historyEvents } from "../sweep/reads.ts";
 import {
   BACKENDS,
@@ -25,7 +35,123 @@ async function executeWithFinalize(rc: ReplacementCase, effect: "fail" | "lose")
   }
 }
 
+/**
+ * Execute with `between` run once the action_completed checkpoint is acknowledged: the ready
+ * boundary is durable, finalization has not observed yet.
+ */
+async function executeThen(rc: ReplacementCase, between: () => void) {
+  let armed = true;
+  const stop = onCrossing((c) => {
+    if (armed && c.site.name === "journal.action_completed" && c.side === "after") {
+      armed = false;
+      between();
+    }
+  });
+  try {
+    return await executeReviewed(rc.options());
+  } finally {
+    stop();
+  }
+}
+
+/** The group loses every member (the candidate's among them); returns them. */
+function dropMembers(rc: ReplacementCase): FakeMember[] {
+  return rc.cw.world.store.transact((w) => {
+    const g = w.kafka.groups[rc.cw.applicationId];
+    const gone = g.members;
+    g.members = [];
+    return gone;
+  });
+}
+
+/** The members come back (the candidate rejoins its group). */
+function restoreMembers(rc: ReplacementCase, members: FakeMember[]): void {
+  rc.cw.world.store.transact((w) => {
+    w.kafka.groups[rc.cw.applicationId].members.push(...members);
+  });
+}
+
+/** Rewrite the running candidate's status file; returns its previous bytes. */
+function editStatus(
+  rc: ReplacementCase,
+  operationId: string,
+  edit: (s: Record<string, unknown>) => Record<string, unknown>,
+): Uint8Array {
+  return rc.cw.world.store.transact((w) => {
+    const c = findContainer(w, rc.candidateName(operationId))!;
+    const before = readContainerPath(w, c, statusPath(c))!;
+    const s = JSON.parse(new TextDecoder().decode(before));
+    writeContainerPath(w, c, statusPath(c), new TextEncoder().encode(JSON.stringify(edit(s))));
+    return before;
+  });
+}
+
+function restoreStatus(rc: ReplacementCase, operationId: string, bytes: Uint8Array): void {
+  rc.cw.world.store.transact((w) => {
+    const c = findContainer(w, rc.candidateName(operationId))!;
+    writeContainerPath(w, c, statusPath(c), bytes);
+  });
+}
+
+/** Not committed at action_completed: no increment, no receipt, the checkpoints unchanged. */
+async function assertWaitsAtActionCompleted(rc: ReplacementCase, r: ReplacementResult) {
+  const { receipt: _, commands: __, ...said } = r;
+  assert.equal(r.committed, false, JSON.stringify(said));
+  assert.equal(r.outcome, "blocked");
+  assert.equal(r.last_boundary, "action_completed");
+  assert.deepEqual(r.blockers.map((b) => b.code), ["BLOCKED_CANDIDATE_NOT_READY"]);
+  const state = await rc.state();
+  assert.equal(state.ownership?.serial, 1, "no increment");
+  assert.equal(historyEvents(state).filter((e) => e.kind === "runner_completed").length, 0);
+  assert.equal(checkpointNames(state.control).at(-1), "action_completed");
+}
+
+/** A resume (once the candidate is ready again) finalizes: serial + 1 once, one receipt. */
+async function assertResumeFinalizes(rc: ReplacementCase, operationId: string) {
+  const mutations = rc.mutations().length;
+  const r = await resumeReviewed(rc.operation(operationId));
+  assert.equal(r.committed, true, JSON.stringify(r));
+  assert.equal(r.serial, 2);
+  const state = await rc.state();
+  assert.equal(state.ownership?.serial, 2);
+  assert.equal(state.control, null);
+  assert.equal(historyEvents(state).filter((e) => e.kind === "runner_completed").length, 1);
+  assert.equal(rc.mutations().length, mutations, "finalization makes no provider call");
+}
+
 for (const backend of BACKENDS) {
+  Deno.test(`[${backend}] finalization re-checks readiness: a candidate whose group lost its member is not committed until resume finds it ready`, async () => {
+    await using rc = await replacementCase(backend);
+    let gone: FakeMember[] = [];
+    // the candidate still runs (and its status says RUNNING), but the group has no member
+    const first = await executeThen(rc, () => gone = dropMembers(rc));
+    assert.equal(gone.length, 1);
+    await assertWaitsAtActionCompleted(rc, first);
+    // still not ready: a resume finalizes nothing and stays resumable
+    await assertWaitsAtActionCompleted(rc, await resumeReviewed(rc.operation(first.operation_id)));
+    restoreMembers(rc, gone);
+    await assertResumeFinalizes(rc, first.operation_id);
+  });
+
+  Deno.test(`[${backend}] finalization re-checks readiness: a running candidate whose status is no longer RUNNING is not committed`, async () => {
+    await using rc = await replacementCase(backend);
+    const first = await executeWithFinalize(rc, "fail");
+    assert.equal(first.committed, null, JSON.stringify(first));
+    assert.equal(first.last_boundary, "action_completed");
+    // the runner is closing (its status says so) while its container still runs
+    const saved = editStatus(rc, first.operation_id, (s) => ({ ...s, state: "CLOSING" }));
+    await assertWaitsAtActionCompleted(rc, await resumeReviewed(rc.operation(first.operation_id)));
+    // a RUNNING status of another plan is not this candidate's readiness either
+    editStatus(
+      rc,
+      first.operation_id,
+      (s) => ({ ...s, state: "RUNNING", plan_sha256: "0".repeat(64) }),
+    );
+    await assertWaitsAtActionCompleted(rc, await resumeReviewed(rc.operation(first.operation_id)));
+    restoreStatus(rc, first.operation_id, saved);
+    await assertResumeFinalizes(rc, first.operation_id);
+  });
+
   Deno.test(`[${backend}] finalization after action_completed commits serial + 1 once with one receipt`, async () => {
     await using rc = await replacementCase(backend);
     const first = await executeWithFinalize(rc, "fail");
@@ -75,4 +201,39 @@ for (const backend of BACKENDS) {
     assert.equal(state.ownership?.serial, 2, "exactly one increment");
     assert.equal(historyEvents(state).filter((e) => e.kind === "runner_completed").length, 1);
   });
+
+  if (backend === "local") {
+    Deno.test(`[${backend}] a finalization interrupted after its receipt is completed by resume even when the candidate is not ready`, async () => {
+      await using rc = await replacementCase(backend);
+      // the receipt (the first write of the local finalization) is durable, then the
+      // invocation dies: only ownership and clear remain, decided by the receipt
+      const receipt = localWriteSites("finalize", "history", "replace").dirsync.name;
+      let armed = true;
+      const stop = onCrossing((c) => {
+        if (armed && c.site.name === receipt && c.side === "after") {
+          armed = false;
+          throw new Error("injected: the finalization stops after its receipt");
+        }
+      });
+      let first: ReplacementResult;
+      try {
+        first = await executeReviewed(rc.options());
+      } finally {
+        stop();
+      }
+      assert.equal(first.committed, null, JSON.stringify(first));
+      const before = await rc.state();
+      assert.equal(historyEvents(before).filter((e) => e.kind === "runner_completed").length, 1);
+      assert.notEqual(before.control, null);
+      // the candidate is no longer ready; the commit is already recorded by the receipt
+      dropMembers(rc);
+      const r = await resumeReviewed(rc.operation(first.operation_id));
+      assert.equal(r.committed, true, JSON.stringify(r));
+      assert.equal(r.serial, 2);
+      const state = await rc.state();
+      assert.equal(state.control, null);
+      assert.equal(state.ownership?.serial, 2);
+      assert.equal(historyEvents(state).filter((e) => e.kind === "runner_completed").length, 1);
+    });
+  }
 }

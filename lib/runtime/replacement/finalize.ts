@@ -15,13 +15,18 @@
  */
 import { EXIT, exitCodeFor, SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
+import { findReceipt } from "../../state/engine.ts";
+import type { Checkpoint } from "../../state/journal.ts";
 import type { StateSnapshot } from "../../state/store.ts";
-import type { Stage } from "../../protocol/replacement.ts";
+import { rowsAt, type Stage } from "../../protocol/replacement.ts";
 import { type Blocker, blocker } from "../../validation/blocker.ts";
+import type { RunnerObservation } from "../../validation/observation.ts";
+import { verifyReviewedRuntime } from "../../validation/reviewed_runtime.ts";
 import { observeRunner } from "../observer.ts";
-import { candidateTarget } from "./candidate.ts";
+import { type CandidateExpectation, candidateTarget } from "./candidate.ts";
 import { decide, stageOf } from "./decide.ts";
 import { checkpointsOf, decisionsOf, drive, type DriveOutcome } from "./drive.ts";
+import { GUARDS } from "./guards.ts";
 import { controlOf, type ReviewedOperation } from "./operation.ts";
 import { notCommitted, type ReplacementResult, type ResultBase } from "./result.ts";
 
@@ -105,6 +110,11 @@ export async function driveThenFinalize(
  * The table's last row: re-observe the exact ready candidate, then cross the finalization
  * write. A candidate that is not running and ready leaves the operation as it is.
  *
+ * Until the commit is durable (no receipt of this operation archived yet), "ready" is the ready
+ * boundary's own rule ({@link notReadyNow}) on this fresh observation. Once a local finalization
+ * archived its receipt, the commit is decided and only its remaining local writes (ownership,
+ * clear) are completed: readiness is not asked again.
+ *
  * @example
  * ```ts
  * import { finalizeOperation } from "./finalize.ts";
@@ -131,19 +141,25 @@ export async function finalizeOperation(
     resuming: options.resuming,
     decisions: decisionsOf(snap),
   });
-  const ready = obs.containers.some((c) => c.name === candidate.name && c.running);
-  if (check.kind !== "complete" || !ready) {
+  // the receipt is the commit (local order: receipt, ownership, clear; PostgreSQL: one
+  // transaction, so never a receipt beside a pending control)
+  const committed = findReceipt(snap.history.events, base.operation_id) !== null;
+  let blockers: Blocker[];
+  if (check.kind === "blocked") blockers = check.blockers;
+  else if (check.kind !== "complete") blockers = [notRunning(r.action.model)];
+  else if (!committed) blockers = notReadyNow(op, candidate, obs, checkpoints, snap);
+  else {
+    // the commit is durable and only its remaining local writes are left: the ready boundary's
+    // rule is not asked again (the running container by its name is all this path checks)
+    const running = obs.containers.some((c) => c.name === candidate.name && c.running);
+    blockers = running ? [] : [notRunning(r.action.model)];
+  }
+  if (check.kind !== "complete" || blockers.length > 0) {
     return notCommitted(base, {
       committed: false,
       outcome: "blocked",
       last_boundary: "action_completed",
-      blockers: check.kind === "blocked" ? check.blockers : [
-        blocker(
-          "BLOCKED_CANDIDATE_NOT_READY",
-          "the completed candidate is not running and ready; finalization waits",
-          { model: r.action.model },
-        ),
-      ],
+      blockers,
     });
   }
   try {
@@ -169,6 +185,78 @@ export async function finalizeOperation(
         error instanceof Error ? error.message : String(error)
       }`,
     });
+  }
+}
+
+/** The candidate is not (or no longer) ready: finalization waits for a later `state resume`. */
+function notRunning(model: string, detail?: string, evidence?: Record<string, unknown>): Blocker {
+  return blocker(
+    "BLOCKED_CANDIDATE_NOT_READY",
+    `the completed candidate is not running and ready${
+      detail ? ` (${detail})` : ""
+    }; finalization waits`,
+    { model, evidence },
+  );
+}
+
+/** The ready boundary: the table's row that records action_completed (guard `candidateReady`). */
+const READY_ROW = (() => {
+  const row = rowsAt("replacement_created").find((r) => r.checkpoint === "action_completed");
+  if (!row) throw new Error("the replacement table has no row that records action_completed");
+  return row;
+})();
+
+/**
+ * Why the candidate is not ready on this observation ([] when it is), by the ready boundary's
+ * own guard (spec: "fresh desired-plan running status, one group member, unchanged identities
+ * and monotonic progress"): its blockers as the driver gives them there (the recorded candidate
+ * missing or not exact, committed offsets below the clean close). Where the driver would wait
+ * (not RUNNING for this generation and plan, not exactly one group member) or the candidate no
+ * longer runs, finalization does not wait: BLOCKED_CANDIDATE_NOT_READY, and `state resume`
+ * finalizes once it is ready.
+ */
+function notReadyNow(
+  op: ReviewedOperation,
+  candidate: CandidateExpectation,
+  obs: RunnerObservation,
+  checkpoints: Checkpoint[],
+  snap: StateSnapshot,
+): Blocker[] {
+  const model = op.reviewed.action.model;
+  // the every-stage invariants already held (decide above); this splits old and candidate
+  const rt = verifyReviewedRuntime(obs, candidate.evidence, candidate, model);
+  const verdict = GUARDS[READY_ROW.guard]({
+    stage: READY_ROW.stage,
+    checkpoints,
+    action: op.reviewed.action,
+    candidate,
+    obs,
+    old: rt.old,
+    cand: rt.cand,
+    memory: { termRequested: true, startRequested: true },
+    resuming: false,
+    decisions: decisionsOf(snap),
+  });
+  switch (verdict.kind) {
+    case "go":
+      return [];
+    case "blocked":
+      return verdict.blockers;
+    case "wait":
+    case "skip": {
+      const status = rt.cand?.runnerStatus;
+      const why = verdict.kind === "wait"
+        ? verdict.reason
+        : `candidate ${rt.cand?.status ?? "absent"}, not running`;
+      return [notRunning(model, why, {
+        container: rt.cand?.id ?? null,
+        running: rt.cand?.running ?? false,
+        status: status
+          ? { state: status.state, generation: status.generation, plan: status.plan_sha256 }
+          : null,
+        group: { state: obs.kafka.group.state, members: obs.kafka.group.members.length },
+      })];
+    }
   }
 }
 
