@@ -45,6 +45,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
+import { writeIntent } from "./unknown_outcome.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { runnerTopics } from "../artifact/artifact.ts";
 import { atSite } from "../fault/site.ts";
@@ -381,22 +382,26 @@ export async function applyPlan(
     const identities = await plannedIdentities(ctx, plan, operationId);
     const prior: OwnershipDocument = snap.ownership?.document ??
       emptyOwnership(ctx.store.project, ctx.store.environment);
-    snap = await atSite(createSite("intent"), () =>
-      ctx.store.beginOperation(snap, {
-        operation_id: operationId,
-        kind: "create",
-        project: ctx.store.project,
-        environment: ctx.store.environment,
-        actor: ctx.actor,
-        created_at: now(),
-        original_state_checksum: snap.ownership?.checksum ?? stateChecksum(prior),
-        reviewed_plan_sha256: planSha256,
-        details: {
-          plan_sha256: planSha256,
-          actions: runtime.map((a) => a.type + ":" + describe(a)),
-          identities: identitiesJson(identities),
-        },
-      }));
+    snap = await writeIntent(
+      { operation_id: operationId, kind: "create", plan_sha256: planSha256 },
+      () =>
+        atSite(createSite("intent"), () =>
+          ctx.store.beginOperation(snap, {
+            operation_id: operationId,
+            kind: "create",
+            project: ctx.store.project,
+            environment: ctx.store.environment,
+            actor: ctx.actor,
+            created_at: now(),
+            original_state_checksum: snap.ownership?.checksum ?? stateChecksum(prior),
+            reviewed_plan_sha256: planSha256,
+            details: {
+              plan_sha256: planSha256,
+              actions: runtime.map((a) => a.type + ":" + describe(a)),
+              identities: identitiesJson(identities),
+            },
+          })),
+    );
     ctx.onProgress?.({
       kind: "intent",
       operation_id: operationId,

@@ -26,6 +26,7 @@
  * @module
  */
 import { type ErrorCode, SluiceError } from "../errors.ts";
+import { writeIntent } from "./unknown_outcome.ts";
 import {
   type ConnectorArtifact,
   desiredConnectorConfig,
@@ -308,29 +309,33 @@ export async function applyConnectorChanges(
   const prior = snap.ownership?.document ?? null;
   await verifyConnectorActions(ctx, plan, prior);
   const operationId = connectorOperationId(planSha256);
-  snap = await atSite(connectorSite("intent"), () =>
-    ctx.store.beginOperation(snap, {
-      operation_id: operationId,
-      kind: CONNECTOR_OPERATION_KIND,
-      project: ctx.store.project,
-      environment: ctx.store.environment,
-      actor: ctx.actor,
-      created_at: isoNow(ctx.clock ?? SYSTEM_CLOCK),
-      original_state_checksum: snap.ownership?.checksum ??
-        stateChecksum(emptyOwnership(ctx.store.project, ctx.store.environment)),
-      reviewed_plan_sha256: planSha256,
-      details: {
-        plan_sha256: planSha256,
-        actions: actions.map((a) => ({
-          type: a.type,
-          name: a.name,
-          cluster: a.cluster,
-          kafka_cluster_id: a.identity.kafka_cluster_id,
-          endpoint_digest: a.identity.endpoint_digest,
-          config_fingerprint: "config_fingerprint" in a ? a.config_fingerprint : null,
+  snap = await writeIntent(
+    { operation_id: operationId, kind: CONNECTOR_OPERATION_KIND, plan_sha256: planSha256 },
+    () =>
+      atSite(connectorSite("intent"), () =>
+        ctx.store.beginOperation(snap, {
+          operation_id: operationId,
+          kind: CONNECTOR_OPERATION_KIND,
+          project: ctx.store.project,
+          environment: ctx.store.environment,
+          actor: ctx.actor,
+          created_at: isoNow(ctx.clock ?? SYSTEM_CLOCK),
+          original_state_checksum: snap.ownership?.checksum ??
+            stateChecksum(emptyOwnership(ctx.store.project, ctx.store.environment)),
+          reviewed_plan_sha256: planSha256,
+          details: {
+            plan_sha256: planSha256,
+            actions: actions.map((a) => ({
+              type: a.type,
+              name: a.name,
+              cluster: a.cluster,
+              kafka_cluster_id: a.identity.kafka_cluster_id,
+              endpoint_digest: a.identity.endpoint_digest,
+              config_fingerprint: "config_fingerprint" in a ? a.config_fingerprint : null,
+            })),
+          },
         })),
-      },
-    }));
+  );
   say(ctx, operationId, "intent", `connector operation ${operationId} recorded`);
   return await drive(ctx, plan, snap, operationId, false);
 }

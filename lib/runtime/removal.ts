@@ -24,6 +24,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
+import { writeIntent } from "./unknown_outcome.ts";
 import { atSite } from "../fault/site.ts";
 import type { Plan } from "../plan/plan.ts";
 import type { RemoveRunnerAction } from "../plan/removals.ts";
@@ -307,28 +308,32 @@ export async function applyRemoval(
     return r;
   });
   const operationId = removalOperationId(planSha256);
-  const snap = await atSite(removalSite("intent"), () =>
-    ctx.store.beginOperation(start, {
-      operation_id: operationId,
-      kind: REMOVAL_OPERATION_KIND,
-      project: ctx.store.project,
-      environment: ctx.store.environment,
-      actor: ctx.actor,
-      created_at: isoNow(ctx.clock ?? SYSTEM_CLOCK),
-      original_state_checksum: start.ownership?.checksum ?? stateChecksum(prior),
-      reviewed_plan_sha256: planSha256,
-      details: {
-        plan_sha256: planSha256,
-        actions: actions.map((a) => ({
-          model: a.model,
-          application_id: a.application_id,
-          container_id: a.container.id,
-          generation: a.container.generation,
-          keeps: a.keeps,
-        })) as unknown as Json,
-        released: released as unknown as Json,
-      },
-    }));
+  const snap = await writeIntent(
+    { operation_id: operationId, kind: REMOVAL_OPERATION_KIND, plan_sha256: planSha256 },
+    () =>
+      atSite(removalSite("intent"), () =>
+        ctx.store.beginOperation(start, {
+          operation_id: operationId,
+          kind: REMOVAL_OPERATION_KIND,
+          project: ctx.store.project,
+          environment: ctx.store.environment,
+          actor: ctx.actor,
+          created_at: isoNow(ctx.clock ?? SYSTEM_CLOCK),
+          original_state_checksum: start.ownership?.checksum ?? stateChecksum(prior),
+          reviewed_plan_sha256: planSha256,
+          details: {
+            plan_sha256: planSha256,
+            actions: actions.map((a) => ({
+              model: a.model,
+              application_id: a.application_id,
+              container_id: a.container.id,
+              generation: a.container.generation,
+              keeps: a.keeps,
+            })) as unknown as Json,
+            released: released as unknown as Json,
+          },
+        })),
+  );
   say(ctx, operationId, `removal ${operationId} recorded`);
   return await drive(ctx, plan, snap, operationId, false);
 }

@@ -8,25 +8,10 @@
 // lib/runtime/provider_mutation.ts.)
 import assert from "node:assert/strict";
 import { SluiceError } from "../../lib/errors.ts";
-import { readPlanFile } from "../../lib/plan/plan_file.ts";
-import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
-import { apply, plan } from "../../lib/runtime/session.ts";
 import type { StateStore } from "../../lib/state/store.ts";
-import {
-  type CaseWorld,
-  deployStarter,
-  openCaseWorld,
-  prepareConnector,
-  prepareRemoval,
-} from "../sweep/fixture.ts";
+import { type CaseWorld, openCaseWorld } from "../sweep/fixture.ts";
+import { JOURNEYS, prepareJourney, providerMutations } from "./journeys.ts";
 import { BACKENDS, openCaseStore } from "./replacement_case.ts";
-
-/** The journey's own provider mutations so far (runner processes and test controls excluded). */
-function providerMutations(cw: CaseWorld): number {
-  return cw.world.control.mutations().filter((m) =>
-    m.by === "docker" || m.by === "kafka" || m.by === "connect"
-  ).length;
-}
 
 /** The store, with each verifyLock noted (the mutation count then) or, when `lost`, refused. */
 function watched(store: StateStore, cw: CaseWorld, lost: boolean) {
@@ -46,60 +31,12 @@ function watched(store: StateStore, cw: CaseWorld, lost: boolean) {
   return { store: proxy, verifiedAt };
 }
 
-type Journey = "create" | "replace" | "remove_runner" | "create_connector" | "update_connector";
-
-/** Set up the journey's world and return how to apply its plan with a given store. */
-async function prepare(cw: CaseWorld, journey: Journey) {
-  const deps = cw.deps;
-  if (journey === "create") {
-    const dir = cw.project.dir;
-    const r = await plan({ dir, ...deps });
-    return (store: StateStore) =>
-      apply({ dir, plan: r.plan, planSha256: r.sha256, ...deps, store });
-  }
-  if (journey === "replace") {
-    const d = await deployStarter(cw);
-    return async (store: StateStore) => {
-      const r = await executeReviewed({
-        dir: cw.project.dir,
-        planPath: d.planPath,
-        ...deps,
-        closeTimeoutMs: 60_000,
-        readyTimeoutMs: 120_000,
-        store,
-      });
-      // a replacement reports in its result: a lost lock is thrown the same way the others do
-      // the replacement reports rather than throws: a lost lock is an unknown outcome (committed
-      // null, the store's reason), turned here into the error the other journeys throw
-      if (r.committed === null && r.outcome === "unknown" && /lock was lost/.test(r.reason ?? "")) {
-        throw new SluiceError("STATE_LOCK_LOST", r.reason ?? "");
-      }
-      assert.equal(r.committed, true, JSON.stringify(r));
-      return r;
-    };
-  }
-  const change = journey === "remove_runner"
-    ? await prepareRemoval(cw)
-    : await prepareConnector(cw, journey === "create_connector" ? "create" : "update");
-  const dir = journey === "remove_runner" ? cw.project.dir : cw.pipeline!.dir;
-  const { plan: p, sha256 } = await readPlanFile(change.planPath);
-  return (store: StateStore) => apply({ dir, plan: p, planSha256: sha256, ...deps, store });
-}
-
-const JOURNEYS: Journey[] = [
-  "create",
-  "replace",
-  "remove_runner",
-  "create_connector",
-  "update_connector",
-];
-
 for (const backend of BACKENDS) {
   for (const journey of JOURNEYS) {
     const pipeline = journey.endsWith("_connector");
     Deno.test(`[${backend}] ${journey}: the lock is verified before each provider mutation`, async () => {
       await using cw = await openCaseWorld({ backend, seed: crypto.randomUUID(), pipeline });
-      const run = await prepare(cw, journey);
+      const run = await prepareJourney(cw, journey);
       const store = await openCaseStore(cw);
       try {
         const w = watched(store, cw, false);
@@ -125,7 +62,7 @@ for (const backend of BACKENDS) {
 
     Deno.test(`[${backend}] ${journey}: a lost lock stops the journey before any provider mutation`, async () => {
       await using cw = await openCaseWorld({ backend, seed: crypto.randomUUID(), pipeline });
-      const run = await prepare(cw, journey);
+      const run = await prepareJourney(cw, journey);
       const store = await openCaseStore(cw);
       try {
         const w = watched(store, cw, true);

@@ -26,7 +26,8 @@ import { decide } from "./decide.ts";
 import { driveThenFinalize } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import { openOperation, type ReviewedOptions } from "./operation.ts";
-import { lostWrite, type ReplacementResult, unacknowledged } from "./result.ts";
+import { lostWrite, type ReplacementResult } from "./result.ts";
+import { unacknowledged } from "../unknown_outcome.ts";
 
 /**
  * Execute a reviewed replacement (`apply --plan FILE` with a format-6 plan).

@@ -10,7 +10,6 @@
  * ```
  * @module
  */
-import { EXIT, exitCodeFor, SluiceError } from "../../errors.ts";
 import type { Checkpoint } from "../../state/journal.ts";
 import type { CompletionReceipt } from "../../state/history.ts";
 import type { Stage } from "../../protocol/replacement.ts";
@@ -116,24 +115,6 @@ export function notCommitted(
     receipt: null,
     lineage_warnings: [],
   };
-}
-
-/**
- * Whether an error from a durable state write leaves its outcome unknown: anything but a refusal
- * the store gives before it writes (a conflict or a lost lock, a blocker, a corrupt or invalid
- * state: exit statuses 2–5). A lost connection, a failed fsync or commit may have written it.
- *
- * @example
- * ```ts
- * import { unacknowledged } from "./result.ts";
- * unacknowledged(new Error("connection terminated")); // true
- * ```
- */
-export function unacknowledged(error: unknown): boolean {
-  return !(error instanceof SluiceError) ||
-    !([EXIT.USAGE, EXIT.INVALID, EXIT.BLOCKED, EXIT.CONFLICT] as number[]).includes(
-      exitCodeFor(error),
-    );
 }
 
 /**

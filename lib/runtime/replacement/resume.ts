@@ -37,7 +37,8 @@ import { checkpointsOf, decisionsOf } from "./drive.ts";
 import { driveThenFinalize, finalizeOperation } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import { openOperation, operationOfPlan, type OperationOptions } from "./operation.ts";
-import { lostWrite, notCommitted, type ReplacementResult, unacknowledged } from "./result.ts";
+import { lostWrite, notCommitted, type ReplacementResult } from "./result.ts";
+import { unacknowledged } from "../unknown_outcome.ts";
 
 /**
  * Continue the same operation (`state resume`).
