@@ -4,6 +4,7 @@
 // image to be reported, Docker; without Docker the report says "not built", as the check does.
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { INSTALL_PERMISSIONS, installSluice } from "../harness/install.ts";
 import { ARTIFACT_VERSION } from "../lib/artifact/artifact.ts";
 import { PLAN_FORMATS } from "../lib/plan/plan_file.ts";
 import { HISTORY_VERSIONS } from "../lib/state/history.ts";
@@ -14,59 +15,17 @@ import { MIGRATIONS } from "../lib/state/postgres/migrations.ts";
 import { pinnedVersions, SLUICE_VERSION } from "../lib/version.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const DENO_BIN = `${ROOT}tools/deno/node_modules/.bin`;
-
-/** The permissions docs/cli.md documents for the installed command. */
-const INSTALL_PERMISSIONS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-net",
-  "--allow-run",
-  "--allow-sys",
-];
-
-async function run(cmd: string, args: string[], cwd: string, path: string) {
-  const out = await new Deno.Command(cmd, {
-    args,
-    cwd,
-    env: { PATH: path },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
 
 Deno.test("deno install puts sluice on the PATH: init, validate, plan --offline and version -o json run in a fresh directory", async () => {
-  const installRoot = await Deno.makeTempDir({ prefix: "sluice-install-" });
+  await using installed = await installSluice();
   const work = await Deno.makeTempDir({ prefix: "sluice-fresh-" });
-  const path = `${installRoot}/bin:${DENO_BIN}:/usr/local/bin:/usr/bin:/bin`;
   try {
-    // the command of docs/cli.md, with the checkout's own paths
-    const install = await run(
-      "deno",
-      [
-        "install",
-        "--global",
-        "--root",
-        installRoot,
-        "--config",
-        `${ROOT}deno.json`,
-        "--name",
-        "sluice",
-        ...INSTALL_PERMISSIONS,
-        `${ROOT}cli/main.ts`,
-      ],
-      work,
-      path,
-    );
-    assert.equal(install.code, 0, install.stderr);
-    const shim = await Deno.readTextFile(`${installRoot}/bin/sluice`);
+    // the command of docs/cli.md, with the checkout's own paths (harness/install.ts)
+    const shim = await Deno.readTextFile(`${installed.root}/bin/sluice`);
     for (const flag of INSTALL_PERMISSIONS) assert.ok(shim.includes(flag), `${flag} in ${shim}`);
     assert.ok(!shim.includes("--allow-all"), shim);
 
-    const sluice = (args: string[], cwd: string) => run("sluice", args, cwd, path);
+    const sluice = (args: string[], cwd: string) => installed.run(args, cwd);
     const init = await sluice(["init", "orders"], work);
     assert.equal(init.code, 0, init.stderr);
     assert.match(init.stdout, /wrote \d+ files in .*orders/);
@@ -86,7 +45,7 @@ Deno.test("deno install puts sluice on the PATH: init, validate, plan --offline 
     assert.equal(data.cli, SLUICE_VERSION);
     assert.match(data.deno, /^\d+\.\d+\.\d+/);
     // the same answer as the check itself
-    const check = await run("bash", [`${ROOT}runner/build.sh`, "--check"], ROOT, path);
+    const check = await installed.run([`${ROOT}runner/build.sh`, "--check"], ROOT, {}, "bash");
     assert.equal(data.runner_image, check.code === 0 ? check.stdout.trim() : "not built");
     assert.deepEqual(data.kafka, {
       broker: pinnedVersions().KAFKA_VERSION,
@@ -104,7 +63,6 @@ Deno.test("deno install puts sluice on the PATH: init, validate, plan --offline 
       postgres_schema: MIGRATIONS.at(-1)!.version,
     });
   } finally {
-    await Deno.remove(installRoot, { recursive: true });
     await Deno.remove(work, { recursive: true });
   }
 });

@@ -54,6 +54,18 @@ export async function starterProject(
 ): Promise<TestProject> {
   const dir = await Deno.makeTempDir({ prefix: "sluice-project-", dir: options.parentDir });
   await initProject(dir);
+  return await pointStarterAt(dir, env, options);
+}
+
+/**
+ * Point the orders starter written in `dir` (by `initProject` or an installed `sluice init`) at
+ * `env`, with a unique project name and topics.
+ */
+export async function pointStarterAt(
+  dir: string,
+  env: EnvDescriptor,
+  options: { image: string; stateDsnEnv?: string; initialOffsets?: "earliest" | "latest" },
+): Promise<TestProject> {
   const suffix = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
   const name = `orders${suffix}`;
   const inputTopic = `raw_orders_${suffix}`;

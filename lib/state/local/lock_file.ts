@@ -18,6 +18,7 @@
  * @module
  */
 import { hostname } from "node:os";
+import process from "node:process";
 import { dirname } from "node:path";
 import { SluiceError } from "../../errors.ts";
 import { canonicalJson } from "../_canonical.ts";
@@ -40,19 +41,23 @@ async function readHolder(path: string): Promise<LockOwner | null | "unreadable"
   }
 }
 
+/**
+ * Whether process `pid` of this host is alive: signal 0 asks the kernel without sending anything
+ * (`ESRCH`: no such process; `EPERM`: it exists, owned by someone else). Null when it cannot
+ * tell: no permission to ask (`--allow-run` missing) or a pid no process has (zero or negative
+ * would name a process group). `/proc/<pid>` is not read: Deno requires `--allow-all` for it,
+ * which the installed command does not have (docs/cli.md, "Install"), so an installed sluice
+ * never saw a dead holder's lock as stale.
+ */
 function pidAlive(pid: number): boolean | null {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return null;
   try {
-    Deno.statSync(`/proc/${pid}`);
+    process.kill(pid, 0);
     return true;
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      try {
-        Deno.statSync("/proc/self");
-        return false;
-      } catch {
-        return null; // no procfs: cannot tell
-      }
-    }
+    const code = (e as { code?: string }).code;
+    if (code === "ESRCH") return false;
+    if (code === "EPERM") return true;
     return null;
   }
 }
