@@ -134,6 +134,8 @@ Deno.test(
         Image: original.Image,
         Labels: original.Config.Labels,
         Env: original.Config.Env,
+        // dockerode's types leave out Config.StopTimeout, which sluice sets
+        StopTimeout: (original.Config as { StopTimeout?: number }).StopTimeout,
         HostConfig: {
           Binds: original.HostConfig.Binds,
           NetworkMode: original.HostConfig.NetworkMode,

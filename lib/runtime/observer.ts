@@ -1,10 +1,12 @@
 /**
  * Read-only observation of runner models: exact container identities and states, the mounted
  * plan's bytes against the plan label, the environment against the pinned image and the fixed
- * execution options, the state volume and its instance UUID, and the Kafka identities, group
- * and offsets. It never stops, removes, creates or starts anything — not even a helper
- * container: a volume's instance file is read only through a container that already mounts
- * it (with none, the volume's label is the evidence; see `checkVolume`).
+ * execution options (image, network and attachments, restart policy, memory, stop timeout,
+ * mounts, and the image's own entrypoint and command), the state volume and its instance UUID,
+ * and the Kafka identities, group and offsets. It never stops, removes, creates or starts
+ * anything — not even a helper container: a volume's instance file is read only through a
+ * container that already mounts it (with none, the volume's label is the evidence; see
+ * `checkVolume`).
  *
  * Its cost does not grow with the model count: one metadata read, one group description, one
  * offsets fetch and one listing of the earliest and latest offsets for every model together;
@@ -116,9 +118,11 @@ export async function observeRunners(
   const images = distinct(
     targets.map((t) => t.image),
     (id) =>
-      docker.inspectImage(id).then((
-        i,
-      ) => (i ? { id: i.id, env: i.env.map(envFingerprint) } : null)),
+      docker.inspectImage(id).then((i): PinnedImage | null =>
+        i
+          ? { id: i.id, env: i.env.map(envFingerprint), entrypoint: i.entrypoint, cmd: i.cmd }
+          : null
+      ),
   );
   const networks = distinct(targets.map((t) => t.network), (n) => docker.networkId(n));
 
@@ -175,7 +179,7 @@ export async function observeRunners(
       target,
       observedAt,
       daemonId,
-      image: await images.get(target.image)!,
+      image: observedImage(await images.get(target.image)!),
       networkId: await networks.get(target.network)!,
       containers: mine,
       volume: volumeEvidence(target, volumes, mine),
@@ -199,6 +203,37 @@ export async function observeRunners(
     });
   }
   return { observedAt, daemonId, clusterId: cluster.clusterId, runners };
+}
+
+/**
+ * The pinned image as the containers are compared with it: its environment (keyed hashes) and
+ * the entrypoint and command a runner inherits (sluice overrides neither).
+ */
+interface PinnedImage {
+  id: string;
+  env: string[];
+  entrypoint: string[];
+  cmd: string[];
+}
+
+/** The image as the observation reports it: its ID and environment. */
+function observedImage(i: PinnedImage | null): RunnerObservation["image"] {
+  return i ? { id: i.id, env: i.env } : null;
+}
+
+/**
+ * Where a container's argument list first differs from its image's, or null when equal. Only
+ * the position and the lengths are reported: an argument may hold a value that must not be
+ * shown (as the environment's values are never shown).
+ */
+function argumentsDrift(what: string, actual: string[], pinned: string[]): string | null {
+  const n = Math.max(actual.length, pinned.length);
+  for (let i = 0; i < n; i++) {
+    if (actual[i] !== pinned[i]) {
+      return `${what} differs from the pinned image's at argument ${i} (${actual.length} arguments, the image's has ${pinned.length})`;
+    }
+  }
+  return null;
 }
 
 /** One read per distinct key. */
@@ -239,7 +274,7 @@ async function containerEvidence(
   docker: DockerPort,
   c: ContainerInfo,
   target: RunnerTarget,
-  image: { id: string; env: string[] } | null,
+  image: PinnedImage | null,
   readStatus: boolean,
 ): Promise<ContainerEvidence> {
   const label = (k: string) => c.labels[k] ?? null;
@@ -301,6 +336,13 @@ async function containerEvidence(
     problems.push(`restart policy ${c.restartPolicy}`);
   }
   if (c.memory !== RUNNER_EXECUTION.memoryBytes) problems.push(`memory limit ${c.memory}`);
+  if (c.stopTimeout !== RUNNER_EXECUTION.stopTimeoutSeconds) {
+    problems.push(
+      `stop timeout ${
+        c.stopTimeout === null ? "unset" : `${c.stopTimeout} s`
+      } is not ${RUNNER_EXECUTION.stopTimeoutSeconds} s`,
+    );
+  }
   const planMount = c.mounts.find((m) => m.destination === RUNNER_PATHS.plan);
   if (!planMount || planMount.type !== "bind" || !planMount.readOnly) {
     problems.push(`plan is not bind-mounted read-only at ${RUNNER_PATHS.plan}`);
@@ -314,8 +356,15 @@ async function containerEvidence(
     );
   }
   if (c.mounts.length !== 2) problems.push(`${c.mounts.length} mounts instead of 2`);
+  // sluice overrides neither the entrypoint nor the command: both are the pinned image's
   if (c.entrypoint.length > 0 && image === null) {
     problems.push("image absent: entrypoint unverifiable");
+  }
+  if (image !== null) {
+    const entrypoint = argumentsDrift("entrypoint", c.entrypoint, image.entrypoint);
+    if (entrypoint) problems.push(entrypoint);
+    const cmd = argumentsDrift("cmd", c.cmd, image.cmd);
+    if (cmd) problems.push(cmd);
   }
 
   let runnerStatus: Record<string, unknown> | null = null;

@@ -116,7 +116,11 @@ export interface ContainerEvidence {
    * `KEY=hmac:…` (values compared as keyed hashes; no value ever leaves the observer).
    */
   environment: { ok: boolean; unexpected: string[]; missing: string[] };
-  /** Fixed execution options: image, network, mounts, restart policy, memory, entrypoint. */
+  /**
+   * Fixed execution options: image, network, mounts, restart policy, memory, stop timeout, and
+   * the entrypoint and command (the pinned image's: sluice overrides neither). A problem starting
+   * `image ` or `network ` is a wrong image or network; any other is execution drift.
+   */
   execution: { ok: boolean; problems: string[] };
   /** The volume instance file as seen through this container's mount. */
   volumeInstance: string | null;

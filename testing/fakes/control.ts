@@ -41,6 +41,11 @@ export interface ProducedRecord {
   value?: string | null;
 }
 
+/** The execution options {@link FakeControl.reconfigureContainer} changes (absent: kept). */
+export type ContainerOptions = Partial<
+  Pick<FakeContainer, "entrypoint" | "cmd" | "stop_timeout" | "memory" | "restart_policy">
+>;
+
 /** The test's hands on the fake world. */
 export interface FakeControl {
   /** Add an image (its ID is generated unless given); returns the ID. */
@@ -57,6 +62,12 @@ export interface FakeControl {
    * the same name looks like to the observer.
    */
   relabelContainer(idOrName: string, labels: Record<string, string | null>): void;
+  /**
+   * Change a container's fixed execution options as `docker inspect` reports them (`null` stop
+   * timeout: none set): what a container re-created by hand under the same name with other
+   * options (`--entrypoint`, a command, `--stop-timeout`, ...) looks like to the observer.
+   */
+  reconfigureContainer(idOrName: string, options: ContainerOptions): void;
   /** Remove a volume (refused while a container uses it, as Docker does). */
   removeVolume(name: string): void;
   /** Create a volume outside sluice (labels, no instance file). */
@@ -176,6 +187,16 @@ export function fakeControl(ctx: FakeContext): FakeControl {
           if (v === null) delete c.labels[k];
           else c.labels[k] = v;
         }
+      }),
+
+    reconfigureContainer: (idOrName, options) =>
+      act("reconfigureContainer", idOrName, (w) => {
+        const c = mustFind(w, idOrName);
+        if (options.entrypoint !== undefined) c.entrypoint = [...options.entrypoint];
+        if (options.cmd !== undefined) c.cmd = [...options.cmd];
+        if (options.stop_timeout !== undefined) c.stop_timeout = options.stop_timeout;
+        if (options.memory !== undefined) c.memory = options.memory;
+        if (options.restart_policy !== undefined) c.restart_policy = options.restart_policy;
       }),
 
     removeVolume: (name) =>

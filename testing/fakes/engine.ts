@@ -6,7 +6,8 @@
  * - exact 64-hex container IDs; lookup by ID, by name, or by a unique ID prefix;
  * - create merges the image's labels and environment under the container's own (the
  *   container's entries first, then the image's that it does not override), takes entrypoint
- *   and command from the image, and writes the labels atomically with the container;
+ *   and command from the image, keeps the spec's stop timeout, and writes the labels
+ *   atomically with the container;
  * - a created container is never started: zero StartedAt/FinishedAt, exit code 0, its network
  *   listed without an ID; started, the network has its ID, kept after the exit;
  * - create refuses a duplicate name (409) and a missing image (404), but not a missing network
@@ -120,6 +121,8 @@ function toInfo(c: FakeContainer, now: number): ContainerInfo {
     mounts: now % 2 === 0 ? mounts : mounts.reverse(),
     restartPolicy: c.restart_policy,
     memory: c.memory,
+    // worlds written before the stop timeout was kept have none
+    stopTimeout: c.stop_timeout ?? null,
     createdAt: c.created_at,
   };
 }
@@ -183,7 +186,13 @@ export function fakeDockerPort(ctx: FakeContext): DockerPort {
       read("inspectImage", id, (w): ImageInfo | null => {
         const i = findImage(w, id);
         return i
-          ? { id: i.id, env: [...i.env], labels: { ...i.labels }, entrypoint: [...i.entrypoint] }
+          ? {
+            id: i.id,
+            env: [...i.env],
+            labels: { ...i.labels },
+            entrypoint: [...i.entrypoint],
+            cmd: [...i.cmd],
+          }
           : null;
       }),
 

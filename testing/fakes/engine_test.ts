@@ -121,3 +121,24 @@ Deno.test("a tampered instance file is what the container reads", async () => {
     assert.equal(new TextDecoder().decode(bytes!), "other\n");
   });
 });
+
+Deno.test("reconfigureContainer changes only the options it names, as inspect reports them, logged by control", async () => {
+  await withSubject(async (s) => {
+    const r = await prepareRunner(s);
+    const id = await s.docker.createContainer(r.spec);
+    const before = (await s.docker.inspectContainer(id))!;
+    assert.equal(before.stopTimeout, r.spec.stopTimeoutSeconds);
+    s.world.control.reconfigureContainer(id, { stop_timeout: null, cmd: ["sh"] });
+    const after = (await s.docker.inspectContainer(id))!;
+    assert.equal(after.stopTimeout, null);
+    assert.deepEqual(after.cmd, ["sh"]);
+    assert.deepEqual(after.entrypoint, before.entrypoint);
+    assert.equal(after.memory, before.memory);
+    assert.equal(after.restartPolicy, before.restartPolicy);
+    assert.ok(ops(s).includes(`control:reconfigureContainer:${id}`));
+    assert.throws(
+      () => s.world.control.reconfigureContainer("no-such", { cmd: [] }),
+      /no container/,
+    );
+  });
+});

@@ -137,7 +137,8 @@ export interface FakeContainer {
   mounts: FakeMount[];
   restart_policy: string;
   memory: number;
-  stop_timeout: number;
+  /** Seconds Docker waits after SIGTERM (`Config.StopTimeout`); null when none was set. */
+  stop_timeout: number | null;
   created_at: string;
   state: {
     status: "created" | "running" | "exited";

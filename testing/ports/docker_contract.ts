@@ -6,9 +6,9 @@
  * against the real runner image on the real broker.
  *
  * What it pins down: exact 64-hex IDs and names; labels and environment merged with the
- * image's as Docker does; a created container is never started; create refusals change
- * nothing; a missing volume is created empty by create; start/TERM/remove refusals; the plan is
- * read from the host file; container logs (tail, since, follow); the volume's instance file; the runner's status file, exit codes
+ * image's as Docker does; the spec's stop timeout and the image's entrypoint and command; a
+ * created container is never started; create refusals change nothing; a missing volume is
+ * created empty by create; start/TERM/remove refusals; the plan is read from the host file; container logs (tail, since, follow); the volume's instance file; the runner's status file, exit codes
  * 143/137/11/12/14/15, group membership and committed offsets through its lifecycle.
  *
  * @example
@@ -268,6 +268,28 @@ export const DOCKER_CONTRACT: readonly ContractCase[] = [
         new TextDecoder().decode((await s.docker.readContainerFile(id, RUNNER_PATHS.plan))!),
         "changed",
       );
+      await s.docker.removeContainer(id);
+    },
+  },
+  {
+    name:
+      "a created container reports the spec's stop timeout and the image's entrypoint and command",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const image = (await s.docker.inspectImage(s.runnerImage))!;
+      assert.ok(Array.isArray(image.cmd), "the image reports its command");
+      // not the value sluice pins: the port reports what the spec asked for
+      const spec = { ...r.spec, stopTimeoutSeconds: r.spec.stopTimeoutSeconds + 7 };
+      const id = await s.docker.createContainer(spec);
+      const c = (await s.docker.inspectContainer(id))!;
+      assert.equal(c.stopTimeout, spec.stopTimeoutSeconds);
+      assert.deepEqual(c.entrypoint, image.entrypoint);
+      assert.deepEqual(c.cmd, image.cmd);
+      const [listed] = await s.docker.listContainersLabelled(LABEL.applicationId, [
+        r.applicationId,
+      ]);
+      assert.equal(listed.stopTimeout, spec.stopTimeoutSeconds, "a listing reports it too");
+      assert.deepEqual(listed.cmd, image.cmd);
       await s.docker.removeContainer(id);
     },
   },

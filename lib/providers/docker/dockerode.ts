@@ -91,8 +91,15 @@ function toInfo(c: Docker.ContainerInspectInfo): ContainerInfo {
     })),
     restartPolicy: c.HostConfig?.RestartPolicy?.Name ?? "",
     memory: c.HostConfig?.Memory ?? 0,
+    stopTimeout: stopTimeoutOf(c.Config),
     createdAt: c.Created,
   };
+}
+
+/** `Config.StopTimeout` (absent from the typings; absent or null when none was set). */
+function stopTimeoutOf(config: Docker.ContainerInspectInfo["Config"]): number | null {
+  const v = (config as { StopTimeout?: number | null }).StopTimeout;
+  return typeof v === "number" ? v : null;
 }
 
 /** Containers inspected at once by a project-wide listing. */
@@ -271,6 +278,7 @@ export function dockerodePort(client?: Docker, options: DockerodePortOptions = {
         env: i.Config?.Env ?? [],
         labels: i.Config?.Labels ?? {},
         entrypoint: asList(i.Config?.Entrypoint),
+        cmd: asList(i.Config?.Cmd),
       } satisfies ImageInfo;
     },
 

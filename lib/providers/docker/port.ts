@@ -29,7 +29,7 @@ export interface ContainerInfo {
   labels: Record<string, string>;
   /** Environment as `KEY=value` strings, in the container's order. */
   env: string[];
-  /** Entrypoint and command as created. */
+  /** The entrypoint as created (the image's unless overridden). */
   entrypoint: string[];
   /** The command (arguments after the entrypoint). */
   cmd: string[];
@@ -60,6 +60,11 @@ export interface ContainerInfo {
   restartPolicy: string;
   /** Memory limit in bytes (0 = none). */
   memory: number;
+  /**
+   * Seconds Docker waits after SIGTERM before SIGKILL when it stops the container
+   * (`Config.StopTimeout`); null when the container was created without one (Docker's default).
+   */
+  stopTimeout: number | null;
   /** When it was created (RFC 3339). */
   createdAt: string;
 }
@@ -84,6 +89,8 @@ export interface ImageInfo {
   labels: Record<string, string>;
   /** Its entrypoint. */
   entrypoint: string[];
+  /** Its command (`Config.Cmd`: the arguments after the entrypoint; empty when none). */
+  cmd: string[];
 }
 
 /** What `create` needs; the adapter adds nothing of its own. */

@@ -1,0 +1,154 @@
+// The observer's fixed execution options (issue 26 item 5): a runner's stop timeout is the
+// pinned one, and its entrypoint and command are its image's (sluice never overrides them).
+// A runner applied on a fake world, then changed as a container re-created by hand would be;
+// what the observer reports, and the blocker the planner gives for it.
+import assert from "node:assert/strict";
+import { apply, plan } from "./session.ts";
+import { observeRunner } from "./observer.ts";
+import { LABEL, RUNNER_EXECUTION } from "./labels.ts";
+import { checkGeneration } from "../validation/runner_checks.ts";
+import type { RunnerTarget } from "../validation/observation.ts";
+import { fakeProject } from "../../testing/ways/fake_project.ts";
+import type { FakeProject } from "../../testing/ways/fake_project.ts";
+import type { ContainerOptions } from "../../testing/fakes/control.ts";
+
+/** A fake project with its runner applied: the container's name and its target. */
+async function applied(f: FakeProject): Promise<{ name: string; target: RunnerTarget }> {
+  const created = await plan({ dir: f.p.dir, ...f.deps });
+  const done = await apply({
+    dir: f.p.dir,
+    plan: created.plan,
+    planSha256: created.sha256,
+    ...f.deps,
+  });
+  const applicationId = done.runners[0].application_id;
+  const [c] = await f.deps.docker.listContainers(LABEL.applicationId, applicationId);
+  return { name: c.name, target: created.observation!.runners[0].target };
+}
+
+/** The execution problems of the runner's container after `change`. */
+async function problemsAfter(seed: string, change: ContainerOptions | null) {
+  await using f = await fakeProject(seed);
+  const { name, target } = await applied(f);
+  const before = await observeRunner(f.deps, target);
+  assert.deepEqual(before.containers[0].execution, { ok: true, problems: [] });
+  if (change) f.world.control.reconfigureContainer(name, change);
+  const obs = await observeRunner(f.deps, target);
+  const c = obs.containers[0];
+  const image = f.world.control.snapshot().docker.images[target.image];
+  return { c, image, artifact: c.labels.artifactSha256! };
+}
+
+/** The blocker codes the generation check gives for a container's evidence. */
+const codesOf = (r: Awaited<ReturnType<typeof problemsAfter>>) =>
+  checkGeneration(r.c, r.artifact, null).map((b) => b.code);
+
+Deno.test("observer: a runner as sluice created it has no execution problem", async () => {
+  const r = await problemsAfter("observer-exec-ok", null);
+  assert.deepEqual(r.c.execution, { ok: true, problems: [] });
+  assert.deepEqual(codesOf(r), []);
+});
+
+Deno.test("observer: a stop timeout other than the pinned one is execution drift", async () => {
+  const r = await problemsAfter("observer-exec-stop", {
+    stop_timeout: RUNNER_EXECUTION.stopTimeoutSeconds - 20,
+  });
+  assert.equal(r.c.execution.ok, false);
+  assert.deepEqual(r.c.execution.problems, [
+    `stop timeout 10 s is not ${RUNNER_EXECUTION.stopTimeoutSeconds} s`,
+  ]);
+  assert.deepEqual(codesOf(r), ["BLOCKED_EXECUTION_DRIFT"]);
+});
+
+Deno.test("observer: a runner without a stop timeout (Docker's default) is execution drift", async () => {
+  const r = await problemsAfter("observer-exec-nostop", { stop_timeout: null });
+  assert.deepEqual(r.c.execution.problems, [
+    `stop timeout unset is not ${RUNNER_EXECUTION.stopTimeoutSeconds} s`,
+  ]);
+  assert.deepEqual(codesOf(r), ["BLOCKED_EXECUTION_DRIFT"]);
+});
+
+Deno.test("observer: an entrypoint other than the image's is execution drift (values not shown)", async () => {
+  const r = await problemsAfter("observer-exec-entry", {
+    entrypoint: ["sh", "-c", "exec java -Dsecret.token=hunter2 dev.sluice.runner.Main"],
+  });
+  assert.equal(r.c.execution.ok, false);
+  assert.deepEqual(r.c.execution.problems, [
+    `entrypoint differs from the pinned image's at argument 0 (3 arguments, the image's has ${r.image.entrypoint.length})`,
+  ]);
+  assert.ok(!JSON.stringify(r.c.execution).includes("hunter2"), "no argument is shown");
+  assert.deepEqual(codesOf(r), ["BLOCKED_EXECUTION_DRIFT"]);
+});
+
+Deno.test("observer: a command other than the image's is execution drift, even only appended to", async () => {
+  const r = await problemsAfter("observer-exec-cmd", { cmd: ["run", "--skip-checks"] });
+  assert.deepEqual(r.image.cmd, ["run"], "the fake runner image's command");
+  assert.deepEqual(r.c.execution.problems, [
+    "cmd differs from the pinned image's at argument 1 (2 arguments, the image's has 1)",
+  ]);
+  assert.deepEqual(codesOf(r), ["BLOCKED_EXECUTION_DRIFT"]);
+});
+
+Deno.test("observer: a command removed (the image's has one) is execution drift", async () => {
+  const r = await problemsAfter("observer-exec-nocmd", { cmd: [] });
+  assert.deepEqual(r.c.execution.problems, [
+    "cmd differs from the pinned image's at argument 0 (0 arguments, the image's has 1)",
+  ]);
+});
+
+Deno.test("plan: a runner whose stop timeout was changed by hand is refused with BLOCKED_EXECUTION_DRIFT", async () => {
+  await using f = await fakeProject("plan-exec-stop");
+  const { name } = await applied(f);
+  const clean = await plan({ dir: f.p.dir, ...f.deps });
+  assert.deepEqual(clean.plan.blockers, []);
+  assert.equal(clean.noop, true);
+
+  f.world.control.reconfigureContainer(name, { stop_timeout: 5 });
+  const drifted = await plan({ dir: f.p.dir, ...f.deps });
+  assert.equal(drifted.noop, false, "never a silent no-op");
+  assert.deepEqual(drifted.plan.actions, []);
+  const exec = drifted.plan.blockers.filter((b) => b.code === "BLOCKED_EXECUTION_DRIFT");
+  assert.equal(exec.length, 1, JSON.stringify(drifted.plan.blockers));
+  assert.match(exec[0].message, /stop timeout 5 s is not 30 s/);
+});
+
+Deno.test("plan: a runner whose entrypoint or command was changed by hand is refused with BLOCKED_EXECUTION_DRIFT", async () => {
+  await using f = await fakeProject("plan-exec-cmd");
+  const { name } = await applied(f);
+  f.world.control.reconfigureContainer(name, { cmd: ["sh"] });
+  const cmd = await plan({ dir: f.p.dir, ...f.deps });
+  assert.deepEqual(cmd.plan.actions, []);
+  assert.deepEqual(
+    cmd.plan.blockers.filter((b) => b.code === "BLOCKED_EXECUTION_DRIFT").map((b) => b.message)
+      .filter((m) => /cmd differs/.test(m)).length,
+    1,
+    JSON.stringify(cmd.plan.blockers),
+  );
+  f.world.control.reconfigureContainer(name, { cmd: ["run"], entrypoint: ["sh"] });
+  const entry = await plan({ dir: f.p.dir, ...f.deps });
+  assert.deepEqual(
+    entry.plan.blockers.map((b) => b.code),
+    ["BLOCKED_EXECUTION_DRIFT"],
+    JSON.stringify(entry.plan.blockers),
+  );
+  assert.match(entry.plan.blockers[0].message, /entrypoint differs/);
+});
+
+Deno.test("observer: with the pinned image absent, the entrypoint is unverifiable (no comparison)", async () => {
+  await using f = await fakeProject("observer-exec-noimage");
+  const { target } = await applied(f);
+  const absent = `sha256:${"0".repeat(64)}`;
+  const obs = await observeRunner(f.deps, { ...target, image: absent });
+  assert.equal(obs.image, null);
+  assert.deepEqual(obs.containers[0].execution.problems, [
+    `image ${target.image} is not the pinned ${absent}`,
+    "image absent: entrypoint unverifiable",
+  ]);
+});
+
+Deno.test("observer: the observation's image stays its ID and environment", async () => {
+  await using f = await fakeProject("observer-exec-image");
+  const { target } = await applied(f);
+  const obs = await observeRunner(f.deps, target);
+  assert.deepEqual(Object.keys(obs.image ?? {}), ["id", "env"]);
+});
