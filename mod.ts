@@ -153,7 +153,8 @@ export type { CompileOutput, ValidateResult } from "./lib/project/environments.t
 export type { PlanReviewResult } from "./lib/review/journey.ts";
 export type { PlanResult } from "./lib/runtime/session.ts";
 export type { Review } from "./lib/review/review.ts";
-export type { Plan } from "./lib/plan/plan.ts";
+export type { KeySeal, Plan } from "./lib/plan/plan.ts";
+export type { SealKey } from "./lib/state/seal_key.ts";
 export type { ApplyResult } from "./lib/runtime/apply.ts";
 export type { ReplacementResult, RunnerStatusReport } from "./lib/runtime/replacement/result.ts";
 export type { ProjectObservation } from "./lib/validation/observation.ts";

@@ -137,7 +137,9 @@ export interface Plan {
 
 /** A plan's keyed seal: the key's ID and the HMAC-SHA256 of the plan under it. */
 export interface KeySeal {
+  /** The ID of the state store's key that sealed the plan. */
   key_id: string;
+  /** HMAC-SHA256 (lower-case hex) of the plan's canonical JSON without `key_seal`. */
   hmac_sha256: string;
 }
 

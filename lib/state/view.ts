@@ -190,9 +190,13 @@ export async function initStateStore(config: StateStoreConfig): Promise<StoreIde
 
 /** What `sluice state rotate-seal-key` reports: key IDs and times, never a secret. */
 export interface SealKeyRotation {
+  /** The store whose key was rotated. */
   store_id: string;
+  /** The key plans sealed before the rotation carry (refused from now on). */
   previous_key_id: string;
+  /** The key every plan is sealed with from now on. */
   key_id: string;
+  /** When the new key was made (ISO-8601 UTC). */
   rotated_at: string;
 }
 
