@@ -560,8 +560,8 @@ export async function verify(
 export const EXERCISED = ["lib", "runner", "probes", "harness"] as const;
 
 /**
- * The files under {@link EXERCISED} that differ between `commit` and the working tree (empty:
- * the evidence is of the code that is here). A stale file still verifies — it is what that commit
+ * The files under {@link EXERCISED} that differ between `commit` and the working tree, tests and
+ * Markdown left out (empty: the evidence is of the code that is here). A stale file still verifies — it is what that commit
  * did — but `verify` says so, so that no figure is quoted as today's.
  */
 export async function staleSince(commit: string): Promise<string[]> {
@@ -574,7 +574,9 @@ export async function staleSince(commit: string): Promise<string[]> {
   if (o.code !== 0) {
     throw new Error(`git diff ${commit}: ${new TextDecoder().decode(o.stderr).trim()}`);
   }
-  return new TextDecoder().decode(o.stdout).split("\n").filter((x) => x !== "");
+  // what the probes run, not the tests and notes kept beside it
+  return new TextDecoder().decode(o.stdout).split("\n")
+    .filter((x) => x !== "" && !/_test\.ts$/.test(x) && !x.endsWith(".md"));
 }
 
 /**
