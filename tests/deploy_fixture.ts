@@ -114,6 +114,17 @@ export async function outputRecords(
   return got.sort(byKey);
 }
 
+/** An order of the starter's source schema. */
+export type Order = { order_id: string; amount: number; paid: boolean; customer: string | null };
+
+/** Orders keyed `prefix-i` with the given amounts; every fourth one unpaid. */
+export function orders(prefix: string, amounts: number[]): Array<{ key: string; value: Order }> {
+  return amounts.map((amount, i) => ({
+    key: `${prefix}-${i}`,
+    value: { order_id: `${prefix}-${i}`, amount, paid: i % 4 !== 3, customer: null },
+  }));
+}
+
 /** The application ID of the starter's model for project `name` (no environment). */
 export function starterApplicationId(name: string): string {
   return `sluice-${name}-eligible_orders`;

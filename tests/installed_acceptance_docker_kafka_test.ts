@@ -11,32 +11,18 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sharedEnv } from "../harness/env.ts";
 import { installSluice } from "../harness/install.ts";
-import { committedOffsets, produce, readAll } from "../harness/kafka.ts";
+import { committedOffsets, produce } from "../harness/kafka.ts";
 import { pointStarterAt, runnerImageId } from "../harness/project.ts";
 import { FAULT_ENV } from "../lib/fault/site.ts";
-import { removeApplication, starterApplicationId } from "./deploy_fixture.ts";
+import {
+  type Order,
+  orders,
+  outputRecords,
+  removeApplication,
+  starterApplicationId,
+} from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
-
-type Order = { order_id: string; amount: number; paid: boolean; customer: string | null };
-
-function orders(prefix: string, amounts: number[]): Array<{ key: string; value: Order }> {
-  return amounts.map((amount, i) => ({
-    key: `${prefix}-${i}`,
-    value: { order_id: `${prefix}-${i}`, amount, paid: i % 4 !== 3, customer: null },
-  }));
-}
-
-/** The output topic's records, sorted by key, once `n` are there (bounded wait). */
-async function output(bootstrap: string, topic: string, n: number) {
-  let got: Array<{ key: string | null; value: unknown }> = [];
-  for (let i = 0; i < 240 && got.length < n; i++) {
-    got = (await readAll(bootstrap, topic, { partitions: [0, 1, 2], expect: n }))
-      .map((r) => ({ key: r.key, value: JSON.parse(r.value!) }));
-    if (got.length < n) await new Promise((r) => setTimeout(r, 250));
-  }
-  return got.sort((a, b) => (a.key ?? "").localeCompare(b.key ?? ""));
-}
 
 /** What the starter's runner emits for `o` (its projection), in key order. */
 function expected(os: Array<{ key: string; value: Order }>) {
@@ -103,7 +89,10 @@ Deno.test(
         before.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
       );
       const oldOut = expected(before.filter((o) => passOld(o.value)));
-      assert.deepEqual(await output(env.bootstrapHost, p.outputTopic, oldOut.length), oldOut);
+      assert.deepEqual(
+        await outputRecords(env.bootstrapHost, p.outputTopic, oldOut.length),
+        oldOut,
+      );
       const offsetsBefore = await committedOffsets(env.bootstrapHost, appId, p.inputTopic);
 
       // the predicate change, reviewed; its apply killed after the candidate was created
@@ -154,7 +143,7 @@ Deno.test(
         ...before.filter((o) => passOld(o.value)),
         ...after.filter((o) => passNew(o.value)),
       ]);
-      assert.deepEqual(await output(env.bootstrapHost, p.outputTopic, all.length), all);
+      assert.deepEqual(await outputRecords(env.bootstrapHost, p.outputTopic, all.length), all);
 
       // the same application ID (its group kept its offsets, only forward) and volume instance
       assert.equal((await volumeLabels(volume))["sluice.volume-instance"], instance);

@@ -15,17 +15,9 @@ import { openStateStore } from "../lib/state/open.ts";
 import { onCrossing } from "../lib/fault/site.ts";
 import { OPERATION_WRITES, replacementSites } from "../lib/protocol/replacement.ts";
 import { loadRunEventValidator } from "../lib/lineage/validate.ts";
+import { type Order, orders } from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
-
-type Order = { order_id: string; amount: number; paid: boolean; customer: string | null };
-
-function orders(prefix: string, amounts: number[]): Array<{ key: string; value: Order }> {
-  return amounts.map((amount, i) => ({
-    key: `${prefix}-${i}`,
-    value: { order_id: `${prefix}-${i}`, amount, paid: i % 4 !== 3, customer: null },
-  }));
-}
 
 async function waitOutput(bootstrap: string, topic: string, n: number) {
   let got: Array<{ key: string | null; value: unknown }> = [];

@@ -17,7 +17,7 @@ import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { resumeReviewed } from "../../lib/runtime/replacement/resume.ts";
 import { plan as planProject } from "../../lib/runtime/session.ts";
 import type { SealKey } from "../../lib/state/seal_key.ts";
-import { BACKENDS, replacementCase } from "./replacement_case.ts";
+import { BACKENDS, type ReplacementCase, replacementCase } from "./replacement_case.ts";
 
 /** The reviewed plan with its typed action edited, every checksum but the keyed seal redone. */
 function forged(plan: Plan, edit: (p: Plan) => void): Plan {
@@ -27,17 +27,21 @@ function forged(plan: Plan, edit: (p: Plan) => void): Plan {
   return copy;
 }
 
+/** The case's state store key, as someone who can read the state holds it. */
+async function storeKey(rc: ReplacementCase): Promise<SealKey> {
+  const store = await rc.openStore();
+  try {
+    return await store.sealKey();
+  } finally {
+    await store.close();
+  }
+}
+
 for (const backend of BACKENDS) {
   Deno.test(`[${backend}] a reviewed plan without this store's keyed seal starts nothing`, async () => {
     await using rc = await replacementCase(backend);
     const { plan } = await readPlanFile(rc.d.planPath);
-    const store = await rc.openStore();
-    let key: SealKey;
-    try {
-      key = await store.sealKey();
-    } finally {
-      await store.close();
-    }
+    const key = await storeKey(rc);
     const action = plan.typed_action!.action;
     assert.equal(action.type, "replace_runner_predicate");
     const cases: Array<[string, Plan, SealKey | undefined, string]> = [
@@ -134,13 +138,7 @@ for (const backend of BACKENDS) {
   Deno.test(`[${backend}] a reviewed plan sealed with the key still carries only a predicate change`, async () => {
     await using rc = await replacementCase(backend);
     const { plan } = await readPlanFile(rc.d.planPath);
-    const store = await rc.openStore();
-    let key: SealKey;
-    try {
-      key = await store.sealKey();
-    } finally {
-      await store.close();
-    }
+    const key = await storeKey(rc);
     // the project also drops a column: planning refuses it (a projection change), so a key
     // holder writes the format-6 plan by hand, its desired artifact the compiled project's
     const sql = `${rc.cw.project.dir}/models/eligible_orders.sql`;
