@@ -79,3 +79,32 @@ Deno.test("sluice state show --project DIR uses the store declared in sluice.yam
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("sluice state rotate-seal-key replaces the key and prints key IDs, never the secret", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "sluice_cli_rotate_" });
+  try {
+    const flags = ["--state-dir", dir, "--project-name", "orders"];
+    // nothing to rotate before the store exists
+    const early = await sluice("-o", "json", "state", "rotate-seal-key", ...flags);
+    assert.notEqual(early.code, 0);
+    assert.equal((await sluice("state", "init", ...flags)).code, 0);
+    const before = JSON.parse(await Deno.readTextFile(`${dir}/seal-key.json`));
+    const r = await sluice("-o", "json", "state", "rotate-seal-key", ...flags);
+    assert.equal(r.code, 0, r.stdout);
+    const data = JSON.parse(r.stdout).data;
+    const after = JSON.parse(await Deno.readTextFile(`${dir}/seal-key.json`));
+    assert.equal(data.previous_key_id, before.key_id);
+    assert.equal(data.key_id, after.key_id);
+    assert.notEqual(after.key_id, before.key_id);
+    assert.notEqual(after.secret_hex, before.secret_hex);
+    for (const secret of [before.secret_hex, after.secret_hex]) {
+      assert.equal(r.stdout.includes(secret), false, "a key's secret was printed");
+    }
+    assert.equal((await Deno.stat(`${dir}/seal-key.json`)).mode! & 0o777, 0o600);
+    const text = await sluice("state", "rotate-seal-key", ...flags);
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, new RegExp(`${after.key_id} → [0-9a-f-]{36}; plan files sealed`));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
