@@ -27,6 +27,29 @@ function forged(plan: Plan, edit: (p: Plan) => void): Plan {
   return copy;
 }
 
+/**
+ * Write `forgery` (sealed with `sealKey`, or keeping its keyed seal) and apply it: refused with
+ * `code` before anything is written — no Docker or Kafka mutation, the state as it was.
+ */
+async function refusedUnwritten(
+  rc: ReplacementCase,
+  name: string,
+  forgery: Plan,
+  sealKey: SealKey | undefined,
+  code: string,
+): Promise<void> {
+  const path = `${rc.cw.project.dir}/forged.plan.json`;
+  await atomicReplace(path, sealPlan(forgery, sealKey).bytes);
+  const state = await rc.state();
+  await assert.rejects(
+    executeReviewed(rc.options({ planPath: path })),
+    (e) => e instanceof SluiceError && e.code === code,
+    name,
+  );
+  assert.deepEqual(rc.mutations(), [], `${name}: the world was changed`);
+  assert.deepEqual(await rc.state(), state, `${name}: state written`);
+}
+
 /** The case's state store key, as someone who can read the state holds it. */
 async function storeKey(rc: ReplacementCase): Promise<SealKey> {
   const store = await rc.openStore();
@@ -76,17 +99,8 @@ for (const backend of BACKENDS) {
         "PLAN_SEAL_KEY_UNKNOWN",
       ],
     ];
-    const path = `${rc.cw.project.dir}/forged.plan.json`;
     for (const [name, forgery, sealKey, code] of cases) {
-      await atomicReplace(path, sealPlan(forgery, sealKey).bytes);
-      const state = await rc.state();
-      await assert.rejects(
-        executeReviewed(rc.options({ planPath: path })),
-        (e) => e instanceof SluiceError && e.code === code,
-        name,
-      );
-      assert.deepEqual(rc.mutations(), [], `${name}: the world was changed`);
-      assert.deepEqual(await rc.state(), state, `${name}: state written`);
+      await refusedUnwritten(rc, name, forgery, sealKey, code);
     }
     const done = await executeReviewed(rc.options());
     assert.equal(done.committed, true, JSON.stringify(done));
@@ -161,18 +175,8 @@ for (const backend of BACKENDS) {
       p.source_sha256 = planned.plan.source_sha256;
       p.artifacts = planned.plan.artifacts;
     });
-    const path = `${rc.cw.project.dir}/forged.plan.json`;
-    const refused = async (name: string, forgery: Plan, code: string) => {
-      await atomicReplace(path, sealPlan(forgery, key).bytes);
-      const state = await rc.state();
-      await assert.rejects(
-        executeReviewed(rc.options({ planPath: path })),
-        (e) => e instanceof SluiceError && e.code === code,
-        name,
-      );
-      assert.deepEqual(rc.mutations(), [], `${name}: the world was changed`);
-      assert.deepEqual(await rc.state(), state, `${name}: state written`);
-    };
+    const refused = (name: string, forgery: Plan, code: string) =>
+      refusedUnwritten(rc, name, forgery, key, code);
     await refused(
       "a projection change in a format-6 plan",
       withProjection,
