@@ -28,16 +28,9 @@ import {
 } from "./ownership.ts";
 import type { DocName } from "./primitive.ts";
 import type { StateSnapshot, StateStore } from "./store.ts";
+import { begun, checkpoints } from "../../testing/state/contract_suite.ts";
 import { PG_URL, testSchema } from "../../testing/state/pg_env.ts";
-import {
-  checkpointChain,
-  hex,
-  ownedConnector,
-  ownedRunner,
-  replaceAction,
-  resumeRecord,
-  runnerIntent,
-} from "../../testing/state/fixtures.ts";
+import { hex, ownedConnector, ownedRunner, resumeRecord } from "../../testing/state/fixtures.ts";
 
 const PROJECT = "orders";
 const BACKENDS = ["local", "postgres"] as const;
@@ -102,20 +95,6 @@ async function rejects(p: Promise<unknown>, code: string): Promise<SluiceError> 
   return e;
 }
 
-/** Seed one owned runner (an operation-less commit) and begin a runner update over it. */
-async function begunRunner(store: StateStore, opts: { reviewed?: boolean } = {}) {
-  const own = ownedRunner(PROJECT, null);
-  const s0 = await store.commitOwnership(await store.load(), own);
-  const intent = runnerIntent(own, opts);
-  const snap = await store.beginOperation(s0, intent, [replaceAction(own)]);
-  return { own, intent, snap };
-}
-
-async function checkpoints(store: StateStore, snap: StateSnapshot, n: number, from = 0) {
-  for (const cp of checkpointChain().slice(from, n)) snap = await store.recordCheckpoint(snap, cp);
-  return snap;
-}
-
 function interrupt(store: StateStore, snap: StateSnapshot): Promise<StateSnapshot> {
   return store.recordInterruption(snap, {
     incident_id: crypto.randomUUID(),
@@ -155,7 +134,7 @@ for (const backend of BACKENDS) {
 
   Deno.test(`[${backend}] the pending lookup of a runner update left in progress is BLOCKED_INTERRUPTION_REQUIRED, not null`, async () => {
     await using c = await openCase(backend);
-    const { snap } = await begunRunner(c.store);
+    const { snap } = await begun(c.store);
     const s = await checkpoints(c.store, snap, 2);
     assert.equal(s.control!.opened.status, "in_progress");
     const e = await rejects(c.store.pendingResumeAuthorization(s), "BLOCKED_INTERRUPTION_REQUIRED");
@@ -165,21 +144,21 @@ for (const backend of BACKENDS) {
 
   Deno.test(`[${backend}] the pending lookup of a runner update recorded completed is BLOCKED_OPERATION_TERMINAL, not null`, async () => {
     await using c = await openCase(backend);
-    const { snap } = await begunRunner(c.store);
+    const { snap } = await begun(c.store);
     const s = await interrupt(c.store, await checkpoints(c.store, snap, 5));
     await rejects(c.store.pendingResumeAuthorization(s), "BLOCKED_OPERATION_TERMINAL");
   });
 
   Deno.test(`[${backend}] the pending lookup of an interrupted runner update without a reviewed plan is BLOCKED_NOT_REVIEWED, not null`, async () => {
     await using c = await openCase(backend);
-    const { snap } = await begunRunner(c.store, { reviewed: false });
+    const { snap } = await begun(c.store, { reviewed: false });
     const s = await interrupt(c.store, await checkpoints(c.store, snap, 2));
     await rejects(c.store.pendingResumeAuthorization(s), "BLOCKED_NOT_REVIEWED");
   });
 
   Deno.test(`[${backend}] the pending lookup of a verified interrupted runner update without an archived authorization is null and writes nothing`, async () => {
     await using c = await openCase(backend);
-    const { snap } = await begunRunner(c.store);
+    const { snap } = await begun(c.store);
     const s = await interrupt(c.store, await checkpoints(c.store, snap, 2));
     assert.equal(await c.store.pendingResumeAuthorization(s), null);
     assert.equal((await c.store.load()).revision, s.revision, "the lookup writes nothing");
@@ -187,7 +166,7 @@ for (const backend of BACKENDS) {
 
   Deno.test(`[${backend}] the pending lookup with two competing archived authorizations is BLOCKED_RESUME_CONFLICT`, async () => {
     await using c = await openCase(backend);
-    const { snap } = await begunRunner(c.store);
+    const { snap } = await begun(c.store);
     const s = await interrupt(c.store, snap);
     const fresh = await rewriteHistory(c, s, [
       ...s.history.events,
@@ -199,7 +178,7 @@ for (const backend of BACKENDS) {
 
   Deno.test(`[${backend}] the pending lookup of an archived authorization made for another control is BLOCKED_RESUME_CONFLICT`, async () => {
     await using c = await openCase(backend);
-    const { snap } = await begunRunner(c.store);
+    const { snap } = await begun(c.store);
     const s = await interrupt(c.store, snap);
     const fresh = await rewriteHistory(c, s, [
       ...s.history.events,
@@ -252,7 +231,7 @@ for (const backend of BACKENDS) {
 
   Deno.test(`[${backend}] a replacement that completed with an ownership commit but no receipt stays STATE_CORRUPT_HISTORY`, async () => {
     await using c = await openCase(backend);
-    const { intent, snap } = await begunRunner(c.store);
+    const { intent, snap } = await begun(c.store);
     // interrupted and resumed: history names it a replacement (a resume authorization)
     let s = await interrupt(c.store, await checkpoints(c.store, snap, 3));
     s = await c.store.resumeOperation(s, resumeRecord());

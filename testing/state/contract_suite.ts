@@ -95,14 +95,21 @@ async function seeded(store: StateStore): Promise<[OwnershipDocument, StateSnaps
   return [own, snap];
 }
 
-async function begun(store: StateStore, opts: { reviewed?: boolean } = {}) {
+/** Seed one owned runner and begin a runner update over it. */
+export async function begun(store: StateStore, opts: { reviewed?: boolean } = {}) {
   const [own, s0] = await seeded(store);
   const intent = runnerIntent(own, opts);
   const snap = await store.beginOperation(s0, intent, [replaceAction(own)]);
   return { own, intent, snap };
 }
 
-async function checkpoints(store: StateStore, snap: StateSnapshot, n: number, from = 0) {
+/** Record the checkpoint chain's entries `from`..`n` over `snap`. */
+export async function checkpoints(
+  store: StateStore,
+  snap: StateSnapshot,
+  n: number,
+  from = 0,
+) {
   for (const cp of checkpointChain().slice(from, n)) snap = await store.recordCheckpoint(snap, cp);
   return snap;
 }
