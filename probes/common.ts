@@ -27,6 +27,7 @@ import {
   type CaseEvidence,
   caseVerdict,
   type Recorder,
+  redactEvidence,
   type Sample,
   summarize,
   toJson,
@@ -306,11 +307,6 @@ export async function observeRunner(fx: CaseFixture) {
   return (await observe({ dir: fx.project.dir })).runners[0];
 }
 
-/** Replace the credentials of any URL in evidence text (`scheme://user:pass@` → `<redacted>`). */
-export function redactCredentials(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s"/@]+@/gi, "$1<redacted>@");
-}
-
 /** What a case body works with: the fixture, the recorder and what the body adds. */
 export interface CaseState {
   fx: CaseFixture;
@@ -436,12 +432,15 @@ export interface EvidenceDoc {
   summary: ReturnType<typeof summarize>;
 }
 
-/** Write the evidence atomically (temp file + rename), credentials redacted. */
+/** Write the evidence atomically (temp file + rename), redacted ({@link redactEvidence}). */
 export async function writeEvidence(e: EvidenceDoc): Promise<string> {
   await Deno.mkdir(VERIFICATION_DIR, { recursive: true });
   const path = `${VERIFICATION_DIR}/${e.probe}.json`;
   const tmp = `${path}.${Deno.pid}.tmp`;
-  await Deno.writeTextFile(tmp, redactCredentials(JSON.stringify(e, null, 2)) + "\n");
+  await Deno.writeTextFile(
+    tmp,
+    redactEvidence(JSON.stringify(e, null, 2)) + "\n",
+  );
   await Deno.rename(tmp, path);
   return path;
 }

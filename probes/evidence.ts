@@ -23,6 +23,7 @@
  * @module
  */
 import type { HistoryEntry } from "../harness/faults.ts";
+import { redactText } from "../lib/artifact/redact.ts";
 
 export type { HistoryEntry };
 
@@ -132,6 +133,16 @@ export interface Assertion {
 export interface Verdict {
   ok: boolean;
   why: string | null;
+}
+
+/**
+ * Evidence text redacted: the rules of every CLI output (`redactText`) but the one for a
+ * scheme-less `user:pass@host`, since evidence names fault sites as `site:side@N` (which that
+ * rule would hide) and every address the harness records has a scheme. The probes write what
+ * this returns; the verifier refuses a file it would change.
+ */
+export function redactEvidence(text: string): string {
+  return redactText(text, { bareUserinfo: false });
 }
 
 /** JSON text with sorted keys: equal values give equal text. */

@@ -303,6 +303,16 @@ export const TAMPERINGS: readonly Tampering[] = [
     },
   },
   {
+    name: "a secret-named value and a secret KEY=value left in the evidence",
+    source: "extra",
+    apply(doc) {
+      const c = doc.cases[0];
+      if (!c) return null;
+      c.history[0].value = { api_token: "tok_0123", argv: ["DB_PASSWORD=hunter2"] };
+      return { caseId: null, check: null };
+    },
+  },
+  {
     name: "a case moved to another probe's file",
     source: "extra",
     apply(doc) {

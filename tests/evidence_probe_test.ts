@@ -4,6 +4,8 @@
 // armed in the stopped window, a stopped and a preflight rejection, the lock race) is written to a
 // scratch directory and accepted as it is; then every tampering of testing/tamper.ts is applied to
 // a copy and `deno task verify` must reject it with a message naming the case and the assertion.
+// The fault-matrix case runs on PostgreSQL state whose DSN carries a planted password: no
+// evidence file holds it.
 import assert from "node:assert/strict";
 import { fileErrors, gitView, type VerifyContext } from "../tools/verify.ts";
 import type { EvidenceFile } from "../tools/verify.ts";
@@ -11,15 +13,16 @@ import { faultPoints, stopsRunner } from "../probes/catalogue.ts";
 import { gitState } from "../probes/provenance.ts";
 import { loadRunEventValidator } from "../lib/lineage/validate.ts";
 import { TAMPERINGS } from "../testing/tamper.ts";
+import { sharedEnv } from "../harness/env.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
-async function probe(dir: string, file: string, args: string[]) {
+async function probe(dir: string, file: string, args: string[], envFile?: string) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", `${ROOT}probes/${file}`, ...args],
     cwd: ROOT,
-    env: { SLUICE_VERIFICATION_DIR: dir },
+    env: { SLUICE_VERIFICATION_DIR: dir, ...(envFile ? { SLUICE_ENV_FILE: envFile } : {}) },
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -36,8 +39,23 @@ Deno.test(
       const dirty = (await gitState()).dirty;
       const extra = dirty ? ["--allow-dirty"] : [];
       const point = faultPoints().find(stopsRunner)!;
+      // the shared environment, but PostgreSQL reached with a password (the server trusts)
+      const dsnPassword = `dsn${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+      const pgUrl = new URL((await sharedEnv()).pgUrl);
+      if (pgUrl.username === "") pgUrl.username = "postgres";
+      pgUrl.password = dsnPassword;
+      const envFile = `${dir}/env-with-password.json`;
+      await Deno.writeTextFile(
+        envFile,
+        JSON.stringify({ ...(await sharedEnv()), pgUrl: pgUrl.toString() }),
+      );
       const runs = await Promise.all([
-        probe(dir, "fault_matrix.ts", ["--only", point, "--backend", "local", ...extra]),
+        probe(
+          dir,
+          "fault_matrix.ts",
+          ["--only", point, "--backend", "postgres", ...extra],
+          envFile,
+        ),
         probe(dir, "rejections.ts", [
           "--only",
           "wrong-mounted-plan,unclean-exit-sigkill-old-runner",
@@ -64,6 +82,18 @@ Deno.test(
         files[name] = await Deno.readTextFile(`${dir}/${name}.json`);
         const { errors } = await fileErrors(files[name], schema, ctx);
         assert.deepEqual(errors, [], `${name}: the untampered real evidence must verify`);
+      }
+
+      // the planted password reached the case (it ran on PostgreSQL and passed) and no file kept it
+      const matrix = JSON.parse(files["fault-matrix"]) as EvidenceFile;
+      assert.deepEqual(
+        matrix.cases.map((c) => [c.backend, c.ok]),
+        [["postgres", true]],
+      );
+      await Deno.remove(envFile);
+      for await (const e of Deno.readDir(dir)) {
+        const text = await Deno.readTextFile(`${dir}/${e.name}`);
+        assert.ok(!text.includes(dsnPassword), `the DSN's password appears in ${e.name}`);
       }
 
       const applied = new Set<string>();

@@ -16,7 +16,8 @@
  * - **required checks**: each case holds the checks its kind requires, with the required kind and
  *   the values the code pins (the armed site, the blocker code, the exit status, ...), and its
  *   assertions agree with its history and samples;
- * - no URL with credentials appears anywhere.
+ * - no secret appears anywhere: no line the probes' redaction would change (a URL's
+ *   credentials, a secret-named field's value, a secret `KEY=value`).
  *
  *   deno task verify [--allow-dirty] [--allow-partial] [FILE...]
  *
@@ -33,6 +34,7 @@ import {
   type CaseEvidence,
   caseVerdict,
   judge,
+  redactEvidence,
   stableJson,
   stoppedSample,
   summarize,
@@ -453,16 +455,18 @@ export async function semanticErrors(e: EvidenceFile, ctx: VerifyContext): Promi
   return errors;
 }
 
-/** URLs carrying credentials (a DSN with user or password) anywhere in the text. */
+/**
+ * Lines the probes' redaction ({@link redactEvidence}) would change: a URL's credentials, a
+ * secret-named field's value, a secret `KEY=value` left in the evidence. The line is shown
+ * redacted, never as written.
+ */
 export function secretErrors(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s"/@]+@[^\s"]*/gi)) {
-    out.push(
-      `a URL with credentials appears in the evidence: ${
-        m[0].replace(/\/\/[^@]+@/, "//<redacted>@")
-      }`,
-    );
-  }
+  text.split("\n").forEach((line, i) => {
+    const redacted = redactEvidence(line);
+    if (redacted === line) return;
+    out.push(`a secret appears in the evidence at line ${i + 1}: ${redacted.trim().slice(0, 200)}`);
+  });
   return out;
 }
 

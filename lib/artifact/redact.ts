@@ -45,15 +45,25 @@ export function redactForDisplay<T>(value: T): T {
   return redact(value) as T;
 }
 
+/** What {@link redactText} may leave alone. */
+export interface RedactTextOptions {
+  /**
+   * Hide a `user:password@host` written without a scheme (default true). Text that names fault
+   * sites (`journal.intent:before@1`, the harness's own markers in evidence) would lose them to
+   * this rule; such text turns it off and keeps every other rule.
+   */
+  bareUserinfo?: boolean;
+}
+
 /**
  * Free text with connection-string credentials and sensitive `KEY=value` assignments removed
- * (the last line of defence of every CLI output).
+ * (the last line of defence of every CLI output and of the probes' evidence files).
  * @example
  * ```ts
  * redactText("DB_PASSWORD=hunter2 url=https://u:p@h/x"); // "DB_PASSWORD=<redacted> url=https://<redacted>@h/x"
  * ```
  */
-export function redactText(text: string): string {
+export function redactText(text: string, options: RedactTextOptions = {}): string {
   text = text
     // scheme://user[:password]@ — the user part may be a secret too (tokens as user names)
     .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"'<>]+@/gi, `$1${REDACTED}@`)
@@ -63,7 +73,10 @@ export function redactText(text: string): string {
       (whole, key: string) => isSensitiveKey(key) ? `${key}=${REDACTED}` : whole,
     )
     // user:password@host written without a scheme
-    .replace(BARE_USERINFO, (_m, lead: string) => `${lead}${REDACTED}@`)
+    .replace(
+      BARE_USERINFO,
+      (m, lead: string) => options.bareUserinfo === false ? m : `${lead}${REDACTED}@`,
+    )
     // a YAML `key: value` (a source excerpt) whose key looks secret
     .replace(
       YAML_PAIR,

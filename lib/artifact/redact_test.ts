@@ -94,6 +94,19 @@ Deno.test("connection-string credentials and secret KEY=value assignments are re
   });
 });
 
+Deno.test("evidence text keeps fault-site markers and loses every other secret", () => {
+  const text = "SLUICE_FAULT_FIRED journal.intent:before@1 via app:pw@db:5432";
+  deepStrictEqual(redactText(text), `SLUICE_FAULT_FIRED ${REDACTED}@1 via ${REDACTED}@db:5432`);
+  const evidence = redactText(
+    `${text} postgres://u:pw@h/x API_TOKEN=abc {"password": "p"}`,
+    { bareUserinfo: false },
+  );
+  deepStrictEqual(
+    evidence,
+    `${text} postgres://${REDACTED}@h/x API_TOKEN=${REDACTED} {"password": "${REDACTED}"}`,
+  );
+});
+
 Deno.test("environment values become keyed hashes: equal within the process, never the value", () => {
   const a = envFingerprint("API_TOKEN=s3cr3t-value");
   deepStrictEqual(a.startsWith("API_TOKEN=hmac:"), true);
