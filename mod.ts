@@ -144,6 +144,7 @@ export type { RemovalResult, RemovedRunner } from "./lib/runtime/removal.ts";
 export { renderReviewText } from "./lib/review/render_text.ts";
 export { renderReviewMarkdown } from "./lib/review/render_markdown.ts";
 export { redactForDisplay, redactText } from "./lib/artifact/redact.ts";
+export type { RedactTextOptions } from "./lib/artifact/redact.ts";
 
 // the start-up check of an entry point: a stray test-only fault switch is refused
 export { guardInventorySwitch } from "./lib/fault/inventory.ts";

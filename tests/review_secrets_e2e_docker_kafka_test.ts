@@ -255,10 +255,9 @@ async function reviewedJourney(backend: StateBackend) {
   }
 }
 
+const JOURNEY =
+  "the reviewed plan names both filters, fraud_app and a preview; no output, file or state of the journey shows a planted secret";
+
 for (const backend of ["local", "postgres"] as const) {
-  Deno.test(
-    `${backend} state: the reviewed plan names both filters, fraud_app and a preview; no output, file or state of the journey shows a planted secret`,
-    opts,
-    () => reviewedJourney(backend),
-  );
+  Deno.test(`${backend} state: ${JOURNEY}`, opts, () => reviewedJourney(backend));
 }
