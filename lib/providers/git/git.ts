@@ -5,8 +5,10 @@
  * textconv and filters out of play (only plumbing that applies none of them is used:
  * `rev-parse`, `ls-tree`, `cat-file blob`), and without lazy fetching of missing objects.
  *
- * A symlink or a submodule among the files read is rejected (`GIT_SYMLINK_INPUT`,
- * `GIT_SUBMODULE_INPUT`); a missing ref is `GIT_REF_NOT_FOUND`, never an empty project.
+ * A symlink or a submodule among the files read is rejected (`PROJECT_SYMLINK_INPUT`, the
+ * working tree's code for the same input, and `GIT_SUBMODULE_INPUT`), a blob over the bound is
+ * `PROJECT_INPUT_TOO_LARGE` (the working tree's code too); a missing ref is `GIT_REF_NOT_FOUND`,
+ * never an empty project.
  *
  * @example
  * ```ts
@@ -225,7 +227,7 @@ export async function openRevision(
       if (entry.type !== "blob") return null; // a directory named like the file
       if (entry.size !== null && entry.size > limits.maxBytes) {
         throw new SluiceError(
-          "GIT_OUTPUT_TOO_LARGE",
+          "PROJECT_INPUT_TOO_LARGE",
           `${where} is ${entry.size} bytes, over the ${limits.maxBytes}-byte bound`,
         );
       }
@@ -248,7 +250,7 @@ export async function openRevision(
 function rejectSpecial(entry: TreeEntry, at: string, reading: string): void {
   if (entry.mode === "120000") {
     throw new SluiceError(
-      "GIT_SYMLINK_INPUT",
+      "PROJECT_SYMLINK_INPUT",
       `${at} is a symbolic link; a project input read from Git must be a regular file (reading ${reading})`,
     );
   }

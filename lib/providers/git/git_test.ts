@@ -82,8 +82,8 @@ Deno.test("git: symlinks (file or directory) and submodules among the inputs are
     await repo.git("commit", "-q", "-m", "submodule");
     const rev = await openRevision(repo.dir, "HEAD");
     assert.equal(await rev.read("real/m.sql"), "SELECT a FROM s\n");
-    await assert.rejects(() => rev.read("linked.sql"), code("GIT_SYMLINK_INPUT"));
-    await assert.rejects(() => rev.read("models/m.sql"), code("GIT_SYMLINK_INPUT"));
+    await assert.rejects(() => rev.read("linked.sql"), code("PROJECT_SYMLINK_INPUT"));
+    await assert.rejects(() => rev.read("models/m.sql"), code("PROJECT_SYMLINK_INPUT"));
     await assert.rejects(() => rev.read("vendor/m.sql"), code("GIT_SUBMODULE_INPUT"));
     await assert.rejects(() => rev.read("vendor"), code("GIT_SUBMODULE_INPUT"));
   } finally {
@@ -129,7 +129,21 @@ Deno.test("git: a file over the byte bound is refused, not truncated", async () 
     await repo.write("big.sql", "x".repeat(5000));
     await repo.commit("big");
     const rev = await openRevision(repo.dir, "HEAD", { timeoutMs: 10_000, maxBytes: 4096 });
-    await assert.rejects(() => rev.read("big.sql"), code("GIT_OUTPUT_TOO_LARGE"));
+    await assert.rejects(() => rev.read("big.sql"), code("PROJECT_INPUT_TOO_LARGE"));
+  } finally {
+    await repo.remove();
+  }
+});
+
+Deno.test("git: Git's own output over the byte bound (a tree too big to list) is refused", async () => {
+  const repo = await gitRepo();
+  try {
+    for (let i = 0; i < 40; i++) await repo.write(`models/m${i}.sql`, `SELECT ${i}`);
+    await repo.commit("many");
+    await assert.rejects(
+      () => openRevision(repo.dir, "HEAD", { timeoutMs: 10_000, maxBytes: 1024 }),
+      code("GIT_OUTPUT_TOO_LARGE"),
+    );
   } finally {
     await repo.remove();
   }
