@@ -93,10 +93,10 @@ export type {
 // starting a project, the runner image, plan files, state stores named explicitly
 export { initProject } from "./lib/project/starter.ts";
 export type { InitOptions, InitResult } from "./lib/project/starter.ts";
-export { buildRunnerImage } from "./lib/runtime/runner_image.ts";
+export { buildRunnerImage } from "./lib/providers/runner_image.ts";
 export { sluiceVersion } from "./lib/version_report.ts";
 export type { VersionReport } from "./lib/version_report.ts";
-export type { RunnerImageOptions, RunnerImageResult } from "./lib/runtime/runner_image.ts";
+export type { RunnerImageOptions, RunnerImageResult } from "./lib/providers/runner_image.ts";
 export { readPlanFile, writePlanFile } from "./lib/plan/plan_file.ts";
 export { resolveStateStore } from "./lib/runtime/state_store.ts";
 export type { ProjectStoreRef } from "./lib/runtime/state_store.ts";
@@ -147,7 +147,7 @@ export { redactForDisplay, redactText } from "./lib/artifact/redact.ts";
 export type { RedactTextOptions } from "./lib/artifact/redact.ts";
 
 // the start-up check of an entry point: a stray test-only fault switch is refused
-export { guardInventorySwitch } from "./lib/fault/inventory.ts";
+export { guardInventorySwitch } from "./lib/protocol/inventory.ts";
 
 // the typed results
 export type { CompileOutput, ValidateResult } from "./lib/project/environments.ts";

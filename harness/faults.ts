@@ -33,7 +33,7 @@ import {
   PRE_OPERATOR_FAULT,
   PRE_RESUME_FAULT,
   resumeOnlySites,
-} from "../lib/fault/inventory.ts";
+} from "../lib/protocol/inventory.ts";
 import type { StateView } from "../mod.ts";
 import { docker } from "./docker.ts";
 import { runWorker } from "./worker.ts";

@@ -14,7 +14,7 @@
  * @module
  */
 import { SluiceError } from "./errors.ts";
-import { buildRunnerImage } from "./runtime/runner_image.ts";
+import { buildRunnerImage } from "./providers/runner_image.ts";
 import { ARTIFACT_VERSION } from "./artifact/artifact.ts";
 import { PLAN_FORMATS } from "./plan/plan_file.ts";
 import { HISTORY_VERSIONS } from "./state/history.ts";

@@ -13,7 +13,7 @@
  */
 import { startEnv, writeEnvFile } from "../harness/env.ts";
 import type { Env } from "../harness/env.ts";
-import { formatInventory, guardInventorySwitch } from "../lib/fault/inventory.ts";
+import { formatInventory, guardInventorySwitch } from "../lib/protocol/inventory.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 

@@ -24,7 +24,7 @@ import {
   PRE_OPERATOR_FAULT as PRE_OPERATOR,
   PRE_RESUME_FAULT as PRE_RESUME,
   resumeOnlySites,
-} from "../lib/fault/inventory.ts";
+} from "../lib/protocol/inventory.ts";
 import { DAY_TWO_SITES } from "../lib/protocol/day_two.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";

@@ -4,7 +4,7 @@
  * no site of the inventory is left without a crash case (the real matrix or the crash sweep).
  */
 import assert from "node:assert/strict";
-import { faultInventory } from "../lib/fault/inventory.ts";
+import { faultInventory } from "../lib/protocol/inventory.ts";
 import { operatorSites } from "../lib/protocol/operator.ts";
 import { sweepCases } from "../testing/sweep/cases.ts";
 import {
@@ -24,7 +24,7 @@ import {
   stopsRunner,
   SUITE_MATRIX,
 } from "./catalogue.ts";
-import { stateOnlyPoints } from "../lib/state/sites.ts";
+import { stateOnlyPoints } from "../lib/protocol/state_sites.ts";
 import type { CaseEvidence } from "./evidence.ts";
 
 Deno.test("every probe's suite tier is a non-empty part of its full list, without repeats", () => {

@@ -58,15 +58,13 @@ import {
   sample,
   verifyCompletion,
 } from "./invariants.ts";
-import { runConnectorCase, runCreateCase, runOperatorCase } from "./matrix_journeys.ts";
+import {
+  type MatrixCase,
+  runConnectorCase,
+  runCreateCase,
+  runOperatorCase,
+} from "./matrix_journeys.ts";
 import { runDayTwoCase, runRemovalCase } from "./matrix_lifecycle.ts";
-
-/** One matrix case. */
-export interface MatrixCase {
-  boundary: string;
-  side: "before" | "after";
-  backend: "local" | "postgres";
-}
 
 /** The cases of a tier, generated from the fault inventory (`matrixPoints`). */
 export function matrixCases(

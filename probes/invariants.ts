@@ -32,7 +32,7 @@ import {
   type Order,
   orders,
 } from "./common.ts";
-import { lockOperationSite } from "../lib/state/sites.ts";
+import { lockOperationSite } from "../lib/protocol/state_sites.ts";
 import { Recorder, type Sample, stoppedSample } from "./evidence.ts";
 
 /** partition → committed offset (decimal). */

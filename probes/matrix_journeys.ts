@@ -69,7 +69,13 @@ import {
   type Vec,
   verifyCompletion,
 } from "./invariants.ts";
-import type { MatrixCase } from "./fault_matrix.ts";
+
+/** One matrix case. */
+export interface MatrixCase {
+  boundary: string;
+  side: "before" | "after";
+  backend: "local" | "postgres";
+}
 
 /** The initial positions of the starter's new input topic (three partitions, from 0). */
 export const INITIAL_POSITIONS: Record<string, string> = { "0": "0", "1": "0", "2": "0" };

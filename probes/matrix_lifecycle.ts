@@ -51,13 +51,13 @@ import {
 import type { CaseEvidence } from "./evidence.ts";
 import { caseState, type Vec } from "./invariants.ts";
 import {
+  type MatrixCase,
   matrixCaseMeta,
   recordCommon,
   recordJourney,
   recordStarterOutput,
   stateOrNull,
 } from "./matrix_journeys.ts";
-import type { MatrixCase } from "./fault_matrix.ts";
 
 /** The model a removal case keeps running while the starter's model is removed. */
 export const SPARE_MODEL = "spare_orders";

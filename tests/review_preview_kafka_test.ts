@@ -11,7 +11,7 @@ import { createTopic, produce, withAdmin } from "../harness/kafka.ts";
 import type { SchemaField } from "../lib/expr/schema.ts";
 import { checkPredicateSql } from "../lib/project/model.ts";
 import { platformaticKafka, PREVIEW_UNUSED_GROUP } from "../lib/providers/kafka/platformatic.ts";
-import { observeConsumers } from "../lib/review/consumers.ts";
+import { observeConsumers } from "../lib/runtime/consumer_observer.ts";
 import { sampleModel } from "../lib/review/preview.ts";
 import type { PreviewTarget } from "../lib/review/preview.ts";
 

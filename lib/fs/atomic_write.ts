@@ -5,7 +5,7 @@
  * or the new one, never a torn one; a temp file left by a crash is never read as the file.
  *
  * Each durable step can be a fault site (`lib/fault/site.ts`): the local state backend passes
- * the sites of the write it is making (`lib/state/sites.ts`), so a test can kill the process
+ * the sites of the write it is making (`lib/protocol/state_sites.ts`), so a test can kill the process
  * after the temp file, after the rename or after the directory fsync. Without sites this is
  * the plain atomic writer for any other file (plan files, mounted plans, compiled artifacts,
  * the starter's project files).

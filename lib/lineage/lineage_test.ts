@@ -9,7 +9,7 @@ import {
   SLUICE_PRODUCER,
 } from "./events.ts";
 import type { LineageContext, LineageEventType, RunEvent } from "./events.ts";
-import { emit, emitRunEvent, lineageSink } from "./emit.ts";
+import { emit, emitRunEvent, lineageSink } from "../providers/lineage/emit.ts";
 import {
   ERROR_FACET_SCHEMA_FILE,
   LineageSchemaMissing,

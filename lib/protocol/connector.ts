@@ -19,12 +19,10 @@
  * ```
  * @module
  */
-import { type FaultSite, faultSite } from "../fault/site.ts";
-import { sha256Hex } from "../artifact/canonical.ts";
+import type { FaultSite } from "../fault/site.ts";
+import { derivedOperationId, rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
 
-function site(name: string, kind: FaultSite["kind"], description: string): FaultSite {
-  return faultSite({ name, kind, description, where: import.meta.url });
-}
+const site = siteMaker(import.meta.url);
 
 /** The Connect mutations, each a fault site of kind `provider` (crossed on both backends). */
 export const CONNECT_SITES: {
@@ -175,9 +173,7 @@ export const CONNECTOR_TABLE: readonly ConnectorRow[] = [
  * ```
  */
 export function connectorRow(step: ConnectorStep): ConnectorRow {
-  const row = CONNECTOR_TABLE.find((r) => r.step === step);
-  if (!row) throw new Error(`the connector table has no ${step} row`);
-  return row;
+  return rowOf("connector", CONNECTOR_TABLE, step);
 }
 
 /**
@@ -192,9 +188,7 @@ export function connectorRow(step: ConnectorStep): ConnectorRow {
 export function connectorSite(
   step: Exclude<ConnectorStep, "release_connector" | "await_running">,
 ): FaultSite {
-  const s = connectorRow(step).site;
-  if (!s) throw new Error(`the connector table's ${step} row crosses no site`);
-  return s;
+  return siteOf("connector", CONNECTOR_TABLE, step);
 }
 
 /**
@@ -207,7 +201,7 @@ export function connectorSite(
  * ```
  */
 export function connectorSites(): FaultSite[] {
-  return CONNECTOR_TABLE.flatMap((r) => (r.site ? [r.site] : []));
+  return tableSites(CONNECTOR_TABLE);
 }
 
 /** The operation kind of the connector journey in the journal (envelope version 3). */
@@ -226,9 +220,5 @@ export const CONNECTOR_OPERATION_KIND = "connector_change";
  * ```
  */
 export function connectorOperationId(planSha256: string): string {
-  const h = sha256Hex(`sluice.connector-operation\0${planSha256}`);
-  const variant = ((parseInt(h[16], 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${
-    h.slice(20, 32)
-  }`;
+  return derivedOperationId("sluice.connector-operation", planSha256);
 }

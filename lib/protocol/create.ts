@@ -13,12 +13,11 @@
  * ```
  * @module
  */
-import { type FaultSite, faultSite } from "../fault/site.ts";
+import type { FaultSite } from "../fault/site.ts";
+import { rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
 import { MOUNTED_PLAN_WRITE } from "./replacement.ts";
 
-function site(name: string, kind: FaultSite["kind"], description: string): FaultSite {
-  return faultSite({ name, kind, description, where: import.meta.url });
-}
+const site = siteMaker(import.meta.url);
 
 /** The steps of the create journey. */
 export type CreateStepKind =
@@ -170,9 +169,7 @@ export const CREATE_TABLE: readonly CreateRow[] = [
  * ```
  */
 export function createRow(step: CreateStepKind): CreateRow {
-  const row = CREATE_TABLE.find((r) => r.step === step);
-  if (!row) throw new Error(`the create table has no ${step} row`);
-  return row;
+  return rowOf("create", CREATE_TABLE, step);
 }
 
 /**
@@ -185,9 +182,7 @@ export function createRow(step: CreateStepKind): CreateRow {
  * ```
  */
 export function createSite(step: Exclude<CreateStepKind, "await_ready">): FaultSite {
-  const s = createRow(step).site;
-  if (!s) throw new Error(`the create table's ${step} row crosses no site`);
-  return s;
+  return siteOf("create", CREATE_TABLE, step);
 }
 
 /**
@@ -200,5 +195,5 @@ export function createSite(step: Exclude<CreateStepKind, "await_ready">): FaultS
  * ```
  */
 export function createSites(): FaultSite[] {
-  return CREATE_TABLE.flatMap((r) => (r.site ? [r.site] : []));
+  return tableSites(CREATE_TABLE);
 }

@@ -12,11 +12,10 @@
  * ```
  * @module
  */
-import { type FaultSite, faultSite } from "../fault/site.ts";
+import type { FaultSite } from "../fault/site.ts";
+import { siteMaker } from "./table.ts";
 
-function site(name: string, kind: FaultSite["kind"], description: string): FaultSite {
-  return faultSite({ name, kind, description, where: import.meta.url });
-}
+const site = siteMaker(import.meta.url);
 
 /** The sites of the operator's decisions. */
 export const OPERATOR_SITES: Readonly<Record<"decision" | "moveOffsets" | "abandon", FaultSite>> = {

@@ -23,13 +23,11 @@
  * ```
  * @module
  */
-import { type FaultSite, faultSite } from "../fault/site.ts";
-import { sha256Hex } from "../artifact/canonical.ts";
+import type { FaultSite } from "../fault/site.ts";
+import { derivedOperationId, rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
 import { CLEAN_CLOSE_BLOCKERS } from "./replacement.ts";
 
-function site(name: string, kind: FaultSite["kind"], description: string): FaultSite {
-  return faultSite({ name, kind, description, where: import.meta.url });
-}
+const site = siteMaker(import.meta.url);
 
 /** The steps of the removal journey. */
 export type RemovalStep = "intent" | "term_runner" | "await_closed" | "remove_container" | "commit";
@@ -138,9 +136,7 @@ export const REMOVAL_TABLE: readonly RemovalRow[] = [
  * ```
  */
 export function removalRow(step: RemovalStep): RemovalRow {
-  const row = REMOVAL_TABLE.find((r) => r.step === step);
-  if (!row) throw new Error(`the removal table has no ${step} row`);
-  return row;
+  return rowOf("removal", REMOVAL_TABLE, step);
 }
 
 /**
@@ -153,9 +149,7 @@ export function removalRow(step: RemovalStep): RemovalRow {
  * ```
  */
 export function removalSite(step: Exclude<RemovalStep, "await_closed">): FaultSite {
-  const s = removalRow(step).site;
-  if (!s) throw new Error(`the removal table's ${step} row crosses no site`);
-  return s;
+  return siteOf("removal", REMOVAL_TABLE, step);
 }
 
 /**
@@ -168,7 +162,7 @@ export function removalSite(step: Exclude<RemovalStep, "await_closed">): FaultSi
  * ```
  */
 export function removalSites(): FaultSite[] {
-  return REMOVAL_TABLE.flatMap((r) => (r.site ? [r.site] : []));
+  return tableSites(REMOVAL_TABLE);
 }
 
 /** The operation kind of the removal journey in the journal (envelope version 3). */
@@ -226,9 +220,5 @@ export function removalBinding(
  * ```
  */
 export function removalOperationId(planSha256: string): string {
-  const h = sha256Hex(`sluice.runner-removal\0${planSha256}`);
-  const variant = ((parseInt(h[16], 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${
-    h.slice(20, 32)
-  }`;
+  return derivedOperationId("sluice.runner-removal", planSha256);
 }

@@ -48,7 +48,7 @@ import {
 } from "./deps.ts";
 import { type Logger, type ProgressListener, SILENT_LOGGER } from "./progress.ts";
 import { projectStoreConfig } from "./state_store.ts";
-import { observeConsumers } from "../review/consumers.ts";
+import { observeConsumers } from "./consumer_observer.ts";
 import type { ConnectPort } from "../providers/connect/port.ts";
 import { restConnect } from "../providers/connect/rest.ts";
 import type { ConnectorsObservation } from "../validation/connector_observation.ts";

@@ -25,7 +25,7 @@
  */
 import { resolve } from "node:path";
 import { SluiceError } from "../errors.ts";
-import { guardInventorySwitch } from "../fault/inventory.ts";
+import { guardInventorySwitch } from "../protocol/inventory.ts";
 import { loadProject } from "../project/load.ts";
 import {
   type CompileOutput,

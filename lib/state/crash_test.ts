@@ -1,6 +1,6 @@
 /**
  * Crash safety of both state backends at every fault site of the state layer
- * (`sites.ts`): for each transition, a worker process runs it with one site armed
+ * (`lib/protocol/state_sites.ts`): for each transition, a worker process runs it with one site armed
  * (`SLUICE_FAULT_POINT=<site>:<before|after>` + `SLUICE_TEST_ONLY_ALLOW_FAULTS=1`) and dies by
  * SIGKILL there. Then:
  *
@@ -32,7 +32,12 @@ import { sha256Hex } from "./_canonical.ts";
 import { revisionOfBody } from "./_stored.ts";
 import { TEMP_FILE } from "../fs/atomic_write.ts";
 import type { StateStoreConfig } from "./open.ts";
-import { LOCAL_WRITE_ORDER, type LocalFile, STATE_SITES, type StateTransition } from "./sites.ts";
+import {
+  LOCAL_WRITE_ORDER,
+  type LocalFile,
+  STATE_SITES,
+  type StateTransition,
+} from "../protocol/state_sites.ts";
 
 const DOCS = ["store", "ownership", "control", "history"] as const;
 type Doc = typeof DOCS[number];

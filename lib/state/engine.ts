@@ -57,7 +57,7 @@ import {
   validateOwnership,
 } from "./ownership.ts";
 import type { DocName, DocWrite, LockOwner, LockStatus, StatePrimitive } from "./primitive.ts";
-import type { StateTransition } from "./sites.ts";
+import type { StateTransition } from "../protocol/state_sites.ts";
 import { removalBinding } from "../protocol/removal.ts";
 import type {
   AbandonInput,

@@ -15,7 +15,7 @@
  */
 import type { SealKey } from "./seal_key.ts";
 import type { StoreIdentity } from "./journal.ts";
-import type { StateTransition } from "./sites.ts";
+import type { StateTransition } from "../protocol/state_sites.ts";
 
 /** The three documents of one project/environment scope. */
 export type DocName = "ownership" | "control" | "history";
@@ -94,7 +94,7 @@ export interface StatePrimitive {
   read(): Promise<StoredBodies>;
   /**
    * Apply a write group under the lock, checking each expected body (STATE_CONFLICT). The
-   * transition names the group's fault sites (`sites.ts`): local files in its declared order,
+   * transition names the group's fault sites (`lib/protocol/state_sites.ts`): local files in its declared order,
    * PostgreSQL one transaction.
    */
   commit(writes: DocWrite[], lockId: string, transition: StateTransition): Promise<void>;

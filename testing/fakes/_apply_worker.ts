@@ -10,7 +10,7 @@
  * @module
  */
 import { exitCodeFor, SluiceError } from "../../lib/errors.ts";
-import { guardInventorySwitch } from "../../lib/fault/inventory.ts";
+import { guardInventorySwitch } from "../../lib/protocol/inventory.ts";
 import { readPlanFile } from "../../lib/plan/plan_file.ts";
 import { apply } from "../../lib/runtime/session.ts";
 import { systemClock } from "./clock.ts";

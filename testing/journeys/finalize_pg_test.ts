@@ -10,7 +10,7 @@ import { onCrossing } from "../../lib/fault/site.ts";
 import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { resumeReviewed } from "../../lib/runtime/replacement/resume.ts";
 import type { ReplacementResult } from "../../lib/runtime/replacement/result.ts";
-import { localWriteSites } from "../../lib/state/sites.ts";
+import { localWriteSites } from "../../lib/protocol/state_sites.ts";
 import type { StateStore } from "../../lib/state/store.ts";
 import { readContainerPath, writeContainerPath } from "../fakes/_files.ts";
 import { findContainer } from "../fakes/engine.ts";

@@ -12,7 +12,7 @@ import {
   type OwnershipDocument,
   stateChecksum,
 } from "../../lib/state/ownership.ts";
-import type { StateTransition } from "../../lib/state/sites.ts";
+import type { StateTransition } from "../../lib/protocol/state_sites.ts";
 import type { OperatorDecision } from "../../lib/state/journal.ts";
 import type { StateSnapshot, StateStore } from "../../lib/state/store.ts";
 import {

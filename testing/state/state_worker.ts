@@ -15,7 +15,7 @@
 import { SluiceError } from "../../lib/errors.ts";
 import { guardFaultSwitch, onCrossing } from "../../lib/fault/site.ts";
 import { openStateStore, type StateStoreConfig } from "../../lib/state/open.ts";
-import { STATE_SITES } from "../../lib/state/sites.ts";
+import { STATE_SITES } from "../../lib/protocol/state_sites.ts";
 import { recover, scenarioName, SCENARIOS } from "./crash_scenarios.ts";
 
 /** The fixed clock of a transition worker. */

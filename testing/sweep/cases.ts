@@ -11,9 +11,9 @@
  * ```
  * @module
  */
-import { faultInventory, type Journey } from "../../lib/fault/inventory.ts";
+import { faultInventory, type Journey } from "../../lib/protocol/inventory.ts";
 import type { FaultSide, SiteBackend } from "../../lib/fault/site.ts";
-import { stateOnlyPoints } from "../../lib/state/sites.ts";
+import { stateOnlyPoints } from "../../lib/protocol/state_sites.ts";
 
 /** One case of the sweep. */
 export interface SweepCase {
@@ -28,7 +28,7 @@ export interface SweepCase {
  * on. `suite` (what `./run test` and CI run, to stay inside CI's time budget): one case per site,
  * the side alternating site by site and a site on both backends taking them in turn, so every
  * site is crossed in every test run and each side and backend across the sites; and each state
- * only a death inside the state layer leaves (`stateOnlyPoints` in lib/state/sites.ts: a local
+ * only a death inside the state layer leaves (`stateOnlyPoints` in lib/protocol/state_sites.ts: a local
  * write with one file in place and the next not yet written, the store's creation, a dead lock
  * holder), on the side and backend that leaves it.
  */

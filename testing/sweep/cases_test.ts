@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { faultInventory } from "../../lib/fault/inventory.ts";
-import { stateOnlyPoints } from "../../lib/state/sites.ts";
+import { faultInventory } from "../../lib/protocol/inventory.ts";
+import { stateOnlyPoints } from "../../lib/protocol/state_sites.ts";
 import { caseId, sweepCases } from "./cases.ts";
 
 Deno.test("the sweep has one case per site × side × declared backend, with the site's first journey", () => {

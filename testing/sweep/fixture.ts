@@ -29,7 +29,6 @@ import type { RuntimeDeps } from "../../lib/runtime/deps.ts";
 import { createFakeWorld, type FakeWorld } from "../fakes/fake_world.ts";
 import type { WorldConfig } from "../fakes/world.ts";
 import { PG_URL } from "../state/pg_env.ts";
-import type { ConnectorChange } from "./invariants.ts";
 import { committedOf, readState, readWorldFile, type StateLocation } from "./reads.ts";
 
 /** The starter's filter, and the one the reviewed plan replaces it with. */
@@ -437,4 +436,18 @@ export async function prepareRemoval(cw: CaseWorld): Promise<RemovalChange> {
       return { actions: r.plan.actions.length, blockers: r.plan.blockers.length };
     },
   };
+}
+
+/** What a connector case changes (testing/sweep/sweep.ts prepares it). */
+export interface ConnectorChange {
+  planPath: string;
+  /** The Connect mutations the plan makes, each exactly once (`<op> <connector>`). */
+  expected: string[];
+  /** The connectors held (and owned) after the change. */
+  held: string[];
+  /** The last mutation-log sequence number of the setup, and its ownership serial. */
+  setupLogSeq: number;
+  setupSerial: number;
+  /** The next plan after completion: no action, no blocker (SDK, in the parent). */
+  nextPlan(): Promise<{ actions: number; blockers: number }>;
 }

@@ -22,6 +22,7 @@
 import type { MutationRecord, World } from "../fakes/world.ts";
 import {
   type CaseWorld,
+  type ConnectorChange,
   type Deployed,
   NEW_PREDICATE,
   OLD_PREDICATE,
@@ -450,20 +451,6 @@ export async function checkAbandon(
     p.push("lock.json left after the abandonment");
   }
   return p;
-}
-
-/** What a connector case changes (testing/sweep/sweep.ts prepares it). */
-export interface ConnectorChange {
-  planPath: string;
-  /** The Connect mutations the plan makes, each exactly once (`<op> <connector>`). */
-  expected: string[];
-  /** The connectors held (and owned) after the change. */
-  held: string[];
-  /** The last mutation-log sequence number of the setup, and its ownership serial. */
-  setupLogSeq: number;
-  setupSerial: number;
-  /** The next plan after completion: no action, no blocker (SDK, in the parent). */
-  nextPlan(): Promise<{ actions: number; blockers: number }>;
 }
 
 /**

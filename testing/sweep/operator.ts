@@ -38,7 +38,7 @@ import {
   type OperatorDecision,
   operatorDecision,
   PRE_OPERATOR_FAULT,
-} from "../../lib/fault/inventory.ts";
+} from "../../lib/protocol/inventory.ts";
 import { fakeCli, type FakeCliResult } from "../fake_cli.ts";
 import type { SweepCase } from "./cases.ts";
 import type { CaseWorld, Deployed } from "./fixture.ts";

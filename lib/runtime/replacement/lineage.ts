@@ -14,7 +14,7 @@
  * @module
  */
 import type { LineageContext } from "../../lineage/events.ts";
-import { emitRunEvent, lineageSink } from "../../lineage/emit.ts";
+import { emitRunEvent, lineageSink } from "../../providers/lineage/emit.ts";
 import type { ReviewedOperation } from "./operation.ts";
 import type { ReplacementResult } from "./result.ts";
 

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { writePlanFile } from "../../plan/plan_file.ts";
 import { OPERATION_WRITES } from "../../protocol/replacement.ts";
 import { openStateStore } from "../../state/open.ts";
-import { STATE_SITES } from "../../state/sites.ts";
+import { STATE_SITES } from "../../protocol/state_sites.ts";
 import { apply, plan } from "../session.ts";
 import { fakeProject } from "../../../testing/ways/fake_project.ts";
 

@@ -4,7 +4,7 @@
  * project, `<project>/environments/<env>/` otherwise) `ownership.json`,
  * `control.json`, `history.json` and `lock.json`. A write group is applied one atomic file
  * replacement at a time, in the transition's declared order (`atomicWrites: false`); each
- * durable step of each file and each lock operation crosses its fault site (`../sites.ts`).
+ * durable step of each file and each lock operation crosses its fault site (`lib/protocol/state_sites.ts`).
  *
  * @example
  * ```ts
@@ -36,7 +36,7 @@ import {
   localWriteSites,
   lockOperationSite,
   type StateTransition,
-} from "../sites.ts";
+} from "../../protocol/state_sites.ts";
 import {
   atomicReplace,
   durableRemove,

@@ -32,7 +32,11 @@ import type {
   StatePrimitive,
   StoredBodies,
 } from "../primitive.ts";
-import { lockOperationSite, pgCommitSite, type StateTransition } from "../sites.ts";
+import {
+  lockOperationSite,
+  pgCommitSite,
+  type StateTransition,
+} from "../../protocol/state_sites.ts";
 import { CREATED_AT_TEXT, MIGRATIONS } from "./migrations.ts";
 import type { AddressOrigin } from "../../providers/errors.ts";
 import { connectFailure, PG_CONNECT_TIMEOUT_MS } from "./connect_failure.ts";

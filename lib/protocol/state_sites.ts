@@ -1,6 +1,6 @@
 /**
  * The fault sites of the state layer, declared as data: every durable write of both state
- * backends and every lock operation. The inventory (`lib/fault/inventory.ts`) composes
+ * backends and every lock operation. The inventory (`lib/protocol/inventory.ts`) composes
  * {@link STATE_SITES} explicitly; nothing is registered by importing this module.
  *
  * - **Local files**: each transition writes its files in a fixed order
@@ -14,7 +14,7 @@
  *
  * @example
  * ```ts
- * import { localWriteSites, STATE_SITES } from "./sites.ts";
+ * import { localWriteSites, STATE_SITES } from "./state_sites.ts";
  * console.log(STATE_SITES.length, localWriteSites("finalize", "history", "replace").rename.name);
  * ```
  * @module
@@ -114,8 +114,8 @@ const STEP_WORDS: Record<string, string> = {
   unlink: "unlink",
 };
 
-const LOCAL_WHERE = new URL("./local/local_primitive.ts", import.meta.url).href;
-const PG_WHERE = new URL("./postgres/pg_primitive.ts", import.meta.url).href;
+const LOCAL_WHERE = new URL("../state/local/local_primitive.ts", import.meta.url).href;
+const PG_WHERE = new URL("../state/postgres/pg_primitive.ts", import.meta.url).href;
 
 function localSite(t: StateTransition, file: LocalFile, step: string): FaultSite {
   const words = step === "dirsync" && file === "control" &&
@@ -216,7 +216,7 @@ export const STATE_SITES: readonly FaultSite[] = Object.freeze([
  *
  * @example
  * ```ts
- * import { localWriteSites } from "./sites.ts";
+ * import { localWriteSites } from "./state_sites.ts";
  * localWriteSites("begin", "control", "replace").temp.name; // state.local.begin.control.temp
  * ```
  */
@@ -237,7 +237,7 @@ export function localWriteSites(
  *
  * @example
  * ```ts
- * import { pgCommitSite } from "./sites.ts";
+ * import { pgCommitSite } from "./state_sites.ts";
  * pgCommitSite("finalize").name; // state.postgres.finalize.commit
  * ```
  */
@@ -251,7 +251,7 @@ export function pgCommitSite(transition: StateTransition): FaultSite {
  *
  * @example
  * ```ts
- * import { lockOperationSite } from "./sites.ts";
+ * import { lockOperationSite } from "./state_sites.ts";
  * lockOperationSite("local", "break").name; // lock.local.break
  * ```
  */
@@ -287,7 +287,7 @@ export interface StatePoint {
  *
  * @example
  * ```ts
- * import { stateOnlyPoints } from "./sites.ts";
+ * import { stateOnlyPoints } from "./state_sites.ts";
  * console.log(stateOnlyPoints().some((p) => p.site === "lock.local.break")); // true
  * ```
  */

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { observeConsumers } from "./consumers.ts";
+ * import { observeConsumers } from "./consumer_observer.ts";
  * import { platformaticKafka } from "../providers/kafka/platformatic.ts";
  * const kafka = platformaticKafka("127.0.0.1:9094");
  * const { consumers } = await observeConsumers(kafka, ["eligible_orders"]);

@@ -1,16 +1,16 @@
 import assert from "node:assert/strict";
-import { removalSites } from "../protocol/removal.ts";
+import { removalSites } from "./removal.ts";
 import {
   faultInventory,
   faultSiteNames,
   formatInventory,
   guardInventorySwitch,
 } from "./inventory.ts";
-import { FAULT_ENV } from "./site.ts";
+import { FAULT_ENV } from "../fault/site.ts";
 import type { SluiceError } from "../errors.ts";
-import { REPLACEMENT_TABLE } from "../protocol/replacement.ts";
-import { CREATE_TABLE } from "../protocol/create.ts";
-import { CONNECT_SITES, CONNECTOR_TABLE } from "../protocol/connector.ts";
+import { REPLACEMENT_TABLE } from "./replacement.ts";
+import { CREATE_TABLE } from "./create.ts";
+import { CONNECT_SITES, CONNECTOR_TABLE } from "./connector.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 

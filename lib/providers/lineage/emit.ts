@@ -15,8 +15,8 @@
  * ```
  * @module
  */
-import { buildRunEvent } from "./events.ts";
-import type { LineageContext, LineageEventType, RunEventOptions } from "./events.ts";
+import { buildRunEvent } from "../../lineage/events.ts";
+import type { LineageContext, LineageEventType, RunEventOptions } from "../../lineage/events.ts";
 
 /** Default HTTP delivery timeout. */
 export const DEFAULT_HTTP_TIMEOUT_MS = 5_000;

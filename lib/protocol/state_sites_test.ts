@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { siteLocation } from "../fault/site.ts";
-import { canonicalJson } from "./_canonical.ts";
-import { encodeBody } from "./_stored.ts";
-import { LocalPrimitive } from "./local/local_primitive.ts";
+import { canonicalJson } from "../state/_canonical.ts";
+import { encodeBody } from "../state/_stored.ts";
+import { LocalPrimitive } from "../state/local/local_primitive.ts";
 import {
   LOCAL_WRITE_ORDER,
   localWriteSites,
@@ -11,7 +11,7 @@ import {
   STATE_SITES,
   STATE_TRANSITIONS,
   WRITE_STEPS,
-} from "./sites.ts";
+} from "./state_sites.ts";
 
 Deno.test("state sites: unique names saying backend, transition, file and step", () => {
   const names = STATE_SITES.map((s) => s.name);

@@ -24,13 +24,13 @@
  * ```
  * @module
  */
-import { type FaultSite, guardFaultSwitch, siteLocation } from "./site.ts";
-import { OPERATION_WRITES, REPLACEMENT_SITES, replacementSites } from "../protocol/replacement.ts";
-import { createSites } from "../protocol/create.ts";
-import { OPERATOR_SITES, operatorSites } from "../protocol/operator.ts";
-import { connectorSites } from "../protocol/connector.ts";
-import { removalSites } from "../protocol/removal.ts";
-import { dayTwoSites } from "../protocol/day_two.ts";
+import { type FaultSite, guardFaultSwitch, siteLocation } from "../fault/site.ts";
+import { OPERATION_WRITES, REPLACEMENT_SITES, replacementSites } from "./replacement.ts";
+import { createSites } from "./create.ts";
+import { OPERATOR_SITES, operatorSites } from "./operator.ts";
+import { connectorSites } from "./connector.ts";
+import { removalSites } from "./removal.ts";
+import { dayTwoSites } from "./day_two.ts";
 import {
   LOCAL_WRITE_ORDER,
   localWriteSites,
@@ -39,7 +39,7 @@ import {
   STATE_SITES,
   STATE_TRANSITIONS,
   type StateTransition,
-} from "../state/sites.ts";
+} from "./state_sites.ts";
 
 /** The public command whose run crosses a site. */
 export type Journey =
@@ -86,7 +86,7 @@ function transitionSites(t: StateTransition): FaultSite[] {
   ];
 }
 
-/** The state layer's sites (lib/state/sites.ts), each with the journeys that cross it. */
+/** The state layer's sites (lib/protocol/state_sites.ts), each with the journeys that cross it. */
 function stateSites(): Array<[FaultSite, readonly Journey[]]> {
   const out: Array<[FaultSite, readonly Journey[]]> = [];
   for (const t of STATE_TRANSITIONS) {
