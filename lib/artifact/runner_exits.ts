@@ -46,6 +46,23 @@ export function runnerExit(code: number): RunnerExitRow | null {
   return RUNNER_EXITS.find((e) => e.code === code) ?? null;
 }
 
+/**
+ * Whether an exit code is a clean close by the table: the runner finished (0) or closed on TERM
+ * (143). Alone it proves nothing: the clean-close evidence also needs the status file, no OOM
+ * kill and an inactive group (`lib/validation/runner_stop.ts`).
+ *
+ * @example
+ * ```ts
+ * import { isCleanCloseExit } from "./runner_exits.ts";
+ * console.log(isCleanCloseExit(143), isCleanCloseExit(137)); // true false
+ * ```
+ */
+export function isCleanCloseExit(code: number): boolean {
+  return CLEAN_CLOSE_KINDS.has(runnerExit(code)?.kind ?? "");
+}
+
+const CLEAN_CLOSE_KINDS = new Set(["finished", "closed"]);
+
 /** The row of a stop reason, or null when the runner does not document it. */
 export function runnerReason(reason: string): RunnerReasonRow | null {
   return RUNNER_REASONS.find((r) => r.reason === reason) ?? null;

@@ -223,8 +223,56 @@ export interface CurrentContext {
   appliedBy?: { operation_id: string; recorded_at: string } | null;
 }
 
-/** Reject a plan computed from other sources, state or store than the current ones. */
-export function verifyPlanCurrent(plan: Plan, now: CurrentContext): void {
+/** The pending operation a plan is applied again to continue. */
+export interface Continuing {
+  /** What it is, in an operator's words (`runner removal`, `connector operation`, `create`). */
+  what: string;
+  operation_id: string;
+  /** The plan file its intent recorded (sha256; null: none, so no plan file continues it). */
+  plan_sha256: string | null;
+  /** How to give it up instead, when the journey has a way (a command line). */
+  abandon?: string;
+}
+
+/**
+ * Reject continuing `pending` with this plan file unless it is the one its intent recorded, made
+ * for this project and store from the same sources: the one check every journey's continuation
+ * runs. The state is not compared (the operation itself may have changed it); the journey's own
+ * exact reads decide each step.
+ *
+ * @example
+ * ```ts
+ * import { verifyContinuation } from "./plan_file.ts";
+ * // verifyContinuation(plan, sha256, now, { what: "runner removal", operation_id, plan_sha256 });
+ * ```
+ */
+export function verifyContinuation(
+  plan: Plan,
+  planSha256: string,
+  now: Omit<CurrentContext, "stateChecksum" | "appliedBy">,
+  pending: Continuing,
+): void {
+  if (pending.plan_sha256 !== planSha256) {
+    throw new SluiceError(
+      "BLOCKED_OPERATION_PENDING",
+      `${pending.what} ${pending.operation_id} is pending from plan ${pending.plan_sha256}; continue it with that plan file (sluice apply --plan FILE), not ${planSha256}${
+        pending.abandon ? `, or abandon it (${pending.abandon})` : ""
+      }`,
+      { evidence: { operation_id: pending.operation_id, plan_sha256: pending.plan_sha256 } },
+    );
+  }
+  verifyPlanCurrent(plan, { ...now, stateChecksum: plan.protected_state.checksum }, pending);
+}
+
+/**
+ * Reject a plan computed from other sources, state or store than the current ones. Continuing a
+ * pending operation (`continuing`), changed sources are to be restored, not planned again.
+ */
+export function verifyPlanCurrent(
+  plan: Plan,
+  now: CurrentContext,
+  continuing?: Continuing,
+): void {
   if (plan.project !== now.project || plan.environment !== now.environment) {
     throw new SluiceError(
       "PLAN_WRONG_PROJECT",
@@ -259,9 +307,11 @@ export function verifyPlanCurrent(plan: Plan, now: CurrentContext): void {
   if (plan.source_sha256 !== now.sourceSha256) {
     throw new SluiceError(
       "PLAN_STALE_SOURCE",
-      `the project's manifest or SQL changed since the plan was made (${
-        plan.source_sha256.slice(0, 12)
-      } → ${now.sourceSha256.slice(0, 12)}); plan again`,
+      continuing
+        ? `the project's manifest or SQL changed since ${continuing.what} ${continuing.operation_id} began; restore them to continue it`
+        : `the project's manifest or SQL changed since the plan was made (${
+          plan.source_sha256.slice(0, 12)
+        } → ${now.sourceSha256.slice(0, 12)}); plan again`,
       { evidence: { planned: plan.source_sha256, current: now.sourceSha256 } },
     );
   }

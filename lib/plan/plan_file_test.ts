@@ -13,6 +13,7 @@ import {
   parsePlanBytes,
   readPlanFile,
   sealPlan,
+  verifyContinuation,
   verifyPlanCurrent,
   writePlanFile,
 } from "./plan_file.ts";
@@ -253,5 +254,45 @@ Deno.test("plan file: a selected plan carrying a replacement is refused, even co
   assert.throws(
     () => parsePlanBytes(sealPlan(forged).bytes),
     (e) => e instanceof SluiceError && e.code === "PLAN_SELECTED_REPLACEMENT",
+  );
+});
+
+Deno.test("plan file: verifyContinuation takes only the intent's plan, from the same sources and store", async () => {
+  const plan = await starterPlan();
+  const sha = "b".repeat(64);
+  const pending = {
+    what: "runner removal",
+    operation_id: "op-7",
+    plan_sha256: sha,
+    abandon: "sluice state abandon --operation-id op-7 --reason TEXT",
+  };
+  // the state moved (the operation's own writes): still continuable
+  verifyContinuation(plan, sha, current(plan, { stateChecksum: "e".repeat(64) }), pending);
+  const other = rejects(
+    () => verifyContinuation(plan, "c".repeat(64), current(plan), pending),
+    "BLOCKED_OPERATION_PENDING",
+  );
+  assert.match(other.message, /runner removal op-7 is pending from plan b{64}; continue it/);
+  assert.match(other.message, /or abandon it \(sluice state abandon --operation-id op-7/);
+  assert.deepEqual(other.evidence, { operation_id: "op-7", plan_sha256: sha });
+  const noAbandon = rejects(
+    () =>
+      verifyContinuation(plan, "c".repeat(64), current(plan), { ...pending, abandon: undefined }),
+    "BLOCKED_OPERATION_PENDING",
+  );
+  assert.doesNotMatch(noAbandon.message, /abandon/);
+  const src = rejects(
+    () => verifyContinuation(plan, sha, current(plan, { sourceSha256: "f".repeat(64) }), pending),
+    "PLAN_STALE_SOURCE",
+  );
+  assert.match(src.message, /since runner removal op-7 began; restore them to continue it/);
+  rejects(
+    () =>
+      verifyContinuation(plan, sha, current(plan, { store: { ...STORE, store_id: "x" } }), pending),
+    "PLAN_WRONG_STORE",
+  );
+  rejects(
+    () => verifyContinuation(plan, sha, current(plan, { project: "another" }), pending),
+    "PLAN_WRONG_PROJECT",
   );
 });

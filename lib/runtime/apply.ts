@@ -50,7 +50,7 @@ import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { runnerTopics } from "../artifact/artifact.ts";
 import { atSite } from "../fault/site.ts";
 import { pendingCommands, type Plan, type PlannedAction, type RunnerResume } from "../plan/plan.ts";
-import { verifyPlanCurrent } from "../plan/plan_file.ts";
+import { verifyContinuation, verifyPlanCurrent } from "../plan/plan_file.ts";
 import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { OperationIntent } from "../state/journal.ts";
 import type { Json } from "../state/_canonical.ts";
@@ -260,7 +260,11 @@ export async function applyPlan(
       // was recorded from these plan bytes against their protected state; while it is pending
       // nothing else can change ownership (a local commit may have written its result already,
       // which the commit's retry verifies)
-      verifyPlanCurrent(plan, current(plan.protected_state.checksum));
+      verifyContinuation(plan, planSha256, current(null), {
+        what: "create",
+        operation_id: pending.operation_id,
+        plan_sha256: pending.intent.reviewed_plan_sha256,
+      });
       ctx.onProgress?.({
         kind: "continued",
         operation_id: pending.operation_id,

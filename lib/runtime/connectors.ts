@@ -35,6 +35,7 @@ import {
 } from "../artifact/connector.ts";
 import { atSite } from "../fault/site.ts";
 import type { Plan } from "../plan/plan.ts";
+import { verifyContinuation } from "../plan/plan_file.ts";
 import { type ConnectorAction, isConnectorAction, ownedAfter } from "../plan/connectors.ts";
 import {
   CONNECTOR_OPERATION_KIND,
@@ -42,7 +43,7 @@ import {
   connectorSite,
 } from "../protocol/connector.ts";
 import type { ConnectPort } from "../providers/connect/port.ts";
-import type { HistoryEvent } from "../state/history.ts";
+import { commitOfOperation } from "../state/history.ts";
 import {
   emptyOwnership,
   ownedConnectors,
@@ -359,31 +360,17 @@ export async function continueConnectorOperation(
 ): Promise<ConnectorApplyResult> {
   const control = snap.control!.opened;
   const intent = control.intent;
-  if (intent.reviewed_plan_sha256 !== planSha256) {
-    throw new SluiceError(
-      "BLOCKED_OPERATION_PENDING",
-      `connector operation ${control.operation_id} is pending from plan ${intent.reviewed_plan_sha256}; continue it with that plan file (apply --plan), not ${planSha256}`,
-      {
-        evidence: { operation_id: control.operation_id, plan_sha256: intent.reviewed_plan_sha256 },
-      },
-    );
-  }
-  if (plan.source_sha256 !== ctx.sourceSha256) {
-    throw new SluiceError(
-      "PLAN_STALE_SOURCE",
-      `the project's manifest or SQL changed since connector operation ${control.operation_id} began; restore them to continue it`,
-      { evidence: { planned: plan.source_sha256, current: ctx.sourceSha256 } },
-    );
-  }
-  if (plan.store.store_id !== snap.identity.store_id) {
-    throw new SluiceError(
-      "PLAN_WRONG_STORE",
-      `the plan was made against state store ${plan.store.store_id}, not ${snap.identity.store_id}`,
-    );
-  }
-  const committed = snap.history.events.find((e: HistoryEvent) =>
-    e.kind === "ownership_committed" && e.operation_id === control.operation_id
-  ) as { state_checksum: string } | undefined;
+  verifyContinuation(plan, planSha256, {
+    project: ctx.store.project,
+    environment: ctx.store.environment,
+    sourceSha256: ctx.sourceSha256,
+    store: snap.identity,
+  }, {
+    what: "connector operation",
+    operation_id: control.operation_id,
+    plan_sha256: intent.reviewed_plan_sha256,
+  });
+  const committed = commitOfOperation(snap.history.events, control.operation_id);
   if (committed && snap.ownership?.checksum === committed.state_checksum) {
     // only the clear was lost: the commit the history recorded is the state; clear it
     say(
@@ -441,9 +428,7 @@ export async function verifyCommittedConnectorPlan(
   const actions = connectorActions(plan);
   if (actions.length === 0) return null;
   const operationId = connectorOperationId(planSha256);
-  const committed = snap.history.events.find((e) =>
-    e.kind === "ownership_committed" && e.operation_id === operationId
-  ) as { serial: number } | undefined;
+  const committed = commitOfOperation(snap.history.events, operationId);
   if (!committed) return null;
   const observed = await observeActions(ctx, plan, actions, snap.ownership?.document ?? null);
   const open = actions.filter((a) => actionPosition(a, observed.get(a.name)!).kind !== "after");

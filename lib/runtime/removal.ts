@@ -27,12 +27,13 @@ import { SluiceError } from "../errors.ts";
 import { writeIntent } from "./unknown_outcome.ts";
 import { atSite } from "../fault/site.ts";
 import type { Plan } from "../plan/plan.ts";
+import { verifyContinuation } from "../plan/plan_file.ts";
 import type { RemoveRunnerAction } from "../plan/removals.ts";
 import { parseMountedPlan } from "../protocol/mounted_plan.ts";
 import { REMOVAL_OPERATION_KIND, removalOperationId, removalSite } from "../protocol/removal.ts";
 import type { RunnerRemovalDecl } from "../project/removals.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
-import type { HistoryEvent } from "../state/history.ts";
+import { commitOfOperation, type HistoryEvent } from "../state/history.ts";
 import {
   emptyOwnership,
   type OwnedRunner,
@@ -354,32 +355,21 @@ export async function continueRemoval(
 ): Promise<RemovalResult> {
   const control = snap.control!.opened;
   const intent = control.intent;
-  if (intent.reviewed_plan_sha256 !== planSha256) {
-    throw new SluiceError(
-      "BLOCKED_OPERATION_PENDING",
-      `runner removal ${control.operation_id} is pending from plan ${intent.reviewed_plan_sha256}; continue it with that plan file (sluice apply --plan FILE), not ${planSha256}, or abandon it (sluice state abandon --operation-id ${control.operation_id} --reason TEXT)`,
-      {
-        evidence: { operation_id: control.operation_id, plan_sha256: intent.reviewed_plan_sha256 },
-      },
-    );
-  }
+  verifyContinuation(plan, planSha256, {
+    project: ctx.store.project,
+    environment: ctx.store.environment,
+    sourceSha256: ctx.sourceSha256,
+    store: snap.identity,
+  }, {
+    what: "runner removal",
+    operation_id: control.operation_id,
+    plan_sha256: intent.reviewed_plan_sha256,
+    abandon: `sluice state abandon --operation-id ${control.operation_id} --reason TEXT`,
+  });
   if (removalActions(plan).length === 0 || !Array.isArray(intent.details.released)) {
     throw new SluiceError(
       "BLOCKED_REMOVAL_NOT_CONTINUABLE",
       `runner removal ${control.operation_id} cannot be continued with this plan: its intent or the plan carries no removal; abandon it (sluice state abandon --operation-id ${control.operation_id} --reason TEXT)`,
-    );
-  }
-  if (plan.source_sha256 !== ctx.sourceSha256) {
-    throw new SluiceError(
-      "PLAN_STALE_SOURCE",
-      `the project's manifest or SQL changed since runner removal ${control.operation_id} began; restore them to continue it`,
-      { evidence: { planned: plan.source_sha256, current: ctx.sourceSha256 } },
-    );
-  }
-  if (plan.store.store_id !== snap.identity.store_id) {
-    throw new SluiceError(
-      "PLAN_WRONG_STORE",
-      `the plan was made against state store ${plan.store.store_id}, not ${snap.identity.store_id}`,
     );
   }
   say(ctx, control.operation_id, `removal ${control.operation_id} continues from its intent`);
@@ -460,9 +450,7 @@ async function drive(
   const control = start.control!.opened;
   const released = control.intent.details.released as unknown as OwnedRunner[];
   // only the clear was lost: the commit the history recorded is the state; clear it
-  const committed = start.history.events.find((e: HistoryEvent) =>
-    e.kind === "ownership_committed" && e.operation_id === operationId
-  ) as { state_checksum: string } | undefined;
+  const committed = commitOfOperation(start.history.events, operationId);
   if (committed && start.ownership?.checksum === committed.state_checksum) {
     const done = await atSite(
       removalSite("commit"),

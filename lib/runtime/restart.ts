@@ -58,6 +58,7 @@ import type {
 import type { OwnedRunner } from "../state/ownership.ts";
 import type { StateSnapshot } from "../state/store.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
+import { isCleanCloseExit } from "../artifact/runner_exits.ts";
 import type { ContainerEvidence, RunnerObservation } from "../validation/observation.ts";
 import { driftNextStep, runnerDrifts } from "../validation/drift.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
@@ -442,7 +443,7 @@ export async function waitGroupEmpty(
   const c = o.container;
   let group: { state: string; members: unknown[] } = o.obs.kafka.group;
   if (group.members.length === 0) return { waited: false, group };
-  if (c.exitCode === 143 || c.exitCode === 0) {
+  if (isCleanCloseExit(c.exitCode)) {
     throw blockerError([groupActive(o, group.members.length, c, false)]);
   }
   const bound = options.groupTimeoutMs ?? 120_000;

@@ -21,6 +21,7 @@ import { decodeBody, encodeBody } from "./_stored.ts";
 import { verifyScopeIntegrity } from "./integrity.ts";
 import {
   appendEvents,
+  commitOfOperation,
   type CompletionReceipt,
   type DayTwoEvent,
   emptyHistory,
@@ -28,7 +29,6 @@ import {
   type HistoryEvent,
   openHistory,
   type OperationAbandoned,
-  type OwnershipCommitted,
 } from "./history.ts";
 import {
   type Checkpoint,
@@ -460,11 +460,9 @@ export class StateEngine implements StateStore {
     const desired = stateChecksum(ownership);
     // local: history, ownership and clear are separate files; a retry finishes what is missing
     const archived = control
-      ? snapshot.history.events.find((e) =>
-        e.kind === "ownership_committed" && e.operation_id === control.operation_id
-      )
-      : undefined;
-    if (archived && archived.kind === "ownership_committed") {
+      ? commitOfOperation(snapshot.history.events, control.operation_id)
+      : null;
+    if (archived) {
       if (archived.state_checksum !== desired) {
         blocked(
           "BLOCKED_COMMIT_MISMATCH",
@@ -1078,9 +1076,7 @@ export class StateEngine implements StateStore {
     const snap = await this.load();
     const receipt = findReceipt(snap.history.events, operationId);
     if (!receipt) {
-      const commit = snap.history.events.find((e): e is OwnershipCommitted =>
-        e.kind === "ownership_committed" && e.operation_id === operationId
-      );
+      const commit = commitOfOperation(snap.history.events, operationId);
       if (!commit) return null;
       // an ownership commit is how a create, connector change or runner removal completes (a
       // runner update is refused one: it completes by its receipt); only history that names the

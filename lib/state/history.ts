@@ -458,3 +458,22 @@ export function commitOfPlan(
   );
   return found.at(-1) ?? null;
 }
+
+/**
+ * The ownership commit of an operation, or null: how a create, connector change or runner
+ * removal is known to have completed (a lost acknowledgement, a lost clear).
+ *
+ * @example
+ * ```ts
+ * import { commitOfOperation } from "./history.ts";
+ * commitOfOperation([], "6f1c2c1e-1111-4222-8333-444455556666"); // null
+ * ```
+ */
+export function commitOfOperation(
+  events: readonly HistoryEvent[],
+  operationId: string,
+): OwnershipCommitted | null {
+  return events.find((e): e is OwnershipCommitted =>
+    e.kind === "ownership_committed" && e.operation_id === operationId
+  ) ?? null;
+}

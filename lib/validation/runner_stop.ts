@@ -16,6 +16,7 @@ import type { CLEAN_CLOSE_BLOCKERS } from "../protocol/replacement.ts";
  */
 import {
   describeRunnerStop,
+  isCleanCloseExit,
   parseRunnerStop,
   runnerExit,
   type RunnerStop,
@@ -128,7 +129,7 @@ export function notACleanClose(
       evidence: {},
     });
   }
-  if (![0, 143].includes(c.exitCode)) {
+  if (!isCleanCloseExit(c.exitCode)) {
     out.push({
       code: "BLOCKED_UNCLEAN_EXIT",
       message: `${who} exited with code ${c.exitCode}; only 0 or 143 is a clean close`,

@@ -18,7 +18,7 @@
  * ```
  * @module
  */
-import { runnerExit } from "../../artifact/runner_exits.ts";
+import { isCleanCloseExit, runnerExit } from "../../artifact/runner_exits.ts";
 import type { ErrorCode } from "../../errors.ts";
 import type {
   Checkpoint,
@@ -492,7 +492,7 @@ export const GUARDS: Record<GuardName, Guard> = {
     if (!cand.everStarted || cand.running) return SKIP;
     const p = atLeastCleanClose(v);
     if (p.length > 0) return blocked(p);
-    if (![0, 143].includes(cand.exitCode) || cand.oomKilled) {
+    if (!isCleanCloseExit(cand.exitCode) || cand.oomKilled) {
       // why it stopped, as the runner and the exit table say (never a record value); the
       // summary names the exit code and an OOM kill. Started and not running: a stop exists
       const stop = runnerStopOf(cand)!;
