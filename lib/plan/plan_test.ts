@@ -18,6 +18,8 @@ import { targetOfArtifact } from "../validation/observation.ts";
 import { reviewedEvidence } from "../validation/reviewed_evidence.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
 import { isNoop, planProject, typedActionSha256 } from "./plan.ts";
+import { reviewOfPlan } from "../review/review.ts";
+import { renderReviewText } from "../review/render_text.ts";
 import type { Plan, PlanInput } from "./plan.ts";
 
 const CLUSTER = "Zk7Jw2vLQmC8y1m0a6Fh3A";
@@ -821,6 +823,27 @@ Deno.test("planner: a removal is blocked precisely when the observed runner is n
     const p = edit(f);
     assert.ok(codes(p).includes(code), `${what}: ${codes(p).join(",")}`);
     assert.deepEqual(p.actions, [], what);
+    // the model is gone from the project: each blocker names the owned runner's application ID,
+    // and the review shows it (not "no application ID")
+    const running = p.blockers.filter((b) => b.model === "eligible_orders");
+    assert.ok(running.length > 0, what);
+    for (const b of running) {
+      assert.match(String(b.evidence.application_id), /^sluice-.*eligible_orders$/, what);
+    }
+    const text = renderReviewText(
+      reviewOfPlan({
+        project: (await desired({ manifest: removalManifest(true) })).project,
+        plan: p,
+        sha256: "0".repeat(64),
+        file: null,
+      }),
+    );
+    assert.ok(!text.includes("no application ID"), `${what}:\n${text}`);
+    assert.match(
+      text,
+      /- remove model eligible_orders \(sluice-.*eligible_orders\): blocked/,
+      what,
+    );
   }
 });
 

@@ -110,8 +110,16 @@ export function planRunnerRemovals(
   for (const owned of input.owned) {
     if (input.declared.has(owned.model)) continue;
     const model = owned.model;
+    // each blocker names the runner's application ID: the model is no longer in the project
+    const held = (...bs: Blocker[]) =>
+      blockers.push(
+        ...bs.map((x) => ({
+          ...x,
+          evidence: { application_id: owned.application_id, ...x.evidence },
+        })),
+      );
     if (!input.removals.some((r) => r.model === model)) {
-      blockers.push(blocker(
+      held(blocker(
         "BLOCKED_RUNNER_REMOVAL",
         `model ${model} is owned but no longer declared: sluice never takes a runner down because it vanished from the project. Declare the model again, or declare its removal (lifecycle.runner_removals: [{ model: ${model} }])`,
         { model },
@@ -119,7 +127,7 @@ export function planRunnerRemovals(
       continue;
     }
     if (input.observation === null) {
-      blockers.push(blocker(
+      held(blocker(
         "BLOCKED_OFFLINE_REMOVAL",
         `model ${model} is declared removed; a removal is planned online (it binds the exact running generation): plan again without --offline`,
         { model },
@@ -128,7 +136,7 @@ export function planRunnerRemovals(
     }
     const obs = input.observation.runners.find((r) => r.applicationId === owned.application_id);
     if (!obs) {
-      blockers.push(blocker(
+      held(blocker(
         "BLOCKED_RUNNER_MISSING",
         `no container carries application ID ${owned.application_id} of model ${model} (or its mounted plan cannot be read): sluice removes only the exact owned generation`,
         { model },
@@ -137,7 +145,7 @@ export function planRunnerRemovals(
     }
     const checked = verifyOwnedRunner(obs, owned, input.ownedTopics);
     if (checked.blockers.length > 0 || !checked.container) {
-      blockers.push(...checked.blockers);
+      held(...checked.blockers);
       continue;
     }
     const c = checked.container;

@@ -262,7 +262,9 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
       const artifact = plan.artifacts.find((x) => x.model === b.model)?.artifact ?? null;
       entry = {
         model: b.model,
-        application_id: artifact?.application_id ?? "",
+        // a removed model has no artifact: its blockers name the owned runner's application ID
+        application_id: artifact?.application_id ??
+          (typeof b.evidence.application_id === "string" ? b.evidence.application_id : ""),
         kind: m ? "blocked" : "remove",
         reviewable: false,
         changed: m ? [] : ["removed model"],
