@@ -24,7 +24,7 @@ import { SluiceError } from "../../errors.ts";
 import { canonicalJson } from "../../artifact/canonical.ts";
 import { artifactSha256 } from "../../artifact/artifact.ts";
 import type { Plan } from "../../plan/plan.ts";
-import { artifactChange, typedActionSha256 } from "../../plan/plan.ts";
+import { artifactChange, pendingCommands, typedActionSha256 } from "../../plan/plan.ts";
 import { blockerError } from "../../validation/blocker.ts";
 import { reviewedEvidence } from "../../validation/reviewed_evidence.ts";
 import { readPlanFile } from "../../plan/plan_file.ts";
@@ -145,13 +145,35 @@ export function requireConfirmedEnv(p: Session, confirmEnv: string | null): void
   }
 }
 
+/**
+ * When the plan file is the one a pending create, runner removal or connector change recorded:
+ * what continues that operation instead (`state runner-status` and `state resume` drive a
+ * predicate replacement only). Read without the lock, for the message alone.
+ */
+async function pendingWayOut(store: StateStore, planSha256: string): Promise<string> {
+  const pending = (await store.load().catch(() => null))?.control?.opened ?? null;
+  if (!pending || pending.kind === "runner_update") return "";
+  if (pending.intent.reviewed_plan_sha256 !== planSha256) return "";
+  const cmds = pendingCommands({
+    operation_id: pending.operation_id,
+    kind: pending.kind,
+    status: pending.status,
+    last_boundary: pending.checkpoints.at(-1)?.name ?? null,
+    plan_sha256: planSha256,
+  });
+  return `. This file's operation ${pending.operation_id} (${pending.kind}) is pending: continue it with '${cmds.continue}' (the same file again), or abandon it with '${cmds.abandon}'`;
+}
+
 /** Read the plan file, require format 6 and verify its typed action against the current project. */
 async function loadReviewed(p: Session, planPath: string): Promise<Reviewed> {
   const { plan, sha256 } = await readPlanFile(planPath);
   if (plan.format !== 6 || !plan.typed_action) {
     throw new SluiceError(
       "PLAN_NOT_REVIEWED",
-      `${planPath} is a format-${plan.format} plan; a predicate replacement needs the reviewed format-6 plan from 'sluice plan --out'`,
+      `${planPath} is a format-${plan.format} plan; a predicate replacement needs the reviewed format-6 plan from 'sluice plan --out'${await pendingWayOut(
+        p.store,
+        sha256,
+      )}`,
     );
   }
   const action = plan.typed_action.action;
