@@ -16,7 +16,8 @@
  * @module
  */
 import type { RunnerArtifact } from "../artifact/artifact.ts";
-import { artifactSha256, changedArtifactFields, validateArtifact } from "../artifact/artifact.ts";
+import { artifactSha256, validateArtifact } from "../artifact/artifact.ts";
+import { classifyChange } from "./change_policy.ts";
 import { canonicalSha256 } from "../artifact/canonical.ts";
 import type { CompileResult } from "../project/compile.ts";
 import type { Project } from "../project/load.ts";
@@ -34,7 +35,7 @@ import {
   type ReviewedEvidence,
 } from "../validation/reviewed_evidence.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
-import { type ErrorCode, SluiceError } from "../errors.ts";
+import { SluiceError } from "../errors.ts";
 import type { ImpactChange, LiveConsumers, PlanImpact } from "./impact.ts";
 import { planImpact } from "./impact.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
@@ -463,10 +464,9 @@ export function planProject(input: PlanInput): Plan {
       );
       continue;
     }
-    const changes = changedFields(prior, a.artifact);
-    const forbidden = changes.filter((f) => f !== "predicate");
-    if (forbidden.length > 0) {
-      for (const f of forbidden) blockers.push(fieldBlocker(f, a.model, prior, a.artifact));
+    const change = classifyChange(a.model, prior, a.artifact);
+    if (change.blockers.length > 0) {
+      blockers.push(...change.blockers);
       continue;
     }
     if (selected !== null) {
@@ -649,24 +649,6 @@ function selectedModels(project: Project, select: string[] | null): string[] | n
   return [...new Set(select)].sort();
 }
 
-/**
- * What changed between two artifacts of one model and the blockers a non-predicate change
- * gives (the same blockers an online plan gives). Used by the Git base/head comparison.
- */
-export function artifactChange(
-  model: string,
-  prior: RunnerArtifact,
-  desired: RunnerArtifact,
-): { fields: string[]; blockers: Blocker[] } {
-  const fields = changedFields(prior, desired);
-  return {
-    fields,
-    blockers: fields.filter((f) => f !== "predicate").map((f) =>
-      fieldBlocker(f, model, prior, desired)
-    ),
-  };
-}
-
 /** The running artifact reconstructed from the mounted plan's bytes. */
 function priorArtifact(obs: RunnerObservation): RunnerArtifact | null {
   const text = obs.containers[0]?.plan.text;
@@ -676,40 +658,6 @@ function priorArtifact(obs: RunnerObservation): RunnerArtifact | null {
   } catch {
     return null;
   }
-}
-
-function changedFields(prior: RunnerArtifact, desired: RunnerArtifact): string[] {
-  return changedArtifactFields(prior, desired);
-}
-
-const FIELD_BLOCKERS: Record<string, [ErrorCode, string]> = {
-  projection: ["BLOCKED_PROJECTION_CHANGE", "the projection changed"],
-  schema: ["BLOCKED_SCHEMA_CHANGE", "the source schema changed"],
-  input: ["BLOCKED_TOPIC_CHANGE", "the input topic changed"],
-  output: ["BLOCKED_TOPIC_CHANGE", "the output topic changed"],
-  image: ["BLOCKED_IMAGE_CHANGE", "the runner image changed"],
-  network: ["BLOCKED_NETWORK_CHANGE", "the Docker network changed"],
-  initial_offsets: ["BLOCKED_OFFSET_POLICY_CHANGE", "the initial-offset policy changed"],
-  on_invalid: [
-    "BLOCKED_INVALID_POLICY_CHANGE",
-    "the on_invalid policy or its dead-letter topic changed",
-  ],
-};
-
-function fieldBlocker(
-  field: string,
-  model: string,
-  prior: RunnerArtifact,
-  desired: RunnerArtifact,
-): Blocker {
-  const [code, what] = FIELD_BLOCKERS[field] ?? ["BLOCKED_IDENTITY_CHANGE", `the ${field} changed`];
-  const key = field as keyof RunnerArtifact;
-  return blocker(
-    code,
-    `model ${model}: ${what}; only the predicate of a running runner may be replaced`,
-    // an absent optional field (on_invalid) is null: canonical JSON has no undefined
-    { model, evidence: { field, prior: prior[key] ?? null, desired: desired[key] ?? null } },
-  );
 }
 
 /** The typed replacement: the reviewed evidence (typed once) bound from a verified observation. */

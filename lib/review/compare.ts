@@ -20,7 +20,7 @@ import { compile } from "../project/compile.ts";
 import type { Project } from "../project/load.ts";
 import { planImpact } from "../plan/impact.ts";
 import type { ImpactChange } from "../plan/impact.ts";
-import { artifactChange } from "../plan/plan.ts";
+import { classifyChange } from "../plan/change_policy.ts";
 import type { ModelReview, Review } from "./review.ts";
 import {
   FIELD_WORDS,
@@ -68,7 +68,7 @@ export function compareProjects(base: RevisionProject, head: RevisionProject): R
       }));
       continue;
     }
-    const { fields, blockers } = artifactChange(model, prior.artifact, desired.artifact);
+    const { fields, blockers } = classifyChange(model, prior.artifact, desired.artifact);
     const extra = partitionBlockers(base.project, head.project, model);
     const all = [...blockers, ...extra];
     const changed = [

@@ -24,7 +24,8 @@ import { SluiceError } from "../../errors.ts";
 import { canonicalJson } from "../../artifact/canonical.ts";
 import { artifactSha256 } from "../../artifact/artifact.ts";
 import type { Plan } from "../../plan/plan.ts";
-import { artifactChange, pendingCommands, typedActionSha256 } from "../../plan/plan.ts";
+import { pendingCommands, typedActionSha256 } from "../../plan/plan.ts";
+import { classifyChange } from "../../plan/change_policy.ts";
 import { blockerError } from "../../validation/blocker.ts";
 import { reviewedEvidence } from "../../validation/reviewed_evidence.ts";
 import { readPlanFile } from "../../plan/plan_file.ts";
@@ -208,7 +209,7 @@ async function loadReviewed(p: Session, planPath: string): Promise<Reviewed> {
  * What the planner decided, decided again from the plan's own bound evidence (whatever the file
  * says): a format-6 plan is an online plan without blockers, its prior artifact is the one its
  * checksum names, and prior and desired differ in the predicate alone — any other change gives
- * the planner's own blocker (`artifactChange`), so the format cannot carry what planning refuses.
+ * the planner's own blocker (`classifyChange`), so the format cannot carry what planning refuses.
  */
 function verifyReplacementClass(planPath: string, plan: Plan, action: RunnerAction): void {
   if (plan.mode !== "online") {
@@ -225,7 +226,7 @@ function verifyReplacementClass(planPath: string, plan: Plan, action: RunnerActi
       `${planPath}: the typed action's prior artifact is not the one its checksum ${action.prior_artifact_sha256} names`,
     );
   }
-  const { blockers } = artifactChange(action.model, e.prior_artifact, e.desired_artifact);
+  const { blockers } = classifyChange(action.model, e.prior_artifact, e.desired_artifact);
   if (blockers.length > 0) throw blockerError(blockers);
 }
 
