@@ -156,7 +156,7 @@ export type { PlanResult } from "./lib/runtime/session.ts";
 export type { Review } from "./lib/review/review.ts";
 export type { KeySeal, Plan } from "./lib/plan/plan.ts";
 export type { SealKey } from "./lib/state/seal_key.ts";
-export type { ApplyResult } from "./lib/runtime/apply.ts";
+export type { ApplyResult } from "./lib/runtime/apply_context.ts";
 export type { ReplacementResult, RunnerStatusReport } from "./lib/runtime/replacement/result.ts";
 export type { ProjectObservation } from "./lib/validation/observation.ts";
 export type { ModelStatus, ProjectStatus } from "./lib/runtime/status.ts";

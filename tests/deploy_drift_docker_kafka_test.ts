@@ -11,7 +11,7 @@ import { describeCluster, withAdmin } from "../harness/kafka.ts";
 import { runnerImageId, starterProject } from "../harness/project.ts";
 import type { TestProject } from "../harness/project.ts";
 import { apply, plan } from "../lib/runtime/session.ts";
-import type { ApplyResult } from "../lib/runtime/apply.ts";
+import type { ApplyResult } from "../lib/runtime/apply_context.ts";
 import { openStateStore } from "../lib/state/open.ts";
 import type { StateStore } from "../lib/state/store.ts";
 import { assertExit, sluiceJson } from "./deploy_fixture.ts";

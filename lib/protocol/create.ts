@@ -2,7 +2,7 @@
  * The create journey's table, as data, in the same shape as the replacement's
  * ({@link "./replacement.ts"}): each row is one durable step of `apply` of a format-5 plan —
  * what must hold before it, the one mutation or write it makes, the fault site that mutation
- * crosses, and the codes it can give. `lib/runtime/apply.ts` performs the rows in this order
+ * crosses, and the codes it can give. `lib/runtime/create.ts` performs the rows in this order
  * (topic rows once per topic to create, runner rows once per runner) and crosses each row's site;
  * the fault inventory lists them.
  *

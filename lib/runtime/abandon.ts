@@ -26,7 +26,7 @@ import { atSite } from "../fault/site.ts";
 import { OPERATOR_SITES } from "../protocol/operator.ts";
 import { findAbandonment } from "../state/engine.ts";
 import type { Json } from "../state/_canonical.ts";
-import { targetOf } from "./apply.ts";
+import { targetOf } from "./create.ts";
 import { isoNow } from "./deps.ts";
 import { observeRunners } from "./observer.ts";
 import { requireConfirmedEnv } from "./replacement/operation.ts";

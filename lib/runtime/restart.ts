@@ -63,7 +63,7 @@ import type { ContainerEvidence, RunnerObservation } from "../validation/observa
 import { driftNextStep, runnerDrifts } from "../validation/drift.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
 import { notACleanClose, runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
-import { targetOf } from "./apply.ts";
+import { targetOf } from "./create.ts";
 import { removalTargets } from "./removal.ts";
 import { isoNow, sleep } from "./deps.ts";
 import { RUNNER_PATHS } from "./labels.ts";

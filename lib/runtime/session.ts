@@ -34,8 +34,9 @@ import { verifyPlanBindsProject } from "../plan/bind.ts";
 import { verifyPlanAuthority } from "../plan/key_seal.ts";
 import { compileConnectors } from "../project/compile_connectors.ts";
 import { projectSourceSha256 } from "../plan/source_hash.ts";
-import { applyPlan, targetOf } from "./apply.ts";
-import type { ApplyResult } from "./apply.ts";
+import { applyPlan } from "./journeys.ts";
+import { targetOf } from "./create.ts";
+import type { ApplyResult } from "./apply_context.ts";
 import { observeRunners } from "./observer.ts";
 import type { ProjectObservation } from "../validation/observation.ts";
 import {

@@ -44,7 +44,7 @@ import type { Review } from "../review/review.ts";
 import type { GitLimits } from "../providers/git/git.ts";
 import { readPlanFile } from "../plan/plan_file.ts";
 import { realDocker, realKafka } from "../providers/real.ts";
-import type { ApplyResult } from "../runtime/apply.ts";
+import type { ApplyResult } from "../runtime/apply_context.ts";
 import { type RuntimeDeps, SYSTEM_CLOCK } from "../runtime/deps.ts";
 import { type ProgressListener, SILENT_LOGGER } from "../runtime/progress.ts";
 import { executeReviewed } from "../runtime/replacement/execute.ts";

@@ -1,14 +1,13 @@
 /**
- * Apply a format-5 plan: create topics and runners, or do nothing. The steps are the rows of
- * the create table (`lib/protocol/create.ts`), in order, each crossing its row's fault site:
- * under the deployment lock it re-verifies the plan's seal and currency and the fresh runtime,
- * records the intent before the first mutation, creates each topic, then per runner the state
- * volume, the group's initial offsets, the mounted plan file, the stopped container, starts it
- * and waits until it reports RUNNING; then it commits ownership (serial + 1) and clears the
- * operation. A plan with no action writes nothing.
+ * The create journey: a format-5 plan's topics and runners. The steps are the rows of the create
+ * table (`lib/protocol/create.ts`), in order, each crossing its row's fault site: under the
+ * deployment lock (taken by the router, `lib/runtime/journeys.ts`) it re-verifies the fresh
+ * runtime, records the intent before the first mutation, creates each topic, then per runner the
+ * state volume, the group's initial offsets, the mounted plan file, the stopped container, starts
+ * it and waits until it reports RUNNING; then it commits ownership (serial + 1) and clears the
+ * operation.
  *
- * It never pulls or builds an image and never adopts a resource it did not create. A
- * format-6 plan (a predicate replacement) is executed by the reviewed coordinator, not here.
+ * It never pulls or builds an image and never adopts a resource it did not create.
  *
  * **Continuation.** The intent records ahead every identity sluice chooses for what it will
  * create (`details.identities`): each runner's volume instance UUID, container name and
@@ -26,21 +25,10 @@
  * state must be the plan's protected state plus exactly its creations, and every created runner
  * is observed as owned.
  *
- * **Runner removals.** A plan that removes runners (`lifecycle.runner_removals`) changes
- * nothing else (`BLOCKED_REMOVAL_MIXED`); it is applied as its own operation by
- * `lib/runtime/removal.ts` (TERM, clean close, remove the container, release ownership; the
- * volume, the group's offsets and the topics stay) and continued by `apply --plan` again.
- *
- * **Connectors.** A plan's connector changes are verified on fresh exact reads before anything is
- * written, and applied after the runtime creates as their own operation
- * (`lib/runtime/connectors.ts`): sources and sinks need the topics and runners just committed. A
- * pending connector operation is continued by `apply --plan` with the same plan file; a plan whose
- * creates were committed but whose connector operation never started continues with it.
- *
  * @example
  * ```ts
- * import { applyPlan } from "./apply.ts";
- * // const result = await applyPlan(ctx, await readPlanFile("plan.json"));
+ * import { startCreate } from "./create.ts";
+ * // under the lock, the plan verified current: const result = await startCreate(ctx, plan, sha256, snap);
  * ```
  * @module
  */
@@ -51,7 +39,7 @@ import { runnerTopics } from "../artifact/artifact.ts";
 import { atSite } from "../fault/site.ts";
 import { pendingCommands, type Plan, type PlannedAction, type RunnerResume } from "../plan/plan.ts";
 import { verifyContinuation, verifyPlanCurrent } from "../plan/plan_file.ts";
-import type { StateSnapshot, StateStore } from "../state/store.ts";
+import type { StateSnapshot } from "../state/store.ts";
 import type { OperationIntent } from "../state/journal.ts";
 import type { Json } from "../state/_canonical.ts";
 import { checkGeneration, verifyOwnedRunner } from "../validation/runner_checks.ts";
@@ -62,15 +50,12 @@ import {
   stateChecksum,
   withRetained,
 } from "../state/ownership.ts";
-import type { DockerPort } from "../providers/docker/port.ts";
-import type { KafkaPort } from "../providers/kafka/port.ts";
 import { blockerError } from "../validation/blocker.ts";
 import type { RunnerObservation, RunnerTarget } from "../validation/observation.ts";
 import { targetOfArtifact } from "../validation/observation.ts";
 import { createSite } from "../protocol/create.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
-import { type Clock, isoNow, RANDOM_UUIDS, sleep, SYSTEM_CLOCK, type UuidSource } from "./deps.ts";
-import type { ProgressListener } from "./progress.ts";
+import { type Clock, isoNow, RANDOM_UUIDS, sleep, SYSTEM_CLOCK } from "./deps.ts";
 import { writeMountedPlanFile } from "./mounted_plan_file.ts";
 import {
   generationOf,
@@ -82,345 +67,181 @@ import {
   volumeName,
 } from "./labels.ts";
 import { observeRunner } from "./observer.ts";
-import type { ConnectPort } from "../providers/connect/port.ts";
 import { isConnectorAction } from "../plan/connectors.ts";
-import { CONNECTOR_OPERATION_KIND, connectorOperationId } from "../protocol/connector.ts";
-import { commitOfPlan } from "../state/history.ts";
-import { REMOVAL_OPERATION_KIND } from "../protocol/removal.ts";
-import {
-  applyRemoval,
-  continueRemoval,
-  removalActions,
-  type RemovalContext,
-  type RemovalResult,
-  verifyCommittedRemoval,
-} from "./removal.ts";
-import {
-  applyConnectorChanges,
-  type ConnectorApplyResult,
-  type ConnectorJourneyContext,
-  continueConnectorOperation,
-  verifyCommittedConnectorPlan,
-  verifyConnectorActions,
-} from "./connectors.ts";
 import { providerMutation } from "./provider_mutation.ts";
+import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
 
-/** Everything an apply needs from the outside, passed in (no hidden globals). */
-export interface RuntimeContext {
-  docker: DockerPort;
-  kafka: KafkaPort;
-  /** The Connect port of a declared cluster alias (needed only by plans with connector changes). */
-  connect?: (cluster: string) => ConnectPort;
-  store: StateStore;
-  /** Who is acting (recorded in intents, locks and audit). */
-  actor: string;
-  /** Bootstrap address runners use on the Docker network. */
-  bootstrapInternal: string;
-  /** Host directory where mounted plan files live (content-addressed, never overwritten). */
-  plansDir: string;
-  /** The project's current source hash (re-read from disk by the caller). */
-  sourceSha256: string;
-  /** Progress events (the CLI prints one line per event on a terminal). */
-  onProgress?: ProgressListener;
-  /** Default: the system clock and random UUIDs. */
-  clock?: Clock;
-  uuids?: UuidSource;
-  /** How long a runner may take to report RUNNING (default 120 s). */
-  readyTimeoutMs?: number;
-  /** Labels added to every container and volume sluice creates (e.g. a test run's label). */
-  extraLabels?: Record<string, string>;
-  /** Remove a stale local lock left by a dead process first (explicit; never silent). */
-  breakStaleLock?: string;
-}
-
-/** The result of an apply. */
-export interface ApplyResult {
-  /** True when nothing needed doing (nothing was written). */
-  noop: boolean;
-  /** True when the plan was already applied (a verified repeat: nothing written). */
-  already_applied: boolean;
-  /** The operation's UUID; null for a no-op. */
-  operation_id: string | null;
-  /** The ownership serial after the apply. */
-  serial: number;
-  /** The actions carried out. */
-  actions: PlannedAction[];
-  /** Each runner created: its container and its volume's instance UUID. */
-  runners: Array<
-    { model: string; application_id: string; container_id: string; volume_instance: string }
-  >;
-  /** The connector operation, when the plan changes connectors (absent otherwise). */
-  connectors?: ConnectorApplyResult;
-  /** The runner removal operation, when the plan removes runners (absent otherwise). */
-  removals?: RemovalResult;
-}
-
-/** What the connector journey takes from the apply's context. */
-function connectorContext(ctx: RuntimeContext, clock: Clock): ConnectorJourneyContext {
-  return {
-    store: ctx.store,
-    actor: ctx.actor,
-    sourceSha256: ctx.sourceSha256,
-    connect: ctx.connect ?? (() => {
-      throw new SluiceError("ENV_CONNECT_UNREACHABLE", "no Kafka Connect port was given");
-    }),
-    clock,
-    onProgress: ctx.onProgress,
-  };
-}
-
-/** The apply result of a removal operation. */
-function removalApplied(plan: Plan, r: RemovalResult): ApplyResult {
-  return {
-    noop: r.already_applied,
-    already_applied: r.already_applied,
-    operation_id: r.operation_id,
-    serial: r.serial,
-    actions: r.already_applied ? [] : plan.actions,
-    runners: [],
-    removals: r,
-  };
-}
-
-/** Apply a verified format-5 plan (see module docs). */
-export async function applyPlan(
+/**
+ * Continue the pending create operation this plan file started (`apply --plan` with the same
+ * file again), from exact observation. Its intent was recorded from these plan bytes against their
+ * protected state; while it is pending nothing else can change ownership (a local commit may have
+ * written its result already, which the commit's retry verifies).
+ *
+ * @example
+ * ```ts
+ * // if (pending?.kind === "create") return await continueCreate(ctx, plan, sha256, snap);
+ * ```
+ */
+export async function continueCreate(
   ctx: RuntimeContext,
   plan: Plan,
   planSha256: string,
+  snap: StateSnapshot,
 ): Promise<ApplyResult> {
-  if (plan.format === 6) {
-    throw new SluiceError(
-      "BLOCKED_REVIEWED_PLAN",
-      "this plan file is a reviewed predicate replacement (format 6): apply it with 'sluice apply --plan FILE', which carries it out boundary by boundary",
-    );
-  }
-  if (plan.blockers.length > 0) throw blockerError(plan.blockers);
+  const pending = snap.control!.opened;
+  verifyContinuation(plan, planSha256, {
+    project: ctx.store.project,
+    environment: ctx.store.environment,
+    sourceSha256: ctx.sourceSha256,
+    store: snap.identity,
+  }, {
+    what: "create",
+    operation_id: pending.operation_id,
+    plan_sha256: pending.intent.reviewed_plan_sha256,
+  });
+  ctx.onProgress?.({
+    kind: "continued",
+    operation_id: pending.operation_id,
+    message: `operation ${pending.operation_id} continues from its intent`,
+  });
+  return await inOperation(
+    pending.operation_id,
+    planSha256,
+    () => runCreate(ctx, plan, snap, pending.operation_id, identitiesOf(pending.intent)),
+  );
+}
+
+/**
+ * A repeated apply of a completed create: the state is the plan's protected state plus exactly
+ * its creations and every created runner is observed as owned — verified, nothing written. Null
+ * when no operation completed this plan.
+ *
+ * @example
+ * ```ts
+ * // const done = await verifyCommittedCreate(ctx, plan, snap); if (done) return done;
+ * ```
+ */
+export async function verifyCommittedCreate(
+  ctx: RuntimeContext,
+  plan: Plan,
+  snap: StateSnapshot,
+): Promise<ApplyResult | null> {
+  const done = completedBy(plan, snap);
+  if (!done) return null;
+  verifyPlanCurrent(plan, {
+    project: ctx.store.project,
+    environment: ctx.store.environment,
+    sourceSha256: ctx.sourceSha256,
+    stateChecksum: plan.protected_state.checksum,
+    store: snap.identity,
+  });
+  await verifyCreated(ctx, plan, snap);
+  return {
+    noop: true,
+    already_applied: true,
+    operation_id: done,
+    serial: snap.ownership!.document.serial,
+    actions: [],
+    runners: [],
+  };
+}
+
+/**
+ * Start a create operation under the lock, the plan verified current: re-verify the fresh
+ * runtime so that a foreseeable failure leaves no pending operation, record the intent with every
+ * identity it will create, then run the create table's rows.
+ *
+ * @example
+ * ```ts
+ * // return await startCreate(ctx, plan, sha256, snap);
+ * ```
+ */
+export async function startCreate(
+  ctx: RuntimeContext,
+  plan: Plan,
+  planSha256: string,
+  start: StateSnapshot,
+): Promise<ApplyResult> {
+  let snap = start;
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const now = () => isoNow(clock);
-  const journey = connectorContext(ctx, clock);
-  const removal: RemovalContext = { ...ctx, clock };
-  // the runtime part's result, followed by the plan's connector changes (their own operation)
-  const withConnectors = async (r: ApplyResult): Promise<ApplyResult> => {
-    const connectors = await applyConnectorChanges(journey, plan, planSha256);
-    return connectors
-      ? { ...r, noop: false, serial: connectors.serial, actions: plan.actions, connectors }
-      : r;
-  };
-  if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
-  await ctx.store.acquireLock({ actor: ctx.actor });
-  try {
-    let snap = await ctx.store.load();
-    if (snap.control?.opened.kind === CONNECTOR_OPERATION_KIND) {
-      // a pending connector operation is continued with its own plan, from exact reads
-      const r = await continueConnectorOperation(journey, plan, planSha256, snap);
-      return {
-        noop: false,
-        already_applied: false,
-        operation_id: r.operation_id,
-        serial: r.serial,
-        actions: plan.actions.filter(isConnectorAction),
-        runners: [],
-        connectors: r,
-      };
-    }
-    if (snap.control?.opened.kind === REMOVAL_OPERATION_KIND) {
-      // a pending runner removal is continued with its own plan, from exact reads
-      return removalApplied(plan, await continueRemoval(removal, plan, planSha256, snap));
-    }
-    // a removal plan whose operation was committed already (its acknowledgement lost)
-    const removedAlready = await verifyCommittedRemoval(removal, plan, planSha256, snap);
-    if (removedAlready) return removalApplied(plan, removedAlready);
-    // a connector plan whose operation was committed already (its acknowledgement lost) is a
-    // verified no-op: the audit names the plan's operation and exact reads show the changes
-    const committed = await verifyCommittedConnectorPlan(journey, plan, planSha256, snap);
-    if (committed) {
-      return {
-        noop: true,
-        already_applied: true,
-        operation_id: committed.operation_id,
-        serial: committed.serial,
-        actions: [],
-        runners: [],
-        connectors: committed,
-      };
-    }
-    const runtime = plan.actions.filter((a) => !isConnectorAction(a));
-    const current = (checksum: string | null) => ({
-      project: ctx.store.project,
-      environment: ctx.store.environment,
-      sourceSha256: ctx.sourceSha256,
-      stateChecksum: checksum,
-      store: snap.identity,
-    });
-    const pending = snap.control?.opened ?? null;
-    if (
-      pending && pending.kind === "create" && pending.intent.reviewed_plan_sha256 === planSha256
-    ) {
-      // the same plan file again: continue that operation from exact observation. Its intent
-      // was recorded from these plan bytes against their protected state; while it is pending
-      // nothing else can change ownership (a local commit may have written its result already,
-      // which the commit's retry verifies)
-      verifyContinuation(plan, planSha256, current(null), {
-        what: "create",
-        operation_id: pending.operation_id,
-        plan_sha256: pending.intent.reviewed_plan_sha256,
-      });
-      ctx.onProgress?.({
-        kind: "continued",
-        operation_id: pending.operation_id,
-        message: `operation ${pending.operation_id} continues from its intent`,
-      });
-      const r = await inOperation(
-        pending.operation_id,
-        planSha256,
-        () => runCreate(ctx, plan, snap, pending.operation_id, identitiesOf(pending.intent)),
-      );
-      return await withConnectors(r);
-    }
-    if (!pending && runtime.length > 0) {
-      const done = completedBy(plan, snap);
-      if (done) {
-        // a repeated apply of a completed create: verified, nothing written (then the plan's
-        // connector changes, if a kill came before their operation began)
-        verifyPlanCurrent(plan, current(plan.protected_state.checksum));
-        await verifyCreated(ctx, plan, snap);
-        return await withConnectors({
-          noop: true,
-          already_applied: true,
-          operation_id: done,
-          serial: snap.ownership!.document.serial,
-          actions: [],
-          runners: [],
-        });
-      }
-    }
-    verifyPlanCurrent(plan, {
-      ...current(snap.ownership?.checksum ?? null),
-      appliedBy: appliedBy(plan, planSha256, snap),
-    });
-    if (plan.actions.length === 0) {
-      return {
-        noop: true,
-        already_applied: false,
-        operation_id: null,
-        serial: snap.ownership?.document.serial ?? 0,
-        actions: [],
-        runners: [],
-      };
-    }
-    if (pending) {
-      const cmds = pendingCommands({
-        operation_id: pending.operation_id,
-        kind: pending.kind,
-        status: pending.status,
-        last_boundary: pending.checkpoints.at(-1)?.name ?? null,
-        plan_sha256: pending.intent.reviewed_plan_sha256,
-      });
+  const runtime = plan.actions.filter((a) => !isConnectorAction(a));
+  // fresh re-verification before the intent, so that a foreseeable failure leaves no
+  // pending operation behind: no topic to create exists yet (sluice never adopts one) ...
+  const topics = plan.actions.flatMap((a) => a.type === "create_topic" ? [a.topic] : []);
+  if (topics.length > 0) {
+    const seen = await ctx.kafka.describe(topics);
+    const existing = topics.filter((t) => seen.topics.has(t));
+    if (existing.length > 0) {
       throw new SluiceError(
-        "BLOCKED_OPERATION_PENDING",
-        `operation ${pending.operation_id} (${pending.kind}) is pending; finish it (${cmds.continue}) or abandon it (${cmds.abandon})`,
-        { evidence: { operation_id: pending.operation_id, commands: cmds } },
+        "BLOCKED_UNOWNED_TOPIC",
+        `topic ${
+          existing.join(", ")
+        } appeared since the plan was made; sluice never adopts a topic it did not create`,
+        { evidence: { topics: existing } },
       );
     }
-    if (removalActions(plan).length > 0) {
-      // a removal is the plan's only change (BLOCKED_REMOVAL_MIXED): its own operation
-      return removalApplied(plan, await applyRemoval(removal, plan, planSha256, snap));
-    }
-    // connector changes are verified on fresh exact reads before anything of the plan is done
-    await verifyConnectorActions(journey, plan, snap.ownership?.document ?? null);
-    if (runtime.length === 0) {
-      const r = (await applyConnectorChanges(journey, plan, planSha256))!;
-      return {
-        noop: false,
-        already_applied: false,
-        operation_id: r.operation_id,
-        serial: r.serial,
-        actions: plan.actions,
-        runners: [],
-        connectors: r,
-      };
-    }
-    // fresh re-verification before the intent, so that a foreseeable failure leaves no
-    // pending operation behind: no topic to create exists yet (sluice never adopts one) ...
-    const topics = plan.actions.flatMap((a) => a.type === "create_topic" ? [a.topic] : []);
-    if (topics.length > 0) {
-      const seen = await ctx.kafka.describe(topics);
-      const existing = topics.filter((t) => seen.topics.has(t));
-      if (existing.length > 0) {
-        throw new SluiceError(
-          "BLOCKED_UNOWNED_TOPIC",
-          `topic ${
-            existing.join(", ")
-          } appeared since the plan was made; sluice never adopts a topic it did not create`,
-          { evidence: { topics: existing } },
-        );
-      }
-    }
-    // ... the image and network of every runner to create are present, and nothing carries
-    // its identity yet
-    for (const a of plan.actions) {
-      if (a.type !== "create_runner") continue;
-      const artifact = artifactOf(plan, a.model);
-      await requireImageAndNetwork(ctx, artifact);
-      const obs = await observeRunner({ ...ctx, clock }, targetOf(artifact));
-      if (a.resume) {
-        verifyResume(a.model, a.resume, obs);
-        continue;
-      }
-      if (
-        obs.containers.length > 0 || obs.volume.exists ||
-        Object.keys(obs.kafka.committed).length > 0
-      ) {
-        throw new SluiceError(
-          "BLOCKED_UNOWNED_RUNTIME",
-          `application ID ${artifact.application_id} gained containers, a volume or offsets since the plan was made`,
-          { evidence: { containers: obs.containers.map((c) => c.id), volume: obs.volume.exists } },
-        );
-      }
-    }
-
-    const operationId = (ctx.uuids ?? RANDOM_UUIDS).uuid();
-    // written ahead in the intent: every identity this operation will create that sluice
-    // chooses (volume instances, container names and generations, initial positions), so that
-    // a continuation adopts exactly these and nothing else
-    const identities = await plannedIdentities(ctx, plan, operationId);
-    const prior: OwnershipDocument = snap.ownership?.document ??
-      emptyOwnership(ctx.store.project, ctx.store.environment);
-    snap = await writeIntent(
-      { operation_id: operationId, kind: "create", plan_sha256: planSha256 },
-      () =>
-        atSite(createSite("intent"), () =>
-          ctx.store.beginOperation(snap, {
-            operation_id: operationId,
-            kind: "create",
-            project: ctx.store.project,
-            environment: ctx.store.environment,
-            actor: ctx.actor,
-            created_at: now(),
-            original_state_checksum: snap.ownership?.checksum ?? stateChecksum(prior),
-            reviewed_plan_sha256: planSha256,
-            details: {
-              plan_sha256: planSha256,
-              actions: runtime.map((a) => a.type + ":" + describe(a)),
-              identities: identitiesJson(identities),
-            },
-          })),
-    );
-    ctx.onProgress?.({
-      kind: "intent",
-      operation_id: operationId,
-      message: `operation ${operationId} recorded`,
-    });
-    return await withConnectors(
-      await inOperation(
-        operationId,
-        planSha256,
-        () => runCreate(ctx, plan, snap, operationId, identities),
-      ),
-    );
-  } finally {
-    await ctx.store.releaseLock();
   }
+  // ... the image and network of every runner to create are present, and nothing carries
+  // its identity yet
+  for (const a of plan.actions) {
+    if (a.type !== "create_runner") continue;
+    const artifact = artifactOf(plan, a.model);
+    await requireImageAndNetwork(ctx, artifact);
+    const obs = await observeRunner({ ...ctx, clock }, targetOf(artifact));
+    if (a.resume) {
+      verifyResume(a.model, a.resume, obs);
+      continue;
+    }
+    if (
+      obs.containers.length > 0 || obs.volume.exists ||
+      Object.keys(obs.kafka.committed).length > 0
+    ) {
+      throw new SluiceError(
+        "BLOCKED_UNOWNED_RUNTIME",
+        `application ID ${artifact.application_id} gained containers, a volume or offsets since the plan was made`,
+        { evidence: { containers: obs.containers.map((c) => c.id), volume: obs.volume.exists } },
+      );
+    }
+  }
+
+  const operationId = (ctx.uuids ?? RANDOM_UUIDS).uuid();
+  // written ahead in the intent: every identity this operation will create that sluice
+  // chooses (volume instances, container names and generations, initial positions), so that
+  // a continuation adopts exactly these and nothing else
+  const identities = await plannedIdentities(ctx, plan, operationId);
+  const prior: OwnershipDocument = snap.ownership?.document ??
+    emptyOwnership(ctx.store.project, ctx.store.environment);
+  snap = await writeIntent(
+    { operation_id: operationId, kind: "create", plan_sha256: planSha256 },
+    () =>
+      atSite(createSite("intent"), () =>
+        ctx.store.beginOperation(snap, {
+          operation_id: operationId,
+          kind: "create",
+          project: ctx.store.project,
+          environment: ctx.store.environment,
+          actor: ctx.actor,
+          created_at: now(),
+          original_state_checksum: snap.ownership?.checksum ?? stateChecksum(prior),
+          reviewed_plan_sha256: planSha256,
+          details: {
+            plan_sha256: planSha256,
+            actions: runtime.map((a) => a.type + ":" + describe(a)),
+            identities: identitiesJson(identities),
+          },
+        })),
+  );
+  ctx.onProgress?.({
+    kind: "intent",
+    operation_id: operationId,
+    message: `operation ${operationId} recorded`,
+  });
+  return await inOperation(
+    operationId,
+    planSha256,
+    () => runCreate(ctx, plan, snap, operationId, identities),
+  );
 }
 
 const PROVIDER_NAMES: Record<string, string> = {
@@ -756,25 +577,6 @@ function completedBy(plan: Plan, snap: StateSnapshot): string | null {
   const expected = plan.protected_state.checksum ??
     stateChecksum(emptyOwnership(plan.project, plan.environment));
   return stateChecksum(prior) === expected ? last.operation_id : null;
-}
-
-/**
- * The operation that completed this plan file, named by its commit in the audit (the commit of a
- * create, connector change or removal records the plan's sha256 in the same write), or null. A
- * plan with connector changes is complete only once its connector operation committed.
- */
-function appliedBy(
-  plan: Plan,
-  planSha256: string,
-  snap: StateSnapshot,
-): { operation_id: string; recorded_at: string } | null {
-  const commit = commitOfPlan(snap.history.events, planSha256);
-  if (!commit?.operation_id) return null;
-  if (
-    plan.actions.some(isConnectorAction) &&
-    commit.operation_id !== connectorOperationId(planSha256)
-  ) return null;
-  return { operation_id: commit.operation_id, recorded_at: commit.recorded_at };
 }
 
 /** Every runner the completed plan created is observed exactly as owned (read-only). */

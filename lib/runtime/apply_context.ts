@@ -1,0 +1,70 @@
+/**
+ * What every journey an apply routes takes (the outside world, passed in: no hidden globals) and
+ * what the apply gives back, whichever journey carried it out.
+ *
+ * @example
+ * ```ts
+ * import type { ApplyResult } from "./apply_context.ts";
+ * const done = (r: ApplyResult) => r.noop || r.operation_id !== null;
+ * ```
+ * @module
+ */
+import type { PlannedAction } from "../plan/plan.ts";
+import type { StateStore } from "../state/store.ts";
+import type { DockerPort } from "../providers/docker/port.ts";
+import type { KafkaPort } from "../providers/kafka/port.ts";
+import type { ConnectPort } from "../providers/connect/port.ts";
+import type { Clock, UuidSource } from "./deps.ts";
+import type { ProgressListener } from "./progress.ts";
+import type { RemovalResult } from "./removal.ts";
+import type { ConnectorApplyResult } from "./connectors.ts";
+
+/** Everything an apply needs from the outside, passed in (no hidden globals). */
+export interface RuntimeContext {
+  docker: DockerPort;
+  kafka: KafkaPort;
+  /** The Connect port of a declared cluster alias (needed only by plans with connector changes). */
+  connect?: (cluster: string) => ConnectPort;
+  store: StateStore;
+  /** Who is acting (recorded in intents, locks and audit). */
+  actor: string;
+  /** Bootstrap address runners use on the Docker network. */
+  bootstrapInternal: string;
+  /** Host directory where mounted plan files live (content-addressed, never overwritten). */
+  plansDir: string;
+  /** The project's current source hash (re-read from disk by the caller). */
+  sourceSha256: string;
+  /** Progress events (the CLI prints one line per event on a terminal). */
+  onProgress?: ProgressListener;
+  /** Default: the system clock and random UUIDs. */
+  clock?: Clock;
+  uuids?: UuidSource;
+  /** How long a runner may take to report RUNNING (default 120 s). */
+  readyTimeoutMs?: number;
+  /** Labels added to every container and volume sluice creates (e.g. a test run's label). */
+  extraLabels?: Record<string, string>;
+  /** Remove a stale local lock left by a dead process first (explicit; never silent). */
+  breakStaleLock?: string;
+}
+
+/** The result of an apply. */
+export interface ApplyResult {
+  /** True when nothing needed doing (nothing was written). */
+  noop: boolean;
+  /** True when the plan was already applied (a verified repeat: nothing written). */
+  already_applied: boolean;
+  /** The operation's UUID; null for a no-op. */
+  operation_id: string | null;
+  /** The ownership serial after the apply. */
+  serial: number;
+  /** The actions carried out. */
+  actions: PlannedAction[];
+  /** Each runner created: its container and its volume's instance UUID. */
+  runners: Array<
+    { model: string; application_id: string; container_id: string; volume_instance: string }
+  >;
+  /** The connector operation, when the plan changes connectors (absent otherwise). */
+  connectors?: ConnectorApplyResult;
+  /** The runner removal operation, when the plan removes runners (absent otherwise). */
+  removals?: RemovalResult;
+}
