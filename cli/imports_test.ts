@@ -7,20 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
+import { productModules } from "../testing/sources.ts";
 
 const CLI = new URL("./", import.meta.url).pathname;
 const ROOT = resolve(CLI, "..");
 const MOD = join(ROOT, "mod.ts");
-
-async function cliModules(dir = CLI): Promise<string[]> {
-  const out: string[] = [];
-  for await (const e of Deno.readDir(dir)) {
-    const path = join(dir, e.name);
-    if (e.isDirectory) out.push(...await cliModules(path));
-    else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) out.push(path);
-  }
-  return out.sort();
-}
 
 /** Every module specifier a file imports or re-exports (static and dynamic). */
 function specifiers(source: string): string[] {
@@ -42,7 +33,7 @@ function allowed(file: string, spec: string): boolean {
 }
 
 Deno.test("every module under cli/ imports only mod.ts, cli/ modules, commander and node:", async () => {
-  const files = await cliModules();
+  const files = await productModules(CLI);
   assert.ok(files.length >= 8, `found only ${files.length} cli modules`);
   const offending: string[] = [];
   for (const file of files) {
@@ -75,7 +66,7 @@ function findCycles(edges: Map<string, string[]>): string[] {
 
 Deno.test("the cli/ modules import each other without a cycle", async () => {
   const edges = new Map<string, string[]>();
-  for (const file of await cliModules()) {
+  for (const file of await productModules(CLI)) {
     const targets = specifiers(await Deno.readTextFile(file))
       .filter((s) => s.startsWith("."))
       .map((s) => relative(ROOT, resolve(dirname(file), s)))

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
+import { codeLines, productModules } from "../testing/sources.ts";
 
 const LIB = new URL("./", import.meta.url).pathname;
 
@@ -39,22 +40,6 @@ function floorOf(path: string): number {
   return i;
 }
 
-async function sources(dir = LIB): Promise<string[]> {
-  const out: string[] = [];
-  for await (const e of Deno.readDir(dir)) {
-    const path = join(dir, e.name);
-    if (e.isDirectory) out.push(...await sources(path));
-    else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) out.push(path);
-  }
-  return out.sort();
-}
-
-/** The code lines of a module (JSDoc examples import too, but they are not the module's). */
-function codeLines(text: string): Array<{ line: number; code: string }> {
-  return text.split("\n").map((code, i) => ({ line: i + 1, code }))
-    .filter(({ code }) => !/^\s*(\*|\/\/|\/\*)/.test(code));
-}
-
 function importsOf(text: string): Array<{ line: number; spec: string }> {
   const out: Array<{ line: number; spec: string }> = [];
   const lines = codeLines(text);
@@ -69,7 +54,7 @@ function importsOf(text: string): Array<{ line: number; spec: string }> {
 Deno.test("lib/: every import names its own folder or a lower floor", async () => {
   const problems: string[] = [];
   let arrows = 0;
-  for (const file of await sources()) {
+  for (const file of await productModules(LIB)) {
     const from = relative(LIB, file);
     const text = await Deno.readTextFile(file);
     for (const { line, spec } of importsOf(text)) {
@@ -91,7 +76,7 @@ Deno.test("lib/: every import names its own folder or a lower floor", async () =
 Deno.test("lib/: the outside world is reached only under providers/ and the state backends", async () => {
   const problems: string[] = [];
   let seen = 0;
-  for (const file of await sources()) {
+  for (const file of await productModules(LIB)) {
     const from = relative(LIB, file);
     for (const { line, code } of codeLines(await Deno.readTextFile(file))) {
       if (!IO.test(code)) continue;

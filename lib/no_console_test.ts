@@ -6,36 +6,22 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { join, relative } from "node:path";
+import { relative } from "node:path";
+import { codeLines, productModules } from "../testing/sources.ts";
 
 const LIB = new URL("./", import.meta.url).pathname;
 const ALLOWED = [{ file: "fault/site.ts", line: /console\.error\(`SLUICE_FAULT_FIRED / }];
 
-async function sources(dir = LIB): Promise<string[]> {
-  const out: string[] = [];
-  for await (const e of Deno.readDir(dir)) {
-    const path = join(dir, e.name);
-    if (e.isDirectory) out.push(...await sources(path));
-    else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) out.push(path);
-  }
-  return out;
-}
-
 /** Lines that call the console, outside comments (JSDoc examples print, code does not). */
 function consoleCalls(text: string): Array<{ line: number; text: string }> {
-  const found: Array<{ line: number; text: string }> = [];
-  for (const [i, line] of text.split("\n").entries()) {
-    const code = line.trim();
-    if (code.startsWith("*") || code.startsWith("//") || code.startsWith("/*")) continue;
-    if (/\bconsole\.\w+\s*\(/.test(code)) found.push({ line: i + 1, text: code });
-  }
-  return found;
+  return codeLines(text).filter(({ code }) => /\bconsole\.\w+\s*\(/.test(code))
+    .map(({ line, code }) => ({ line, text: code.trim() }));
 }
 
 Deno.test("no module of lib/ writes to the console (except the armed fault marker)", async () => {
   const offending: string[] = [];
   let allowedSeen = 0;
-  for (const path of await sources()) {
+  for (const path of await productModules(LIB)) {
     const file = relative(LIB, path);
     for (const call of consoleCalls(await Deno.readTextFile(path))) {
       if (ALLOWED.some((a) => a.file === file && a.line.test(call.text))) {
