@@ -10,7 +10,8 @@
  *
  * Its cost does not grow with the model count: one metadata read, one group description, one
  * offsets fetch and one listing of the earliest and latest offsets for every model together;
- * one container listing and one volume listing, then one inspect per container. Files are
+ * one container listing and one volume listing, then one inspect per container, and one more
+ * after its status file is read, so that the file is known to be the reported process's. Files are
  * read through the archive API only when they can have changed: the mounted plan is cached
  * per container ID and plan label, and the instance file per container ID and volume (a
  * container pins its volume: Docker refuses to remove a volume any container references), for
@@ -161,7 +162,7 @@ export async function observeRunners(
       containers.slice(i, i + FILE_READS_AT_ONCE).map(async (c) => {
         const target = targetOf.get(c.labels[LABEL.applicationId])!;
         const image = await images.get(target.image)!;
-        evidence.set(c.id, await containerEvidence(docker, c, target, image, want(c)));
+        evidence.set(c.id, await consistentEvidence(docker, c, target, image, want(c)));
       }),
     );
   }
@@ -268,6 +269,59 @@ async function instanceFile(docker: DockerPort, c: ContainerInfo): Promise<strin
   // only a named volume is pinned by the container; anything else is read again next time
   if (text !== null && volume?.type === "volume") cache.set(key, text);
   return text;
+}
+
+/** How many times one container's files are read before its process is taken as changing. */
+export const CONSISTENT_READS = 3;
+
+/** The process state two inspects must agree on for the files read between them to be its. */
+function processOf(c: ContainerInfo): string {
+  const s = c.state;
+  return JSON.stringify([
+    s.status,
+    s.running,
+    s.exitCode,
+    s.oomKilled,
+    s.startedAt,
+    s.finishedAt,
+    s.error,
+  ]);
+}
+
+/**
+ * A container's evidence whose status file belongs to the process it reports: the container is
+ * inspected again after its files are read, and read again (from that inspect) when its process
+ * changed meanwhile — a runner that closed, started or was killed between the listing and the
+ * file read. A process that changes on each of {@link CONSISTENT_READS} reads gives a status
+ * that says so (`unreadable`), which no clean close or readiness accepts. A container removed
+ * meanwhile keeps what was read: the next observation finds it gone.
+ */
+async function consistentEvidence(
+  docker: DockerPort,
+  listed: ContainerInfo,
+  target: RunnerTarget,
+  image: PinnedImage | null,
+  readStatus: boolean,
+): Promise<ContainerEvidence> {
+  let c = listed;
+  for (let read = 1;; read++) {
+    const e = await containerEvidence(docker, c, target, image, readStatus);
+    if (!readStatus) return e;
+    const again = await docker.inspectContainer(c.id);
+    if (again === null || processOf(again) === processOf(c)) return e;
+    if (read === CONSISTENT_READS) {
+      const fresh = await containerEvidence(docker, again, target, image, false);
+      return {
+        ...fresh,
+        runnerStatus: {
+          unreadable: true,
+          reason:
+            `the container's process changed while its status file was read, ${CONSISTENT_READS} times`,
+        },
+      };
+    }
+    c = again;
+  }
 }
 
 async function containerEvidence(

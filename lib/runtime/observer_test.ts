@@ -4,8 +4,9 @@
 // what the observer reports, and the blocker the planner gives for it.
 import assert from "node:assert/strict";
 import { apply, plan } from "./session.ts";
-import { observeRunner } from "./observer.ts";
-import { LABEL, RUNNER_EXECUTION } from "./labels.ts";
+import { CONSISTENT_READS, observeRunner } from "./observer.ts";
+import { LABEL, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
+import type { ContainerInfo } from "../providers/docker/port.ts";
 import { checkGeneration } from "../validation/runner_checks.ts";
 import type { RunnerTarget } from "../validation/observation.ts";
 import { fakeProject } from "../../testing/ways/fake_project.ts";
@@ -151,4 +152,88 @@ Deno.test("observer: the observation's image stays its ID and environment", asyn
   const { target } = await applied(f);
   const obs = await observeRunner(f.deps, target);
   assert.deepEqual(Object.keys(obs.image ?? {}), ["id", "env"]);
+});
+
+/** The project's Docker port, whose inspects after the listing report `state(n)` (n: 1, 2, …). */
+function inspectedAs(
+  docker: FakeProject["deps"]["docker"],
+  state: (n: number) => Partial<ContainerInfo["state"]>,
+) {
+  let n = 0;
+  const reads: string[] = [];
+  const port = new Proxy(docker, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (typeof v !== "function") return v;
+      if (prop === "readContainerFile") {
+        return (id: string, path: string) => {
+          reads.push(path);
+          return v.call(target, id, path);
+        };
+      }
+      if (prop !== "inspectContainer") return v.bind(target);
+      return async (id: string) => {
+        const c = await v.call(target, id) as ContainerInfo | null;
+        return c && { ...c, state: { ...c.state, ...state(++n) } };
+      };
+    },
+  });
+  return { port, reads, inspects: () => n };
+}
+
+Deno.test("observer: a process that changed while its status file was read is read again, from the new inspect", async () => {
+  await using f = await fakeProject("observer-reread-once");
+  const { target } = await applied(f);
+  const exited = { status: "exited", running: false, exitCode: 143 } as const;
+  const { port, reads, inspects } = inspectedAs(
+    f.deps.docker,
+    () => ({ ...exited, finishedAt: "2026-12-06T01:00:00Z" }),
+  );
+  const obs = await observeRunner({ ...f.deps, docker: port }, target);
+  const c = obs.containers[0];
+  // the listing said running; the inspect after the first read said exited: read again from it
+  assert.equal(c.status, "exited");
+  assert.equal(c.exitCode, 143);
+  assert.equal(inspects(), 2);
+  assert.equal(reads.filter((p) => p === RUNNER_PATHS.statusFile).length, 2);
+  assert.notEqual(c.runnerStatus, null);
+});
+
+Deno.test("observer: a process that changes on every read gives an unreadable status, never a stale one", async () => {
+  await using f = await fakeProject("observer-reread-always");
+  const { target } = await applied(f);
+  const { port, inspects } = inspectedAs(
+    f.deps.docker,
+    (n) => ({ startedAt: `2026-12-06T01:00:0${n}Z` }),
+  );
+  const obs = await observeRunner({ ...f.deps, docker: port }, target);
+  assert.equal(inspects(), CONSISTENT_READS);
+  assert.deepEqual(obs.containers[0].runnerStatus, {
+    unreadable: true,
+    reason:
+      `the container's process changed while its status file was read, ${CONSISTENT_READS} times`,
+  });
+});
+
+Deno.test("observer: a steady process costs one inspect after its files, and its status is read once", async () => {
+  await using f = await fakeProject("observer-reread-steady");
+  const { target } = await applied(f);
+  const { port, reads, inspects } = inspectedAs(f.deps.docker, () => ({}));
+  const obs = await observeRunner({ ...f.deps, docker: port }, target);
+  assert.equal(inspects(), 1);
+  assert.equal(reads.filter((p) => p === RUNNER_PATHS.statusFile).length, 1);
+  assert.equal(obs.containers[0].running, true);
+});
+
+Deno.test("observer: a memory limit or restart policy other than the pinned one is execution drift", async () => {
+  const memory = await problemsAfter("observer-exec-memory", {
+    memory: RUNNER_EXECUTION.memoryBytes * 2,
+  });
+  assert.deepEqual(memory.c.execution.problems, [
+    `memory limit ${RUNNER_EXECUTION.memoryBytes * 2}`,
+  ]);
+  assert.deepEqual(codesOf(memory), ["BLOCKED_EXECUTION_DRIFT"]);
+  const restart = await problemsAfter("observer-exec-restart", { restart_policy: "always" });
+  assert.deepEqual(restart.c.execution.problems, ["restart policy always"]);
+  assert.deepEqual(codesOf(restart), ["BLOCKED_EXECUTION_DRIFT"]);
 });
