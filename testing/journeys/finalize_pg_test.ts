@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { onCrossing } from "../../lib/fault/site.ts";
 import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { resumeReviewed } from "../../lib/runtime/replacement/resume.ts";
+import { runnerStatus } from "../../lib/runtime/replacement/runner_status.ts";
 import type { ReplacementResult } from "../../lib/runtime/replacement/result.ts";
 import { localWriteSites } from "../../lib/protocol/state_sites.ts";
 import type { StateStore } from "../../lib/state/store.ts";
@@ -127,9 +128,17 @@ for (const backend of BACKENDS) {
     const first = await executeThen(rc, () => gone = dropMembers(rc));
     assert.equal(gone.length, 1);
     await assertWaitsAtActionCompleted(rc, first);
+    // runner-status does not name finalization as the next step while the candidate is not ready
+    const diagnosed = await runnerStatus(rc.operation(first.operation_id));
+    assert.equal(diagnosed.last_boundary, "action_completed");
+    assert.equal(diagnosed.next.step, "blocked", JSON.stringify(diagnosed.next));
+    assert.deepEqual(diagnosed.blockers.map((b) => b.code), ["BLOCKED_CANDIDATE_NOT_READY"]);
     // still not ready: a resume finalizes nothing and stays resumable
     await assertWaitsAtActionCompleted(rc, await resumeReviewed(rc.operation(first.operation_id)));
     restoreMembers(rc, gone);
+    const ready = await runnerStatus(rc.operation(first.operation_id));
+    assert.equal(ready.next.step, "complete", JSON.stringify(ready.next));
+    assert.deepEqual(ready.blockers, []);
     await assertResumeFinalizes(rc, first.operation_id);
   });
 

@@ -213,9 +213,16 @@ const READY_ROW = (() => {
  * missing or not exact, committed offsets below the clean close). Where the driver would wait
  * (not RUNNING for this generation and plan, not exactly one group member) or the candidate no
  * longer runs, finalization does not wait: BLOCKED_CANDIDATE_NOT_READY, and `state resume`
- * finalizes once it is ready.
+ * finalizes once it is ready. `state runner-status` reports the same before naming finalization
+ * as the next step.
+ *
+ * @example
+ * ```ts
+ * import { notReadyNow } from "./finalize.ts";
+ * // if (notReadyNow(op, candidate, obs, checkpoints, snap).length === 0) { ... finalize ... }
+ * ```
  */
-function notReadyNow(
+export function notReadyNow(
   op: ReviewedOperation,
   candidate: CandidateExpectation,
   obs: RunnerObservation,

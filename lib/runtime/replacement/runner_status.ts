@@ -13,7 +13,8 @@
  */
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
-import { decide, describeRow, describeStep, stageOf } from "./decide.ts";
+import { decide, describeRow, describeStep, stageOf, type Step } from "./decide.ts";
+import { notReadyNow } from "./finalize.ts";
 import { checkpointsOf, decisionsOf } from "./drive.ts";
 import { openOperation, operationOfPlan, type OperationOptions } from "./operation.ts";
 import type { RunnerStatusReport } from "./result.ts";
@@ -55,7 +56,7 @@ export async function runnerStatus(options: OperationOptions): Promise<RunnerSta
   const c = rec.control;
   const checkpoints = checkpointsOf(snap);
   const stage = stageOf(checkpoints, candidate.actionIndex);
-  const step = decide({
+  const decided = decide({
     stage,
     checkpoints,
     action: r.action,
@@ -65,6 +66,13 @@ export async function runnerStatus(options: OperationOptions): Promise<RunnerSta
     resuming: true,
     decisions: decisionsOf(snap),
   });
+  // finalization re-observes the ready candidate first: not ready, it is not the next step
+  const notReady = decided.kind === "complete"
+    ? notReadyNow(op, candidate, obs, checkpoints, snap)
+    : [];
+  const step: Step = notReady.length > 0
+    ? { kind: "blocked", row: decided.row, blockers: notReady }
+    : decided;
   return {
     operation_id: options.operationId,
     state: c.status,
