@@ -30,6 +30,7 @@ import { pendingCommands, type Plan } from "../plan/plan.ts";
 import { verifyPlanCurrent } from "../plan/plan_file.ts";
 import { isConnectorAction } from "../plan/connectors.ts";
 import type { StateSnapshot } from "../state/store.ts";
+import type { OpenedControl } from "../state/journal.ts";
 import { commitOfPlan } from "../state/history.ts";
 import { blockerError } from "../validation/blocker.ts";
 import { CONNECTOR_OPERATION_KIND, connectorOperationId } from "../protocol/connector.ts";
@@ -47,6 +48,7 @@ import {
 } from "./removal.ts";
 import {
   applyConnectorChanges,
+  type ConnectorApplyResult,
   type ConnectorJourneyContext,
   continueConnectorOperation,
   verifyCommittedConnectorPlan,
@@ -82,6 +84,115 @@ function removalApplied(plan: Plan, r: RemovalResult): ApplyResult {
   };
 }
 
+/** What a journey is routed with: the plan, the state it was loaded in, and each journey's context. */
+interface Route {
+  ctx: RuntimeContext;
+  plan: Plan;
+  planSha256: string;
+  snap: StateSnapshot;
+  removal: RemovalContext;
+  connectors: ConnectorJourneyContext;
+  /** A runtime result followed by the plan's connector changes (their own operation). */
+  withConnectors(r: ApplyResult): Promise<ApplyResult>;
+}
+
+/** A journey the router hands plans to. */
+interface RoutedJourney {
+  /** The operation kind its intent records. */
+  kind: string;
+  /** Whether its pending operation is continued with this plan file (else the plan is blocked). */
+  continues(pending: OpenedControl, planSha256: string): boolean;
+  /** Continue its pending operation, from exact reads. */
+  continue(r: Route): Promise<ApplyResult>;
+  /** This plan, already committed by it (a lost acknowledgement): a verified no-op, or null. */
+  committed(r: Route): Promise<ApplyResult | null>;
+  /** Whether a plan that is current and not empty is this journey's to start. */
+  claims(plan: Plan): boolean;
+  /** Start it: the intent, then its table's rows. */
+  start(r: Route): Promise<ApplyResult>;
+}
+
+const runtimeActions = (plan: Plan) => plan.actions.filter((a) => !isConnectorAction(a));
+
+/** The connector operation's result as the apply's (`already`: committed before, nothing done). */
+function connectorsApplied(
+  r: ConnectorApplyResult,
+  actions: Plan["actions"],
+  already = false,
+): ApplyResult {
+  return {
+    noop: already,
+    already_applied: already,
+    operation_id: r.operation_id,
+    serial: r.serial,
+    actions,
+    runners: [],
+    connectors: r,
+  };
+}
+
+/**
+ * The journeys, in the order their claims and committed plans are tried: a runner removal is a
+ * plan's only change, a plan of connector changes alone is the connector journey's, any other
+ * is a create (followed by its connector changes).
+ */
+const JOURNEYS: readonly RoutedJourney[] = [
+  {
+    kind: REMOVAL_OPERATION_KIND,
+    continues: () => true,
+    continue: async (r) =>
+      removalApplied(r.plan, await continueRemoval(r.removal, r.plan, r.planSha256, r.snap)),
+    committed: async (r) => {
+      const done = await verifyCommittedRemoval(r.removal, r.plan, r.planSha256, r.snap);
+      return done ? removalApplied(r.plan, done) : null;
+    },
+    claims: (plan) => removalActions(plan).length > 0,
+    start: async (r) =>
+      removalApplied(r.plan, await applyRemoval(r.removal, r.plan, r.planSha256, r.snap)),
+  },
+  {
+    kind: CONNECTOR_OPERATION_KIND,
+    continues: () => true,
+    continue: async (r) =>
+      connectorsApplied(
+        await continueConnectorOperation(r.connectors, r.plan, r.planSha256, r.snap),
+        r.plan.actions.filter(isConnectorAction),
+      ),
+    committed: async (r) => {
+      const done = await verifyCommittedConnectorPlan(r.connectors, r.plan, r.planSha256, r.snap);
+      return done ? connectorsApplied(done, [], true) : null;
+    },
+    claims: (plan) => runtimeActions(plan).length === 0,
+    start: async (r) => {
+      // connector changes are verified on fresh exact reads before anything of the plan is done
+      await verifyConnectorActions(r.connectors, r.plan, r.snap.ownership?.document ?? null);
+      return connectorsApplied(
+        (await applyConnectorChanges(r.connectors, r.plan, r.planSha256))!,
+        r.plan.actions,
+      );
+    },
+  },
+  {
+    kind: "create",
+    // another plan's pending create blocks this one
+    continues: (pending, planSha256) => pending.intent.reviewed_plan_sha256 === planSha256,
+    continue: async (r) =>
+      await r.withConnectors(await continueCreate(r.ctx, r.plan, r.planSha256, r.snap)),
+    committed: async (r) => {
+      if (r.snap.control || runtimeActions(r.plan).length === 0) return null;
+      // a repeated apply of a completed create (then the plan's connector changes, if a kill
+      // came before their operation began)
+      const done = await verifyCommittedCreate(r.ctx, r.plan, r.snap);
+      return done ? await r.withConnectors(done) : null;
+    },
+    claims: () => true,
+    start: async (r) => {
+      await verifyConnectorActions(r.connectors, r.plan, r.snap.ownership?.document ?? null);
+      return await r.withConnectors(await startCreate(r.ctx, r.plan, r.planSha256, r.snap));
+    },
+  },
+];
+
 /** Apply a verified format-5 plan (see module docs). */
 export async function applyPlan(
   ctx: RuntimeContext,
@@ -96,75 +207,40 @@ export async function applyPlan(
   }
   if (plan.blockers.length > 0) throw blockerError(plan.blockers);
   const clock = ctx.clock ?? SYSTEM_CLOCK;
-  const journey = connectorContext(ctx, clock);
-  const removal: RemovalContext = { ...ctx, clock };
-  // the runtime part's result, followed by the plan's connector changes (their own operation)
-  const withConnectors = async (r: ApplyResult): Promise<ApplyResult> => {
-    const connectors = await applyConnectorChanges(journey, plan, planSha256);
-    return connectors
-      ? { ...r, noop: false, serial: connectors.serial, actions: plan.actions, connectors }
-      : r;
-  };
+  const connectors = connectorContext(ctx, clock);
   if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
   await ctx.store.acquireLock({ actor: ctx.actor });
   try {
     const snap = await ctx.store.load();
-    if (snap.control?.opened.kind === CONNECTOR_OPERATION_KIND) {
-      // a pending connector operation is continued with its own plan, from exact reads
-      const r = await continueConnectorOperation(journey, plan, planSha256, snap);
-      return {
-        noop: false,
-        already_applied: false,
-        operation_id: r.operation_id,
-        serial: r.serial,
-        actions: plan.actions.filter(isConnectorAction),
-        runners: [],
-        connectors: r,
-      };
+    const route: Route = {
+      ctx,
+      plan,
+      planSha256,
+      snap,
+      removal: { ...ctx, clock },
+      connectors,
+      withConnectors: async (r) => {
+        const c = await applyConnectorChanges(connectors, plan, planSha256);
+        return c
+          ? { ...r, noop: false, serial: c.serial, actions: plan.actions, connectors: c }
+          : r;
+      },
+    };
+    // the pending operation this plan started is continued by its own journey
+    const pending = snap.control?.opened ?? null;
+    const owner = pending ? JOURNEYS.find((j) => j.kind === pending.kind) : undefined;
+    if (pending && owner?.continues(pending, planSha256)) return await owner.continue(route);
+    // a plan an operation already committed (its acknowledgement lost): a verified no-op
+    for (const j of JOURNEYS) {
+      const done = await j.committed(route);
+      if (done) return done;
     }
-    if (snap.control?.opened.kind === REMOVAL_OPERATION_KIND) {
-      // a pending runner removal is continued with its own plan, from exact reads
-      return removalApplied(plan, await continueRemoval(removal, plan, planSha256, snap));
-    }
-    // a removal plan whose operation was committed already (its acknowledgement lost)
-    const removedAlready = await verifyCommittedRemoval(removal, plan, planSha256, snap);
-    if (removedAlready) return removalApplied(plan, removedAlready);
-    // a connector plan whose operation was committed already (its acknowledgement lost) is a
-    // verified no-op: the audit names the plan's operation and exact reads show the changes
-    const committed = await verifyCommittedConnectorPlan(journey, plan, planSha256, snap);
-    if (committed) {
-      return {
-        noop: true,
-        already_applied: true,
-        operation_id: committed.operation_id,
-        serial: committed.serial,
-        actions: [],
-        runners: [],
-        connectors: committed,
-      };
-    }
-    const runtime = plan.actions.filter((a) => !isConnectorAction(a));
-    const current = (checksum: string | null) => ({
+    verifyPlanCurrent(plan, {
       project: ctx.store.project,
       environment: ctx.store.environment,
       sourceSha256: ctx.sourceSha256,
-      stateChecksum: checksum,
+      stateChecksum: snap.ownership?.checksum ?? null,
       store: snap.identity,
-    });
-    const pending = snap.control?.opened ?? null;
-    if (
-      pending && pending.kind === "create" && pending.intent.reviewed_plan_sha256 === planSha256
-    ) {
-      return await withConnectors(await continueCreate(ctx, plan, planSha256, snap));
-    }
-    if (!pending && runtime.length > 0) {
-      // a repeated apply of a completed create (then the plan's connector changes, if a kill
-      // came before their operation began)
-      const done = await verifyCommittedCreate(ctx, plan, snap);
-      if (done) return await withConnectors(done);
-    }
-    verifyPlanCurrent(plan, {
-      ...current(snap.ownership?.checksum ?? null),
       appliedBy: appliedBy(plan, planSha256, snap),
     });
     if (plan.actions.length === 0) {
@@ -191,25 +267,7 @@ export async function applyPlan(
         { evidence: { operation_id: pending.operation_id, commands: cmds } },
       );
     }
-    if (removalActions(plan).length > 0) {
-      // a removal is the plan's only change (BLOCKED_REMOVAL_MIXED): its own operation
-      return removalApplied(plan, await applyRemoval(removal, plan, planSha256, snap));
-    }
-    // connector changes are verified on fresh exact reads before anything of the plan is done
-    await verifyConnectorActions(journey, plan, snap.ownership?.document ?? null);
-    if (runtime.length === 0) {
-      const r = (await applyConnectorChanges(journey, plan, planSha256))!;
-      return {
-        noop: false,
-        already_applied: false,
-        operation_id: r.operation_id,
-        serial: r.serial,
-        actions: plan.actions,
-        runners: [],
-        connectors: r,
-      };
-    }
-    return await withConnectors(await startCreate(ctx, plan, planSha256, snap));
+    return await JOURNEYS.find((j) => j.claims(plan))!.start(route);
   } finally {
     await ctx.store.releaseLock();
   }
