@@ -169,12 +169,10 @@ async function pendingWayOut(store: StateStore, planSha256: string): Promise<str
 async function loadReviewed(p: Session, planPath: string): Promise<Reviewed> {
   const { plan, sha256 } = await readPlanFile(planPath);
   if (plan.format !== 6 || !plan.typed_action) {
+    const wayOut = await pendingWayOut(p.store, sha256);
     throw new SluiceError(
       "PLAN_NOT_REVIEWED",
-      `${planPath} is a format-${plan.format} plan; a predicate replacement needs the reviewed format-6 plan from 'sluice plan --out'${await pendingWayOut(
-        p.store,
-        sha256,
-      )}`,
+      `${planPath} is a format-${plan.format} plan; a predicate replacement needs the reviewed format-6 plan from 'sluice plan --out'${wayOut}`,
     );
   }
   const action = plan.typed_action.action;
