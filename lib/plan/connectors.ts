@@ -136,6 +136,18 @@ export function isConnectorAction(a: { type: string }): a is ConnectorAction {
   return CONNECTOR_ACTION_TYPES.has(a.type);
 }
 
+/**
+ * A plan's actions on the runtime (topics and runners): every action but the connector changes.
+ *
+ * @example
+ * ```ts
+ * runtimeActions([{ type: "create_topic" }, { type: "remove_connector" }]); // [{ type: "create_topic" }]
+ * ```
+ */
+export function runtimeActions<A extends { type: string }>(actions: readonly A[]): A[] {
+  return actions.filter((a) => !isConnectorAction(a));
+}
+
 /** What the plan does with one connector, for review (display-only). */
 export interface ConnectorPlanItem {
   /** The logical name in `sluice.yaml`. */

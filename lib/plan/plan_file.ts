@@ -23,6 +23,7 @@ import { SluiceError } from "../errors.ts";
 import { atomicReplace } from "../fs/atomic_write.ts";
 import { canonicalJson, parseCanonicalJson, sha256Hex } from "../artifact/canonical.ts";
 import type { StoreIdentity } from "../state/journal.ts";
+import type { StateSnapshot } from "../state/store.ts";
 import type { Plan } from "./plan.ts";
 import { typedActionSha256 } from "./plan.ts";
 import { isConnectorAction } from "./connectors.ts";
@@ -221,6 +222,31 @@ export interface CurrentContext {
    * audit), when there is one: a repeated apply then names it instead of a stale state.
    */
   appliedBy?: { operation_id: string; recorded_at: string } | null;
+}
+
+/**
+ * What a plan is checked against now: the store's project and environment, the sources just read,
+ * the store's identity and its current ownership checksum (a caller that compares another state
+ * overrides `stateChecksum`).
+ *
+ * @example
+ * ```ts
+ * import { currentContext } from "./plan_file.ts";
+ * // verifyPlanCurrent(plan, currentContext(store, sourceSha256, snap));
+ * ```
+ */
+export function currentContext(
+  scope: { project: string; environment: string | null },
+  sourceSha256: string,
+  snap: Pick<StateSnapshot, "identity" | "ownership">,
+): CurrentContext {
+  return {
+    project: scope.project,
+    environment: scope.environment,
+    sourceSha256,
+    stateChecksum: snap.ownership?.checksum ?? null,
+    store: snap.identity,
+  };
 }
 
 /** The pending operation a plan is applied again to continue. */

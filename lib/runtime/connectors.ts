@@ -35,7 +35,7 @@ import {
 } from "../artifact/connector.ts";
 import { atSite } from "../fault/site.ts";
 import type { Plan } from "../plan/plan.ts";
-import { verifyContinuation } from "../plan/plan_file.ts";
+import { currentContext, verifyContinuation } from "../plan/plan_file.ts";
 import { type ConnectorAction, isConnectorAction, ownedAfter } from "../plan/connectors.ts";
 import {
   CONNECTOR_OPERATION_KIND,
@@ -360,12 +360,7 @@ export async function continueConnectorOperation(
 ): Promise<ConnectorApplyResult> {
   const control = snap.control!.opened;
   const intent = control.intent;
-  verifyContinuation(plan, planSha256, {
-    project: ctx.store.project,
-    environment: ctx.store.environment,
-    sourceSha256: ctx.sourceSha256,
-    store: snap.identity,
-  }, {
+  verifyContinuation(plan, planSha256, currentContext(ctx.store, ctx.sourceSha256, snap), {
     what: "connector operation",
     operation_id: control.operation_id,
     plan_sha256: intent.reviewed_plan_sha256,

@@ -38,7 +38,7 @@ import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { runnerTopics } from "../artifact/artifact.ts";
 import { atSite } from "../fault/site.ts";
 import { pendingCommands, type Plan, type PlannedAction, type RunnerResume } from "../plan/plan.ts";
-import { verifyContinuation, verifyPlanCurrent } from "../plan/plan_file.ts";
+import { currentContext, verifyContinuation, verifyPlanCurrent } from "../plan/plan_file.ts";
 import type { StateSnapshot } from "../state/store.ts";
 import type { OperationIntent } from "../state/journal.ts";
 import type { Json } from "../state/_canonical.ts";
@@ -67,7 +67,7 @@ import {
   volumeName,
 } from "./labels.ts";
 import { observeRunner } from "./observer.ts";
-import { isConnectorAction } from "../plan/connectors.ts";
+import { runtimeActions } from "../plan/connectors.ts";
 import { providerMutation } from "./provider_mutation.ts";
 import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
 
@@ -89,12 +89,7 @@ export async function continueCreate(
   snap: StateSnapshot,
 ): Promise<ApplyResult> {
   const pending = snap.control!.opened;
-  verifyContinuation(plan, planSha256, {
-    project: ctx.store.project,
-    environment: ctx.store.environment,
-    sourceSha256: ctx.sourceSha256,
-    store: snap.identity,
-  }, {
+  verifyContinuation(plan, planSha256, currentContext(ctx.store, ctx.sourceSha256, snap), {
     what: "create",
     operation_id: pending.operation_id,
     plan_sha256: pending.intent.reviewed_plan_sha256,
@@ -129,11 +124,8 @@ export async function verifyCommittedCreate(
   const done = completedBy(plan, snap);
   if (!done) return null;
   verifyPlanCurrent(plan, {
-    project: ctx.store.project,
-    environment: ctx.store.environment,
-    sourceSha256: ctx.sourceSha256,
+    ...currentContext(ctx.store, ctx.sourceSha256, snap),
     stateChecksum: plan.protected_state.checksum,
-    store: snap.identity,
   });
   await verifyCreated(ctx, plan, snap);
   return {
@@ -165,7 +157,7 @@ export async function startCreate(
   let snap = start;
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const now = () => isoNow(clock);
-  const runtime = plan.actions.filter((a) => !isConnectorAction(a));
+  const runtime = runtimeActions(plan.actions);
   // fresh re-verification before the intent, so that a foreseeable failure leaves no
   // pending operation behind: no topic to create exists yet (sluice never adopts one) ...
   const topics = plan.actions.flatMap((a) => a.type === "create_topic" ? [a.topic] : []);

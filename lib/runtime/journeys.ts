@@ -27,8 +27,8 @@
  */
 import { SluiceError } from "../errors.ts";
 import { pendingCommands, type Plan } from "../plan/plan.ts";
-import { verifyPlanCurrent } from "../plan/plan_file.ts";
-import { isConnectorAction } from "../plan/connectors.ts";
+import { currentContext, verifyPlanCurrent } from "../plan/plan_file.ts";
+import { isConnectorAction, runtimeActions } from "../plan/connectors.ts";
 import type { StateSnapshot } from "../state/store.ts";
 import type { OpenedControl } from "../state/journal.ts";
 import { commitOfPlan } from "../state/history.ts";
@@ -112,8 +112,6 @@ interface RoutedJourney {
   start(r: Route): Promise<ApplyResult>;
 }
 
-const runtimeActions = (plan: Plan) => plan.actions.filter((a) => !isConnectorAction(a));
-
 /** The connector operation's result as the apply's (`already`: committed before, nothing done). */
 function connectorsApplied(
   r: ConnectorApplyResult,
@@ -162,7 +160,7 @@ const JOURNEYS: readonly RoutedJourney[] = [
       const done = await verifyCommittedConnectorPlan(r.connectors, r.plan, r.planSha256, r.snap);
       return done ? connectorsApplied(done, [], true) : null;
     },
-    claims: (plan) => runtimeActions(plan).length === 0,
+    claims: (plan) => runtimeActions(plan.actions).length === 0,
     start: async (r) => {
       // connector changes are verified on fresh exact reads before anything of the plan is done
       await verifyConnectorActions(r.connectors, r.plan, r.snap.ownership?.document ?? null);
@@ -179,7 +177,7 @@ const JOURNEYS: readonly RoutedJourney[] = [
     continue: async (r) =>
       await r.withConnectors(await continueCreate(r.ctx, r.plan, r.planSha256, r.snap)),
     committed: async (r) => {
-      if (r.snap.control || runtimeActions(r.plan).length === 0) return null;
+      if (r.snap.control || runtimeActions(r.plan.actions).length === 0) return null;
       // a repeated apply of a completed create (then the plan's connector changes, if a kill
       // came before their operation began)
       const done = await verifyCommittedCreate(r.ctx, r.plan, r.snap);
@@ -236,11 +234,7 @@ export async function applyPlan(
       if (done) return done;
     }
     verifyPlanCurrent(plan, {
-      project: ctx.store.project,
-      environment: ctx.store.environment,
-      sourceSha256: ctx.sourceSha256,
-      stateChecksum: snap.ownership?.checksum ?? null,
-      store: snap.identity,
+      ...currentContext(ctx.store, ctx.sourceSha256, snap),
       appliedBy: appliedBy(plan, planSha256, snap),
     });
     if (plan.actions.length === 0) {

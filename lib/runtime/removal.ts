@@ -27,7 +27,7 @@ import { SluiceError } from "../errors.ts";
 import { writeIntent } from "./unknown_outcome.ts";
 import { atSite } from "../fault/site.ts";
 import type { Plan } from "../plan/plan.ts";
-import { verifyContinuation } from "../plan/plan_file.ts";
+import { currentContext, verifyContinuation } from "../plan/plan_file.ts";
 import type { RemoveRunnerAction } from "../plan/removals.ts";
 import { parseMountedPlan } from "../protocol/mounted_plan.ts";
 import { REMOVAL_OPERATION_KIND, removalOperationId, removalSite } from "../protocol/removal.ts";
@@ -355,12 +355,7 @@ export async function continueRemoval(
 ): Promise<RemovalResult> {
   const control = snap.control!.opened;
   const intent = control.intent;
-  verifyContinuation(plan, planSha256, {
-    project: ctx.store.project,
-    environment: ctx.store.environment,
-    sourceSha256: ctx.sourceSha256,
-    store: snap.identity,
-  }, {
+  verifyContinuation(plan, planSha256, currentContext(ctx.store, ctx.sourceSha256, snap), {
     what: "runner removal",
     operation_id: control.operation_id,
     plan_sha256: intent.reviewed_plan_sha256,

@@ -14,7 +14,7 @@
  */
 import { SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
-import { verifyPlanCurrent } from "../../plan/plan_file.ts";
+import { currentContext, verifyPlanCurrent } from "../../plan/plan_file.ts";
 import { verifyPlanAuthority } from "../../plan/key_seal.ts";
 import { receiptOfPlan } from "../../state/history.ts";
 import { OPERATION_WRITES } from "../../protocol/replacement.ts";
@@ -50,11 +50,7 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
     options.planPath,
   );
   verifyPlanCurrent(r.plan, {
-    project: p.store.project,
-    environment: p.store.environment,
-    sourceSha256: p.sourceSha256,
-    stateChecksum: snap.ownership?.checksum ?? null,
-    store: snap.identity,
+    ...currentContext(p.store, p.sourceSha256, snap),
     appliedBy: receiptOfPlan(snap.history.events, r.sha256),
   });
   if (snap.control) {

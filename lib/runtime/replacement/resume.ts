@@ -21,7 +21,7 @@
  */
 import { SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
-import { verifyPlanCurrent } from "../../plan/plan_file.ts";
+import { currentContext, verifyPlanCurrent } from "../../plan/plan_file.ts";
 import { OPERATION_WRITES } from "../../protocol/replacement.ts";
 import type { ResumeRecord } from "../../state/journal.ts";
 import type { RunnerObservation } from "../../validation/observation.ts";
@@ -102,13 +102,11 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
   // interrupted local clear"); the state may already be the receipt's result
   const frozen = stage === "action_completed" &&
     (await p.store.validateTerminalPending(snap)).receipt_archived;
-  verifyPlanCurrent(r.plan, {
-    project: p.store.project,
-    environment: p.store.environment,
-    sourceSha256: p.sourceSha256,
-    stateChecksum: frozen ? c.intent.original_state_checksum : snap.ownership?.checksum ?? null,
-    store: snap.identity,
-  });
+  const now = currentContext(p.store, p.sourceSha256, snap);
+  verifyPlanCurrent(
+    r.plan,
+    frozen ? { ...now, stateChecksum: c.intent.original_state_checksum } : now,
+  );
   if (frozen) {
     options.onProgress?.({
       kind: "continued",
