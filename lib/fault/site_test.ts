@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { withEnv } from "../../testing/with_env.ts";
 import {
   armedFault,
   atSite,
@@ -17,20 +18,6 @@ const S = faultSite({
   description: "a test site",
   where: import.meta.url,
 });
-
-function withEnv(vars: Record<string, string | undefined>, f: () => void): void {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
-  for (const [k, v] of Object.entries(vars)) {
-    v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-  }
-  try {
-    f();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-    }
-  }
-}
 
 Deno.test("a site name must be dotted lower-case", () => {
   assert.throws(() => faultSite({ name: "Bad", kind: "state", description: "", where: "" }));

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { withEnv } from "../../testing/with_env.ts";
 import { removalSites } from "./removal.ts";
 import {
   faultInventory,
@@ -83,20 +84,6 @@ Deno.test("--list prints one line per site with kind, backends, journeys and loc
     ]);
   }
 });
-
-function withEnv(vars: Record<string, string | undefined>, f: () => void): void {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
-  for (const [k, v] of Object.entries(vars)) {
-    v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-  }
-  try {
-    f();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-    }
-  }
-}
 
 Deno.test("entry points refuse a stray switch and a site outside the inventory", () => {
   const code = (e: unknown) => (e as SluiceError).code;
