@@ -1,17 +1,20 @@
 // The observer's fixed execution options (issue 26 item 5): a runner's stop timeout is the
-// pinned one, and its entrypoint and command are its image's (sluice never overrides them).
+// pinned one, and its entrypoint and command are its image's (sluice never overrides them); its
+// environment is the image's plus sluice's two variables, and its mounts are exactly the plan
+// (bound read-only) and the state volume.
 // A runner applied on a fake world, then changed as a container re-created by hand would be;
 // what the observer reports, and the blocker the planner gives for it.
 import assert from "node:assert/strict";
 import { apply, plan } from "./session.ts";
 import { CONSISTENT_READS, observeRunner } from "./observer.ts";
-import { LABEL, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
+import { LABEL, RUNNER_ENV, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
 import type { ContainerInfo } from "../providers/docker/port.ts";
 import { checkGeneration } from "../validation/runner_checks.ts";
 import type { RunnerTarget } from "../validation/observation.ts";
 import { fakeProject } from "../../testing/ways/fake_project.ts";
 import type { FakeProject } from "../../testing/ways/fake_project.ts";
 import type { ContainerOptions } from "../../testing/fakes/control.ts";
+import type { FakeContainer } from "../../testing/fakes/world.ts";
 
 /** A fake project with its runner applied: the container's name and its target. */
 async function applied(f: FakeProject): Promise<{ name: string; target: RunnerTarget }> {
@@ -27,13 +30,22 @@ async function applied(f: FakeProject): Promise<{ name: string; target: RunnerTa
   return { name: c.name, target: created.observation!.runners[0].target };
 }
 
-/** The execution problems of the runner's container after `change`. */
-async function problemsAfter(seed: string, change: ContainerOptions | null) {
+/**
+ * The execution problems of the runner's container after `change` (or the change made of the
+ * container as the fake keeps it).
+ */
+async function problemsAfter(
+  seed: string,
+  change: ContainerOptions | ((c: FakeContainer) => ContainerOptions) | null,
+) {
   await using f = await fakeProject(seed);
   const { name, target } = await applied(f);
   const before = await observeRunner(f.deps, target);
   assert.deepEqual(before.containers[0].execution, { ok: true, problems: [] });
-  if (change) f.world.control.reconfigureContainer(name, change);
+  assert.deepEqual(before.containers[0].environment, { ok: true, unexpected: [], missing: [] });
+  if (typeof change === "function") {
+    f.world.control.reconfigureContainer(name, change(f.world.control.container(name)!));
+  } else if (change) f.world.control.reconfigureContainer(name, change);
   const obs = await observeRunner(f.deps, target);
   const c = obs.containers[0];
   const image = f.world.control.snapshot().docker.images[target.image];
@@ -236,4 +248,141 @@ Deno.test("observer: a memory limit or restart policy other than the pinned one 
   const restart = await problemsAfter("observer-exec-restart", { restart_policy: "always" });
   assert.deepEqual(restart.c.execution.problems, ["restart policy always"]);
   assert.deepEqual(codesOf(restart), ["BLOCKED_EXECUTION_DRIFT"]);
+});
+
+Deno.test("observer: a variable added to the environment is environment drift (values not shown)", async () => {
+  const r = await problemsAfter("observer-env-added", (c) => ({
+    env: [...c.env, "DEBUG_TOKEN=hunter2"],
+  }));
+  assert.deepEqual(r.c.execution, { ok: true, problems: [] }, "environment only");
+  assert.equal(r.c.environment.ok, false);
+  assert.deepEqual(r.c.environment.missing, []);
+  assert.equal(r.c.environment.unexpected.length, 1);
+  assert.match(r.c.environment.unexpected[0], /^DEBUG_TOKEN=/);
+  const blockers = checkGeneration(r.c, r.artifact, null);
+  assert.deepEqual(blockers.map((b) => b.code), ["BLOCKED_ENVIRONMENT_DRIFT"]);
+  assert.deepEqual(blockers[0].evidence, {
+    unexpected: ["DEBUG_TOKEN=<redacted>"],
+    missing: [],
+  });
+  assert.ok(!JSON.stringify([r.c.environment, blockers]).includes("hunter2"), "no value shown");
+});
+
+Deno.test("observer: a sluice variable changed, or an image variable removed, is environment drift", async () => {
+  const generation = await problemsAfter("observer-env-generation", (c) => ({
+    env: c.env.map((e) =>
+      e.startsWith(`${RUNNER_ENV.generation}=`) ? `${RUNNER_ENV.generation}=another` : e
+    ),
+  }));
+  assert.equal(generation.c.environment.ok, false);
+  assert.equal(generation.c.environment.unexpected.length, 1);
+  assert.equal(generation.c.environment.missing.length, 1);
+  assert.match(generation.c.environment.missing[0], new RegExp(`^${RUNNER_ENV.generation}=`));
+  assert.deepEqual(codesOf(generation), ["BLOCKED_ENVIRONMENT_DRIFT"]);
+
+  const removed = await problemsAfter("observer-env-removed", (c) => {
+    const own = new Set(Object.values(RUNNER_ENV).map((k) => `${k}=`));
+    const imageVar = c.env.find((e) => ![...own].some((k) => e.startsWith(k)));
+    assert.ok(imageVar, `the runner image sets a variable of its own: ${c.env.length} variables`);
+    return { env: c.env.filter((e) => e !== imageVar) };
+  });
+  assert.equal(removed.c.environment.ok, false);
+  assert.deepEqual(removed.c.environment.unexpected, []);
+  assert.equal(removed.c.environment.missing.length, 1);
+  assert.deepEqual(codesOf(removed), ["BLOCKED_ENVIRONMENT_DRIFT"]);
+});
+
+Deno.test("observer: the state volume mounted as another type, or a mount added, is execution drift", async () => {
+  const retyped = await problemsAfter("observer-mount-type", (c) => ({
+    mounts: c.mounts.map((m) =>
+      m.destination === RUNNER_PATHS.volume ? { ...m, type: "bind" as const } : m
+    ),
+  }));
+  assert.deepEqual(retyped.c.execution.problems, [
+    `volume ${
+      retyped.c.mounts.find((m) => m.destination === RUNNER_PATHS.volume)!.source
+    } is not mounted at ${RUNNER_PATHS.volume}`,
+  ]);
+  assert.deepEqual(codesOf(retyped), ["BLOCKED_EXECUTION_DRIFT"]);
+
+  const writable = await problemsAfter("observer-mount-rw", (c) => ({
+    mounts: c.mounts.map((m) =>
+      m.destination === RUNNER_PATHS.plan ? { ...m, readOnly: false } : m
+    ),
+  }));
+  assert.deepEqual(writable.c.execution.problems, [
+    `plan is not bind-mounted read-only at ${RUNNER_PATHS.plan}`,
+  ]);
+  assert.deepEqual(codesOf(writable), ["BLOCKED_EXECUTION_DRIFT"]);
+
+  const added = await problemsAfter("observer-mount-added", (c) => ({
+    mounts: [...c.mounts, {
+      type: "bind",
+      source: "/srv/extra",
+      destination: "/opt/extra",
+      readOnly: true,
+    }],
+  }));
+  assert.deepEqual(added.c.execution.problems, ["3 mounts instead of 2"]);
+  assert.deepEqual(codesOf(added), ["BLOCKED_EXECUTION_DRIFT"]);
+});
+
+Deno.test("plan: a runner whose environment was changed by hand is refused with BLOCKED_ENVIRONMENT_DRIFT", async () => {
+  await using f = await fakeProject("plan-env");
+  const { name } = await applied(f);
+  const clean = await plan({ dir: f.p.dir, ...f.deps });
+  assert.deepEqual(clean.plan.blockers, []);
+  assert.equal(clean.noop, true);
+  const mutations = f.world.control.mutations().length;
+
+  const env = f.world.control.container(name)!.env;
+  f.world.control.reconfigureContainer(name, { env: [...env, "JAVA_TOOL_OPTIONS=-Xmx4g"] });
+  const drifted = await plan({ dir: f.p.dir, ...f.deps });
+  assert.equal(drifted.noop, false, "never a silent no-op");
+  assert.deepEqual(drifted.plan.actions, []);
+  assert.deepEqual(
+    drifted.plan.blockers.map((b) => b.code),
+    ["BLOCKED_ENVIRONMENT_DRIFT"],
+    JSON.stringify(drifted.plan.blockers),
+  );
+  assert.match(drifted.plan.blockers[0].message, /environment differs from the pinned image's/);
+  // planning is read-only: the one mutation since is the test's own
+  assert.deepEqual(
+    f.world.control.mutations().slice(mutations).map((m) => m.op),
+    ["reconfigureContainer"],
+  );
+});
+
+Deno.test("plan: a runner whose mounts were changed by hand is refused with BLOCKED_EXECUTION_DRIFT", async () => {
+  await using f = await fakeProject("plan-mounts");
+  const { name } = await applied(f);
+  const mounts = f.world.control.container(name)!.mounts;
+  f.world.control.reconfigureContainer(name, {
+    mounts: [...mounts, {
+      type: "volume",
+      source: "scratch",
+      destination: "/tmp",
+      readOnly: false,
+    }],
+  });
+  const added = await plan({ dir: f.p.dir, ...f.deps });
+  assert.equal(added.noop, false, "never a silent no-op");
+  assert.deepEqual(added.plan.actions, []);
+  assert.deepEqual(
+    added.plan.blockers.map((b) => b.code),
+    ["BLOCKED_EXECUTION_DRIFT"],
+    JSON.stringify(added.plan.blockers),
+  );
+  assert.match(added.plan.blockers[0].message, /3 mounts instead of 2/);
+
+  f.world.control.reconfigureContainer(name, {
+    mounts: mounts.map((m) =>
+      m.destination === RUNNER_PATHS.volume ? { ...m, type: "bind" as const } : m
+    ),
+  });
+  const retyped = await plan({ dir: f.p.dir, ...f.deps });
+  assert.deepEqual(retyped.plan.actions, []);
+  const exec = retyped.plan.blockers.filter((b) => b.code === "BLOCKED_EXECUTION_DRIFT");
+  assert.equal(exec.length, 1, JSON.stringify(retyped.plan.blockers));
+  assert.match(exec[0].message, /is not mounted at \/var\/lib\/sluice/);
 });

@@ -41,9 +41,15 @@ export interface ProducedRecord {
   value?: string | null;
 }
 
-/** The execution options {@link FakeControl.reconfigureContainer} changes (absent: kept). */
+/**
+ * The execution options, environment and mounts {@link FakeControl.reconfigureContainer}
+ * changes (absent: kept).
+ */
 export type ContainerOptions = Partial<
-  Pick<FakeContainer, "entrypoint" | "cmd" | "stop_timeout" | "memory" | "restart_policy">
+  Pick<
+    FakeContainer,
+    "entrypoint" | "cmd" | "stop_timeout" | "memory" | "restart_policy" | "env" | "mounts"
+  >
 >;
 
 /** The test's hands on the fake world. */
@@ -63,9 +69,10 @@ export interface FakeControl {
    */
   relabelContainer(idOrName: string, labels: Record<string, string | null>): void;
   /**
-   * Change a container's fixed execution options as `docker inspect` reports them (`null` stop
-   * timeout: none set): what a container re-created by hand under the same name with other
-   * options (`--entrypoint`, a command, `--stop-timeout`, ...) looks like to the observer.
+   * Change a container's fixed execution options, environment or mounts as `docker inspect`
+   * reports them (`null` stop timeout: none set): what a container re-created by hand under the
+   * same name with other options (`--entrypoint`, a command, `--stop-timeout`, `-e`, `-v`, ...)
+   * looks like to the observer.
    */
   reconfigureContainer(idOrName: string, options: ContainerOptions): void;
   /** Remove a volume (refused while a container uses it, as Docker does). */
@@ -197,6 +204,8 @@ export function fakeControl(ctx: FakeContext): FakeControl {
         if (options.stop_timeout !== undefined) c.stop_timeout = options.stop_timeout;
         if (options.memory !== undefined) c.memory = options.memory;
         if (options.restart_policy !== undefined) c.restart_policy = options.restart_policy;
+        if (options.env !== undefined) c.env = [...options.env];
+        if (options.mounts !== undefined) c.mounts = options.mounts.map((m) => ({ ...m }));
       }),
 
     removeVolume: (name) =>
