@@ -31,7 +31,7 @@ const FLOORS: readonly (readonly string[])[] = [
 /** Where the outside world may be reached directly (everything else goes through a port). */
 const IO_ALLOWED = ["providers/", "state/postgres/pg_primitive.ts"];
 const IO =
-  /\bnew Deno\.Command\b|\bfetch\(|\bDeno\.(connect|listen)\w*\(|from "(pg|dockerode|@platformatic\/kafka)"/;
+  /\bnew Deno\.Command\b|\bfetch\(|\bDeno\.(connect|listen)\w*\(|from "(npm:)?(pg|dockerode|@platformatic\/kafka)(@[^"/]+)?"/;
 
 function floorOf(path: string): number {
   const top = path.split("/")[0];
@@ -98,5 +98,7 @@ Deno.test("the layer check finds an arrow running back up and I/O outside the pr
   ]);
   assert.ok(IO.test('  const r = await fetch(url, { method: "POST" });'));
   assert.ok(IO.test('import pg from "pg";'));
+  assert.ok(IO.test('import pg from "npm:pg@8.23.1";'));
+  assert.ok(!IO.test('import { x } from "npm:pgpass@1.0.5";'));
   assert.ok(!IO.test("const fetched = refetch;"));
 });

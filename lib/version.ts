@@ -9,6 +9,8 @@
  * ```
  * @module
  */
+// imported, not read from disk: an SDK imported by http:// URL has no checkout to read from
+import VERSIONS_SH from "../scripts/versions.sh" with { type: "text" };
 
 /**
  * sluice's own version, printed by `sluice --version` and recorded in evidence files.
@@ -20,8 +22,6 @@
  * ```
  */
 export const SLUICE_VERSION = "0.1.0";
-
-const VERSIONS_FILE = new URL("../scripts/versions.sh", import.meta.url);
 
 /**
  * The `NAME=value` pins of `scripts/versions.sh` (values that expand a variable, such as a
@@ -35,7 +35,7 @@ const VERSIONS_FILE = new URL("../scripts/versions.sh", import.meta.url);
  */
 export function pinnedVersions(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const line of Deno.readTextFileSync(VERSIONS_FILE).split("\n")) {
+  for (const line of VERSIONS_SH.split("\n")) {
     const m = /^([A-Z_]+)=([^$\s]+)\s*$/.exec(line);
     if (m) out[m[1]] = m[2];
   }

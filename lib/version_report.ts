@@ -23,6 +23,8 @@ import { CONTROL_VERSIONS } from "./state/journal.ts";
 import { OWNERSHIP_VERSION } from "./state/ownership.ts";
 import { MIGRATIONS } from "./state/postgres/migrations.ts";
 import { pinnedVersions, SLUICE_VERSION } from "./version.ts";
+// imported, not read from disk: an SDK imported by http:// URL has no checkout to read from
+import RUNNER_POM from "../runner/pom.xml" with { type: "text" };
 
 /** The `data` of `sluice -o json version`. */
 export interface VersionReport {
@@ -60,11 +62,9 @@ export interface VersionReport {
   };
 }
 
-const POM = new URL("../runner/pom.xml", import.meta.url);
-
 /** The runner's `<kafka.version>` property. */
 function runnerStreamsVersion(): string {
-  const m = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(Deno.readTextFileSync(POM));
+  const m = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(RUNNER_POM);
   return m ? m[1] : "unknown";
 }
 

@@ -17,9 +17,9 @@
  * ```
  * @module
  */
-import { Ajv2020 } from "ajv/dist/2020.js";
-import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
+import { Ajv2020 } from "npm:ajv@8.20.0/dist/2020.js";
+import type { ErrorObject, ValidateFunction } from "npm:ajv@8.20.0/dist/2020.js";
+import addFormatsModule from "npm:ajv-formats@3.0.1";
 
 /** Overrides where the vendored official schemas are read from (a directory). */
 export const SCHEMA_DIR_ENV = "SLUICE_OPENLINEAGE_SCHEMA_DIR";

@@ -4,8 +4,8 @@
  * collected (not thrown one at a time) so `sluice validate` reports them all.
  * @module
  */
-import { isAlias, isMap, isScalar, isSeq } from "yaml";
-import type { Node, Pair, YAMLMap, YAMLSeq } from "yaml";
+import { isAlias, isMap, isScalar, isSeq } from "npm:yaml@2.9.1";
+import type { Node, Pair, YAMLMap, YAMLSeq } from "npm:yaml@2.9.1";
 import type { ErrorCode, SluiceError } from "../errors.ts";
 import { diagnostic } from "../expr/diagnostic.ts";
 import type { SourceFile, Span } from "../expr/diagnostic.ts";

@@ -12,7 +12,7 @@
  * ```
  * @module
  */
-import { parseDocument } from "yaml";
+import { parseDocument } from "npm:yaml@2.9.1";
 import { type ErrorCode, SluiceError } from "../errors.ts";
 import type { SourceLocation } from "../errors.ts";
 import { SourceFile } from "../expr/diagnostic.ts";

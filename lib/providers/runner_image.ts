@@ -22,7 +22,7 @@ export interface RunnerImageResult {
   checkedOnly: boolean;
 }
 
-const BUILD_SCRIPT = new URL("../../runner/build.sh", import.meta.url).pathname;
+const BUILD_SCRIPT = new URL("../../runner/build.sh", import.meta.url);
 
 /** Options of {@link buildRunnerImage}. */
 export interface RunnerImageOptions {
@@ -45,8 +45,17 @@ export async function buildRunnerImage(
   options: RunnerImageOptions = {},
 ): Promise<RunnerImageResult> {
   const check = options.check === true;
+  if (BUILD_SCRIPT.protocol !== "file:") {
+    // the build needs the runner's sources and Maven on disk: an SDK imported by http:// has none
+    throw new SluiceError(
+      check ? "ENV_RUNNER_IMAGE_MISSING" : "ENV_RUNNER_BUILD_FAILED",
+      `the runner image is built from a sluice checkout on disk (runner/build.sh); this SDK was ` +
+        `imported from ${BUILD_SCRIPT.origin}: run 'sluice runtime build' in a checkout (or ` +
+        `import mod.ts from one by file:// URL) and put the image ID it prints in sluice.yaml's image:`,
+    );
+  }
   const out = await new Deno.Command("bash", {
-    args: check ? [BUILD_SCRIPT, "--check"] : [BUILD_SCRIPT],
+    args: check ? [BUILD_SCRIPT.pathname, "--check"] : [BUILD_SCRIPT.pathname],
     stdout: "piped",
     stderr: "piped",
   }).output();

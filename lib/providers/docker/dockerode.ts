@@ -16,7 +16,8 @@
  * ```
  * @module
  */
-import Docker from "dockerode";
+// @ts-types="npm:@types/dockerode@4.0.2"
+import Docker from "npm:dockerode@5.0.1";
 import { Buffer } from "node:buffer";
 import type { ContainerInfo, ContainerSpec, DockerPort, ImageInfo, VolumeInfo } from "./port.ts";
 import { SluiceError } from "../../errors.ts";

@@ -17,7 +17,7 @@
  * ```
  * @module
  */
-import { Admin, Consumer, FetchIsolationLevels } from "@platformatic/kafka";
+import { Admin, Consumer, FetchIsolationLevels } from "npm:@platformatic/kafka@2.12.1";
 import type {
   GroupInfo,
   GroupListing,

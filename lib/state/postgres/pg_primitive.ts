@@ -16,7 +16,8 @@
  * ```
  * @module
  */
-import pg from "pg";
+// @ts-types="npm:@types/pg@8.23.1"
+import pg from "npm:pg@8.23.1";
 import { atSite } from "../../fault/site.ts";
 import { SluiceError } from "../../errors.ts";
 import { canonicalJson, sha256Hex } from "../_canonical.ts";
