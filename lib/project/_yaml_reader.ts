@@ -8,7 +8,8 @@ import { isAlias, isMap, isScalar, isSeq } from "npm:yaml@2.9.1";
 import type { Node, Pair, YAMLMap, YAMLSeq } from "npm:yaml@2.9.1";
 import type { ErrorCode, SluiceError } from "../errors.ts";
 import { diagnostic } from "../expr/diagnostic.ts";
-import type { SourceFile, Span } from "../expr/diagnostic.ts";
+import { SourceFile } from "../expr/diagnostic.ts";
+import type { Span } from "../expr/diagnostic.ts";
 
 /** A YAML node or nothing (an absent or empty value). */
 export type YNode = Node | null | undefined;
@@ -35,6 +36,26 @@ export class YamlReader {
 
   error(code: ErrorCode, message: string, span: Span, evidence?: Record<string, unknown>): void {
     this.errors.push(diagnostic(this.source, code, message, span, evidence));
+  }
+
+  /**
+   * An error about a value that may be a secret: reported at `span`, its excerpt showing `hidden`
+   * (default: `span`) as `*` so the value is never echoed.
+   */
+  secretError(
+    code: ErrorCode,
+    message: string,
+    span: Span,
+    evidence?: Record<string, unknown>,
+    hidden: Span = span,
+  ): void {
+    const text = this.source.text;
+    const stars = [...text.slice(hidden.start, hidden.end)].map((ch) => ch === "\n" ? ch : "*");
+    const masked = new SourceFile(
+      this.source.file,
+      text.slice(0, hidden.start) + stars.join("") + text.slice(hidden.end),
+    );
+    this.errors.push(diagnostic(masked, code, message, span, evidence));
   }
 
   /**

@@ -14,8 +14,6 @@
  * ```
  * @module
  */
-import type { ErrorCode } from "../errors.ts";
-import { diagnostic, SourceFile } from "../expr/diagnostic.ts";
 import type { Span } from "../expr/diagnostic.ts";
 import { connectorName } from "../artifact/connector.ts";
 import { isSensitiveKey, literalCredential } from "../secrets.ts";
@@ -116,7 +114,7 @@ export function readConnectSettings(
       const problem = restEndpointProblem(value);
       if (problem !== null) {
         // the value may hold credentials: it is masked in the excerpt, absent from the evidence
-        secretError(r, "MANIFEST_INVALID_VALUE", `${at}.${key} ${problem}`, r.valueSpan(e), {
+        r.secretError("MANIFEST_INVALID_VALUE", `${at}.${key} ${problem}`, r.valueSpan(e), {
           key: `${at}.${key}`,
         });
         continue;
@@ -385,8 +383,7 @@ function readConfig(
     }
     if (isSensitiveKey(e.key) && scan.refs.length === 0) {
       // never echo the value: it is probably the secret itself
-      secretError(
-        r,
+      r.secretError(
         "MANIFEST_LITERAL_SECRET",
         `${at} looks like a secret but is written literally; reference an environment variable instead: ${e.key}: \${env:NAME}`,
         span,
@@ -396,8 +393,7 @@ function readConfig(
     }
     const literal = literalCredential(value);
     if (literal) {
-      secretError(
-        r,
+      r.secretError(
         "MANIFEST_LITERAL_SECRET",
         `${at} holds ${literal} written literally; reference an environment variable instead (\${env:NAME})`,
         span,
@@ -429,26 +425,6 @@ function configValue(r: YamlReader, e: MapEntry, at: string): string | null {
     return null;
   }
   return r.string(e, at);
-}
-
-/**
- * A diagnostic about a value that may be a secret: the excerpt shows the line with the value
- * masked (`*` per character, so the caret still lines up).
- */
-function secretError(
-  r: YamlReader,
-  code: ErrorCode,
-  message: string,
-  span: Span,
-  evidence?: Record<string, unknown>,
-): void {
-  const text = r.source.text;
-  const hidden = [...text.slice(span.start, span.end)].map((ch) => ch === "\n" ? ch : "*");
-  const masked = new SourceFile(
-    r.source.file,
-    text.slice(0, span.start) + hidden.join("") + text.slice(span.end),
-  );
-  r.errors.push(diagnostic(masked, code, message, span, evidence));
 }
 
 /** What removals are checked against. */

@@ -35,6 +35,7 @@ import type {
 } from "./connectors.ts";
 import type { MapEntry, YNode } from "./_yaml_reader.ts";
 import { readRunnerRemovals, type RunnerRemovalDecl } from "./removals.ts";
+import { type KafkaSecurity, PLAINTEXT, readKafkaSecurity } from "./kafka_security.ts";
 import {
   isBootstrap,
   isColumnName,
@@ -148,6 +149,8 @@ export interface Manifest {
   /** Every declared environment name, in declaration order. */
   environments: string[];
   kafka: KafkaAddresses;
+  /** How sluice and its runners authenticate to Kafka (`kafka.security`; PLAINTEXT when absent). */
+  kafkaSecurity: KafkaSecurity;
   /** Where each address setting's effective value is written (for errors that name it). */
   addressSources: Partial<Record<AddressSetting, SettingSource>>;
   network: string;
@@ -204,6 +207,8 @@ interface Settings {
   /** The kafka map or one of its keys was present but invalid (already reported). */
   kafkaInvalid?: boolean;
   kafka: Partial<KafkaAddresses>;
+  /** `kafka.security` as written here (an environment's replaces the top-level one whole). */
+  kafkaSecurity?: KafkaSecurity;
   /** Where the address settings read here are written. */
   at: Partial<Record<AddressSetting, SettingSource>>;
   network?: string;
@@ -405,6 +410,7 @@ export function readManifest(
       environment,
       environments,
       kafka: { bootstrapHost: kafka.bootstrapHost, bootstrapInternal: kafka.bootstrapInternal },
+      kafkaSecurity: overlay.kafkaSecurity ?? base.kafkaSecurity ?? PLAINTEXT,
       addressSources,
       network,
       image,
@@ -462,9 +468,14 @@ function readSettings(r: YamlReader, map: Map<string, MapEntry>, where: string):
     const km = r.map(
       kafka.value,
       `${where}: kafka`,
-      ["bootstrap_host", "bootstrap_internal"],
+      ["bootstrap_host", "bootstrap_internal", "security"],
       kafka.keySpan,
     );
+    const security = km?.get("security");
+    if (security) {
+      const read = readKafkaSecurity(r, security, `${prefix}kafka.security`);
+      if (read) settings.kafkaSecurity = read;
+    }
     if (km) {
       for (
         const [key, field] of [["bootstrap_host", "bootstrapHost"], [

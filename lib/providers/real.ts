@@ -16,6 +16,8 @@
 import type { DockerPort } from "./docker/port.ts";
 import type { KafkaPort } from "./kafka/port.ts";
 import type { PlatformaticKafkaOptions } from "./kafka/platformatic.ts";
+import type { Manifest } from "../project/manifest.ts";
+import { resolveKafkaSecurity } from "./kafka/security.ts";
 
 /** The Docker daemon dockerode finds (`DOCKER_HOST` or the default socket). */
 export async function realDocker(): Promise<DockerPort> {
@@ -30,4 +32,15 @@ export async function realKafka(
 ): Promise<KafkaPort> {
   const { platformaticKafka } = await import("./kafka/platformatic.ts");
   return platformaticKafka(bootstrap, options);
+}
+
+/**
+ * The Kafka cluster a manifest names, reached from the host (`kafka.bootstrap_host`, its place in
+ * sluice.yaml named in errors) as sluice's own principal (`kafka.security.admin`).
+ */
+export async function projectKafka(manifest: Manifest): Promise<KafkaPort> {
+  return await realKafka(manifest.kafka.bootstrapHost, {
+    origin: manifest.addressSources["kafka.bootstrap_host"],
+    security: await resolveKafkaSecurity(manifest.kafkaSecurity, "admin"),
+  });
 }

@@ -25,7 +25,7 @@ import { projectTopics } from "../project/topics.ts";
 import { openStateStore } from "../state/open.ts";
 import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
-import { realDocker, realKafka } from "../providers/real.ts";
+import { projectKafka, realDocker } from "../providers/real.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { PendingOperation, Plan } from "../plan/plan.ts";
 import { isNoop, planProject } from "../plan/plan.ts";
@@ -96,11 +96,31 @@ export function defaultActor(): string {
   return `${Deno.env.get("USER") ?? "unknown"}@${hostname()}`;
 }
 
+/**
+ * The project as its files are now: loaded for `environment`, compiled, and its source hash —
+ * what a session opens with, and what a reviewed replacement reads again before each transition.
+ *
+ * @example
+ * ```ts
+ * import { compileProject } from "./session.ts";
+ * // const { compiled, sourceSha256 } = await compileProject("./orders", null);
+ * ```
+ */
+export async function compileProject(
+  dir: string,
+  environment: string | null,
+): Promise<{ project: Project; compiled: CompileResult; sourceSha256: string }> {
+  const project = await loadProject(dir, { environment });
+  return { project, compiled: compile(project), sourceSha256: projectSourceSha256(project) };
+}
+
 /** Load, compile and open a project's state store and ports. */
 export async function openSession(options: SessionOptions = {}): Promise<Session> {
   const dir = resolve(options.dir ?? ".");
-  const project = await loadProject(dir, { environment: options.environment ?? null });
-  const compiled = compile(project);
+  const { project, compiled, sourceSha256 } = await compileProject(
+    dir,
+    options.environment ?? null,
+  );
   const clock = options.clock ?? SYSTEM_CLOCK;
   const logger = options.logger ?? SILENT_LOGGER;
   // the store stamps its records with the same clock as the journeys
@@ -114,9 +134,7 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
   }
   const docker = options.docker ?? await realDocker();
   const kafka = options.kafka ??
-    await realKafka(project.manifest.kafka.bootstrapHost, {
-      origin: project.manifest.addressSources["kafka.bootstrap_host"],
-    });
+    await projectKafka(project.manifest);
   const m = project.manifest;
   const connectPorts = new Map<string, ConnectPort>();
   const connect = (alias: string): ConnectPort => {
@@ -143,7 +161,7 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     docker,
     kafka,
     connect,
-    sourceSha256: projectSourceSha256(project),
+    sourceSha256,
     plansDir: join(dir, ".sluice", "runtime", "plans"),
     actor: options.actor ?? defaultActor(),
     clock,

@@ -43,7 +43,7 @@ import {
 import type { Review } from "../review/review.ts";
 import type { GitLimits } from "../providers/git/git.ts";
 import { readPlanFile } from "../plan/plan_file.ts";
-import { realDocker, realKafka } from "../providers/real.ts";
+import { projectKafka, realDocker } from "../providers/real.ts";
 import type { ApplyResult } from "../runtime/apply_context.ts";
 import { type RuntimeDeps, SYSTEM_CLOCK } from "../runtime/deps.ts";
 import { type ProgressListener, SILENT_LOGGER } from "../runtime/progress.ts";
@@ -532,9 +532,7 @@ class ProjectHandle implements SluiceProject {
       openStateStore(projectStoreConfig(project!), { clock: () => new Date(clock.now()) });
     // the address's origin (the manifest's file:line:col) goes into an unreachable-broker error
     const kafka = o.kafka ??
-      await realKafka(project!.manifest.kafka.bootstrapHost, {
-        origin: project!.manifest.addressSources["kafka.bootstrap_host"],
-      });
+      await projectKafka(project!.manifest);
     const docker = o.docker ?? await realDocker();
     const deps: HandleDeps = {
       dir: this.dir,

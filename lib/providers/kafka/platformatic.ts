@@ -33,6 +33,7 @@ import { toKafkaUuid } from "./uuid.ts";
 import { type AddressOrigin, failureError, guardPort } from "../errors.ts";
 import { reachAny } from "../reach.ts";
 import { KAFKA_MUTATIONS, kafkaCallSubject, kafkaFailure } from "./_failure.ts";
+import type { ClientSecurity } from "./security.ts";
 
 /** How long the first connection to a bootstrap broker may take before it is unreachable. */
 export const KAFKA_CONNECT_TIMEOUT_MS = 5_000;
@@ -41,6 +42,36 @@ export const KAFKA_CONNECT_TIMEOUT_MS = 5_000;
 export interface PlatformaticKafkaOptions {
   /** Where `bootstrap` came from (named in errors), e.g. the manifest's `kafka.bootstrap_host`. */
   origin?: AddressOrigin;
+  /** The principal to connect as and the brokers' trust (default: PLAINTEXT). */
+  security?: ClientSecurity;
+}
+
+/** The library's connection options for a client security (nothing under PLAINTEXT). */
+function connectionOptions(security: ClientSecurity | undefined) {
+  if (!security || security.protocol === "PLAINTEXT") return {};
+  const tls = security.tls;
+  return {
+    ...(tls
+      ? {
+        tls: {
+          ...(tls.ca ? { ca: [tls.ca] } : {}),
+          ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}),
+          rejectUnauthorized: true,
+          // hostname verification off (a project's explicit choice): the chain is still checked
+          ...(tls.hostnameVerification ? {} : { checkServerIdentity: () => undefined }),
+        },
+      }
+      : {}),
+    ...(security.sasl
+      ? {
+        sasl: {
+          mechanism: security.sasl.mechanism,
+          username: security.sasl.username,
+          password: security.sasl.password,
+        },
+      }
+      : {}),
+  };
 }
 
 const EARLIEST = -2n;
@@ -52,9 +83,11 @@ export function platformaticKafka(
   options: PlatformaticKafkaOptions = {},
 ): KafkaPort {
   const brokers = bootstrap.split(",").map((s) => s.trim());
+  const secured = connectionOptions(options.security);
   const admin = new Admin({
     clientId: "sluice",
     bootstrapBrokers: brokers,
+    ...secured,
     retries: 3,
     timeout: 15_000,
   });
@@ -66,6 +99,7 @@ export function platformaticKafka(
       clientId: "sluice-preview",
       groupId: PREVIEW_UNUSED_GROUP,
       bootstrapBrokers: brokers,
+      ...secured,
       autocreateTopics: false,
       retries: 3,
       timeout: 15_000,

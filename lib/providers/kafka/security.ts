@@ -1,0 +1,126 @@
+/**
+ * A principal of `kafka.security` made usable by a client: the password read from the variable
+ * the project names, the PEM files read from the paths the variables it names hold. Only the
+ * operator's environment says where a secret is; the project file only names variables.
+ *
+ * A variable that is unset or empty, or a file that cannot be read, is
+ * `ENV_KAFKA_CREDENTIAL_MISSING` naming the variable and the `sluice.yaml` key, never a value.
+ * {@link ClientSecurity.fingerprint} hashes every resolved secret (SHA-256, the material itself
+ * never kept beside it): what a plan may bind to detect a credential changed between plan and
+ * apply.
+ *
+ * @example
+ * ```ts
+ * import { resolveKafkaSecurity } from "./security.ts";
+ * import { PLAINTEXT } from "../../project/kafka_security.ts";
+ * const none = await resolveKafkaSecurity(PLAINTEXT, "admin");
+ * console.log(none.protocol); // "PLAINTEXT"
+ * ```
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { SluiceError } from "../../errors.ts";
+import {
+  type KafkaSecurity,
+  type SaslMechanism,
+  type SecurityProtocol,
+  usesSasl,
+  usesTls,
+} from "../../project/kafka_security.ts";
+
+/** Where a client reads its environment (a test gives its own). */
+export interface SecurityEnv {
+  get(name: string): string | undefined;
+}
+
+/** TLS material for a client: PEM text only. */
+export interface ClientTls {
+  /** The CA certificates to trust (null: the system's). */
+  ca: string | null;
+  /** The client certificate and key (mutual TLS), or null. */
+  cert: string | null;
+  key: string | null;
+  hostnameVerification: boolean;
+}
+
+/** What a Kafka client needs to connect as one principal. */
+export interface ClientSecurity {
+  protocol: SecurityProtocol;
+  tls: ClientTls | null;
+  sasl: { mechanism: SaslMechanism; username: string; password: string } | null;
+  /** SHA-256 over the protocol and every secret resolved (empty material under PLAINTEXT). */
+  fingerprint: string;
+}
+
+/** PLAINTEXT: no material. */
+export const PLAINTEXT_CLIENT: ClientSecurity = Object.freeze({
+  protocol: "PLAINTEXT",
+  tls: null,
+  sasl: null,
+  fingerprint: createHash("sha256").update("PLAINTEXT").digest("hex"),
+});
+
+function missing(variable: string, setting: string, why: string): SluiceError {
+  return new SluiceError(
+    "ENV_KAFKA_CREDENTIAL_MISSING",
+    `${setting} names the environment variable ${variable}, which ${why}`,
+    { evidence: { variable, setting } },
+  );
+}
+
+function variable(env: SecurityEnv, name: string, setting: string): string {
+  const value = env.get(name);
+  if (value === undefined || value.length === 0) throw missing(name, setting, "is not set");
+  return value;
+}
+
+async function pemFile(env: SecurityEnv, name: string, setting: string): Promise<string> {
+  const path = variable(env, name, setting);
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    const why = error instanceof Deno.errors.NotFound
+      ? "holds a path where there is no file"
+      : "holds a path that cannot be read";
+    throw missing(name, setting, why);
+  }
+}
+
+/**
+ * The client security of `principal` under `security`: its variables and files read now.
+ * Throws `ENV_KAFKA_CREDENTIAL_MISSING` when one is absent.
+ */
+export async function resolveKafkaSecurity(
+  security: KafkaSecurity,
+  principal: "admin" | "runner",
+  env: SecurityEnv = Deno.env,
+): Promise<ClientSecurity> {
+  if (security.protocol === "PLAINTEXT") return PLAINTEXT_CLIENT;
+  const at = `kafka.security.${principal}`;
+  const who = security[principal];
+  let tls: ClientTls | null = null;
+  if (usesTls(security.protocol)) {
+    const caEnv = security.tls?.caFileEnv ?? null;
+    const cert = who?.certificate ?? null;
+    tls = {
+      ca: caEnv ? await pemFile(env, caEnv, "kafka.security.tls.ca_file_env") : null,
+      cert: cert ? await pemFile(env, cert.certFileEnv, `${at}.cert_file_env`) : null,
+      key: cert ? await pemFile(env, cert.keyFileEnv, `${at}.key_file_env`) : null,
+      hostnameVerification: security.tls?.hostnameVerification ?? true,
+    };
+  }
+  let sasl: ClientSecurity["sasl"] = null;
+  if (usesSasl(security.protocol) && who?.sasl) {
+    sasl = {
+      mechanism: who.sasl.mechanism,
+      username: who.sasl.username,
+      password: variable(env, who.sasl.passwordEnv, `${at}.password_env`),
+    };
+  }
+  const hash = createHash("sha256").update(security.protocol);
+  for (const part of [tls?.ca, tls?.cert, tls?.key, sasl?.mechanism, sasl?.username]) {
+    hash.update(`\0${part ?? ""}`);
+  }
+  hash.update(`\0${sasl ? createHash("sha256").update(sasl.password).digest("hex") : ""}`);
+  return { protocol: security.protocol, tls, sasl, fingerprint: hash.digest("hex") };
+}
