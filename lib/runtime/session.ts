@@ -102,11 +102,11 @@ export function defaultActor(): string {
  *
  * @example
  * ```ts
- * import { compileProject } from "./session.ts";
- * // const { compiled, sourceSha256 } = await compileProject("./orders", null);
+ * import { loadCompiledProject } from "./session.ts";
+ * // const { compiled, sourceSha256 } = await loadCompiledProject("./orders", null);
  * ```
  */
-export async function compileProject(
+export async function loadCompiledProject(
   dir: string,
   environment: string | null,
 ): Promise<{ project: Project; compiled: CompileResult; sourceSha256: string }> {
@@ -117,7 +117,7 @@ export async function compileProject(
 /** Load, compile and open a project's state store and ports. */
 export async function openSession(options: SessionOptions = {}): Promise<Session> {
   const dir = resolve(options.dir ?? ".");
-  const { project, compiled, sourceSha256 } = await compileProject(
+  const { project, compiled, sourceSha256 } = await loadCompiledProject(
     dir,
     options.environment ?? null,
   );

@@ -4,54 +4,23 @@
 import assert from "node:assert/strict";
 import { REPLACEMENT_TABLE, replacementSites, rowsAt } from "../../lib/protocol/replacement.ts";
 import { EVERY_STAGE_BLOCKERS } from "../../lib/protocol/replacement.ts";
-import { isoNow } from "../../lib/runtime/deps.ts";
 import { drive, type DriveContext } from "../../lib/runtime/replacement/drive.ts";
 import { openOperation, type ReviewedOperation } from "../../lib/runtime/replacement/operation.ts";
-import type { StateSnapshot, StateStore } from "../../lib/state/store.ts";
+import type { StateSnapshot } from "../../lib/state/store.ts";
 import { checkpointNames } from "../sweep/reads.ts";
 import {
   BACKENDS,
+  beginDrive,
+  type BegunDrive,
   crossed,
   failingStore,
-  type ReplacementCase,
   replacementCase,
 } from "./replacement_case.ts";
 
 const TABLE_SITES = new Set(replacementSites().map((s) => s.name));
 
-/** Open the operation, record its intent, and build drive's context (as execute does). */
-async function begun(rc: ReplacementCase, op: ReviewedOperation, store?: StateStore) {
-  const p = op.project;
-  const operationId = p.uuids.uuid();
-  const snap = await p.store.beginOperation(await p.store.load(), {
-    operation_id: operationId,
-    kind: "runner_update",
-    project: p.store.project,
-    environment: p.store.environment,
-    actor: "tester",
-    created_at: isoNow(p.clock),
-    original_state_checksum: (await p.store.load()).ownership!.checksum,
-    reviewed_plan_sha256: op.reviewed.sha256,
-    details: { model: op.reviewed.action.model },
-  }, [op.reviewed.action]);
-  const ctx: DriveContext = {
-    operationId,
-    docker: p.docker,
-    kafka: p.kafka,
-    store: store ?? p.store,
-    clock: p.clock,
-    verifyLock: () => p.store.verifyLock(),
-    plansDir: p.plansDir,
-    closeTimeoutMs: rc.options().closeTimeoutMs,
-    readyTimeoutMs: rc.options().readyTimeoutMs,
-    // world time: a poll costs no real time, only its observation's CPU
-    pollMs: 5_000,
-  };
-  return { operationId, snap, ctx, candidate: op.candidate(operationId) };
-}
-
 function go(
-  b: Awaited<ReturnType<typeof begun>>,
+  b: BegunDrive,
   op: ReviewedOperation,
   snap: StateSnapshot = b.snap,
   ctx: DriveContext = b.ctx,
@@ -63,7 +32,7 @@ for (const backend of BACKENDS) {
   Deno.test(`[${backend}] drive crosses the table's rows in order and leaves finalization to its caller`, async () => {
     await using rc = await replacementCase(backend);
     await using op = await openOperation(rc.options());
-    const b = await begun(rc, op);
+    const b = await beginDrive(rc, op);
     const { value: outcome, sites } = await crossed(() => go(b, op));
     assert.equal(outcome.kind, "completed");
     // every row but the restarts (resume only) and the finalization, each crossing its site
@@ -95,7 +64,7 @@ for (const backend of BACKENDS) {
     await using rc = await replacementCase(backend);
     rc.configure({ runner_close_ms: 600_000 });
     await using op = await openOperation(rc.options());
-    const b = await begun(rc, op);
+    const b = await beginDrive(rc, op);
     const outcome = await go(b, op);
     assert.equal(outcome.kind, "timeout");
     assert.equal(outcome.kind === "timeout" && outcome.stage, "action_started");
@@ -110,7 +79,7 @@ for (const backend of BACKENDS) {
     await using rc = await replacementCase(backend);
     rc.configure({ runner_startup_ms: 600_000 });
     await using op = await openOperation(rc.options());
-    const b = await begun(rc, op);
+    const b = await beginDrive(rc, op);
     const outcome = await go(b, op);
     assert.equal(outcome.kind, "timeout");
     assert.equal(outcome.kind === "timeout" && outcome.stage, "replacement_created");
@@ -131,7 +100,7 @@ for (const backend of BACKENDS) {
   Deno.test(`[${backend}] a candidate that fails at start-up blocks at replacement_created and is not restarted`, async () => {
     await using rc = await replacementCase(backend);
     await using op = await openOperation(rc.options());
-    const b = await begun(rc, op);
+    const b = await beginDrive(rc, op);
     rc.cw.world.control.failRunner("start", { code: 15, reason: "KAFKA_UNREACHABLE" }, {
       match: rc.candidateName(b.operationId),
     });
@@ -158,7 +127,7 @@ for (const backend of BACKENDS) {
     Deno.test(`[${backend}] a lost ${lost} response stops the drive; the next drive resolves it by observation`, async () => {
       await using rc = await replacementCase(backend);
       await using op = await openOperation(rc.options());
-      const b = await begun(rc, op);
+      const b = await beginDrive(rc, op);
       rc.cw.world.control.failCall(lost, { effect: "lose_response" });
       await assert.rejects(go(b, op), /response .* was lost/);
       const snap = await op.project.store.load();
@@ -174,7 +143,7 @@ for (const backend of BACKENDS) {
   Deno.test(`[${backend}] a lost checkpoint acknowledgement stops the drive; the next continues from the durable stage`, async () => {
     await using rc = await replacementCase(backend);
     await using op = await openOperation(rc.options());
-    const b = await begun(rc, op);
+    const b = await beginDrive(rc, op);
     const store = failingStore(
       op.project.store,
       "recordCheckpoint",

@@ -15,8 +15,16 @@
  */
 import { onCrossing } from "../../lib/fault/site.ts";
 import { openStateStore } from "../../lib/state/open.ts";
-import type { StateStore } from "../../lib/state/store.ts";
-import type { OperationOptions, ReviewedOptions } from "../../lib/runtime/replacement/operation.ts";
+import type { StateSnapshot, StateStore } from "../../lib/state/store.ts";
+import { isoNow } from "../../lib/runtime/deps.ts";
+import type { DriveContext } from "../../lib/runtime/replacement/drive.ts";
+import type { CandidateExpectation } from "../../lib/runtime/replacement/candidate.ts";
+import {
+  type OperationOptions,
+  reverifyReviewed,
+  type ReviewedOperation,
+  type ReviewedOptions,
+} from "../../lib/runtime/replacement/operation.ts";
 import type { WorldConfig } from "../fakes/world.ts";
 import { type CaseWorld, type Deployed, deployStarter, openCaseWorld } from "../sweep/fixture.ts";
 import { readState, readWorldFile, type StoredState } from "../sweep/reads.ts";
@@ -168,4 +176,61 @@ export function failingStore<S extends object>(
       };
     },
   });
+}
+
+/** An operation whose intent is recorded, with the context `drive` runs it in. */
+export interface BegunDrive {
+  operationId: string;
+  /** The snapshot just after the intent. */
+  snap: StateSnapshot;
+  ctx: DriveContext;
+  candidate: CandidateExpectation;
+}
+
+/**
+ * Record the intent of a replacement for the opened operation (as `executeReviewed` does) and
+ * build drive's context as `driveThenFinalize` does — the plan and project checked again before
+ * each transition (`reverifyReviewed`) — with `store` in place of the operation's (a failing
+ * view) and polls in world time.
+ *
+ * @example
+ * ```ts
+ * import { beginDrive } from "./replacement_case.ts";
+ * // const b = await beginDrive(rc, op);
+ * // const outcome = await drive(b.ctx, b.snap, op.reviewed.action, b.candidate, { resuming: false });
+ * ```
+ */
+export async function beginDrive(
+  rc: ReplacementCase,
+  op: ReviewedOperation,
+  store?: StateStore,
+): Promise<BegunDrive> {
+  const p = op.project;
+  const operationId = p.uuids.uuid();
+  const snap = await p.store.beginOperation(await p.store.load(), {
+    operation_id: operationId,
+    kind: "runner_update",
+    project: p.store.project,
+    environment: p.store.environment,
+    actor: "tester",
+    created_at: isoNow(p.clock),
+    original_state_checksum: (await p.store.load()).ownership!.checksum,
+    reviewed_plan_sha256: op.reviewed.sha256,
+    details: { model: op.reviewed.action.model },
+  }, [op.reviewed.action]);
+  const ctx: DriveContext = {
+    operationId,
+    docker: p.docker,
+    kafka: p.kafka,
+    store: store ?? p.store,
+    clock: p.clock,
+    verifyLock: () => p.store.verifyLock(),
+    reverify: (s) => reverifyReviewed(op, s, operationId),
+    plansDir: p.plansDir,
+    closeTimeoutMs: rc.options().closeTimeoutMs,
+    readyTimeoutMs: rc.options().readyTimeoutMs,
+    // world time: a poll costs no real time, only its observation's CPU
+    pollMs: 5_000,
+  };
+  return { operationId, snap, ctx, candidate: op.candidate(operationId) };
 }

@@ -10,8 +10,9 @@
  * only the group or the container state, then observes in full and decides again.
  *
  * Rules it keeps (spec, "Execution and interruption boundaries"): every checkpoint is durably
- * recorded before the next boundary is crossed; losing the lock stops further mutations; no
- * force-kill, ever — a timeout leaves things as they are.
+ * recorded before the next boundary is crossed; losing the lock stops further mutations; the plan
+ * file and the project are checked again before each transition (`reverify`), and a changed one
+ * stops the drive as a blocker; no force-kill, ever — a timeout leaves things as they are.
  *
  * @example
  * ```ts
@@ -49,6 +50,13 @@ export interface DriveContext {
   clock?: Clock;
   /** Throws STATE_LOCK_LOST when the lock is no longer held (checked before each mutation). */
   verifyLock: () => Promise<void>;
+  /**
+   * The plan file and the project checked again before each transition (a checkpoint or a
+   * provider action) against the snapshot it would continue: [] while they are still the
+   * reviewed ones, else the refusal (`reverifyReviewed`: `PLAN_TAMPERED`, `PLAN_STALE_SOURCE`,
+   * ...), which stops the drive as a blocker before the transition.
+   */
+  reverify?: (snap: StateSnapshot) => Promise<Blocker[]>;
   plansDir: string;
   extraLabels?: Record<string, string>;
   /** Bounds of the rows' waits (defaults: close 60 s, ready 120 s). */
@@ -84,6 +92,11 @@ export function decisionsOf(s: StateSnapshot): OperatorDecision[] {
 }
 
 type Action = Extract<Step, { kind: "term" | "remove" | "create" | "start" }>;
+
+/** A step that crosses a boundary: a checkpoint write or a provider action. */
+function crosses(step: Step): step is Action | Extract<Step, { kind: "record" }> {
+  return step.kind !== "wait" && step.kind !== "complete" && step.kind !== "blocked";
+}
 
 /** The provider action of each step kind; each crosses its row's fault site. */
 async function act(ctx: DriveContext, x: CandidateExpectation, step: Action): Promise<string> {
@@ -266,6 +279,12 @@ export async function drive(
       decisions: decisionsOf(snap),
     });
     if (step.kind !== "wait") waitingSince = null;
+    if (crosses(step)) {
+      // spec: the plan and project checks are repeated before driver transitions; a changed
+      // file stops the drive before the next write or provider action (restore it, then resume)
+      const stale = (await ctx.reverify?.(snap)) ?? [];
+      if (stale.length > 0) return { kind: "blocked", snapshot: snap, blockers: stale, stage };
+    }
     switch (step.kind) {
       case "complete":
         return { kind: "completed", snapshot: snap, observation: obs };

@@ -3,8 +3,9 @@
  * work with: it opens the project (ports, clock, UUID source, state store), checks the
  * environment confirmation where policy demands it, reads and verifies the original format-6
  * plan file against the freshly compiled project, breaks a named stale lock when asked, and
- * takes the deployment lock. Disposing it releases the lock (a release error after a verified
- * result never changes that result) and closes what it opened:
+ * takes the deployment lock. {@link reverifyReviewed} repeats the plan and project checks before
+ * each driver transition and before finalization. Disposing it releases the lock (a release error
+ * after a verified result never changes that result) and closes what it opened:
  *
  * ```ts
  * await using op = await openOperation(options);
@@ -26,13 +27,14 @@ import { artifactSha256 } from "../../artifact/artifact.ts";
 import type { Plan } from "../../plan/plan.ts";
 import { pendingCommands, typedActionSha256 } from "../../plan/plan.ts";
 import { classifyChange } from "../../plan/change_policy.ts";
-import { blockerError } from "../../validation/blocker.ts";
+import { type Blocker, blocker, blockerError } from "../../validation/blocker.ts";
 import { reviewedEvidence } from "../../validation/reviewed_evidence.ts";
-import { readPlanFile } from "../../plan/plan_file.ts";
+import { currentContext, readPlanFile, verifyContinuation } from "../../plan/plan_file.ts";
+import type { CompileResult } from "../../project/compile.ts";
 import type { OpenedControl, RunnerAction } from "../../state/journal.ts";
 import type { CompletedReceiptLookup, StateSnapshot, StateStore } from "../../state/store.ts";
 import { findAbandonment } from "../../state/engine.ts";
-import { openSession } from "../session.ts";
+import { loadCompiledProject, openSession } from "../session.ts";
 import type { Session, SessionOptions } from "../session.ts";
 import { type CandidateExpectation, expectCandidate } from "./candidate.ts";
 
@@ -166,10 +168,23 @@ async function pendingWayOut(store: StateStore, planSha256: string): Promise<str
 }
 
 /** Read the plan file, require format 6 and verify its typed action against the current project. */
-async function loadReviewed(p: Session, planPath: string): Promise<Reviewed> {
+async function loadReviewed(
+  p: Pick<Session, "compiled" | "store">,
+  planPath: string,
+): Promise<Reviewed> {
+  const r = await readReviewed(p.store, planPath);
+  verifyReviewedCompiles(p.compiled, planPath, r);
+  return r;
+}
+
+/**
+ * Read the plan file: sealed and its typed action matching its checksum (`PLAN_TAMPERED`,
+ * `readPlanFile`), format 6 with a predicate replacement.
+ */
+async function readReviewed(store: StateStore, planPath: string): Promise<Reviewed> {
   const { plan, sha256 } = await readPlanFile(planPath);
   if (plan.format !== 6 || !plan.typed_action) {
-    const wayOut = await pendingWayOut(p.store, sha256);
+    const wayOut = await pendingWayOut(store, sha256);
     throw new SluiceError(
       "PLAN_NOT_REVIEWED",
       `${planPath} is a format-${plan.format} plan; a predicate replacement needs the reviewed format-6 plan from 'sluice plan --out'${wayOut}`,
@@ -182,25 +197,88 @@ async function loadReviewed(p: Session, planPath: string): Promise<Reviewed> {
       `${planPath}: unknown typed action ${String(action.type)}`,
     );
   }
+  return { plan, sha256, action, fingerprint: typedActionSha256(action) };
+}
+
+/**
+ * The reviewed action is what the project compiles to (`PLAN_STALE_SOURCE`, `PLAN_TAMPERED`) and
+ * a replacement the planner would make ({@link verifyReplacementClass}).
+ */
+function verifyReviewedCompiles(compiled: CompileResult, planPath: string, r: Reviewed): void {
+  const { plan, action } = r;
   // the desired action must match the actual compiled artifact of the current project
-  const compiled = p.compiled.artifacts.find((a) => a.model === action.model);
-  if (!compiled || compiled.sha256 !== action.desired_artifact_sha256) {
+  const current = compiled.artifacts.find((a) => a.model === action.model);
+  if (!current || current.sha256 !== action.desired_artifact_sha256) {
     throw new SluiceError(
       "PLAN_STALE_SOURCE",
       `the current project compiles model ${action.model} to ${
-        compiled?.sha256 ?? "nothing"
+        current?.sha256 ?? "nothing"
       }, not the reviewed ${action.desired_artifact_sha256}`,
-      { evidence: { reviewed: action.desired_artifact_sha256, current: compiled?.sha256 ?? null } },
+      { evidence: { reviewed: action.desired_artifact_sha256, current: current?.sha256 ?? null } },
     );
   }
-  if (canonicalJson(action.evidence.desired_artifact) !== compiled.canonical) {
+  if (canonicalJson(action.evidence.desired_artifact) !== current.canonical) {
     throw new SluiceError(
       "PLAN_TAMPERED",
       "the typed action's desired artifact is not the compiled artifact",
     );
   }
   verifyReplacementClass(planPath, plan, action);
-  return { plan, sha256, action, fingerprint: typedActionSha256(action) };
+}
+
+/**
+ * The checks the operation opened with, repeated before a driver transition and before
+ * finalization (spec: the coordinator "repeats those checks before driver transitions and before
+ * finalization"): the plan file is read again (seal and typed-action checksum, `PLAN_TAMPERED`)
+ * and must still be the one operation `operationId` recorded, with its typed action
+ * ({@link verifyOperationMatches}); the project is loaded and compiled again and must be the one
+ * the plan was made from (`verifyContinuation`: `PLAN_STALE_SOURCE` — restore the files to
+ * continue) and compile to the reviewed desired artifact. Reads the plan file, `sluice.yaml` and
+ * each model's SQL; no state, Docker or Kafka call (the runtime is verified by each decision, the
+ * state by compare-and-set on each write).
+ *
+ * Returns [] while all of it holds, else the one refusal as a blocker (its code, message and
+ * evidence): nothing was done, and the operation continues with `state resume` once the files are
+ * restored.
+ *
+ * @example
+ * ```ts
+ * import { reverifyReviewed } from "./operation.ts";
+ * // const stale = await reverifyReviewed(op, snap, operationId);
+ * // if (stale.length > 0) return { kind: "blocked", blockers: stale, ... };
+ * ```
+ */
+export async function reverifyReviewed(
+  op: ReviewedOperation,
+  snap: StateSnapshot,
+  operationId: string,
+): Promise<Blocker[]> {
+  const { project: p, options } = op;
+  try {
+    const r = await readReviewed(p.store, options.planPath);
+    const now = await loadCompiledProject(p.project.dir, options.environment ?? null);
+    const c = controlOf(snap, operationId);
+    if (!c) {
+      throw new SluiceError(
+        "BLOCKED_NO_PENDING_OPERATION",
+        `operation ${operationId} is not pending in the state this step would continue`,
+      );
+    }
+    verifyOperationMatches(c, r, operationId);
+    verifyContinuation(r.plan, r.sha256, currentContext(p.store, now.sourceSha256, snap), {
+      what: "replacement",
+      operation_id: operationId,
+      plan_sha256: c.intent.reviewed_plan_sha256,
+    });
+    verifyReviewedCompiles(now.compiled, options.planPath, r);
+    return [];
+  } catch (error) {
+    if (!(error instanceof SluiceError)) throw error;
+    return [blocker(error.code, error.message, {
+      model: op.reviewed.action.model,
+      evidence: error.evidence ?? {},
+    })];
+  }
 }
 
 /**
