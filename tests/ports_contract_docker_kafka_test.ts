@@ -148,6 +148,9 @@ async function realSubject(): Promise<PortSubject> {
         await c.putArchive(tarSingleFile(name, new TextEncoder().encode(text)), { path: dir });
       });
     },
+    async removeVolume(volume) {
+      await docker.getVolume(volume).remove();
+    },
     eventuallyMs: 120_000,
     async dispose() {
       for (const c of consumers) await c.close(true).catch(() => {});

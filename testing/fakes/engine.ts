@@ -12,7 +12,7 @@
  *   listed without an ID; started, the network has its ID, kept after the exit;
  * - create refuses a duplicate name (409) and a missing image (404), but not a missing network
  *   (start fails then, with exit code 128 and the error kept); naming a missing volume creates
- *   an empty, unlabelled one, as Docker does;
+ *   an empty, unlabelled one, as Docker does (`discardCreated` undoes that create);
  * - start of a running container is 304, TERM of a stopped one 409, remove of a running one
  *   409 (never forced), and remove keeps the volume;
  * - the plan is a bind mount of a real host file, read when asked; volume files (the instance
@@ -23,7 +23,8 @@
  * - processes (lifecycle.ts): the simulated runner, exit codes 0/143/137/10–15, OOM.
  *
  * Failure hooks key calls by: `createContainer` → name, `startContainer`/`signalTerm`/
- * `removeContainer`/`writeContainerFile` → the ID or name passed, `createVolume` → volume name.
+ * `removeContainer`/`writeContainerFile`/`discardCreated` → the ID or name passed, `createVolume` →
+ * volume name.
  *
  * @example
  * ```ts
@@ -38,6 +39,7 @@ import type {
   ContainerSpec,
   DockerPort,
   ImageInfo,
+  VolumeDiscard,
   VolumeInfo,
 } from "../../lib/providers/docker/port.ts";
 import { SluiceError } from "../../lib/errors.ts";
@@ -340,6 +342,35 @@ export function fakeDockerPort(ctx: FakeContext): DockerPort {
         } catch (error) {
           throw dockerError(500, (error as Error).message);
         }
+      }),
+
+    // one transaction: the fake has no window between the checks and the removals
+    discardCreated: (id, volume) =>
+      mutate("discardCreated", id, (w): VolumeDiscard => {
+        const c = findContainer(w, id);
+        let empty = false;
+        if (c) {
+          const mount = c.mounts.find((m) => m.type === "volume" && m.source === volume.name);
+          if (c.state.status !== "created" || !mount) {
+            throw new SluiceError(
+              "INTERNAL",
+              `discardCreated: ${id} is not a never-started container mounting ${volume.name}`,
+            );
+          }
+          empty = Object.keys(w.docker.volumes[volume.name]?.files ?? {}).length === 0;
+          delete w.docker.containers[c.id];
+        }
+        const v = w.docker.volumes[volume.name];
+        if (!v) return "absent";
+        if (Object.keys(v.labels).length > 0) return "labelled";
+        if (v.created_at !== volume.createdAt) return "replaced";
+        if (!empty) return "not_empty";
+        const users = Object.values(w.docker.containers).some((o) =>
+          o.mounts.some((m) => m.type === "volume" && m.source === volume.name)
+        );
+        if (users) return "in_use";
+        delete w.docker.volumes[volume.name];
+        return "removed";
       }),
 
     listContainersLabelled: (label, values) =>

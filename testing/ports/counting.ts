@@ -67,6 +67,7 @@ export const DOCKER_PORT_MUTATIONS: ReadonlySet<string> = new Set([
   "removeContainer",
   "createVolume",
   "writeContainerFile",
+  "discardCreated",
 ]);
 
 /** The Kafka port's methods that change something. */

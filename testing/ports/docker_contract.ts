@@ -8,7 +8,9 @@
  * What it pins down: exact 64-hex IDs and names; labels and environment merged with the
  * image's as Docker does; the spec's stop timeout and the image's entrypoint and command; a
  * created container is never started; create refusals change nothing; a missing volume is
- * created empty by create; start/TERM/remove refusals; the plan is read from the host file; container logs (tail, since, follow); the volume's instance file; the runner's status file, exit codes
+ * created empty by create, so a create whose volume must exist checks it before and after and
+ * undoes a create that met a vanished one (container and empty, unlabelled volume only);
+ * start/TERM/remove refusals; the plan is read from the host file; container logs (tail, since, follow); the volume's instance file; the runner's status file, exit codes
  * 143/137/11/12/14/15, group membership and committed offsets through its lifecycle.
  *
  * @example
@@ -20,7 +22,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { ContainerInfo } from "../../lib/providers/docker/port.ts";
+import type { ContainerInfo, DockerPort, VolumeInfo } from "../../lib/providers/docker/port.ts";
+import { createOnExistingVolume } from "../../lib/providers/docker/existing_volume.ts";
+import { SluiceError } from "../../lib/errors.ts";
 import { LABEL, RUNNER_PATHS } from "../../lib/runtime/labels.ts";
 import type { ContractCase, PortSubject } from "./subject.ts";
 import { eventually } from "./subject.ts";
@@ -40,6 +44,16 @@ function normalized(c: ContainerInfo | null): ContainerInfo | null {
   };
 }
 const HEX64 = /^[0-9a-f]{64}$/;
+
+/** A rejection check: a {@link SluiceError} with this code (and a message matching `message`). */
+function coded(code: string, message?: RegExp): (e: unknown) => boolean {
+  return (e) => {
+    assert.ok(e instanceof SluiceError, `a SluiceError, not ${e}`);
+    assert.equal(e.code, code, e.message);
+    if (message) assert.match(e.message, message);
+    return true;
+  };
+}
 
 async function exited(s: PortSubject, id: string): Promise<ContainerInfo> {
   return await eventually(s, `container ${id.slice(0, 12)} to exit`, async () => {
@@ -328,6 +342,118 @@ export const DOCKER_CONTRACT: readonly ContractCase[] = [
         null,
       );
       await s.docker.removeContainer(id);
+    },
+  },
+  {
+    name:
+      "a create whose volume must exist refuses a missing one or another instance, leaving no container and no volume",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const instance = { [LABEL.volumeInstance]: r.instance };
+      const before = await s.docker.inspectVolume(r.volume);
+      // positive control: on its own volume the create happens and the volume is untouched
+      const id = await createOnExistingVolume(s.docker, r.spec, instance);
+      assert.equal((await s.docker.inspectContainer(id))?.name, r.spec.name);
+      assert.deepEqual(await s.docker.inspectVolume(r.volume), before);
+      await s.docker.removeContainer(id);
+
+      const volume = s.unique("gone-vol");
+      const missing = { ...r.spec, name: s.unique("c"), volume };
+      await assert.rejects(
+        createOnExistingVolume(s.docker, missing, instance),
+        coded("BLOCKED_VOLUME_MISSING"),
+      );
+      assert.equal(await s.docker.inspectContainer(missing.name), null, "no container");
+      assert.equal(await s.docker.inspectVolume(volume), null, "no volume");
+
+      const other = { ...r.spec, name: s.unique("c") };
+      await assert.rejects(
+        createOnExistingVolume(s.docker, other, { [LABEL.volumeInstance]: "another" }),
+        coded("BLOCKED_VOLUME_INSTANCE_CHANGED"),
+      );
+      assert.equal(await s.docker.inspectContainer(other.name), null, "no container");
+      assert.deepEqual(await s.docker.inspectVolume(r.volume), before);
+    },
+  },
+  {
+    name:
+      "a volume removed between the check and the create: the container and the empty volume Docker's create made are removed, and the create is refused",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const instance = { [LABEL.volumeInstance]: r.instance };
+      const spec = { ...r.spec, name: s.unique("c") };
+      const seen: { created: string | null; volume: VolumeInfo | null; discard: string | null } = {
+        created: null,
+        volume: null,
+        discard: null,
+      };
+      // the outside world removes the volume right before the create reaches the daemon
+      const racing: DockerPort = {
+        ...s.docker,
+        createContainer: async (x) => {
+          await s.removeVolume(x.volume);
+          seen.created = await s.docker.createContainer(x);
+          seen.volume = await s.docker.inspectVolume(x.volume);
+          return seen.created;
+        },
+        discardCreated: async (id, v) => (seen.discard = await s.docker.discardCreated(id, v)),
+      };
+      await assert.rejects(
+        createOnExistingVolume(racing, spec, instance),
+        coded("BLOCKED_VOLUME_MISSING", /vanished during the create/),
+      );
+      // the race happened: the create ran and Docker made an unlabelled volume of that name
+      assert.match(seen.created ?? "", HEX64);
+      assert.deepEqual(seen.volume?.labels, {});
+      assert.equal(seen.discard, "removed");
+      assert.equal(await s.docker.inspectContainer(spec.name), null, "no container");
+      assert.equal(await s.docker.inspectContainer(seen.created!), null, "no container");
+      assert.equal(await s.docker.inspectVolume(r.volume), null, "no volume");
+    },
+  },
+  {
+    name:
+      "undoing a create removes the container and only an empty, unlabelled volume of that creation time no other container uses",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const make = async (volume: string) => {
+        const id = await s.docker.createContainer({ ...r.spec, name: s.unique("c"), volume });
+        return { id, createdAt: (await s.docker.inspectVolume(volume))!.createdAt };
+      };
+      // sluice's own (labelled) volume: kept, with its instance file
+      const own = await make(r.volume);
+      assert.equal(await s.docker.discardCreated(own.id, { name: r.volume, ...own }), "labelled");
+      assert.equal(await s.docker.inspectContainer(own.id), null);
+      assert.equal(await s.readVolumeFile(r.volume, INSTANCE_REL), r.instance + "\n");
+      // written to: kept
+      const written = s.unique("written-vol");
+      const w = await make(written);
+      const probe = `${RUNNER_PATHS.volume}/probe`;
+      await s.docker.writeContainerFile(w.id, probe, new TextEncoder().encode("data\n"));
+      assert.equal(await s.docker.discardCreated(w.id, { name: written, ...w }), "not_empty");
+      assert.equal(await s.readVolumeFile(written, "probe"), "data\n");
+      await s.removeVolume(written);
+      // another creation time: kept
+      const later = s.unique("later-vol");
+      const l = await make(later);
+      const then = "2001-01-01T00:00:00Z";
+      assert.equal(
+        await s.docker.discardCreated(l.id, { name: later, createdAt: then }),
+        "replaced",
+      );
+      assert.notEqual(await s.docker.inspectVolume(later), null);
+      await s.removeVolume(later);
+      // used by another container: kept, and so is that container
+      const shared = s.unique("shared-vol");
+      const a = await make(shared);
+      const b = await make(shared);
+      assert.equal(await s.docker.discardCreated(a.id, { name: shared, ...a }), "in_use");
+      assert.equal(await s.docker.inspectContainer(a.id), null);
+      assert.notEqual(await s.docker.inspectContainer(b.id), null);
+      // its last user undone: removed
+      assert.equal(await s.docker.discardCreated(b.id, { name: shared, ...b }), "removed");
+      assert.equal(await s.docker.inspectContainer(b.id), null);
+      assert.equal(await s.docker.inspectVolume(shared), null);
     },
   },
   {

@@ -74,6 +74,7 @@ export function worldSubject(
     },
     writeVolumeFile: (volume, relPath, text) =>
       Promise.resolve(world.control.writeVolumeFile(volume, relPath, text)),
+    removeVolume: (volume) => Promise.resolve(world.control.removeVolume(volume)),
     eventuallyMs: 5_000,
     async dispose() {
       await kafka.close();

@@ -59,6 +59,8 @@ export interface PortSubject {
   readVolumeFile(volume: string, relPath: string): Promise<string | null>;
   /** Write a file of a volume from outside sluice (what an operator or another tool could do). */
   writeVolumeFile(volume: string, relPath: string, text: string): Promise<void>;
+  /** Remove a volume from outside sluice (refused while a container uses it, as Docker does). */
+  removeVolume(volume: string): Promise<void>;
   /** How long an eventual property may take here (real services are slow, fakes are not). */
   eventuallyMs: number;
   /** Remove what the cases created and release clients. */

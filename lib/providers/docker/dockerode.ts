@@ -129,6 +129,7 @@ const MUTATIONS: ReadonlySet<keyof DockerPort & string> = new Set([
   "removeContainer",
   "createVolume",
   "writeContainerFile",
+  "discardCreated",
 ]);
 
 /** The daemon's answer: 401/403 deny access, other 4xx refuse the request, 5xx fail. */
@@ -338,6 +339,40 @@ export function dockerodePort(client?: Docker, options: DockerodePortOptions = {
       await d.getContainer(id).putArchive(tarSingleFile(path.slice(dir.length + 1), bytes), {
         path: dir,
       });
+    },
+
+    async discardCreated(id, volume) {
+      const c = await orNull(d.getContainer(id).inspect());
+      // emptiness is seen through the container's own mount (no helper container): unproven
+      // without it
+      let empty = false;
+      if (c) {
+        const mount = (c.Mounts ?? []).find((m) => m.Type === "volume" && m.Name === volume.name);
+        if (c.State.Status !== "created" || !mount) {
+          throw new SluiceError(
+            "INTERNAL",
+            `discardCreated: ${id} is not a never-started container mounting ${volume.name}`,
+          );
+        }
+        const stream = await orNull(d.getContainer(id).getArchive({ path: mount.Destination }));
+        empty = stream !== null && untarSingleFile(await drain(stream)) === null;
+        await d.getContainer(id).remove({ force: false, v: false });
+      }
+      const v = await orNull(d.getVolume(volume.name).inspect());
+      if (!v) return "absent";
+      if (Object.keys(v.Labels ?? {}).length > 0) return "labelled";
+      if ((v as unknown as { CreatedAt?: string }).CreatedAt !== volume.createdAt) {
+        return "replaced";
+      }
+      if (!empty) return "not_empty";
+      try {
+        await d.getVolume(volume.name).remove();
+      } catch (error) {
+        if (status(error) === 409) return "in_use";
+        if (status(error) === 404) return "absent";
+        throw error;
+      }
+      return "removed";
     },
 
     async listContainersLabelled(label, values) {

@@ -6,7 +6,9 @@
  * Mutations are deliberately narrow: create a stopped container (labels are written
  * atomically by create), start it, request TERM (never a forced kill), remove a stopped
  * container without `force` and without its volumes, create a labelled volume, write a file
- * into a created container (the volume's instance file, through the first runner's own mount).
+ * into a created container (the volume's instance file, through the first runner's own mount),
+ * and undo a create that met a vanished volume (the container, and the empty, unlabelled volume
+ * Docker's create made in its place — never a volume anyone labelled or wrote to).
  * There is no pull, no build, no prune, and no helper container: every read goes through the
  * API or a container that already exists.
  *
@@ -123,6 +125,13 @@ export interface ContainerSpec {
   stopTimeoutSeconds: number;
 }
 
+/**
+ * What {@link DockerPort.discardCreated} did with the volume: removed it, or kept it because it
+ * was already gone (`absent`), carries a label, is another volume than the one the create made
+ * (`replaced`: another creation time), holds a file, or another container uses it.
+ */
+export type VolumeDiscard = "removed" | "absent" | "labelled" | "replaced" | "not_empty" | "in_use";
+
 /** One line a container wrote (without its newline). */
 export interface LogLine {
   /** Which stream it was written on. */
@@ -175,6 +184,16 @@ export interface DockerPort {
    * is written on the volume). Refused for a path on a read-only bind mount.
    */
   writeContainerFile(id: string, path: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * Undo a create whose named volume had vanished: Docker's create then made an empty,
+   * unlabelled volume of that name that nobody asked for (the Engine has no create option that
+   * refuses a missing volume). Removes the never-started container `id` (refused for any other:
+   * `INTERNAL`), then the volume it mounts as `volume.name` only while it is still what that
+   * create made — no label, created at `volume.createdAt`, no regular file seen through the
+   * container's mount, used by no other container — and answers why a volume was kept otherwise. {@link "./existing_volume.ts"} is
+   * its one caller.
+   */
+  discardCreated(id: string, volume: { name: string; createdAt: string }): Promise<VolumeDiscard>;
 
   /**
    * Every container (running or not) whose `label` has one of `values`, from one listing; only
