@@ -14,7 +14,10 @@
  */
 import type { RunnerArtifact } from "../../artifact/artifact.ts";
 import type { RunnerAction } from "../../state/journal.ts";
-import type { ContainerSpec } from "../../providers/docker/port.ts";
+import type { ContainerSpec, DockerPort } from "../../providers/docker/port.ts";
+import { createOnExistingVolume } from "../../providers/docker/existing_volume.ts";
+import { SluiceError } from "../../errors.ts";
+import { blocker, blockerError } from "../../validation/blocker.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../../protocol/mounted_plan.ts";
 import type { RunnerTarget } from "../../validation/observation.ts";
 import { targetOfArtifact } from "../../validation/observation.ts";
@@ -143,4 +146,45 @@ export function candidateSpec(
     memoryBytes: RUNNER_EXECUTION.memoryBytes,
     stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
   };
+}
+
+/**
+ * Create the stopped candidate on the retained state volume, never on one Docker's create makes
+ * in its place ("It never creates a missing volume"): the volume must exist and carry the
+ * reviewed instance label right before and right after the create — a volume that vanished in
+ * between is undone with the candidate ({@link createOnExistingVolume}; the undo re-verifies the
+ * lock first). A refusal is the blocker `BLOCKED_VOLUME_MISSING` or
+ * `BLOCKED_VOLUME_INSTANCE_CHANGED`, naming the operator's way out.
+ *
+ * @example
+ * ```ts
+ * import { createCandidate } from "./candidate.ts";
+ * // const id = await createCandidate(docker, x, candidateSpec(x, planPath, env), verifyLock);
+ * ```
+ */
+export async function createCandidate(
+  docker: DockerPort,
+  x: CandidateExpectation,
+  spec: ContainerSpec,
+  verifyLock: () => Promise<void>,
+): Promise<string> {
+  try {
+    return await createOnExistingVolume(
+      docker,
+      spec,
+      { [LABEL.volumeInstance]: x.evidence.volume.instance_id },
+      { beforeUndo: verifyLock },
+    );
+  } catch (error) {
+    const volume = error instanceof SluiceError &&
+      (error.code === "BLOCKED_VOLUME_MISSING" || error.code === "BLOCKED_VOLUME_INSTANCE_CHANGED");
+    if (!volume) throw error;
+    throw blockerError([
+      blocker(
+        error.code,
+        `${error.message}. sluice never recreates a state volume: the operation stays pending with no candidate; way out: 'sluice state abandon --operation-id ${x.operationId} --reason TEXT' (docs/runbook.md, "The runner's identities and the inventory")`,
+        { model: x.desiredArtifact.model, evidence: error.evidence ?? {} },
+      ),
+    ]);
+  }
 }

@@ -34,7 +34,12 @@ import { type Clock, sleep, SYSTEM_CLOCK } from "../deps.ts";
 import { writeMountedPlanFile } from "../mounted_plan_file.ts";
 import type { ProgressListener } from "../progress.ts";
 import { observeRunner } from "../observer.ts";
-import { type CandidateExpectation, candidateSpec, candidateTarget } from "./candidate.ts";
+import {
+  type CandidateExpectation,
+  candidateSpec,
+  candidateTarget,
+  createCandidate,
+} from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
 import type { StepMemory } from "./guards.ts";
 import { SluiceError } from "../../errors.ts";
@@ -119,7 +124,10 @@ async function act(ctx: DriveContext, x: CandidateExpectation, step: Action): Pr
         ]);
       }
       const spec = candidateSpec(x, planPath, image.env, ctx.extraLabels);
-      const id = await atSite(step.row.site, () => docker.createContainer(spec));
+      const id = await atSite(
+        step.row.site,
+        () => createCandidate(docker, x, spec, ctx.verifyLock),
+      );
       return `candidate ${x.name} created (${id.slice(0, 12)})`;
     }
     case "start":
