@@ -18,12 +18,21 @@
  * @module
  */
 import process from "node:process";
+import { dirname } from "node:path";
 import { randomBytes } from "node:crypto";
 import { GenericContainer, Wait } from "testcontainers";
 import { docker, dockerCli, removeLabelled } from "./docker.ts";
 import { KAFKA_IMAGE } from "./images.ts";
 import { removeConnectData, startConnectWorker } from "./connect.ts";
 import type { ConnectDescriptor } from "./connect.ts";
+import {
+  KEYSTORE_TARGET,
+  SECURE_INTERNAL_PORT,
+  SECURE_PORT,
+  type SecureKafka,
+  type SecureKafkaOptions,
+  secureListenerFiles,
+} from "./secure_kafka.ts";
 
 export type { ConnectDescriptor } from "./connect.ts";
 
@@ -51,6 +60,8 @@ export interface EnvDescriptor {
   labels: Record<string, string>;
   /** The Kafka Connect worker, or null when the environment was started without one. */
   connect: ConnectDescriptor | null;
+  /** The broker's SASL_SSL listeners (`secure` option), absent when it has none. */
+  secure?: SecureKafka;
 }
 
 /** A started environment. Disposing it tears down what it created (if it owns it). */
@@ -87,6 +98,11 @@ export interface StartEnvOptions {
    * the test broker sets 0.
    */
   brokerProperties?: Record<string, string | null>;
+  /**
+   * Give the broker SASL_SSL listeners with these SCRAM users and the StandardAuthorizer
+   * (`harness/secure_kafka.ts`); the plaintext listeners stay.
+   */
+  secure?: SecureKafkaOptions;
 }
 
 /** The image's server.properties with `overrides` applied (see {@link StartEnvOptions}). */
@@ -136,6 +152,7 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
   const alias = options.alias ?? "kafka";
   const network = runId;
   const clusterId = newKafkaUuid();
+  const secure = options.secure ? await secureListenerFiles(options.secure, alias) : null;
   await docker().createNetwork({ Name: network, Driver: "bridge", Labels: labels });
   try {
     let lastError: unknown;
@@ -146,25 +163,45 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
     // logged "Kafka Server started". The error names the cause from the broker's log.
     for (let attempt = 1; attempt <= 3; attempt++) {
       const hostPort = freePort();
+      const securePort = secure ? freePort() : null;
       const name = `${runId}-kafka-${attempt}`;
       try {
         let container = new GenericContainer(options.image ?? KAFKA_IMAGE);
-        if (options.brokerProperties) {
+        const properties = { ...secure?.properties, ...options.brokerProperties };
+        if (Object.keys(properties).length > 0) {
           container = container.withCopyContentToContainer([{
-            content: await brokerServerProperties(options.brokerProperties),
+            content: await brokerServerProperties(properties),
             target: "/opt/kafka/config/server.properties",
           }]);
         }
+        if (secure) {
+          container = container
+            .withCopyContentToContainer([{
+              content: secure.scramUsers,
+              target: "/opt/kafka/config/scram-users",
+            }])
+            .withCopyFilesToContainer([{ source: secure.keystore, target: KEYSTORE_TARGET }]);
+        }
+        const advertised = [
+          `INTERNAL://${alias}:9092`,
+          `EXTERNAL://127.0.0.1:${hostPort}`,
+          ...(securePort
+            ? [`SECURE://127.0.0.1:${securePort}`, `SECURE_INT://${alias}:${SECURE_INTERNAL_PORT}`]
+            : []),
+        ];
         const started = await container
           .withName(name)
           .withLabels(labels)
           .withNetworkMode(network)
           .withNetworkAliases(alias)
           .withHostname(alias)
-          .withExposedPorts({ container: 9094, host: hostPort })
+          .withExposedPorts(
+            { container: 9094, host: hostPort },
+            ...(securePort ? [{ container: SECURE_PORT, host: securePort }] : []),
+          )
           .withEnvironment({
             CLUSTER_ID: clusterId,
-            ADVERTISED_LISTENERS: `INTERNAL://${alias}:9092,EXTERNAL://127.0.0.1:${hostPort}`,
+            ADVERTISED_LISTENERS: advertised.join(","),
           })
           .withWaitStrategy(Wait.forLogMessage("Kafka Server started"))
           .withStartupTimeout(options.startupTimeoutMs ?? 120_000)
@@ -179,6 +216,16 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
           brokerContainerId: started.getId(),
           labels,
           connect: null,
+          ...(secure && securePort
+            ? {
+              secure: {
+                bootstrapHost: `127.0.0.1:${securePort}`,
+                bootstrapInternal: `${alias}:${SECURE_INTERNAL_PORT}`,
+                caFile: secure.caFile,
+                passwords: secure.passwords,
+              },
+            }
+            : {}),
         };
         break;
       } catch (error) {
@@ -216,6 +263,10 @@ async function containerLogTail(name: string): Promise<string> {
 async function teardownRun(descriptor: EnvDescriptor): Promise<TeardownReport> {
   const report = await removeLabelled(RUN_LABEL, descriptor.runId);
   if (descriptor.connect) await removeConnectData(descriptor.connect);
+  // the secured listener's throwaway CA, keystore and keys
+  if (descriptor.secure) {
+    await Deno.remove(dirname(descriptor.secure.caFile), { recursive: true }).catch(() => {});
+  }
   return report;
 }
 

@@ -90,7 +90,7 @@ export interface ProviderCall {
  * - `refused`: the provider answered and refused this request (nothing was done);
  * - `server`: the provider answered with a server error (for a mutation, it may have happened).
  */
-export type FailureKind = "unreachable" | "lost" | "denied" | "refused" | "server";
+export type FailureKind = "unreachable" | "untrusted" | "lost" | "denied" | "refused" | "server";
 
 /** A classified failure with a one-line reason (the client's words, or a plainer one). */
 export interface Failure {
@@ -117,6 +117,7 @@ const CODES = {
   },
   kafka: {
     unreachable: "ENV_KAFKA_UNREACHABLE",
+    untrusted: "ENV_KAFKA_TLS",
     denied: "ENV_KAFKA_DENIED",
     refused: "KAFKA_REFUSED",
     bad: "KAFKA_BAD_RESPONSE",
@@ -253,6 +254,30 @@ function describeSystemError(s: SystemError): string {
   return s.message;
 }
 
+/** Node.js's TLS and OpenSSL error codes: a certificate not trusted, expired, for another name. */
+const TLS_CODES =
+  /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT)/;
+
+/**
+ * The TLS handshake failure in an error's chain (`untrusted`), or null when there is none.
+ *
+ * @example
+ * ```ts
+ * import { tlsFailure } from "./errors.ts";
+ * const e = Object.assign(new Error("self-signed certificate in certificate chain"),
+ *   { code: "SELF_SIGNED_CERT_IN_CHAIN" });
+ * console.log(tlsFailure(e)?.kind); // "untrusted"
+ * ```
+ */
+export function tlsFailure(error: unknown): Failure | null {
+  const found = errorChain(error).find((e) => {
+    const code = (e as { code?: unknown }).code;
+    return typeof code === "string" && TLS_CODES.test(code);
+  }) as { code: string; message?: unknown } | undefined;
+  if (!found) return null;
+  return { kind: "untrusted", detail: `${String(found.message ?? found.code)} (${found.code})` };
+}
+
 /**
  * Classify a transport failure from the Node.js system errors in the chain: any error on an
  * open connection makes it `lost` (the request may have been sent); a refused permission is
@@ -316,6 +341,12 @@ export function failureError(
       message = `${at} is unreachable${
         call.what ? ` while ${call.what}` : ""
       }: ${failure.detail}; ${START[target.provider]}, or ${fix} if the address is wrong`;
+      break;
+    case "untrusted":
+      // only a provider sluice reaches over TLS has the code; another reads it as unreachable
+      code = "untrusted" in C ? C.untrusted : C.unreachable;
+      message = `${at} failed the TLS handshake: ${failure.detail}; check the CA it is trusted ` +
+        `with, its certificate's host names and validity, and the client certificate, or ${fix}`;
       break;
     case "denied":
       code = C.denied;

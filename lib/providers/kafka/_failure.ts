@@ -5,7 +5,7 @@
  * a broker's answer, Kafka's own error name (`apiId`, e.g. `TOPIC_ALREADY_EXISTS`).
  * @module
  */
-import { errorChain, type Failure, transportFailure } from "../errors.ts";
+import { errorChain, type Failure, tlsFailure, transportFailure } from "../errors.ts";
 import type { KafkaPort } from "./port.ts";
 
 /** The Kafka port's mutations; every other method is a read. */
@@ -53,6 +53,9 @@ export function kafkaFailure(error: unknown): Failure | null {
       detail: typeof denied.apiId === "string" ? `${denied.apiId}: ${text(denied)}` : text(denied),
     };
   }
+  // a TLS handshake that failed: the connection was never usable, whatever wrapped it
+  const untrusted = tlsFailure(error);
+  if (untrusted) return untrusted;
   // a leaf network error whose cause is not a connection that was never made
   const broken = chain.find((e) =>
     (e.code === "PLT_KFK_NETWORK" || e.code === "PLT_KFK_TIMEOUT") && !Array.isArray(e.errors) &&
