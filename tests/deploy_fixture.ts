@@ -226,6 +226,13 @@ export async function dropPgState(url: string, project: string): Promise<void> {
   try {
     const scope = JSON.stringify([project, null]);
     await c.query("DELETE FROM sluice.sluice_documents WHERE scope = $1", [scope]);
+    // the history's event rows (migration 4) go with its document
+    const rows = await c.query(
+      "SELECT to_regclass('sluice.sluice_history_events') IS NOT NULL AS present",
+    );
+    if (rows.rows[0].present) {
+      await c.query("DELETE FROM sluice.sluice_history_events WHERE scope = $1", [scope]);
+    }
     await c.query("DELETE FROM sluice.sluice_locks WHERE scope = $1", [scope]);
   } finally {
     await c.end();

@@ -26,7 +26,7 @@ import {
   SCENARIOS,
   WORKER_LOCK,
 } from "../../testing/state/crash_scenarios.ts";
-import { PG_URL, testSchema } from "../../testing/state/pg_env.ts";
+import { PG_URL, syncHistoryRows, testSchema } from "../../testing/state/pg_env.ts";
 import { runWorker } from "../../testing/state/spawn.ts";
 import { sha256Hex } from "./_canonical.ts";
 import { revisionOfBody } from "./_stored.ts";
@@ -158,6 +158,7 @@ async function pgLocation(): Promise<Location> {
           [scope, name, body, sha256Hex(body), revisionOfBody(body)],
         );
       }
+      await syncHistoryRows(admin, schema, scope, c.history);
       if (c.lock !== null) {
         const l = JSON.parse(c.lock);
         await admin.query(

@@ -20,6 +20,7 @@ import { canonicalJson } from "./_canonical.ts";
 import { decodeBody, encodeBody } from "./_stored.ts";
 import { verifyScopeIntegrity } from "./integrity.ts";
 import {
+  appendedRows,
   appendEvents,
   commitOfOperation,
   type CompletionReceipt,
@@ -29,6 +30,7 @@ import {
   type HistoryEvent,
   openHistory,
   type OperationAbandoned,
+  verifyHistoryRows,
 } from "./history.ts";
 import {
   type Checkpoint,
@@ -286,6 +288,11 @@ export class StateEngine implements StateStore {
       this.#checkScope("history", d.document.project, d.document.environment);
       history = { document: d.document, events, revision: d.revision };
     }
+    if (bodies.historyRows) {
+      // PostgreSQL keeps one row per event: exactly the document's events, or corruption
+      verifyHistoryRows(history.document.events, bodies.historyRows, at("history"));
+      history.committed_at = bodies.historyRows.map((r) => r.committed_at);
+    }
     const sha = (name: DocName) =>
       bodies[name] === null ? null : decodeBody(name, bodies[name]!, at(name)).bodySha256;
     const snap: StateSnapshot = {
@@ -373,6 +380,14 @@ export class StateEngine implements StateStore {
         body: doc === null ? null : encodeBody(doc, rev + 1),
         expectedSha256: snapshot.bodies[name],
         expectedRevision: rev,
+        ...(name === "history" && doc !== null
+          ? {
+            appended: appendedRows(
+              doc as HistoryDocument,
+              snapshot.history.document.events.length,
+            ),
+          }
+          : {}),
       };
     });
     await this.#p.commit(writes, lock.lock_id, transition);
@@ -1033,7 +1048,12 @@ export class StateEngine implements StateStore {
         ["ownership", result],
         ["control", null],
       ]);
-      return { snapshot: snap, receipt: newReceipt, retried_clear: false };
+      return {
+        snapshot: snap,
+        receipt: newReceipt,
+        completed_at: completedAt(snap, newReceipt),
+        retried_clear: false,
+      };
     }
     // a receipt exists: the terminal control is frozen and must match it exactly
     if (canonicalJson(receipt.terminal_control) !== canonicalJson(c.document)) {
@@ -1051,12 +1071,22 @@ export class StateEngine implements StateStore {
         "control",
         null,
       ]]);
-      return { snapshot: snap, receipt, retried_clear: false };
+      return {
+        snapshot: snap,
+        receipt,
+        completed_at: completedAt(snap, receipt),
+        retried_clear: false,
+      };
     }
     if (current.checksum === receipt.result_state_checksum) {
       verifyReconstruction(current.document, action, receipt);
       const snap = await this.#write("finalize", snapshot, [["control", null]]);
-      return { snapshot: snap, receipt, retried_clear: true };
+      return {
+        snapshot: snap,
+        receipt,
+        completed_at: completedAt(snap, receipt),
+        retried_clear: true,
+      };
     }
     blocked(
       "BLOCKED_STATE_CHANGED",
@@ -1118,7 +1148,7 @@ export class StateEngine implements StateStore {
     verifyReconstruction(own.document, action, receipt);
     return {
       receipt,
-      completed_at: receipt.recorded_at,
+      completed_at: completedAt(snap, receipt),
       control_cleared: !(c && c.operation_id === operationId),
     };
   }
@@ -1160,6 +1190,18 @@ export function findReceipt(events: HistoryEvent[], operationId: string): Comple
     throw new SluiceError("STATE_CORRUPT_HISTORY", `operation ${operationId} has two receipts`);
   }
   return found[0] ?? null;
+}
+
+/**
+ * When a receipt's operation completed: the time the store committed the receipt, by its own
+ * clock, where it keeps one (PostgreSQL: the durable terminal row); otherwise the receipt's
+ * `recorded_at` (local files, and receipts written before PostgreSQL migration 4).
+ */
+function completedAt(snap: StateSnapshot, receipt: CompletionReceipt): string {
+  const i = snap.history.events.findIndex((e) =>
+    e.kind === "runner_completed" && e.operation_id === receipt.operation_id
+  );
+  return (i >= 0 ? snap.history.committed_at?.[i] : null) ?? receipt.recorded_at;
 }
 
 /**

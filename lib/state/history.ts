@@ -20,6 +20,7 @@
  */
 import { SluiceError } from "../errors.ts";
 import type { Json } from "./_canonical.ts";
+import type { HistoryRow, StoredHistoryRow } from "./primitive.ts";
 import {
   type ControlDocument,
   type Incident,
@@ -417,6 +418,83 @@ export function appendEvents(doc: HistoryDocument, events: HistoryEvent[]): Hist
     version: versionFor(events, doc.version),
     events: [...doc.events, ...events.map((e) => seal(e as unknown as Json))],
   };
+}
+
+/**
+ * The row a backend that keeps one row per history event stores for a sealed entry: its exact
+ * bytes and checksum, its kind and operation. Throws when the bytes are not a JSON event.
+ *
+ * @example
+ * ```ts
+ * import { historyRow } from "./history.ts";
+ * import { seal } from "./journal.ts";
+ * historyRow(seal({ kind: "incident", operation_id: "op" }), 0).operation_id; // "op"
+ * ```
+ */
+export function historyRow(entry: SealedEntry, index: number): HistoryRow {
+  const value = JSON.parse(entry.bytes) as { kind?: unknown; operation_id?: unknown };
+  if (typeof value?.kind !== "string") throw new TypeError(`history event ${index} has no kind`);
+  const op = value.operation_id;
+  return {
+    index,
+    kind: value.kind,
+    operation_id: typeof op === "string" ? op : null,
+    bytes: entry.bytes,
+    sha256: entry.sha256,
+  };
+}
+
+/**
+ * The rows a history write appends: one per entry of `next` after the first `from` (the events
+ * the write read), which keep their bytes.
+ *
+ * @example
+ * ```ts
+ * import { appendedRows, appendEvents, emptyHistory } from "./history.ts";
+ * appendedRows(appendEvents(emptyHistory("orders", null), []), 0); // []
+ * ```
+ */
+export function appendedRows(next: HistoryDocument, from: number): HistoryRow[] {
+  return next.events.slice(from).map((e, k) => historyRow(e, from + k));
+}
+
+/**
+ * Verify that a backend's history rows are exactly the history's events, one row per event in
+ * order, each with the event's bytes, checksum, kind and operation (STATE_CORRUPT_HISTORY naming
+ * the row and field): a row missing, extra or differing from the sealed event is corruption.
+ *
+ * @example
+ * ```ts
+ * import { verifyHistoryRows } from "./history.ts";
+ * verifyHistoryRows([], [], "sluice.sluice_history_events"); // no rows, no events: fine
+ * ```
+ */
+export function verifyHistoryRows(
+  entries: readonly SealedEntry[],
+  rows: readonly StoredHistoryRow[],
+  where: string,
+): void {
+  const corrupt = (field: string, message: string) =>
+    new SluiceError("STATE_CORRUPT_HISTORY", `${where}: history ${field}: ${message}`, {
+      evidence: { document: "history", where, field },
+    });
+  if (rows.length !== entries.length) {
+    throw corrupt(
+      "rows",
+      `${rows.length} event rows for ${entries.length} events (one row per event)`,
+    );
+  }
+  for (const [i, row] of rows.entries()) {
+    const expected: Record<string, unknown> = { ...historyRow(entries[i], i) };
+    for (const field of ["index", "bytes", "sha256", "kind", "operation_id"] as const) {
+      if (row[field] !== expected[field]) {
+        throw corrupt(
+          `rows[${i}].${field}`,
+          `the event row differs from history.events[${i}]`,
+        );
+      }
+    }
+  }
 }
 
 /**

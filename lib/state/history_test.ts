@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { hex } from "../../testing/state/fixtures.ts";
-import { appendEvents, emptyHistory, type HistoryEvent, openHistory } from "./history.ts";
+import { SluiceError } from "../errors.ts";
+import {
+  appendedRows,
+  appendEvents,
+  emptyHistory,
+  type HistoryEvent,
+  openHistory,
+  verifyHistoryRows,
+} from "./history.ts";
 
 const commit: HistoryEvent = {
   kind: "ownership_committed",
@@ -48,4 +56,38 @@ Deno.test("a day-two audit event makes the envelope version 5, keeping earlier b
   }
   const lying = { ...appendEvents(emptyHistory("orders", null), [commit]), version: 5 as const };
   assert.throws(() => openHistory(lying), /version 5 does not match its events \(expected 1\)/);
+});
+
+Deno.test("history rows: a write appends one row per new event, and the rows must be exactly the events", () => {
+  const h1 = appendEvents(emptyHistory("orders", null), [commit]);
+  const incident = { kind: "incident", operation_id: "op", incident_id: "i" } as HistoryEvent;
+  const h2 = appendEvents(h1, [incident, { ...commit, operation_id: "op" }]);
+  const added = appendedRows(h2, h1.events.length);
+  assert.deepEqual(added.map((r) => [r.index, r.kind, r.operation_id]), [
+    [1, "incident", "op"],
+    [2, "ownership_committed", "op"],
+  ]);
+  assert.deepEqual(added.map((r) => r.bytes), h2.events.slice(1).map((e) => e.bytes));
+  const stored = [...appendedRows(h1, 0), ...added].map((r) => ({ ...r, committed_at: null }));
+  verifyHistoryRows(h2.events, stored, "t"); // the positive control: exact rows verify
+  const field = (rows: typeof stored) => {
+    try {
+      verifyHistoryRows(h2.events, rows, "t");
+    } catch (e) {
+      assert.ok(e instanceof SluiceError && e.code === "STATE_CORRUPT_HISTORY", String(e));
+      return e.evidence?.field;
+    }
+    return "verified";
+  };
+  assert.equal(field(stored.slice(0, 2)), "rows");
+  assert.equal(field([...stored, stored[2]]), "rows");
+  assert.equal(field([stored[0], stored[2], stored[1]]), "rows[1].index");
+  assert.equal(
+    field(stored.map((r, i) => i === 2 ? { ...r, operation_id: null } : r)),
+    "rows[2].operation_id",
+  );
+  assert.equal(
+    field(stored.map((r, i) => i === 0 ? { ...r, bytes: r.bytes + " " } : r)),
+    "rows[0].bytes",
+  );
 });

@@ -29,7 +29,7 @@ import {
 import type { DocName } from "./primitive.ts";
 import type { StateSnapshot, StateStore } from "./store.ts";
 import { begun, checkpoints } from "../../testing/state/contract_suite.ts";
-import { PG_URL, testSchema } from "../../testing/state/pg_env.ts";
+import { PG_URL, syncHistoryRows, testSchema } from "../../testing/state/pg_env.ts";
 import { hex, ownedConnector, ownedRunner, resumeRecord } from "../../testing/state/fixtures.ts";
 
 const PROJECT = "orders";
@@ -79,6 +79,7 @@ async function openCase(backend: Backend): Promise<Case> {
          WHERE scope = $1 AND name = $2`,
         [scope, name, body, sha256Hex(body), Math.max(1, revisionOfBody(body))],
       );
+      if (name === "history") await syncHistoryRows(admin, schema, scope, body);
     },
     async [Symbol.asyncDispose]() {
       await store.close().catch(() => {});

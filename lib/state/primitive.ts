@@ -20,8 +20,37 @@ import type { StateTransition } from "../protocol/state_sites.ts";
 /** The three documents of one project/environment scope. */
 export type DocName = "ownership" | "control" | "history";
 
-/** The stored body of every document (canonical JSON of `{document, revision, sha256}`). */
-export type StoredBodies = Record<DocName, string | null>;
+/**
+ * One history event as a row of its own (PostgreSQL, migration 4): its position in the history,
+ * the sealed entry's exact bytes and checksum, and what a row is looked up by.
+ */
+export interface HistoryRow {
+  /** The event's index in the history (0 = oldest). */
+  index: number;
+  /** The event's `kind`. */
+  kind: string;
+  /** The event's `operation_id`, or null (day-two events, operation-less commits). */
+  operation_id: string | null;
+  /** The sealed entry's canonical bytes, exactly as the history document holds them. */
+  bytes: string;
+  /** The sha256 of `bytes`. */
+  sha256: string;
+}
+
+/** A history row as read back, with the time the store committed it. */
+export interface StoredHistoryRow extends HistoryRow {
+  /**
+   * When the store committed the event, by the database's own clock in the committing transaction
+   * (RFC 3339, microseconds, UTC); null for an event written before migration 4 (copied by it).
+   */
+  committed_at: string | null;
+}
+
+/**
+ * The stored body of every document (canonical JSON of `{document, revision, sha256}`), and, on
+ * a backend that keeps one row per history event, those rows (read in the same consistent read).
+ */
+export type StoredBodies = Record<DocName, string | null> & { historyRows?: StoredHistoryRow[] };
 
 /** One write of a group: replace (body) or delete (null), if the current body hashes as expected. */
 export interface DocWrite {
@@ -31,6 +60,11 @@ export interface DocWrite {
   expectedSha256: string | null;
   /** Revision of the body it replaces (0 when absent), for a precise conflict message. */
   expectedRevision: number;
+  /**
+   * History writes only: the events this write appends, one row each where the backend keeps
+   * rows (PostgreSQL inserts them in the same transaction; local files ignore them).
+   */
+  appended?: HistoryRow[];
 }
 
 /** Who holds a deployment lock. */

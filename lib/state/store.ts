@@ -53,7 +53,17 @@ export interface StateSnapshot {
   /** The pending operation, or null. */
   control: { opened: OpenedControl; checksum: string; revision: number } | null;
   /** The history and its events. */
-  history: { document: HistoryDocument; events: HistoryEvent[]; revision: number };
+  history: {
+    document: HistoryDocument;
+    events: HistoryEvent[];
+    revision: number;
+    /**
+     * Where the store keeps one row per event (PostgreSQL), when it committed each event by the
+     * database's clock, by event index (null: an event copied from before migration 4). Absent on
+     * local files.
+     */
+    committed_at?: Array<string | null>;
+  };
   /** sha256 of each stored body, what compare-and-set compares. */
   bodies: { ownership: string | null; control: string | null; history: string | null };
 }
@@ -90,6 +100,11 @@ export interface FinalizeResult {
   snapshot: StateSnapshot;
   /** The completion receipt written. */
   receipt: CompletionReceipt;
+  /**
+   * When the operation completed: on PostgreSQL the receipt row's commit time by the database's
+   * clock, on local files the receipt's `recorded_at` (RFC 3339).
+   */
+  completed_at: string;
   /** True when this call only cleared control after an interrupted clear. */
   retried_clear: boolean;
 }
@@ -98,7 +113,10 @@ export interface FinalizeResult {
 export interface CompletedReceiptLookup {
   /** The receipt of the completed operation. */
   receipt: CompletionReceipt;
-  /** When it completed (RFC 3339). */
+  /**
+   * When it completed (RFC 3339): derived from the durable receipt, on PostgreSQL its row's commit
+   * time by the database's clock, on local files (and older rows) the receipt's `recorded_at`.
+   */
   completed_at: string;
   /** False while the terminal control is still pending (an interrupted clear). */
   control_cleared: boolean;

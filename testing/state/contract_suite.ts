@@ -44,6 +44,11 @@ import type { StateSnapshot, StateStore } from "../../lib/state/store.ts";
 export interface ContractBackend {
   /** True when a write group commits atomically (PostgreSQL). */
   atomic: boolean;
+  /**
+   * True when the backend keeps one row per history event, stamped with the database's clock at
+   * commit (PostgreSQL): completion time is then that row's, not the application's clock.
+   */
+  historyRows?: boolean;
   /** Open a new store instance over the same storage (a second "client"). */
   open(project?: string, environment?: string | null): StateStore;
   /** Read a stored document body of the default scope (bypassing the store). */
@@ -512,7 +517,9 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
       outcome: "success",
       receipt_archived: false,
     });
-    const { snapshot, receipt, retried_clear } = await store.finalizeCompletedRunner(s5);
+    const { snapshot, receipt, completed_at, retried_clear } = await store.finalizeCompletedRunner(
+      s5,
+    );
     assert.equal(retried_clear, false);
     assert.equal(snapshot.control, null);
     const expected: OwnershipDocument = {
@@ -526,7 +533,15 @@ export function stateStoreContract(name: string, factory: () => Promise<Contract
     assert.equal(snapshot.history.document.version, 3);
     const found = await store.completedReceipt(intent.operation_id);
     assert.equal(found?.control_cleared, true);
-    assert.equal(found?.completed_at, receipt.recorded_at);
+    // the completion time derives from the durable receipt: PostgreSQL's row, stamped by the
+    // database's clock at commit; local files' receipt, stamped by the application
+    const last = snapshot.history.events.length - 1;
+    assert.equal(snapshot.history.events[last].kind, "runner_completed");
+    assert.equal(
+      completed_at,
+      b.historyRows ? snapshot.history.committed_at?.[last] : receipt.recorded_at,
+    );
+    assert.equal(found?.completed_at, completed_at);
     assert.deepEqual(found?.receipt, receipt);
     assert.equal(await store.completedReceipt(crypto.randomUUID()), null);
     assert.equal((await store.load()).revision, snapshot.revision, "lookups write nothing");

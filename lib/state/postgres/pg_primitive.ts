@@ -1,7 +1,9 @@
 /**
  * The PostgreSQL backend's storage primitive. Documents are rows of
  * `<schema>.sluice_documents` keyed by scope (canonical JSON `[project, environment]`) and
- * name; a write group commits in one transaction (`atomicWrites: true`). The deployment
+ * name; every history event is also a row of `<schema>.sluice_history_events` of its own,
+ * inserted with the document that holds it and stamped with the database's clock; a write group
+ * commits in one transaction (`atomicWrites: true`). The deployment
  * lock is a session advisory lock whose key is derived from schema, project and
  * environment (so different projects and schemas never collide), plus a metadata row in
  * `sluice_locks` saying who holds it.
@@ -32,13 +34,14 @@ import type {
   LockStatus,
   StatePrimitive,
   StoredBodies,
+  StoredHistoryRow,
 } from "../primitive.ts";
 import {
   lockOperationSite,
   pgCommitSite,
   type StateTransition,
 } from "../../protocol/state_sites.ts";
-import { CREATED_AT_TEXT, MIGRATIONS } from "./migrations.ts";
+import { CREATED_AT_TEXT, insertHistoryRows, MIGRATIONS, utcText } from "./migrations.ts";
 import type { AddressOrigin } from "../../providers/errors.ts";
 import { connectFailure, PG_CONNECT_TIMEOUT_MS } from "./connect_failure.ts";
 
@@ -501,6 +504,24 @@ export class PgPrimitive implements StatePrimitive {
     return out;
   }
 
+  /** The scope's history event rows, oldest first (verified against the document above). */
+  async #historyRows(c: pg.Client): Promise<StoredHistoryRow[]> {
+    const r = await c.query(
+      `SELECT event_index, kind, operation_id, bytes, sha256,
+         ${utcText("committed_at")} AS committed_at
+       FROM ${this.#q}.sluice_history_events WHERE scope = $1 ORDER BY event_index`,
+      [this.scope],
+    );
+    return r.rows.map((row) => ({
+      index: Number(row.event_index),
+      kind: row.kind,
+      operation_id: row.operation_id,
+      bytes: row.bytes,
+      sha256: row.sha256,
+      committed_at: row.committed_at,
+    }));
+  }
+
   locate(name: DocName): string {
     return `${this.schema}.sluice_documents ${this.scope} ${name}`;
   }
@@ -510,11 +531,13 @@ export class PgPrimitive implements StatePrimitive {
     await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     try {
       const rows = await this.#rows(c, false);
+      const historyRows = await this.#historyRows(c);
       await c.query("COMMIT");
       return {
         ownership: rows.get("ownership") ?? null,
         control: rows.get("control") ?? null,
         history: rows.get("history") ?? null,
+        historyRows,
       };
     } catch (e) {
       await c.query("ROLLBACK").catch(() => {});
@@ -553,6 +576,25 @@ export class PgPrimitive implements StatePrimitive {
             [this.scope, w.name, w.body, sha256Hex(w.body), revisionOfBody(w.body)],
           );
           rows.set(w.name, w.body);
+        }
+        if (w.appended && w.appended.length > 0) {
+          // one row per event, in this transaction, at the database's clock (append only: a row
+          // already at that index is history kept beside a document that lost it, corruption)
+          await insertHistoryRows(
+            async (sql, params) => (await c.query(sql, params)).rows,
+            this.#q,
+            this.scope,
+            w.appended,
+            "clock_timestamp()",
+          ).catch((e) => {
+            if ((e as { code?: string })?.code !== "23505") throw e;
+            throw corruptDoc(
+              "history",
+              `${this.schema}.sluice_history_events ${this.scope}`,
+              "rows",
+              `an event row already exists at index ${w.appended![0].index} or after`,
+            );
+          });
         }
       }
     } catch (e) {

@@ -133,10 +133,10 @@ Deno.test("postgres: a schema of an earlier sluice is migrated and its identity 
     const id = (await admin.query(`SELECT store_id::text AS id FROM ${q}.sluice_store`)).rows[0].id;
     const p = new PgPrimitive({ url: PG_URL, schema, project: "orders", environment: null });
     try {
-      await assert.rejects(p.identity(), /migration 1 of 3; run `sluice state init`/);
+      await assert.rejects(p.identity(), /migration 1 of 4; run `sluice state init`/);
       assert.equal((await p.init()).store_id, id);
       assert.equal((await p.identity())?.store_id, id);
-      assert.deepEqual(await p.migrations(), [1, 2, 3]);
+      assert.deepEqual(await p.migrations(), [1, 2, 3, 4]);
     } finally {
       await p.close();
     }

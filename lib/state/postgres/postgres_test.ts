@@ -6,7 +6,7 @@
  */
 import pg from "pg";
 import { canonicalJson, sha256Hex } from "../_canonical.ts";
-import { PG_URL, testSchema } from "../../../testing/state/pg_env.ts";
+import { PG_URL, syncHistoryRows, testSchema } from "../../../testing/state/pg_env.ts";
 import { revisionOfBody } from "../_stored.ts";
 import { newStoreRecord, sealStoreRecord } from "../identity.ts";
 import { CREATED_AT_TEXT } from "./migrations.ts";
@@ -27,6 +27,7 @@ async function makePgBackend(): Promise<ContractBackend> {
   const scope = canonicalJson([PROJECT, null]);
   return {
     atomic: true,
+    historyRows: true,
     open(project = PROJECT, environment: string | null = null) {
       const s = openStateStore({ backend: "postgres", url: PG_URL, schema, project, environment });
       opened.push(s);
@@ -40,6 +41,8 @@ async function makePgBackend(): Promise<ContractBackend> {
       return r.rows[0]?.body ?? null;
     },
     async rawWrite(name: DocName, body: string | null) {
+      // the history's event rows follow its document, as the store writes them
+      if (name === "history") await syncHistoryRows(admin, schema, scope, body);
       if (body === null) {
         await admin.query(
           `DELETE FROM "${schema}".sluice_documents WHERE scope = $1 AND name = $2`,
