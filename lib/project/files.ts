@@ -34,6 +34,11 @@ export interface ProjectFiles {
   read(path: string): Promise<string | null>;
   /** How diagnostics name the file (a path, or `REF:path` for a Git revision). */
   name(path: string): string;
+  /**
+   * What an absent manifest means here and what to do, after "<manifest> not found: " (default:
+   * the working tree's "not a sluice project (create one with 'sluice init')").
+   */
+  noProject?: string;
 }
 
 /** The bound on one project input: 16 MiB, the bound of one Git call of the revision reader. */

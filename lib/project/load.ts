@@ -93,7 +93,9 @@ export async function readProject(
       errors: [
         new SluiceError(
           "PROJECT_NOT_FOUND",
-          `${manifestPath} not found: not a sluice project (create one with 'sluice init')`,
+          `${manifestPath} not found: ${
+            files.noProject ?? "not a sluice project (create one with 'sluice init')"
+          }`,
           { evidence: { path: manifestPath } },
         ),
       ],

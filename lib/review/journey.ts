@@ -226,6 +226,9 @@ export function revisionFiles(rev: Revision): ProjectFiles {
   return {
     read: (path) => rev.read(path),
     name: (path) => `${rev.ref}:${rev.prefix}${path}`,
+    noProject: `the project does not exist at ${rev.ref} (commit ${rev.commit.slice(0, 12)}): ` +
+      `it was added after that revision, or lives at another path there; compare from a ` +
+      `revision that has it`,
   };
 }
 

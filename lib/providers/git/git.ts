@@ -191,10 +191,17 @@ export async function openRevision(
   );
   const commit = text(resolved.stdout).trim();
   if (resolved.code !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) {
+    const shallow = await runGit(dir, ["rev-parse", "--is-shallow-repository"], limits);
+    const isShallow = shallow.code === 0 && text(shallow.stdout).trim() === "true";
     throw new SluiceError(
       "GIT_REF_NOT_FOUND",
-      `Git revision '${ref}' does not name a commit in this repository (nothing is fetched)`,
-      { evidence: { ref } },
+      isShallow
+        ? `Git revision '${ref}' does not name a commit in this clone, which is shallow: the ` +
+          `revision may be beyond its depth or on a branch it did not fetch (nothing is fetched); ` +
+          `fetch it first, e.g. 'git fetch --deepen=50', 'git fetch --unshallow' or ` +
+          `'git fetch origin <branch>' (in CI: a checkout with fetch-depth 0)`
+        : `Git revision '${ref}' does not name a commit in this repository (nothing is fetched)`,
+      { evidence: { ref, shallow: isShallow } },
     );
   }
   const listing = await runGit(

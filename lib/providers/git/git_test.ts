@@ -69,6 +69,40 @@ Deno.test("git: a missing ref, an option-like ref and a non-repository are error
   }
 });
 
+Deno.test("git: a revision beyond a shallow clone's depth says so and how to fetch it", async () => {
+  const origin = await gitRepo();
+  const clone = await Deno.makeTempDir({ prefix: "sluice-shallow-" });
+  try {
+    await origin.write("sluice.yaml", "x\n");
+    await origin.commit("one");
+    await origin.write("sluice.yaml", "y\n");
+    await origin.commit("two");
+    const cloned = await new Deno.Command("git", {
+      args: ["clone", "-q", "--depth", "1", `file://${origin.dir}`, clone],
+      env: { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+      stderr: "piped",
+    }).output();
+    assert.equal(cloned.code, 0, new TextDecoder().decode(cloned.stderr));
+    // HEAD is there; HEAD~1 is beyond the depth
+    assert.equal((await openRevision(clone, "HEAD")).commit.length >= 40, true);
+    await assert.rejects(
+      () => openRevision(clone, "HEAD~1"),
+      (e) =>
+        e instanceof SluiceError && e.code === "GIT_REF_NOT_FOUND" &&
+        /clone, which is shallow/.test(e.message) && /git fetch --deepen/.test(e.message) &&
+        /--unshallow/.test(e.message),
+    );
+    // a full repository's missing revision says nothing of depth (the case above is not vacuous)
+    await assert.rejects(
+      () => openRevision(origin.dir, "HEAD~5"),
+      (e) => e instanceof SluiceError && !/shallow/.test(e.message),
+    );
+  } finally {
+    await origin.remove();
+    await Deno.remove(clone, { recursive: true });
+  }
+});
+
 Deno.test("git: symlinks (file or directory) and submodules among the inputs are rejected", async () => {
   const repo = await gitRepo();
   try {
