@@ -1,0 +1,266 @@
+// test-needs: env
+// Needs: Docker, the broker, the runner image (shared environment from tools/test.ts).
+// The contract's "installed import" (C104, issue 30 item 1): the SDK imported as a user outside
+// the checkout imports it — by URL, from a scratch directory with no deno.json anywhere above it,
+// no --config, no import map — once as file://<checkout>/mod.ts and once as
+// http://127.0.0.1:<port>/mod.ts from a static file server over the checkout. Through it, with
+// the permissions docs/install.md names: init a fresh project, plan and create, a reviewed
+// predicate change planned and applied, then a no-op plan. Read independently of sluice (the
+// broker's records and committed offsets, the Docker CLI): output exact before and after, the
+// same application ID and volume instance, offsets only forward.
+import assert from "node:assert/strict";
+import { dirname, join, normalize } from "node:path";
+import { sharedEnv } from "../harness/env.ts";
+import { INSTALL_PERMISSIONS } from "../harness/install.ts";
+import { committedOffsets, produce } from "../harness/kafka.ts";
+import { pointStarterAt, runnerImageId } from "../harness/project.ts";
+import {
+  type Order,
+  orders,
+  outputRecords,
+  removeApplication,
+  starterApplicationId,
+} from "./deploy_fixture.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+const ROOT = new URL("..", import.meta.url).pathname;
+/** A script run, killed if it outlives this (a journey takes a minute or two). */
+const SCRIPT_LIMIT_MS = 10 * 60_000;
+
+/**
+ * A user's script: the SDK's documented calls (README), nothing from the checkout but `mod.ts`
+ * at `sdk`. `init DIR` writes the starter; `plan DIR` prints the plan; `apply DIR` plans, keeps
+ * the reviewed plan in a file and applies it from there. One JSON line on stdout.
+ */
+function userScript(sdk: string): string {
+  return `import { initProject, openProject, writePlanFile } from "${sdk}";
+
+const [step, dir] = Deno.args;
+if (step === "init") {
+  const { files } = await initProject(dir);
+  console.log(JSON.stringify({ files: files.map((f) => f.path) }));
+} else {
+  await using project = await openProject({ dir });
+  const { plan } = await project.plan();
+  const blockers = plan.blockers.map((b) => b.code);
+  if (step === "plan" || blockers.length > 0) {
+    console.log(JSON.stringify({ format: plan.format, actions: plan.actions, blockers }));
+  } else {
+    const file = \`\${dir}/\${plan.format}.plan.json\`;
+    await writePlanFile(file, plan);
+    const outcome = await project.apply({ plan: file });
+    console.log(JSON.stringify({ format: plan.format, outcome }));
+  }
+}
+`;
+}
+
+/**
+ * A static file server over the checkout (what any web server in front of it would do), under a
+ * path of its own: Deno caches remote modules by URL, so a fresh base URL per run is a fresh
+ * fetch (a port reused by a later run must not hand it this run's modules).
+ */
+function serveCheckout(): { base: string; requested: Set<string> } & AsyncDisposable {
+  const prefix = `/${crypto.randomUUID()}`;
+  const requested = new Set<string>();
+  const types: Record<string, string> = {
+    ".ts": "application/typescript; charset=utf-8",
+    ".json": "application/json",
+  };
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (req) => {
+      const url = normalize(decodeURIComponent(new URL(req.url).pathname));
+      const path = url.slice(prefix.length);
+      const file = join(ROOT, path);
+      if (req.method !== "GET" || !url.startsWith(`${prefix}/`) || !file.startsWith(ROOT)) {
+        return new Response("no", { status: 403 });
+      }
+      try {
+        const body = await Deno.readFile(file);
+        requested.add(path);
+        const ext = /\.[a-z]+$/.exec(path)?.[0] ?? "";
+        return new Response(body, { headers: { "content-type": types[ext] ?? "text/plain" } });
+      } catch {
+        return new Response("not found", { status: 404 });
+      }
+    },
+  );
+  const { port } = server.addr as Deno.NetAddr;
+  return {
+    base: `http://127.0.0.1:${port}${prefix}`,
+    requested,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+/** A scratch directory no Deno or npm configuration applies to (none in it or above it). */
+async function scratchDir(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "sluice-import-" });
+  assert.ok(!dir.startsWith(ROOT), `${dir} is inside the checkout`);
+  for (let d = dir;; d = dirname(d)) {
+    for (const name of ["deno.json", "deno.jsonc", "package.json"]) {
+      const found = await Deno.stat(join(d, name)).then(() => true, () => false);
+      assert.ok(!found, `${join(d, name)} would configure the scratch directory`);
+    }
+    if (dirname(d) === d) break;
+  }
+  return dir;
+}
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+  all: string;
+}
+
+/** `deno <args>` in `cwd`, as a user runs it: no --config, killed past the limit. */
+async function deno(args: string[], cwd: string): Promise<Ran> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(SCRIPT_LIMIT_MS),
+  }).output();
+  const dec = new TextDecoder();
+  const r = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  return { ...r, all: `exit ${r.code}\n${r.stdout}\n${r.stderr}` };
+}
+
+/** What the starter's runner emits for `os` (its projection), in key order. */
+function expected(os: Array<{ key: string; value: Order }>) {
+  return os.map((o) => ({
+    key: o.key,
+    value: { order_id: o.value.order_id, amount: o.value.amount, paid: o.value.paid },
+  })).sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/** The volume's labels, read with the Docker CLI (not through sluice). */
+async function volumeLabels(name: string): Promise<Record<string, string>> {
+  const out = await new Deno.Command("docker", {
+    args: ["volume", "inspect", "--format", "{{json .Labels}}", name],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+/**
+ * The journey through the SDK imported from `sdk`, by a script in a scratch directory run with
+ * the documented permissions and `extra` ones (`--allow-import` for an http:// SDK).
+ */
+async function journeyThrough(sdk: string, extra: string[]): Promise<void> {
+  const env = await sharedEnv();
+  const work = await scratchDir();
+  let appId: string | null = null;
+  try {
+    // no import map applies here: a bare specifier does not resolve (so the SDK's must not need one)
+    await Deno.writeTextFile(join(work, "bare.ts"), 'import "yaml";\n');
+    const bare = await deno(["run", "bare.ts"], work);
+    assert.notEqual(bare.code, 0, bare.all);
+    assert.match(bare.stderr, /"yaml"/);
+
+    await Deno.writeTextFile(join(work, "journey.ts"), userScript(sdk));
+    const script = async (step: string, dir: string) => {
+      const r = await deno(
+        ["run", ...INSTALL_PERMISSIONS, ...extra, "journey.ts", step, dir],
+        work,
+      );
+      assert.equal(r.code, 0, `${step}: ${r.all}`);
+      return JSON.parse(r.stdout.trim().split("\n").at(-1)!);
+    };
+    // a TypeScript user's script type-checks against the SDK too (its types resolve without the map)
+    const checked = await deno(["check", ...extra, "journey.ts"], work);
+    assert.equal(checked.code, 0, checked.all);
+
+    // a fresh project, by the SDK's initProject, pointed at this environment
+    const dir = join(work, "orders");
+    const init = await script("init", dir);
+    assert.ok(init.files.some((f: string) => f.endsWith("sluice.yaml")), JSON.stringify(init));
+    const p = await pointStarterAt(dir, env, { image: await runnerImageId() });
+    appId = starterApplicationId(p.name);
+
+    // create
+    const created = await script("apply", dir);
+    assert.equal(created.outcome.kind, "apply", JSON.stringify(created));
+    const runner = created.outcome.result.runners[0];
+    assert.equal(runner.application_id, appId);
+    const volume = `${appId}-state`;
+    assert.equal((await volumeLabels(volume))["sluice.volume-instance"], runner.volume_instance);
+
+    const passOld = (o: Order) => o.amount >= 100 && o.paid;
+    const passNew = (o: Order) => o.amount >= 200 && o.paid;
+    const before = orders("a", [50, 150, 250, 120, 300, 90, 210, 180]);
+    await produce(
+      env.bootstrapHost,
+      p.inputTopic,
+      before.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
+    );
+    const oldOut = expected(before.filter((o) => passOld(o.value)));
+    assert.deepEqual(await outputRecords(env.bootstrapHost, p.outputTopic, oldOut.length), oldOut);
+    const offsetsBefore = await committedOffsets(env.bootstrapHost, appId, p.inputTopic);
+
+    // the predicate change: planned (a reviewed format-6 plan) and applied through the SDK
+    await p.setPredicate("amount >= 200 AND paid = TRUE");
+    const replaced = await script("apply", dir);
+    assert.equal(replaced.format, 6, JSON.stringify(replaced));
+    assert.equal(replaced.outcome.kind, "replacement", JSON.stringify(replaced));
+    assert.equal(replaced.outcome.result.committed, true, JSON.stringify(replaced));
+
+    // output exact: the old predicate's records once, then the new predicate's
+    const after = orders("b", [150, 250, 199, 200, 500, 90, 201, 230]);
+    await produce(
+      env.bootstrapHost,
+      p.inputTopic,
+      after.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
+    );
+    const all = expected([
+      ...before.filter((o) => passOld(o.value)),
+      ...after.filter((o) => passNew(o.value)),
+    ]);
+    assert.deepEqual(await outputRecords(env.bootstrapHost, p.outputTopic, all.length), all);
+
+    // the same application ID (its group kept its offsets, only forward) and volume instance
+    assert.equal((await volumeLabels(volume))["sluice.volume-instance"], runner.volume_instance);
+    const offsetsAfter = await committedOffsets(env.bootstrapHost, appId, p.inputTopic);
+    for (const [part, off] of offsetsBefore) {
+      assert.ok(offsetsAfter.get(part)! >= off, `partition ${part} moved backwards`);
+    }
+    const total = [...offsetsAfter.values()].reduce((a, b) => a + b, 0n);
+    assert.equal(total, BigInt(before.length + after.length));
+
+    // then a no-op
+    const again = await script("plan", dir);
+    assert.deepEqual({ actions: again.actions, blockers: again.blockers }, {
+      actions: [],
+      blockers: [],
+    });
+  } finally {
+    if (appId) await removeApplication(appId);
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+}
+
+Deno.test(
+  "the SDK imported by file:// URL from a scratch directory, no import map: init, create, a predicate change, exact output, same identity, then no-op",
+  opts,
+  async () => {
+    await journeyThrough(new URL("../mod.ts", import.meta.url).href, []);
+  },
+);
+
+Deno.test(
+  "the SDK imported by http:// URL from a static server, no import map: init, create, a predicate change, exact output, same identity, then no-op",
+  opts,
+  async () => {
+    await using served = serveCheckout();
+    await journeyThrough(`${served.base}/mod.ts`, [`--allow-import=${new URL(served.base).host}`]);
+    // the SDK came from the server: mod.ts and lib/, the version pins imported as text
+    for (const path of ["/mod.ts", "/lib/sdk/project.ts", "/scripts/versions.sh"]) {
+      assert.ok(served.requested.has(path), `${path} was not fetched from ${served.base}`);
+    }
+  },
+);
