@@ -403,6 +403,7 @@ export const ERROR_CODES = {
   ENV_SECRET_HASH_KEY_WEAK: EXIT.ENVIRONMENT,
   ENV_SECRET_UNSET: EXIT.ENVIRONMENT,
   ENV_STATE_DSN_MISSING: EXIT.ENVIRONMENT,
+  ENV_STATE_DSN_INVALID: EXIT.ENVIRONMENT,
 } as const satisfies Record<string, ExitStatus>;
 
 /** Every stable error code: the keys of {@link ERROR_CODES}. */

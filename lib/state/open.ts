@@ -19,7 +19,8 @@ import { type EngineOptions, StateEngine } from "./engine.ts";
 import { LocalPrimitive } from "./local/local_primitive.ts";
 import { PgPrimitive } from "./postgres/pg_primitive.ts";
 import type { StateStore } from "./store.ts";
-import type { AddressOrigin } from "../providers/errors.ts";
+import { type AddressOrigin, describeOrigin } from "../providers/errors.ts";
+import { SluiceError } from "../errors.ts";
 
 /** Where the state lives. `environment: null` is a single-environment project. */
 export type StateStoreConfig =
@@ -49,8 +50,28 @@ export type StateStoreConfig =
  * ```
  */
 export function openStateStore(config: StateStoreConfig, options: EngineOptions = {}): StateStore {
+  if (config.backend === "postgres") requireDsnUrl(config.url, config.origin ?? {});
   const primitive = config.backend === "local"
     ? new LocalPrimitive(config.dir, config.project, config.environment)
     : new PgPrimitive(config);
   return new StateEngine(primitive, config.project, config.environment, options);
+}
+
+/**
+ * A state DSN must be a URL (`postgres://` or `postgresql://`). A libpq key/value string
+ * (`host=db dbname=sluice ...`) is named as such, never shown: it may hold a password.
+ */
+function requireDsnUrl(url: string, origin: AddressOrigin): void {
+  if (/^postgres(ql)?:\/\//i.test(url.trim())) return;
+  const keyValue = /^\s*[a-z_]+\s*=/i.test(url);
+  throw new SluiceError(
+    "ENV_STATE_DSN_INVALID",
+    `the PostgreSQL state DSN (${describeOrigin(origin)}) ${
+      keyValue
+        ? "is a key/value connection string (host=... dbname=...)"
+        : "is not a postgres:// URL"
+    }; sluice takes a URL, postgres://HOST:PORT/DBNAME with the user and password in it (or in ` +
+      `PGUSER, PGPASSWORD, ~/.pgpass); its value is not shown`,
+    { evidence: { origin, form: keyValue ? "key/value" : "unknown" } },
+  );
 }
