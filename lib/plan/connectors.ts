@@ -27,6 +27,7 @@
  * ```
  * @module
  */
+import { UNOWNED_CONNECTOR_WAYS_OUT } from "../protocol/connector.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { ConnectorArtifact } from "../artifact/connector.ts";
 import type { ConfigChange, DesiredConnectorConfig } from "../artifact/connector.ts";
@@ -291,7 +292,7 @@ export function planConnectors(input: ConnectorPlanInput): ConnectorPlan {
         block(
           item,
           "BLOCKED_UNOWNED_CONNECTOR",
-          `connector ${a.name} exists on Connect cluster ${a.cluster} but this project does not own it: ownership is required, and sluice never adopts, changes or deletes a connector it did not create`,
+          `connector ${a.name} exists on Connect cluster ${a.cluster} but this project did not create it, so it does not own it; ${UNOWNED_CONNECTOR_WAYS_OUT}`,
         );
         item.changes = configChanges(obs.comparable, obs.shown, {
           config: a.config,
@@ -405,7 +406,7 @@ export function planConnectors(input: ConnectorPlanInput): ConnectorPlan {
       block(
         item,
         "BLOCKED_UNOWNED_CONNECTOR",
-        `connector ${r.connector} is declared removed but this project does not own it: ownership is required, and sluice never deletes a connector it did not create`,
+        `connector ${r.connector} is declared removed but this project did not create it, so it does not own it; ${UNOWNED_CONNECTOR_WAYS_OUT}`,
       );
       continue;
     }

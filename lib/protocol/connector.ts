@@ -74,6 +74,15 @@ export interface ConnectorRow {
   readonly blockers: readonly string[];
 }
 
+/**
+ * The ways out of `BLOCKED_UNOWNED_CONNECTOR`, said by every message that gives it (and by the
+ * runbook's row): sluice never adopts, changes or deletes a connector it did not create.
+ */
+export const UNOWNED_CONNECTOR_WAYS_OUT =
+  "ways out: rename the logical connector under connectors: (its Connect name follows from it), " +
+  "or, if the foreign connector is a leftover, delete it yourself on the Connect cluster; then " +
+  "plan again (sluice never adopts, changes or deletes a connector it did not create)";
+
 /** The codes a connector's exact observation can give before or during the journey. */
 const OBSERVED = [
   "BLOCKED_CONNECT_CLUSTER_CHANGED",

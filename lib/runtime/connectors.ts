@@ -41,6 +41,7 @@ import {
   CONNECTOR_OPERATION_KIND,
   connectorOperationId,
   connectorSite,
+  UNOWNED_CONNECTOR_WAYS_OUT,
 } from "../protocol/connector.ts";
 import type { ConnectPort } from "../providers/connect/port.ts";
 import { commitOfOperation } from "../state/history.ts";
@@ -168,7 +169,7 @@ export function actionPosition(a: ConnectorAction, obs: ConnectorObservation): P
       if (obs.fingerprints.desired === a.config_fingerprint) return { kind: "after" };
       return blocked(
         "BLOCKED_UNOWNED_CONNECTOR",
-        `connector ${a.name} exists with a configuration sluice did not submit: it is not ours (ownership is required; sluice never adopts or changes it)`,
+        `connector ${a.name} exists with a configuration sluice did not submit: this project did not create it, so it does not own it; ${UNOWNED_CONNECTOR_WAYS_OUT}`,
       );
     case "update_connector":
       if (!obs.exists) {
@@ -194,7 +195,7 @@ export function actionPosition(a: ConnectorAction, obs: ConnectorObservation): P
       if (!obs.exists) return { kind: "before" };
       return blocked(
         "BLOCKED_UNOWNED_CONNECTOR",
-        `connector ${a.name} was declared removed while absent, but it exists again: sluice did not create it`,
+        `connector ${a.name} was declared removed while absent, but it exists again: this project did not create it, so it does not own it; ${UNOWNED_CONNECTOR_WAYS_OUT}`,
       );
   }
 }
@@ -275,7 +276,9 @@ export async function verifyConnectorActions(
         a.type === "remove_connector" || a.type === "release_connector"
           ? "BLOCKED_CONNECTOR_MISSING"
           : "BLOCKED_UNOWNED_CONNECTOR",
-        `connector ${a.name} changed since the plan was made (${a.type} is no longer what a fresh read shows); plan again`,
+        a.type === "remove_connector" || a.type === "release_connector"
+          ? `connector ${a.name} changed since the plan was made (${a.type} is no longer what a fresh read shows); plan again`
+          : `connector ${a.name} appeared (or was changed) since the plan was made with exactly the configuration this plan submits, but not by this apply: it is a look-alike this project did not create, so it does not own it; ${UNOWNED_CONNECTOR_WAYS_OUT}`,
         { evidence: { connector: a.name, action: a.type } },
       )];
     }
@@ -494,7 +497,9 @@ async function drive(
     if (position.kind !== "before") {
       const b = position.kind === "blocked" ? position.blocker : blocker(
         "BLOCKED_UNOWNED_CONNECTOR",
-        `connector ${a.name} changed between the check and the ${a.type}`,
+        a.type === "create_connector" || a.type === "update_connector"
+          ? `connector ${a.name} changed between the check and the ${a.type}: someone else made it what this operation would have; this project did not, so it does not own it; ${UNOWNED_CONNECTOR_WAYS_OUT}`
+          : `connector ${a.name} changed between the check and the ${a.type}`,
         { evidence: { connector: a.name } },
       );
       // a first run has mutated nothing of this connector: end the operation with what was

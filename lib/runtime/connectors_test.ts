@@ -282,6 +282,8 @@ Deno.test("a connector of the same name created by hand is never modified or del
     f.world.connectControl.createByHand(f.p.sinkConnector, byHand);
     const p1 = await planned(f);
     assert.deepEqual(p1.plan.blockers.map((b) => b.code), ["BLOCKED_UNOWNED_CONNECTOR"]);
+    // the blocker names its ways out
+    assert.match(p1.plan.blockers[0].message, /ways out: rename the logical connector/);
     assert.equal(connectorItems(p1.plan).orders_out, "blocked");
     assert.equal(types(p1.plan).includes("update_connector"), false);
     // the blocked plan cannot be applied; the source alone is not enough to bypass it
@@ -301,6 +303,36 @@ Deno.test("a connector of the same name created by hand is never modified or del
       0,
       "sluice made no Connect mutation",
     );
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("a look-alike connector that appears between plan and apply is named as an ownership problem, nothing done", async () => {
+  const f = await fixture("connectors-look-alike");
+  try {
+    const p1 = await planned(f);
+    assert.deepEqual(p1.plan.blockers, []);
+    // someone creates exactly what this plan would submit (the secret resolved), before the apply
+    const artifact = p1.plan.connectors!.artifacts.find((a) =>
+      a.artifact.name === f.p.sinkConnector
+    )!.artifact;
+    const resolved = JSON.parse(
+      JSON.stringify(artifact.config).replaceAll("${env:SINK_TOKEN}", TOKEN),
+    ) as Record<string, string>;
+    f.world.connectControl.createByHand(f.p.sinkConnector, resolved);
+    const mutations = f.world.control.mutations().length;
+    let error: unknown;
+    try {
+      await apply({ dir: f.p.dir, plan: p1.plan, planSha256: p1.sha256, ...f.deps });
+    } catch (e) {
+      error = e;
+    }
+    assert.ok(error instanceof SluiceError, String(error));
+    assert.equal(error.code, "BLOCKED_UNOWNED_CONNECTOR");
+    assert.match(error.message, /look-alike this project did not create, so it does not own it/);
+    assert.match(error.message, /ways out: rename the logical connector/);
+    assert.equal(f.world.control.mutations().length, mutations, "nothing was mutated");
   } finally {
     await f.close();
   }
