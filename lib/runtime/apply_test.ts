@@ -12,6 +12,7 @@ import { SluiceError } from "../errors.ts";
 import { guardPort } from "../providers/errors.ts";
 import { KAFKA_MUTATIONS, kafkaCallSubject, kafkaFailure } from "../providers/kafka/_failure.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
+import type { DockerPort } from "../providers/docker/port.ts";
 import { fakeProject } from "../../testing/ways/fake_project.ts";
 
 const KILLS: Array<[string, "before" | "after"]> = [
@@ -225,4 +226,51 @@ Deno.test("a create whose createTopic response was lost names the topic, the bro
     m.op === "createTopic" && m.key === topic.topic
   );
   assert.equal(creates.length, 1, "the topic was created once and adopted");
+});
+
+Deno.test("a create whose new volume vanishes in the instant before the runner's create: undone, refused, then continued by the same plan file", async () => {
+  await using f = await fakeProject("create-vanished-volume");
+  const { world, p, deps } = f;
+  const created = await plan({ dir: p.dir, ...deps });
+  const { sha256 } = await writePlanFile(`${p.dir}/create.plan.json`, created.plan);
+  let raced = 0;
+  // the outside world removes the volume this operation just made, before the container's create
+  const racing: DockerPort = {
+    ...deps.docker,
+    createContainer: (spec) => {
+      if (raced++ === 0) world.control.removeVolume(spec.volume);
+      return deps.docker.createContainer(spec);
+    },
+  };
+  const e = await apply({
+    dir: p.dir,
+    plan: created.plan,
+    planSha256: sha256,
+    ...deps,
+    docker: racing,
+  }).then(() => assert.fail("no error"), (e: SluiceError) => e);
+  assert.equal(raced, 1);
+  assert.ok(e instanceof SluiceError, String(e));
+  assert.equal(e.code, "BLOCKED_VOLUME_MISSING", e.message);
+  assert.match(e.message, /vanished during the create .* the container was removed/);
+  // no runner and no volume of Docker's making are left
+  const w = world.control.snapshot().docker;
+  assert.deepEqual(Object.values(w.containers), []);
+  assert.deepEqual(Object.keys(w.volumes), []);
+  // the way on: the same plan file continues the same operation, which makes its volume again
+  const pending = (await load(p.dir, p.name)).control!.opened.operation_id;
+  const again = await f.cli([
+    "-o",
+    "json",
+    "apply",
+    "--project",
+    p.dir,
+    "--plan",
+    `${p.dir}/create.plan.json`,
+  ]);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  assert.equal(again.json().data!.operation_id, pending);
+  const done = await load(p.dir, p.name);
+  assert.equal(done.control, null);
+  assert.equal(done.ownership!.document.serial, 1);
 });

@@ -32,6 +32,7 @@
  * ```
  * @module
  */
+import { createOnExistingVolume } from "../providers/docker/existing_volume.ts";
 import { SluiceError } from "../errors.ts";
 import { writeIntent } from "./unknown_outcome.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
@@ -824,31 +825,40 @@ async function createRunner(
     containerId = await providerMutation(
       ctx.store,
       createSite("create_container"),
+      // on the volume this operation made, never on one Docker's create would make in its place
+      // if it vanished meanwhile (the create is then undone: createOnExistingVolume)
       () =>
-        ctx.docker.createContainer({
-          name: id.container,
-          image: artifact.image,
-          labels: {
-            ...baseLabels,
-            [LABEL.artifactSha256]: artifactSha,
-            [LABEL.planSha256]: sha256,
-            [LABEL.generation]: id.generation,
-            [LABEL.operationId]: operationId,
-            [LABEL.actionIndex]: "0",
+        createOnExistingVolume(
+          ctx.docker,
+          {
+            name: id.container,
+            image: artifact.image,
+            labels: {
+              ...baseLabels,
+              [LABEL.artifactSha256]: artifactSha,
+              [LABEL.planSha256]: sha256,
+              [LABEL.generation]: id.generation,
+              [LABEL.operationId]: operationId,
+              [LABEL.actionIndex]: "0",
+            },
+            env: [
+              ...image.env,
+              `${RUNNER_ENV.planSha256}=${sha256}`,
+              `${RUNNER_ENV.generation}=${id.generation}`,
+            ],
+            network: artifact.network,
+            planHostPath: planPath,
+            planContainerPath: RUNNER_PATHS.plan,
+            volume: id.volume,
+            volumeContainerPath: RUNNER_PATHS.volume,
+            memoryBytes: RUNNER_EXECUTION.memoryBytes,
+            stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
           },
-          env: [
-            ...image.env,
-            `${RUNNER_ENV.planSha256}=${sha256}`,
-            `${RUNNER_ENV.generation}=${id.generation}`,
-          ],
-          network: artifact.network,
-          planHostPath: planPath,
-          planContainerPath: RUNNER_PATHS.plan,
-          volume: id.volume,
-          volumeContainerPath: RUNNER_PATHS.volume,
-          memoryBytes: RUNNER_EXECUTION.memoryBytes,
-          stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
-        }),
+          { [LABEL.volumeInstance]: id.volume_instance },
+          {
+            beforeUndo: () => ctx.store.verifyLock(),
+          },
+        ),
     );
     progress({
       kind: "created",
