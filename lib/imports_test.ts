@@ -4,6 +4,8 @@
  * the project's import map resolves, so a script outside the checkout imports `mod.ts` by URL
  * with no `--config`. The versions stay written once: each qualified specifier must be exactly
  * the one `deno.json`'s import map gives that package (`@ts-types` directives included).
+ * (`deno.json`'s lint turns off `no-import-prefix`, the rule that asks for the bare names this
+ * test refuses.)
  * @module
  */
 import assert from "node:assert/strict";
