@@ -131,7 +131,13 @@ function record(v: unknown): RunnerStopRecord | null {
 }
 
 /**
- * Read a runner's stop from its status file (format `sluice.runner-status`, version 1, 2 or 3,
+ * The runner status file versions this sluice reads (docs/runner.md): 2 added `stop`, 3 the
+ * offset vectors, 4 `client_id`; each keeps the fields a stop is read from.
+ */
+const STATUS_VERSIONS: readonly number[] = [1, 2, 3, 4];
+
+/**
+ * Read a runner's stop from its status file (format `sluice.runner-status`, version 1 to 4,
  * state FAILED or CLOSED) or from its last stdout line (`{"sluice_runner_exit": …}`). Returns
  * null when the value is neither, or describes no stop (e.g. a RUNNING status).
  * @example
@@ -148,7 +154,7 @@ export function parseRunnerStop(value: unknown): RunnerStop | null {
     exit = int(v.sluice_runner_exit);
     context = v.context;
   } else if (
-    v.format === "sluice.runner-status" && (v.version === 1 || v.version === 2 || v.version === 3)
+    v.format === "sluice.runner-status" && STATUS_VERSIONS.includes(v.version as number)
   ) {
     if (v.state !== "FAILED" && v.state !== "CLOSED") return null;
     exit = int(v.exit_code);

@@ -123,6 +123,30 @@ Deno.test("a stop without a record context is described from the table", () => {
   });
   assert.equal(v1?.reason, "IDENTITY_TOPIC_MISMATCH");
   assert.equal(v1?.record, null);
+  // a version-4 status file (client_id added) is read the same way
+  const v4 = parseRunnerStop({
+    format: "sluice.runner-status",
+    version: 4,
+    client_id: "sluice-op-0",
+    state: "FAILED",
+    exit_code: 14,
+    reason: "OFFSETS_MISSING",
+    detail: "x",
+    stop: { model: "m" },
+  });
+  assert.equal(v4?.reason, "OFFSETS_MISSING");
+  assert.equal(v4?.model, "m");
+  // a version this sluice does not know describes no stop it can read
+  assert.equal(
+    parseRunnerStop({
+      format: "sluice.runner-status",
+      version: 5,
+      state: "FAILED",
+      exit_code: 14,
+      reason: "OFFSETS_MISSING",
+    }),
+    null,
+  );
 });
 
 Deno.test("what is not a stop is null", () => {

@@ -86,7 +86,8 @@ public final class Main {
       LoggerFactory.getLogger(Main.class).info("identity gate passed in {} ms", (System.nanoTime() - gateStart) / 1_000_000);
       long closeMs = Long.parseLong(env.getOrDefault("SLUICE_CLOSE_TIMEOUT_MS", "20000"));
       String leaveMode = env.getOrDefault("SLUICE_LEAVE_MODE", "internal");
-      new Main.Run(plan, status, dataDir.resolve("streams"), Duration.ofMillis(closeMs), leaveMode).run(term);
+      String clientId = ClientId.of(env.get("SLUICE_GENERATION"));
+      new Main.Run(plan, status, dataDir.resolve("streams"), Duration.ofMillis(closeMs), leaveMode, clientId).run(term);
     } catch (RunnerExit e) {
       status.fail(e);
       exitWith(e);
@@ -114,10 +115,20 @@ public final class Main {
     return p;
   }
 
-  /** The Streams configuration for a plan (exported for tests and docs/runner.md). */
+  /** The Streams configuration for a plan without a generation (Kafka's default client ID). */
   public static Properties streamsProps(Plan plan, Path stateDir, String leaveMode) {
+    return streamsProps(plan, stateDir, leaveMode, null);
+  }
+
+  /**
+   * The Streams configuration for a plan (exported for tests and docs/runner.md); {@code clientId}
+   * ({@link ClientId#of}) names the group member after the runner's generation, null keeps Kafka's
+   * default.
+   */
+  public static Properties streamsProps(Plan plan, Path stateDir, String leaveMode, String clientId) {
     Properties p = new Properties();
     p.put(StreamsConfig.APPLICATION_ID_CONFIG, plan.applicationId());
+    if (clientId != null) p.put(StreamsConfig.CLIENT_ID_CONFIG, clientId);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, plan.bootstrapServers());
     p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
@@ -190,20 +201,22 @@ public final class Main {
     private final Path stateDir;
     private final Duration closeTimeout;
     private final String leaveMode;
+    private final String clientId;
     private final AtomicReference<RunnerExit> fatal = new AtomicReference<>();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CountDownLatch stopped = new CountDownLatch(1);
 
-    Run(Plan plan, StatusFile status, Path stateDir, Duration closeTimeout, String leaveMode) {
+    Run(Plan plan, StatusFile status, Path stateDir, Duration closeTimeout, String leaveMode, String clientId) {
       this.plan = plan;
       this.status = status;
       this.stateDir = stateDir;
       this.closeTimeout = closeTimeout;
       this.leaveMode = leaveMode;
+      this.clientId = clientId;
     }
 
     void run(TermHandler term) throws RunnerExit {
-      KafkaStreams streams = new KafkaStreams(SluiceTopology.build(plan), streamsProps(plan, stateDir, leaveMode));
+      KafkaStreams streams = new KafkaStreams(SluiceTopology.build(plan), streamsProps(plan, stateDir, leaveMode, clientId));
       streams.setUncaughtExceptionHandler(e -> {
         fatal.compareAndSet(null, classify(e));
         return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;

@@ -25,6 +25,10 @@ import java.util.TreeMap;
  * included); {@code previous_close}, the close vector of the run before this one, carried over
  * from the status file this run replaces when that run closed cleanly (or never reached RUNNING,
  * so consumed nothing, and carried one itself).
+ *
+ * <p>Version 4 adds {@code client_id}: the Kafka Streams client ID this run set from its generation
+ * ({@link ClientId#of}; null without a generation), so sluice can check that the group's member is
+ * this run's. A status file without the field was written by an older runner.
  */
 public final class StatusFile {
   private final Path path;
@@ -130,8 +134,9 @@ public final class StatusFile {
     if (state.equals("RUNNING")) runningAt = now;
     String json = Json.object(
         "format", "sluice.runner-status",
-        "version", 3,
+        "version", 4,
         "generation", generation,
+        "client_id", ClientId.of(generation),
         "plan_sha256", planSha256,
         "application_id", applicationId,
         "state", state,

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The offset vectors of the status file (version 3): what the runner found at its start, what
+ * The offset vectors of the status file (version 3 on): what the runner found at its start, what
  * the group held after its clean close, and the previous run's close carried into the next run.
  */
 class StatusFileTest {
@@ -43,7 +43,7 @@ class StatusFileTest {
     s.setStartOffsets(offsets(5, 12));
     s.write("RUNNING", null, null, null);
     Map<?, ?> running = read(f);
-    assertEquals("3", running.get("version").toString());
+    assertEquals("4", running.get("version").toString());
     assertEquals(Map.of("0", "5", "1", "12"), running.get("start_offsets"));
     assertSame(Json.NULL, running.get("close_offsets"));
     assertSame(Json.NULL, running.get("previous_close"));
