@@ -11,7 +11,8 @@
  *   (the plan's bootstrap is not an internal listener, or the broker is down) → 15
  *   `KAFKA_UNREACHABLE`; another cluster or topic ID → 12; an input partition without a
  *   committed offset → 14. Otherwise it writes `RUNNING` (generation from `SLUICE_GENERATION`,
- *   plan sha256 of the bytes read) and joins the group `application_id` as its one member.
+ *   plan sha256 of the bytes read) and joins the group `application_id` as its one member, its
+ *   client ID the generation's (`ClientId.java`).
  * - **Running**, it processes every record produced to the input topic at each step of the
  *   world, exactly once: strict decoding against the plan's schema, the predicate, the
  *   projection written to the output topic, the group's committed offsets following. A bad
@@ -40,6 +41,7 @@ import { evaluate } from "../../lib/expr/evaluate.ts";
 import type { Value } from "../../lib/expr/schema.ts";
 import type { MountedPlan } from "../../lib/protocol/mounted_plan.ts";
 import { parseMountedPlan } from "../../lib/protocol/mounted_plan.ts";
+import { runnerClientId } from "../../lib/validation/group_member.ts";
 import { isoAt } from "./clock.ts";
 import type { IdSource } from "./ids.ts";
 import { readContainerPath, writeContainerPath } from "./_files.ts";
@@ -89,8 +91,10 @@ function writeStatus(
   if (state === "RUNNING") p.running_at = isoAt(now);
   const doc = {
     format: "sluice.runner-status",
-    version: 3,
+    version: 4,
     generation: p.generation,
+    // the Streams client ID it set from its generation (StatusFile.java, version 4)
+    client_id: p.generation ? runnerClientId(p.generation) : null,
     plan_sha256: p.plan_sha256,
     application_id: p.application_id,
     state,
@@ -424,7 +428,12 @@ function verdict(w: World, c: FakeContainer, p: FakeProcess, now: number, ids: I
   if (stop) return fail(w, c, p, now, stop);
   const appId = plan.artifact.application_id;
   p.start_offsets = inputOffsets(w, appId, plan.artifact.input.topic);
-  const clientId = `${appId}-${ids.uuid()}-StreamThread-1-consumer`;
+  // Streams' process UUID; its default client ID (`<application.id>-<process UUID>`) is replaced
+  // by the generation's (ClientId.java) when the runner has one
+  const processId = ids.uuid();
+  const clientId = `${
+    p.generation ? runnerClientId(p.generation) : `${appId}-${processId}`
+  }-StreamThread-1-consumer`;
   const member = `${clientId}-${ids.uuid()}`;
   group(w, appId).members.push({
     member_id: member,

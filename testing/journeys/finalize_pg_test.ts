@@ -2,9 +2,11 @@
 // re-observes the ready candidate before committing serial + 1 once with one receipt; it
 // waits while the candidate is not running, or running but not ready as the ready boundary
 // defines it (RUNNING status of its generation and plan, one group member) — and a resume
-// finishes once it is ready again; a local finalization interrupted after its receipt is still
-// completed; a lost acknowledgement is unknown, and the next resume verifies the receipt
-// without a second increment.
+// finishes once it is ready again; the group's one member must be the candidate's own (by the
+// client ID its generation gives it; counted only for a runner of an older image, which declares
+// none); a local finalization interrupted after its receipt is completed only once the candidate
+// is ready (the same rule); a lost acknowledgement is unknown, and the next resume verifies the
+// receipt without a second increment.
 import assert from "node:assert/strict";
 import { onCrossing } from "../../lib/fault/site.ts";
 import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
@@ -65,10 +67,30 @@ function dropMembers(rc: ReplacementCase): FakeMember[] {
   });
 }
 
+/**
+ * The group's one member becomes a consumer that is not the candidate (its member replaced by an
+ * external one, as if the candidate had left and another process joined); returns the original.
+ */
+function foreignMember(rc: ReplacementCase): FakeMember[] {
+  return rc.cw.world.store.transact((w) => {
+    const g = w.kafka.groups[rc.cw.applicationId];
+    const gone = g.members;
+    g.members = [{
+      member_id: "external-consumer-5f8e8f8c-9a53-4a0e-8f0f-6c1d2b3a4e5f",
+      client_id: "external-consumer",
+      client_host: "/127.0.0.1",
+      group_instance_id: null,
+      container_id: null,
+      expires_ms: null,
+    }];
+    return gone;
+  });
+}
+
 /** The members come back (the candidate rejoins its group). */
 function restoreMembers(rc: ReplacementCase, members: FakeMember[]): void {
   rc.cw.world.store.transact((w) => {
-    w.kafka.groups[rc.cw.applicationId].members.push(...members);
+    w.kafka.groups[rc.cw.applicationId].members = members;
   });
 }
 
@@ -142,6 +164,50 @@ for (const backend of BACKENDS) {
     await assertResumeFinalizes(rc, first.operation_id);
   });
 
+  Deno.test(`[${backend}] finalization re-checks readiness: a group whose one member is not the candidate's is not committed`, async () => {
+    await using rc = await replacementCase(backend);
+    let own: FakeMember[] = [];
+    // the candidate runs and says RUNNING; the group has one member, but not the candidate's
+    const first = await executeThen(rc, () => own = foreignMember(rc));
+    assert.equal(own.length, 1);
+    await assertWaitsAtActionCompleted(rc, first);
+    assert.match(first.blockers[0].message, /one member \(client ID external-consumer\)/);
+    const diagnosed = await runnerStatus(rc.operation(first.operation_id));
+    assert.equal(diagnosed.next.step, "blocked", JSON.stringify(diagnosed.next));
+    assert.deepEqual(diagnosed.blockers.map((b) => b.code), ["BLOCKED_CANDIDATE_NOT_READY"]);
+    await assertWaitsAtActionCompleted(rc, await resumeReviewed(rc.operation(first.operation_id)));
+    // positive control: the candidate's own member is back
+    restoreMembers(rc, own);
+    await assertResumeFinalizes(rc, first.operation_id);
+  });
+
+  Deno.test(`[${backend}] a candidate of an older runner image (no client ID in its status) is finalized on the member count`, async () => {
+    await using rc = await replacementCase(backend);
+    let operationId = "";
+    // as a runner built before the client ID: Kafka's default client ID, no client_id declared
+    const first = await executeThen(rc, () => {
+      const members = rc.cw.world.store.transact((w) =>
+        w.kafka.groups[rc.cw.applicationId].members
+      );
+      assert.equal(members.length, 1);
+      operationId =
+        (members[0].client_id.match(/^sluice-(.+)-0-StreamThread-1-consumer$/) ?? [])[1];
+      assert.ok(operationId, members[0].client_id);
+      editStatus(rc, operationId, (s) => {
+        const { client_id: _, ...legacy } = s;
+        return { ...legacy, version: 3 };
+      });
+      rc.cw.world.store.transact((w) => {
+        const m = w.kafka.groups[rc.cw.applicationId].members[0];
+        m.client_id =
+          `${rc.cw.applicationId}-8d7f1c2e-3b4a-4c5d-9e6f-0a1b2c3d4e5f-StreamThread-1-consumer`;
+      });
+    });
+    assert.equal(first.operation_id, operationId);
+    assert.equal(first.committed, true, JSON.stringify(first));
+    assert.equal(first.serial, 2);
+  });
+
   Deno.test(`[${backend}] finalization re-checks readiness: a running candidate whose status is no longer RUNNING is not committed`, async () => {
     await using rc = await replacementCase(backend);
     const first = await executeWithFinalize(rc, "fail");
@@ -212,7 +278,7 @@ for (const backend of BACKENDS) {
   });
 
   if (backend === "local") {
-    Deno.test(`[${backend}] a finalization interrupted after its receipt is completed by resume even when the candidate is not ready`, async () => {
+    Deno.test(`[${backend}] a finalization interrupted after its receipt is completed by resume only once the candidate is ready`, async () => {
       await using rc = await replacementCase(backend);
       // the receipt (the first write of the local finalization) is durable, then the
       // invocation dies: only ownership and clear remain, decided by the receipt
@@ -234,8 +300,25 @@ for (const backend of BACKENDS) {
       const before = await rc.state();
       assert.equal(historyEvents(before).filter((e) => e.kind === "runner_completed").length, 1);
       assert.notEqual(before.control, null);
-      // the candidate is no longer ready; the commit is already recorded by the receipt
-      dropMembers(rc);
+      // the candidate is no longer ready: the retry verifies the ready candidate too (spec: "with
+      // the original plan, current project, exact receipt and ready candidate verified, retry
+      // clears control"), so it writes nothing and stays resumable
+      const gone = dropMembers(rc);
+      const mutations = rc.mutations().length;
+      const blocked = await resumeReviewed(rc.operation(first.operation_id));
+      assert.equal(blocked.committed, false, JSON.stringify(blocked));
+      assert.equal(blocked.outcome, "blocked");
+      assert.deepEqual(blocked.blockers.map((b) => b.code), ["BLOCKED_CANDIDATE_NOT_READY"]);
+      const unchanged = await rc.state();
+      assert.deepEqual(unchanged.control, before.control, "nothing written");
+      assert.deepEqual(unchanged.ownership, before.ownership, "nothing written");
+      assert.deepEqual(unchanged.history, before.history, "nothing written");
+      assert.equal(rc.mutations().length, mutations, "no provider call");
+      const diagnosed = await runnerStatus(rc.operation(first.operation_id));
+      assert.equal(diagnosed.next.step, "blocked", JSON.stringify(diagnosed.next));
+      assert.deepEqual(diagnosed.blockers.map((b) => b.code), ["BLOCKED_CANDIDATE_NOT_READY"]);
+      // ready again: the retry completes ownership and clear, with the one receipt
+      restoreMembers(rc, gone);
       const r = await resumeReviewed(rc.operation(first.operation_id));
       assert.equal(r.committed, true, JSON.stringify(r));
       assert.equal(r.serial, 2);
@@ -243,6 +326,7 @@ for (const backend of BACKENDS) {
       assert.equal(state.control, null);
       assert.equal(state.ownership?.serial, 2);
       assert.equal(historyEvents(state).filter((e) => e.kind === "runner_completed").length, 1);
+      assert.equal(rc.mutations().length, mutations, "no provider call");
     });
   }
 }

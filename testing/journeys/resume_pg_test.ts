@@ -1,12 +1,14 @@
 // resumeReviewed (state resume) on the fakes, on both state backends' real code: lost create
 // and remove responses resolved by observation, a started-then-closed candidate restarted only
 // under resume, an already completed operation verified without writing (by its candidate's exact
-// generation labels and mounted plan, never its name alone), an unknown operation.
+// generation labels and mounted plan, never its name alone, and by the ready boundary's rule: a
+// candidate whose group's one member is not its own is not verified), an unknown operation.
 import assert from "node:assert/strict";
 import { SluiceError } from "../../lib/errors.ts";
 import { executeReviewed } from "../../lib/runtime/replacement/execute.ts";
 import { resumeReviewed } from "../../lib/runtime/replacement/resume.ts";
 import { runnerStatus } from "../../lib/runtime/replacement/runner_status.ts";
+import type { FakeMember } from "../fakes/world.ts";
 import { checkpointNames, historyEvents, unseal } from "../sweep/reads.ts";
 import { BACKENDS, failingStore, replacementCase } from "./replacement_case.ts";
 
@@ -107,6 +109,52 @@ for (const backend of BACKENDS) {
       assert.deepEqual(after.ownership, before.ownership);
       assert.deepEqual(after.history, before.history);
       assert.equal(rc.mutations().length, mutations);
+    });
+  }
+
+  for (
+    const [label, edit] of [
+      ["its group lost its member", (members: FakeMember[]) => members.slice(0, 0)],
+      [
+        "its group's one member is not the candidate's",
+        (members: FakeMember[]) => members.map((m) => ({ ...m, client_id: "external-consumer" })),
+      ],
+    ] as const
+  ) {
+    Deno.test(`[${backend}] an already completed operation whose candidate is not ready (${label}) is BLOCKED_CANDIDATE_NOT_READY, nothing written; runner-status names it`, async () => {
+      await using rc = await replacementCase(backend);
+      const done = await executeReviewed(rc.options());
+      assert.equal(done.committed, true);
+      const before = await rc.state();
+      const mutations = rc.mutations().length;
+      const own = rc.cw.world.store.transact((w) => {
+        const g = w.kafka.groups[rc.cw.applicationId];
+        const was = g.members;
+        g.members = edit(was);
+        return was;
+      });
+      await assert.rejects(
+        resumeReviewed(rc.operation(done.operation_id)),
+        (e) => e instanceof SluiceError && e.code === "BLOCKED_CANDIDATE_NOT_READY",
+      );
+      const report = await runnerStatus(rc.operation(done.operation_id));
+      assert.equal(report.state, "completed");
+      assert.equal(report.next.step, "blocked", JSON.stringify(report.next));
+      assert.deepEqual(report.blockers.map((b) => b.code), ["BLOCKED_CANDIDATE_NOT_READY"]);
+      const after = await rc.state();
+      assert.deepEqual(after.ownership, before.ownership);
+      assert.deepEqual(after.history, before.history);
+      assert.equal(rc.mutations().length, mutations);
+      // positive control: the candidate's own member back, the operation verifies
+      rc.cw.world.store.transact((w) => {
+        w.kafka.groups[rc.cw.applicationId].members = own;
+      });
+      const ready = await runnerStatus(rc.operation(done.operation_id));
+      assert.equal(ready.next.step, "complete", JSON.stringify(ready.next));
+      assert.deepEqual(ready.blockers, []);
+      const r = await resumeReviewed(rc.operation(done.operation_id));
+      assert.equal(r.committed, true);
+      assert.match(r.reason ?? "", /already completed/);
     });
   }
 

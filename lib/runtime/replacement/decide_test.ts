@@ -12,6 +12,7 @@ import type { Checkpoint, RunnerAction } from "../../state/journal.ts";
 import type { Stage } from "../../protocol/replacement.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../../protocol/mounted_plan.ts";
 import type { ContainerEvidence, RunnerObservation } from "../../validation/observation.ts";
+import { runnerClientId } from "../../validation/group_member.ts";
 import { evidenceJson } from "../../validation/reviewed_evidence.ts";
 import { expectCandidate } from "./candidate.ts";
 import { decide } from "./decide.ts";
@@ -527,6 +528,43 @@ Deno.test("replacement_created: a ready candidate with one member records action
     obs({ containers: [ready], committed: { "0": "9", "1": "5", "2": "6" } }),
   );
   assert.equal(s.kind === "record" && s.checkpoint.name, "action_completed");
+});
+
+Deno.test("replacement_created: the one member must be the candidate's own by its generation's client ID; an older runner declaring none is counted only", () => {
+  const running = (client_id?: string | null) =>
+    candidate({
+      status: "running",
+      running: true,
+      everStarted: true,
+      runnerStatus: {
+        state: "RUNNING",
+        generation: CAND.generation,
+        plan_sha256: CAND.planSha256,
+        ...(client_id === undefined ? {} : { client_id }),
+      },
+    });
+  const withMember = (c: ContainerEvidence, clientId: string) => {
+    const o = obs({ containers: [c], committed: { "0": "9", "1": "5", "2": "6" } });
+    o.kafka.group.members = [{ ...o.kafka.group.members[0], clientId }];
+    return step("replacement_created", o);
+  };
+  const own = `${runnerClientId(CAND.generation)}-StreamThread-1-consumer`;
+  const declared = running(runnerClientId(CAND.generation));
+  // positive control: the candidate's own member
+  const ready = withMember(declared, own);
+  assert.equal(ready.kind === "record" && ready.checkpoint.name, "action_completed");
+  // one member, but another generation's runner or a consumer of none: waited for
+  const other = `${runnerClientId(`${OP}/1`)}-StreamThread-1-consumer`;
+  for (const foreign of [other, "external-consumer"]) {
+    const s = withMember(declared, foreign);
+    assert.equal(s.kind, "wait", foreign);
+    assert.match(s.kind === "wait" ? s.reason : "", /is not the runner's/);
+  }
+  // a status declaring another generation's client ID is not this candidate's readiness
+  assert.equal(withMember(running(runnerClientId(`${OP}/1`)), own).kind, "wait");
+  // an older runner image declares no client ID: its one member is counted, not identified
+  const legacy = withMember(running(), "sluice-orders-eligible_orders-x-StreamThread-1-consumer");
+  assert.equal(legacy.kind === "record" && legacy.checkpoint.name, "action_completed");
 });
 
 Deno.test("replacement_created: a running candidate not yet RUNNING is waited for", () => {

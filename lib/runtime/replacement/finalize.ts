@@ -4,7 +4,9 @@
  * {@link finalizeOperation} re-observes the exact ready candidate (the table's last row) and
  * crosses the finalization write: desired ownership committed (serial + 1), completion receipt,
  * control cleared. A missing acknowledgement reports `committed: null` with the last
- * acknowledged boundary; it never invents a newer one.
+ * acknowledged boundary; it never invents a newer one. {@link readyCandidate} is the one "exact
+ * ready candidate" check: before the commit, on its retry after a local receipt, and when an
+ * already completed operation is verified (`state resume`, `state runner-status`).
  *
  * @example
  * ```ts
@@ -15,8 +17,8 @@
  */
 import { EXIT, exitCodeFor, SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
-import { findReceipt } from "../../state/engine.ts";
-import type { Checkpoint } from "../../state/journal.ts";
+import type { CompletionReceipt } from "../../state/history.ts";
+import { type Checkpoint, openControl, type OperatorDecision } from "../../state/journal.ts";
 import type { StateSnapshot } from "../../state/store.ts";
 import { rowsAt, type Stage } from "../../protocol/replacement.ts";
 import { type Blocker, blocker } from "../../validation/blocker.ts";
@@ -24,7 +26,7 @@ import type { RunnerObservation } from "../../validation/observation.ts";
 import { verifyReviewedRuntime } from "../../validation/reviewed_runtime.ts";
 import { observeRunner } from "../observer.ts";
 import { type CandidateExpectation, candidateTarget } from "./candidate.ts";
-import { decide, stageOf } from "./decide.ts";
+import { decide, stageOf, type Step } from "./decide.ts";
 import { checkpointsOf, decisionsOf, drive, type DriveOutcome } from "./drive.ts";
 import { GUARDS } from "./guards.ts";
 import { controlOf, type ReviewedOperation } from "./operation.ts";
@@ -110,10 +112,11 @@ export async function driveThenFinalize(
  * The table's last row: re-observe the exact ready candidate, then cross the finalization
  * write. A candidate that is not running and ready leaves the operation as it is.
  *
- * Until the commit is durable (no receipt of this operation archived yet), "ready" is the ready
- * boundary's own rule ({@link notReadyNow}) on this fresh observation. Once a local finalization
- * archived its receipt, the commit is decided and only its remaining local writes (ownership,
- * clear) are completed: readiness is not asked again.
+ * "Ready" is the ready boundary's own rule ({@link readyCandidate}) on this fresh observation,
+ * also when a local finalization already archived its receipt and only its ownership and clear
+ * remain (spec: "With the original plan, current project, exact receipt and ready candidate
+ * verified, retry clears control"): not ready, nothing is written and `state resume` finishes
+ * once it is.
  *
  * @example
  * ```ts
@@ -127,34 +130,11 @@ export async function finalizeOperation(
   snap: StateSnapshot,
   options: { resuming: boolean },
 ): Promise<ReplacementResult> {
-  const { project: p, reviewed: r } = op;
+  const { project: p } = op;
   const candidate = op.candidate(base.operation_id);
   const obs = await observeRunner(p, candidateTarget(candidate));
-  const checkpoints = checkpointsOf(snap);
-  const check = decide({
-    stage: stageOf(checkpoints, candidate.actionIndex),
-    checkpoints,
-    action: r.action,
-    candidate,
-    obs,
-    memory: { termRequested: true, startRequested: true },
-    resuming: options.resuming,
-    decisions: decisionsOf(snap),
-  });
-  // the receipt is the commit (local order: receipt, ownership, clear; PostgreSQL: one
-  // transaction, so never a receipt beside a pending control)
-  const committed = findReceipt(snap.history.events, base.operation_id) !== null;
-  let blockers: Blocker[];
-  if (check.kind === "blocked") blockers = check.blockers;
-  else if (check.kind !== "complete") blockers = [notRunning(r.action.model)];
-  else if (!committed) blockers = notReadyNow(op, candidate, obs, checkpoints, snap);
-  else {
-    // the commit is durable and only its remaining local writes are left: the ready boundary's
-    // rule is not asked again (the running container by its name is all this path checks)
-    const running = obs.containers.some((c) => c.name === candidate.name && c.running);
-    blockers = running ? [] : [notRunning(r.action.model)];
-  }
-  if (check.kind !== "complete" || blockers.length > 0) {
+  const { step, blockers } = readyCandidate(op, candidate, obs, journalOf(snap), options);
+  if (step.kind !== "complete" || blockers.length > 0) {
     return notCommitted(base, {
       committed: false,
       outcome: "blocked",
@@ -163,7 +143,7 @@ export async function finalizeOperation(
     });
   }
   try {
-    const f = await atSite(check.row.site, () => p.store.finalizeCompletedRunner(snap));
+    const f = await atSite(step.row.site, () => p.store.finalizeCompletedRunner(snap));
     return {
       ...base,
       committed: true,
@@ -188,15 +168,84 @@ export async function finalizeOperation(
   }
 }
 
-/** The candidate is not (or no longer) ready: finalization waits for a later `state resume`. */
+/**
+ * The candidate is not (or no longer) ready: finalization waits for a later `state resume`, and
+ * a completed operation is not verified.
+ */
 function notRunning(model: string, detail?: string, evidence?: Record<string, unknown>): Blocker {
   return blocker(
     "BLOCKED_CANDIDATE_NOT_READY",
     `the completed candidate is not running and ready${
       detail ? ` (${detail})` : ""
-    }; finalization waits`,
+    }; finalization waits, and a completed operation is not verified`,
     { model, evidence },
   );
+}
+
+/** What the ready check reads of an operation's journal. */
+export interface OperationJournal {
+  /** Its durable checkpoints, in order. */
+  checkpoints: Checkpoint[];
+  /** The operator's recorded decisions (they move the clean-close vector). */
+  decisions: OperatorDecision[];
+}
+
+/**
+ * The journal of a pending operation (the snapshot's control), or of a completed one (its
+ * receipt's frozen terminal control).
+ *
+ * @example
+ * ```ts
+ * import { journalOf } from "./finalize.ts";
+ * // journalOf(snapshot) or journalOf(receipt)
+ * ```
+ */
+export function journalOf(from: StateSnapshot | CompletionReceipt): OperationJournal {
+  if ("kind" in from && from.kind === "runner_completed") {
+    const terminal = openControl(from.terminal_control);
+    return { checkpoints: terminal.checkpoints, decisions: terminal.decisions };
+  }
+  const snap = from as StateSnapshot;
+  return { checkpoints: checkpointsOf(snap), decisions: decisionsOf(snap) };
+}
+
+/**
+ * The exact ready candidate, on a fresh observation (spec: "The coordinator must first
+ * re-observe the exact ready candidate"; "verify an already-cleared operation from its exact
+ * receipt and ready candidate"): the table at the journal's stage (the invariants of every stage,
+ * the action recorded completed with success), then the ready boundary's own guard
+ * ({@link notReadyNow}). One rule for finalization, its retry after a local receipt, the
+ * verification of an already completed operation and `state runner-status`. `step` is the
+ * finalization row's (`complete`) when the table allows it; `blockers` is empty only when the
+ * candidate is ready.
+ *
+ * @example
+ * ```ts
+ * import { readyCandidate, journalOf } from "./finalize.ts";
+ * // const { step, blockers } = readyCandidate(op, candidate, obs, journalOf(snap), { resuming });
+ * ```
+ */
+export function readyCandidate(
+  op: ReviewedOperation,
+  candidate: CandidateExpectation,
+  obs: RunnerObservation,
+  journal: OperationJournal,
+  options: { resuming: boolean },
+): { step: Step; blockers: Blocker[] } {
+  const action = op.reviewed.action;
+  const step = decide({
+    stage: stageOf(journal.checkpoints, candidate.actionIndex),
+    checkpoints: journal.checkpoints,
+    action,
+    candidate,
+    obs,
+    memory: { termRequested: true, startRequested: true },
+    resuming: options.resuming,
+    decisions: journal.decisions,
+  });
+  if (step.kind === "blocked") return { step, blockers: step.blockers };
+  if (step.kind !== "complete") return { step, blockers: [notRunning(action.model)] };
+  return { step, blockers: notReadyNow(op, candidate, obs, journal) };
 }
 
 /** The ready boundary: the table's row that records action_completed (guard `candidateReady`). */
@@ -211,30 +260,30 @@ const READY_ROW = (() => {
  * own guard (spec: "fresh desired-plan running status, one group member, unchanged identities
  * and monotonic progress"): its blockers as the driver gives them there (the recorded candidate
  * missing or not exact, committed offsets below the clean close). Where the driver would wait
- * (not RUNNING for this generation and plan, not exactly one group member) or the candidate no
- * longer runs, finalization does not wait: BLOCKED_CANDIDATE_NOT_READY, and `state resume`
- * finalizes once it is ready. `state runner-status` reports the same before naming finalization
- * as the next step.
+ * (not RUNNING for this generation and plan, not exactly one group member, or the one member not
+ * the candidate's) or the candidate no longer runs, finalization does not wait:
+ * BLOCKED_CANDIDATE_NOT_READY, and `state resume` finalizes once it is ready. Callers reach it
+ * through {@link readyCandidate}, after the invariants of every stage held.
  *
  * @example
  * ```ts
  * import { notReadyNow } from "./finalize.ts";
- * // if (notReadyNow(op, candidate, obs, checkpoints, snap).length === 0) { ... finalize ... }
+ * // if (notReadyNow(op, candidate, obs, journalOf(snap)).length === 0) { ... finalize ... }
  * ```
  */
 export function notReadyNow(
   op: ReviewedOperation,
   candidate: CandidateExpectation,
   obs: RunnerObservation,
-  checkpoints: Checkpoint[],
-  snap: StateSnapshot,
+  journal: OperationJournal,
 ): Blocker[] {
   const model = op.reviewed.action.model;
-  // the every-stage invariants already held (decide above); this splits old and candidate
+  // the every-stage invariants already held (decide, in readyCandidate); this splits old and
+  // candidate
   const rt = verifyReviewedRuntime(obs, candidate.evidence, candidate, model);
   const verdict = GUARDS[READY_ROW.guard]({
     stage: READY_ROW.stage,
-    checkpoints,
+    checkpoints: journal.checkpoints,
     action: op.reviewed.action,
     candidate,
     obs,
@@ -242,7 +291,7 @@ export function notReadyNow(
     cand: rt.cand,
     memory: { termRequested: true, startRequested: true },
     resuming: false,
-    decisions: decisionsOf(snap),
+    decisions: journal.decisions,
   });
   switch (verdict.kind) {
     case "go":
@@ -259,9 +308,18 @@ export function notReadyNow(
         container: rt.cand?.id ?? null,
         running: rt.cand?.running ?? false,
         status: status
-          ? { state: status.state, generation: status.generation, plan: status.plan_sha256 }
+          ? {
+            state: status.state,
+            generation: status.generation,
+            plan: status.plan_sha256,
+            client_id: status.client_id ?? null,
+          }
           : null,
-        group: { state: obs.kafka.group.state, members: obs.kafka.group.members.length },
+        group: {
+          state: obs.kafka.group.state,
+          members: obs.kafka.group.members.length,
+          client_ids: obs.kafka.group.members.map((m) => m.clientId),
+        },
       })];
     }
   }

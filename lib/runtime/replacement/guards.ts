@@ -29,6 +29,7 @@ import type {
 import type { GuardName, Stage } from "../../protocol/replacement.ts";
 import { type Blocker, blocker } from "../../validation/blocker.ts";
 import type { ContainerEvidence, RunnerObservation } from "../../validation/observation.ts";
+import { notTheRunnerAlone } from "../../validation/group_member.ts";
 import { checkCandidateInputs } from "../../validation/reviewed_runtime.ts";
 import { checkGeneration } from "../../validation/runner_checks.ts";
 import { notACleanClose, runnerStopOf } from "../../validation/runner_stop.ts";
@@ -433,7 +434,13 @@ export const GUARDS: Record<GuardName, Guard> = {
     return v.memory.startRequested ? wait("candidate starting") : go({ containerId: cand.id });
   },
 
-  /** Candidate ready → fresh desired-plan RUNNING status, one member, monotonic progress. */
+  /**
+   * Candidate ready → fresh desired-plan RUNNING status, one member — the candidate's own, by
+   * the client ID its generation gives it (count only for a runner of an older image, which
+   * declares none: `notTheRunnerAlone`) — and monotonic progress. The same guard decides the
+   * ready boundary, finalization and the verification of a completed operation
+   * (`finalize.ts` `notReadyNow`).
+   */
   candidateReady(v) {
     const cand = recordedCandidate(v);
     if (isVerdict(cand)) return cand;
@@ -441,9 +448,14 @@ export const GUARDS: Record<GuardName, Guard> = {
     const p = atLeastCleanClose(v);
     if (p.length > 0) return blocked(p);
     const s = cand.runnerStatus;
-    const ready = s?.state === "RUNNING" && s.generation === v.candidate.generation &&
-      s.plan_sha256 === v.candidate.planSha256 && v.obs.kafka.group.members.length === 1;
-    if (!ready) return wait("candidate not yet RUNNING with one group member");
+    if (
+      s?.state !== "RUNNING" || s.generation !== v.candidate.generation ||
+      s.plan_sha256 !== v.candidate.planSha256
+    ) {
+      return wait("candidate not yet RUNNING for this generation and plan");
+    }
+    const member = notTheRunnerAlone(v.obs.kafka.group.members, s, v.candidate.generation);
+    if (member) return wait(`candidate RUNNING, but ${member}`);
     return go({ checkpoint: { name: "action_completed", outcome: "success", detail: null } });
   },
 

@@ -1,10 +1,11 @@
 /**
  * `state resume --plan FILE --operation-id UUID`: continue the same operation under a new lock
  * (spec, "Resume is not read-only recovery"). An operation already completed is verified from
- * its receipt and the running candidate (no redeploy, audit append or serial increment). A
- * pending one is checked against the same plan and current project. A receipt beside the
- * pending control (a local finalize killed after its receipt or ownership write) only completes
- * the finalization, with no runtime writes. Otherwise the fresh evidence must authorize a step
+ * its receipt and the ready candidate, by the ready boundary's own rule (no redeploy, audit
+ * append or serial increment). A pending one is checked against the same plan and current
+ * project. A receipt beside the pending control (a local finalize killed after its receipt or
+ * ownership write) only completes the finalization, with no runtime writes, once the candidate
+ * is ready. Otherwise the fresh evidence must authorize a step
  * before anything is written (a blocked resume records nothing and spends no authorization);
  * then an in-progress control first gets its interruption recorded; an action recorded completed
  * only finalizes; otherwise the resume is authorized (reusing an exact prewritten authorization,
@@ -19,7 +20,6 @@
  * ```
  * @module
  */
-import { SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
 import { currentContext, verifyPlanCurrent } from "../../plan/plan_file.ts";
 import { OPERATION_WRITES } from "../../protocol/replacement.ts";
@@ -28,13 +28,12 @@ import type { RunnerObservation } from "../../validation/observation.ts";
 import type { Stage } from "../../protocol/replacement.ts";
 import { isoNow } from "../deps.ts";
 import { blockerError } from "../../validation/blocker.ts";
-import { checkCandidateInputs, isCandidateOf } from "../../validation/reviewed_runtime.ts";
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
 import { startupFailureEvidence } from "./guards.ts";
 import { checkpointsOf, decisionsOf } from "./drive.ts";
-import { driveThenFinalize, finalizeOperation } from "./finalize.ts";
+import { driveThenFinalize, finalizeOperation, journalOf, readyCandidate } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import { openOperation, operationOfPlan, type OperationOptions } from "./operation.ts";
 import { lostWrite, notCommitted, type ReplacementResult } from "./result.ts";
@@ -63,32 +62,28 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
   // reporting it (a consumer keys events by run and type, so a repeated COMPLETE is harmless)
   const lineage = lineageFor(op, operationId);
   if (rec.kind === "completed") {
-    // an already completed operation is verified from its receipt and the live candidate:
-    // no redeploy, no audit append, no serial increment
-    // the candidate by its exact generation labels, mounted plan and inputs — a container that
-    // only has its name is not it (spec: "a name or image label alone is insufficient")
+    // an already completed operation is verified from its exact receipt and its ready candidate
+    // (spec: "verify an already-cleared operation from its exact receipt and ready candidate"):
+    // the ready boundary's own rule on a fresh observation, the journal frozen in the receipt —
+    // the candidate by its exact generation labels and mounted inputs (a name alone is not it),
+    // RUNNING for its generation and plan, the group's one member its own. No redeploy, no audit
+    // append, no serial increment; not ready, nothing is written either
     const obs = await observeRunner(p, candidateTarget(candidate));
-    const live = obs.containers.find((x) => isCandidateOf(x, candidate));
-    const wrong = live ? checkCandidateInputs(live, candidate, r.action.model) : [];
-    if (wrong.length > 0) throw blockerError(wrong);
-    if (!live?.running) {
-      const impostor = obs.containers.find((x) => x.name === candidate.name && x !== live);
-      throw new SluiceError(
-        impostor ? "BLOCKED_FOREIGN_GENERATION" : "BLOCKED_CANDIDATE_NOT_READY",
-        impostor
-          ? `operation ${operationId} completed, but container ${
-            impostor.id.slice(0, 12)
-          } named ${candidate.name} does not carry its candidate's generation labels`
-          : `operation ${operationId} completed, but its candidate is not running now`,
-      );
-    }
+    const { blockers } = readyCandidate(
+      op,
+      candidate,
+      obs,
+      journalOf(rec.receipt.receipt),
+      { resuming: true },
+    );
+    if (blockers.length > 0) throw blockerError(blockers);
     return await lineage.finish({
       ...base,
       committed: true,
       outcome: "completed",
       last_boundary: "finalized",
       blockers: [],
-      reason: "already completed (verified from the receipt and the running candidate)",
+      reason: "already completed (verified from the receipt and the ready candidate)",
       serial: snap.ownership?.document.serial ?? null,
       receipt: rec.receipt.receipt,
       lineage_warnings: [],

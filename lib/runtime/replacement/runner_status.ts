@@ -1,7 +1,9 @@
 /**
  * `state runner-status --plan FILE --operation-id UUID`: under the operation lock, validate
  * storage and audit, observe read-only, and report the next proven boundary — the step the
- * boundary table's row would authorize, and that row as the spec words it. It grants nothing.
+ * boundary table's row would authorize, and that row as the spec words it. A completed operation
+ * is reported from its receipt and checked as `state resume` verifies it (its candidate ready by
+ * the ready boundary's rule, else that blocker). It grants nothing.
  *
  * @example
  * ```ts
@@ -14,7 +16,7 @@
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide, describeRow, describeStep, stageOf, type Step } from "./decide.ts";
-import { notReadyNow } from "./finalize.ts";
+import { journalOf, notReadyNow, readyCandidate } from "./finalize.ts";
 import { checkpointsOf, decisionsOf } from "./drive.ts";
 import { openOperation, operationOfPlan, type OperationOptions } from "./operation.ts";
 import type { RunnerStatusReport } from "./result.ts";
@@ -40,13 +42,35 @@ export async function runnerStatus(options: OperationOptions): Promise<RunnerSta
   const candidate = op.candidate(options.operationId);
   const obs = await observeRunner(p, candidateTarget(candidate));
   if (rec.kind === "completed") {
+    // completed by its receipt, and verified as `state resume` verifies it: the ready boundary's
+    // own rule on this observation, the journal frozen in the receipt; not ready, that blocker
+    const { step, blockers } = readyCandidate(
+      op,
+      candidate,
+      obs,
+      journalOf(rec.receipt.receipt),
+      { resuming: true },
+    );
+    const next = blockers.length === 0
+      ? {
+        step: "complete" as const,
+        detail: "completed; nothing to do",
+        row: null,
+        table_row: null,
+      }
+      : {
+        step: "blocked" as const,
+        detail: describeStep({ kind: "blocked", row: step.row, blockers }),
+        row: step.row?.id ?? null,
+        table_row: step.row ? describeRow(step.row) : null,
+      };
     return {
       operation_id: options.operationId,
       state: "completed",
       last_boundary: "finalized",
       checkpoints: [],
-      next: { step: "complete", detail: "completed; nothing to do", row: null, table_row: null },
-      blockers: [],
+      next,
+      blockers,
       incidents: 0,
       resumes: 0,
       observation: obs,
@@ -68,7 +92,7 @@ export async function runnerStatus(options: OperationOptions): Promise<RunnerSta
   });
   // finalization re-observes the ready candidate first: not ready, it is not the next step
   const notReady = decided.kind === "complete"
-    ? notReadyNow(op, candidate, obs, checkpoints, snap)
+    ? notReadyNow(op, candidate, obs, journalOf(snap))
     : [];
   const step: Step = notReady.length > 0
     ? { kind: "blocked", row: decided.row, blockers: notReady }
