@@ -25,7 +25,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GenericContainer, Wait } from "testcontainers";
+import { GenericContainer, Wait } from "npm:testcontainers@12.2.0";
 import { docker, dockerCli } from "./docker.ts";
 import { CONNECT_IMAGE } from "./images.ts";
 

@@ -4,7 +4,8 @@
  * `lib/providers/docker`.
  * @module
  */
-import Docker from "dockerode";
+// @ts-types="npm:@types/dockerode@4.0.2"
+import Docker from "npm:dockerode@5.0.1";
 
 let client: Docker | undefined;
 

@@ -20,9 +20,11 @@
 import process from "node:process";
 import { dirname } from "node:path";
 import { randomBytes } from "node:crypto";
-import { GenericContainer, Wait } from "testcontainers";
+import { GenericContainer, Wait } from "npm:testcontainers@12.2.0";
 import { docker, dockerCli, removeLabelled } from "./docker.ts";
 import { KAFKA_IMAGE } from "./images.ts";
+// imported as text so that the harness also works imported by URL (testing.ts)
+import SERVER_PROPERTIES from "../images/kafka/server.properties" with { type: "text" };
 import { removeConnectData, startConnectWorker } from "./connect.ts";
 import type { ConnectDescriptor } from "./connect.ts";
 import {
@@ -109,9 +111,7 @@ export interface StartEnvOptions {
 export async function brokerServerProperties(
   overrides: Record<string, string | null>,
 ): Promise<string> {
-  const base = await Deno.readTextFile(
-    new URL("../images/kafka/server.properties", import.meta.url),
-  );
+  const base = SERVER_PROPERTIES;
   const keys = Object.keys(overrides);
   const kept = base.split("\n").filter((line) => !keys.some((k) => line.startsWith(`${k}=`)));
   const set = Object.entries(overrides).flatMap(([k, v]) => v === null ? [] : [`${k}=${v}`]);

@@ -55,6 +55,7 @@ function problemsOf(
   file: string,
   specs: Specifier[],
   importMap: Record<string, string>,
+  roots: readonly string[] = [LIB],
 ): string[] {
   const problems: string[] = [];
   const where = (s: Specifier) => `${relative(ROOT, file)}:${s.line} "${s.spec}"`;
@@ -62,8 +63,12 @@ function problemsOf(
     if (s.spec.startsWith("./") || s.spec.startsWith("../")) {
       const target = normalize(join(dirname(file), s.spec));
       const code = /\.(ts|js|mjs|tsx|jsx)$/.test(target);
-      if (code && relative(LIB, target).startsWith("..")) {
-        problems.push(`${where(s)}: imports a module outside lib/`);
+      if (code && roots.every((root) => relative(root, target).startsWith(".."))) {
+        problems.push(
+          `${where(s)}: imports a module outside ${
+            roots.map((r) => `${relative(ROOT, r)}/`).join(", ")
+          }`,
+        );
       }
     } else if (s.spec.startsWith("node:")) {
       continue;
@@ -110,6 +115,34 @@ Deno.test("mod.ts and lib/ import npm packages qualified, at deno.json's version
   for (const name of ["pg", "@types/pg", "dockerode", "@types/dockerode", "yaml"]) {
     assert.ok(packages.has(name), `${name} not found among ${[...packages].join(", ")}`);
   }
+  assert.deepEqual(problems, []);
+});
+
+Deno.test("testing.ts and the harness modules it reaches import npm packages qualified too", async () => {
+  const map = await importMap();
+  const problems: string[] = [];
+  const HARNESS = join(ROOT, "harness");
+  const seen = new Set<string>();
+  const queue = [join(ROOT, "testing.ts")];
+  const packages = new Set<string>();
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const specs = specifiersOf(await Deno.readTextFile(file));
+    problems.push(...problemsOf(file, specs, map, [HARNESS, LIB]));
+    for (const s of specs) {
+      const pkg = npmPackageOf(s.spec);
+      if (pkg) packages.add(pkg.name);
+      if (!s.spec.startsWith(".")) continue;
+      const target = normalize(join(dirname(file), s.spec));
+      // lib/ is the test above's; a harness module's own imports are read here
+      if (!relative(HARNESS, target).startsWith("..") && target.endsWith(".ts")) queue.push(target);
+    }
+  }
+  // positive controls: the walk reached the broker's builder and its container library
+  assert.ok(seen.has(join(HARNESS, "env.ts")), [...seen].join(", "));
+  assert.ok(packages.has("testcontainers"), [...packages].join(", "));
   assert.deepEqual(problems, []);
 });
 

@@ -10,6 +10,7 @@
 // same application ID and volume instance, offsets only forward.
 import assert from "node:assert/strict";
 import { dirname, join, normalize } from "node:path";
+import { deno, scratchDir } from "./scratch.ts";
 import { sharedEnv } from "../harness/env.ts";
 import { INSTALL_PERMISSIONS } from "../harness/install.ts";
 import { committedOffsets, produce } from "../harness/kafka.ts";
@@ -24,8 +25,6 @@ import {
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const ROOT = new URL("..", import.meta.url).pathname;
-/** A script run, killed if it outlives this (a journey takes a minute or two). */
-const SCRIPT_LIMIT_MS = 10 * 60_000;
 
 /**
  * A user's script: the SDK's documented calls (README), nothing from the checkout but `mod.ts`
@@ -92,41 +91,6 @@ function serveCheckout(): { base: string; requested: Set<string> } & AsyncDispos
     requested,
     [Symbol.asyncDispose]: () => server.shutdown(),
   };
-}
-
-/** A scratch directory no Deno or npm configuration applies to (none in it or above it). */
-async function scratchDir(): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "sluice-import-" });
-  assert.ok(!dir.startsWith(ROOT), `${dir} is inside the checkout`);
-  for (let d = dir;; d = dirname(d)) {
-    for (const name of ["deno.json", "deno.jsonc", "package.json"]) {
-      const found = await Deno.stat(join(d, name)).then(() => true, () => false);
-      assert.ok(!found, `${join(d, name)} would configure the scratch directory`);
-    }
-    if (dirname(d) === d) break;
-  }
-  return dir;
-}
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-  all: string;
-}
-
-/** `deno <args>` in `cwd`, as a user runs it: no --config, killed past the limit. */
-async function deno(args: string[], cwd: string): Promise<Ran> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(SCRIPT_LIMIT_MS),
-  }).output();
-  const dec = new TextDecoder();
-  const r = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-  return { ...r, all: `exit ${r.code}\n${r.stdout}\n${r.stderr}` };
 }
 
 /** What the starter's runner emits for `os` (its projection), in key order. */
