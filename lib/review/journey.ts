@@ -123,6 +123,9 @@ export async function planReview(options: PlanReviewOptions = {}): Promise<PlanR
       notes: [
         ...compared.notes,
         ...review.notes.filter((n) => !compared.notes.includes(n)),
+        ...(plan.blockers.some((b) => b.code === "BLOCKED_OFFLINE_REPLACEMENT")
+          ? [offlineGateNote(options.base)]
+          : []),
         ...review.changes.filter((c) => inGit.has(c.model)).map((c) =>
           `From deployment state, this plan's action for ${c.model} is: ${
             c.kind === "create" ? "create the runner" : c.kind.replace("_", " ")
@@ -141,6 +144,18 @@ export async function planReview(options: PlanReviewOptions = {}): Promise<PlanR
     review,
     previews,
   };
+}
+
+/**
+ * What `plan --base` says when its offline plan blocks a reviewable predicate change: the offline
+ * gate a pull request wants is `diff`, which reviews the change without planning it.
+ */
+function offlineGateNote(base: string): string {
+  return `A predicate replacement is planned only online, so this offline plan blocks it ` +
+    `(BLOCKED_OFFLINE_REPLACEMENT). For an offline gate on a pull request, review the change ` +
+    `with 'sluice diff --base ${base}' (it exits 0 and reports each change as reviewable or ` +
+    `blocked: gate on its summary.blocked); plan it online with 'sluice plan --out FILE' where ` +
+    `the runner is observed.`;
 }
 
 /**
