@@ -44,13 +44,25 @@ export function printResult(
   }
 }
 
+/**
+ * A command that failed with a result to show beside its error (a blocked plan and its review):
+ * the envelope's `data` holds the result, `errors` the failure.
+ */
+export class FailureWithResult extends Error {
+  constructor(readonly failure: SluiceError, readonly data: unknown) {
+    super(failure.message);
+  }
+}
+
 /** Print a failure and return the documented exit status for it. */
-export function printFailure(format: OutputFormat, command: string, error: unknown): number {
+export function printFailure(format: OutputFormat, command: string, thrown: unknown): number {
+  const data = thrown instanceof FailureWithResult ? thrown.data : null;
+  const error = thrown instanceof FailureWithResult ? thrown.failure : thrown;
   const err = error instanceof SluiceError
     ? error.toJSON()
     : { code: "INTERNAL", message: error instanceof Error ? error.message : String(error) };
   if (format === "json") {
-    const env: Envelope = { ok: false, command, data: null, errors: [err] };
+    const env: Envelope = { ok: false, command, data, errors: [err] };
     console.log(redactText(JSON.stringify(env, null, 2)));
   } else {
     console.error(redactText(`error[${err.code}]: ${err.message}`));

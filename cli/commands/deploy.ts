@@ -16,7 +16,7 @@ import {
 import type { ApplyResult, ProjectObservation, ProjectStatus, RuntimeDeps } from "../../mod.ts";
 import { formatOption, reviewRenderer } from "./review.ts";
 import { reportReplacement } from "./replacement.ts";
-import { outputFormat, printResult } from "../output.ts";
+import { FailureWithResult, outputFormat, printResult } from "../output.ts";
 import { openCommandProject } from "./_options.ts";
 
 interface Common {
@@ -89,20 +89,28 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       if (blockers.length > 0) {
         // a blocked plan is never written: apply could only refuse it, and an older file of the
         // same name is left as it was (text: the review, then the error line; json: one failure
-        // envelope with the blockers)
+        // envelope whose data is the plan and its review, its errors the blockers)
         if (format === "text") console.log(redactText(render(result.review)));
-        throw new SluiceError(
-          blockers[0].code,
-          `the plan is blocked (${blockers.length} blocker${blockers.length === 1 ? "" : "s"}): ${
-            blockers[0].message
-          }${opts.out ? `; it was not written to ${opts.out}` : ""}`,
-          {
-            evidence: {
-              blockers: redactForDisplay(blockers),
-              plan_sha256: result.sha256,
-              file: null,
-              review: result.review,
+        throw new FailureWithResult(
+          new SluiceError(
+            blockers[0].code,
+            `the plan is blocked (${blockers.length} blocker${blockers.length === 1 ? "" : "s"}): ${
+              blockers[0].message
+            }${opts.out ? `; it was not written to ${opts.out}` : ""}`,
+            {
+              evidence: {
+                blockers: redactForDisplay(blockers),
+                plan_sha256: result.sha256,
+                file: null,
+              },
             },
+          ),
+          {
+            plan: redactForDisplay(result.plan),
+            sha256: result.sha256,
+            file: null,
+            noop: false,
+            review: result.review,
           },
         );
       }
