@@ -34,6 +34,8 @@ import { apply, plan } from "../lib/runtime/session.ts";
 import { writePlanFile } from "../lib/plan/plan_file.ts";
 import { executeReviewed } from "../lib/runtime/replacement/execute.ts";
 import { parseRunnerStop } from "../lib/artifact/runner_exits.ts";
+import { platformaticKafka } from "../lib/providers/kafka/platformatic.ts";
+import { isMemberOfGeneration, runnerClientId } from "../lib/validation/group_member.ts";
 import {
   amountAtLeastAndPaid,
   buildRunnerImage,
@@ -191,6 +193,20 @@ Deno.test({
           const s = await setup("dead_letter");
           await startRunner(s.container("g1"));
           await waitForState(`${s.appId}-g1`, "RUNNING");
+          // the group's one member is named after the runner's generation (ClientId.java), and
+          // the status file declares that client ID (version 4): sluice's ready check reads both
+          const kafka = platformaticKafka(env.bootstrapHost);
+          try {
+            const group = await kafka.describeGroup(s.appId);
+            assertEquals(group.members.length, 1);
+            assertEquals(isMemberOfGeneration(group.members[0].clientId, "g1"), true);
+            assertEquals(group.members[0].clientId.startsWith("sluice-g1-StreamThread-"), true);
+          } finally {
+            await kafka.close();
+          }
+          const running = await readStatus(image, `${s.appId}-state`, env.labels);
+          assertEquals(running.version, 4);
+          assertEquals(running.client_id, runnerClientId("g1"));
           await waitFor(
             "offset 3 committed",
             async () => (await s.committed()) === 3n || undefined,
@@ -292,7 +308,7 @@ Deno.test({
           const line = await lastStdoutJson(`${s.appId}-g1`);
           const status = await readStatus(image, `${s.appId}-state`, env.labels);
           assertEquals(status.state, "FAILED");
-          assertEquals(status.version, 3); // version 3: the offset vectors (docs/runner.md)
+          assertEquals(status.version, 4); // version 4: the client ID (docs/runner.md)
           const stop = parseRunnerStop(status);
           assertEquals(stop, parseRunnerStop(line), "status file and exit line agree");
           assertEquals(stop?.reason, "DECODE_MALFORMED");
