@@ -61,7 +61,7 @@ export interface DriveContext {
    * reviewed ones, else the refusal (`reverifyReviewed`: `PLAN_TAMPERED`, `PLAN_STALE_SOURCE`,
    * ...), which stops the drive as a blocker before the transition.
    */
-  reverify?: (snap: StateSnapshot) => Promise<Blocker[]>;
+  reverify: (snap: StateSnapshot) => Promise<Blocker[]>;
   plansDir: string;
   extraLabels?: Record<string, string>;
   /** Bounds of the rows' waits (defaults: close 60 s, ready 120 s). */
@@ -290,7 +290,7 @@ export async function drive(
     if (crosses(step)) {
       // spec: the plan and project checks are repeated before driver transitions; a changed
       // file stops the drive before the next write or provider action (restore it, then resume)
-      const stale = (await ctx.reverify?.(snap)) ?? [];
+      const stale = await ctx.reverify(snap);
       if (stale.length > 0) return { kind: "blocked", snapshot: snap, blockers: stale, stage };
     }
     switch (step.kind) {

@@ -18,6 +18,7 @@
 import { EXIT, exitCodeFor, SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
 import type { CompletionReceipt } from "../../state/history.ts";
+import { findReceipt } from "../../state/engine.ts";
 import { type Checkpoint, openControl, type OperatorDecision } from "../../state/journal.ts";
 import type { StateSnapshot } from "../../state/store.ts";
 import { rowsAt, type Stage } from "../../protocol/replacement.ts";
@@ -29,7 +30,7 @@ import { type CandidateExpectation, candidateTarget } from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
 import { checkpointsOf, decisionsOf, drive, type DriveOutcome } from "./drive.ts";
 import { GUARDS } from "./guards.ts";
-import { controlOf, type ReviewedOperation } from "./operation.ts";
+import { controlOf, reverifyReviewed, type ReviewedOperation } from "./operation.ts";
 import { notCommitted, type ReplacementResult, type ResultBase } from "./result.ts";
 
 /**
@@ -62,6 +63,7 @@ export async function driveThenFinalize(
         store: p.store,
         clock: p.clock,
         verifyLock: () => p.store.verifyLock(),
+        reverify: (s) => reverifyReviewed(op, s, operationId),
         plansDir: p.plansDir,
         extraLabels: o.extraLabels,
         closeTimeoutMs: o.closeTimeoutMs,
@@ -131,6 +133,19 @@ export async function finalizeOperation(
   options: { resuming: boolean },
 ): Promise<ReplacementResult> {
   const { project: p } = op;
+  // spec: the plan and project checks are repeated before finalization — until the commit is
+  // durable (a receipt archived by a local finalize is the commit: only its local writes remain)
+  if (findReceipt(snap.history.events, base.operation_id) === null) {
+    const stale = await reverifyReviewed(op, snap, base.operation_id);
+    if (stale.length > 0) {
+      return notCommitted(base, {
+        committed: false,
+        outcome: "blocked",
+        last_boundary: "action_completed",
+        blockers: stale,
+      });
+    }
+  }
   const candidate = op.candidate(base.operation_id);
   const obs = await observeRunner(p, candidateTarget(candidate));
   const { step, blockers } = readyCandidate(op, candidate, obs, journalOf(snap), options);
