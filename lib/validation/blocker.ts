@@ -18,7 +18,10 @@ import { type ErrorCode, SluiceError } from "../errors.ts";
 
 /** One reason a step is not authorized. */
 export interface Blocker {
-  /** The stable code (`BLOCKED_*`, or `ENV_*` for a missing environment piece). */
+  /**
+   * The stable code: `BLOCKED_*`; `ENV_*` for a missing environment piece; `PLAN_*` for a plan
+   * file or project changed under a running operation.
+   */
   code: ErrorCode;
   /** The model it concerns; null for project-wide findings. */
   model: string | null;
