@@ -108,9 +108,9 @@ export interface StartEnvOptions {
 }
 
 /** The image's server.properties with `overrides` applied (see {@link StartEnvOptions}). */
-export async function brokerServerProperties(
+export function brokerServerProperties(
   overrides: Record<string, string | null>,
-): Promise<string> {
+): string {
   const base = SERVER_PROPERTIES;
   const keys = Object.keys(overrides);
   const kept = base.split("\n").filter((line) => !keys.some((k) => line.startsWith(`${k}=`)));
@@ -170,7 +170,7 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
         const properties = { ...secure?.properties, ...options.brokerProperties };
         if (Object.keys(properties).length > 0) {
           container = container.withCopyContentToContainer([{
-            content: await brokerServerProperties(properties),
+            content: brokerServerProperties(properties),
             target: "/opt/kafka/config/server.properties",
           }]);
         }

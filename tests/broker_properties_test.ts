@@ -7,9 +7,9 @@ Deno.test("broker properties: null removes a setting (Kafka's default), a value 
     new URL("../images/kafka/server.properties", import.meta.url),
   );
   assert.ok(image.includes("\ngroup.initial.rebalance.delay.ms=0\n"), "the test broker sets 0");
-  const dflt = await brokerServerProperties({ "group.initial.rebalance.delay.ms": null });
+  const dflt = brokerServerProperties({ "group.initial.rebalance.delay.ms": null });
   assert.ok(!dflt.includes("group.initial.rebalance.delay.ms"));
-  const three = await brokerServerProperties({ "group.initial.rebalance.delay.ms": "3000" });
+  const three = brokerServerProperties({ "group.initial.rebalance.delay.ms": "3000" });
   assert.equal(
     three.match(/^group\.initial\.rebalance\.delay\.ms=.*$/gm)?.join(),
     "group.initial.rebalance.delay.ms=3000",

@@ -9,7 +9,7 @@
 // broker's records and committed offsets, the Docker CLI): output exact before and after, the
 // same application ID and volume instance, offsets only forward.
 import assert from "node:assert/strict";
-import { dirname, join, normalize } from "node:path";
+import { join, normalize } from "node:path";
 import { deno, scratchDir } from "./scratch.ts";
 import { sharedEnv } from "../harness/env.ts";
 import { INSTALL_PERMISSIONS } from "../harness/install.ts";

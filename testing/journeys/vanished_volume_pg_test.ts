@@ -15,7 +15,7 @@ import { volumeName } from "../../lib/runtime/labels.ts";
 import { BACKENDS, type ReplacementCase, replacementCase } from "./replacement_case.ts";
 
 /** The replacement stopped at old_removed on the missing volume, naming the way out. */
-function assertStopped(rc: ReplacementCase, r: ReplacementResult, message: RegExp): void {
+function assertStopped(r: ReplacementResult, message: RegExp): void {
   assert.equal(r.committed, false, JSON.stringify(r));
   assert.equal(r.outcome, "blocked");
   assert.equal(r.last_boundary, "old_removed");
@@ -54,7 +54,6 @@ for (const backend of BACKENDS) {
     const r = await executeReviewed(rc.options({ docker: racing }));
     assert.equal(raced, 1, "the candidate's create was reached once");
     assertStopped(
-      rc,
       r,
       /vanished during the create .* the container was removed and that volume removed/,
     );
@@ -95,7 +94,7 @@ for (const backend of BACKENDS) {
     };
     const r = await executeReviewed(rc.options({ docker: late }));
     assert.equal(removed, 1, "the volume was removed once the candidate's plan file was written");
-    assertStopped(rc, r, /does not exist; .* was not created/);
+    assertStopped(r, /does not exist; .* was not created/);
     assert.deepEqual(rc.mutations().map((m) => m.op), ["signalTerm", "removeContainer"]);
     assertNothingLeft(rc, r.operation_id, volume);
   });
