@@ -152,13 +152,23 @@ function splitArgs(argv: string[]): { world: string; args: string[] } {
   return { world: argv[1], args: argv.slice(2) };
 }
 
-if (import.meta.main) {
-  const { world: path, args } = splitArgs(Deno.args);
+/**
+ * The body of this script's process: `--world FILE <sluice arguments...>` run through the CLI over
+ * the world; returns the exit status (for a test entry point that observes the same run, e.g. the
+ * sweep's lock-loss child, testing/sweep/lock_loss.ts).
+ *
+ * @example
+ * ```ts
+ * import { fakeCliMain } from "./fake_cli.ts";
+ * // Deno.exit(await fakeCliMain(["--world", "/tmp/w.json", "state", "show", "--project", dir]));
+ * ```
+ */
+export async function fakeCliMain(argv: string[]): Promise<number> {
+  const { world: path, args } = splitArgs(argv);
   const world = openFakeWorld(path);
   const kafka = world.kafka(world.env.bootstrapHost);
-  let code: number;
   try {
-    code = await runCli(args, {
+    return await runCli(args, {
       docker: world.docker,
       kafka,
       // a declared Connect cluster is the world's, reached at the manifest's rest_host
@@ -169,5 +179,6 @@ if (import.meta.main) {
   } finally {
     await kafka.close();
   }
-  Deno.exit(code);
 }
+
+if (import.meta.main) Deno.exit(await fakeCliMain(Deno.args));

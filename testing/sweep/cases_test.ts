@@ -52,3 +52,34 @@ Deno.test("the suite tier crosses every site once, each side and backend across 
   const both = suite.filter((c) => !inventory.find((e) => e.site.name === c.site)!.site.backends);
   assert.deepEqual(new Set(both.map((c) => c.backend)), new Set(["local", "postgres"]));
 });
+
+Deno.test("the lock-loss pass has a case for every crash case, and its suite tier takes every site once on the other side than the crash pass", () => {
+  const crash = sweepCases();
+  const lost = sweepCases({ pass: "lock_lost" });
+  assert.deepEqual(
+    lost.map((c) => ({ ...c, pass: "crash" })),
+    crash,
+    "the same sites, sides and backends",
+  );
+  assert.ok(lost.every((c) => caseId(c).startsWith("lock_lost/")));
+  assert.equal(new Set([...crash, ...lost].map(caseId)).size, crash.length + lost.length);
+  const suite = sweepCases({ pass: "lock_lost", tier: "suite" });
+  const crashSuite = sweepCases({ tier: "suite" });
+  const stateOnly = new Set(stateOnlyPoints().map((p) => `${p.site}:${p.side}:${p.backend}`));
+  const inventory = faultInventory();
+  assert.equal(suite.length, inventory.length);
+  for (const e of inventory) {
+    const mine = suite.filter((c) => c.site === e.site.name);
+    assert.equal(mine.length, 1, e.site.name);
+    // the crash pass's own turn at the site (not a state-layer extra)
+    const theirs = crashSuite.filter((c) => c.site === e.site.name && !stateOnly.has(caseId(c)));
+    assert.ok(theirs.length <= 1, e.site.name);
+    for (const c of theirs) assert.notEqual(c.side, mine[0].side, e.site.name);
+  }
+  assert.deepEqual(new Set(suite.map((c) => c.side)), new Set(["before", "after"]));
+  assert.deepEqual(new Set(suite.map((c) => c.backend)), new Set(["local", "postgres"]));
+  assert.deepEqual(
+    sweepCases({ pass: "lock_lost", only: "docker.remove_old:after:local" }).map(caseId),
+    ["lock_lost/docker.remove_old:after:local"],
+  );
+});

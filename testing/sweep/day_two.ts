@@ -177,7 +177,13 @@ export async function runDayTwoJourney(
   c: SweepCase,
   options: { timeoutMs?: number; skip?: { partition: number; offset: bigint } | null } = {},
 ): Promise<JourneyRun> {
-  const { run, call, finish } = journeyRecorder(cw, `${c.site}:${c.side}`, options.timeoutMs);
+  const { run, call, finish } = journeyRecorder(
+    cw,
+    `${c.site}:${c.side}`,
+    options.timeoutMs,
+    undefined,
+    c.pass,
+  );
   const dir = cw.project.dir;
   const skip = options.skip ?? null;
   const command = (breakLock: string | null) =>

@@ -602,3 +602,67 @@ export async function checkRemoval(
   }
   return p;
 }
+
+/** The lock codes a process that lost its lock may answer with (exit 5). */
+const LOCK_CODES = new Set(["STATE_LOCK_LOST", "STATE_LOCK_HELD", "STATE_LOCK_NOT_STALE"]);
+
+/**
+ * The invariants of the lock-loss pass, on what the process that lost its lock at the case's
+ * site did ({@link JourneyRun.lockLoss}); the journey's own invariants (checked beside these) say
+ * the recovery that followed finished exact. The process stops at once: no provider mutation
+ * after the loss (on the `before` side of a provider site, its own call was authorized before
+ * the loss and is not counted), no state document written after it (but the file a local write
+ * was in the middle of: each file is replaced whole and the next one verifies the lock first).
+ * Its answer is the end of its work (exit 0: all of it was done before the loss), a blocker
+ * (exit 4), the lock's refusal (exit 5), or an unknown outcome (exit 6, `committed: null`) that
+ * names the operation; and when an operation was pending at the loss and the command line did
+ * not name it (`apply --plan`), a lost lock or an unknown outcome names that operation — the
+ * operator is never left with a bare "lock lost" while an operation of theirs is pending.
+ *
+ * @example
+ * ```ts
+ * import { checkLockLoss } from "./invariants.ts";
+ * // const problems = checkLockLoss(c, journeyRun);
+ * ```
+ */
+export function checkLockLoss(
+  c: { site: string; side: string },
+  j: JourneyRun,
+): string[] {
+  const loss = j.lockLoss;
+  if (!loss) return []; // checkFault says the site was never crossed
+  const p: string[] = [];
+  const at = `after losing its lock at ${loss.point}`;
+  if (loss.after.length > 0) {
+    p.push(
+      `${at} the process mutated ${loss.after.map((m) => `${m.by}.${m.op}(${m.key})`).join(", ")}`,
+    );
+  }
+  const inFlight = /^state\.local\.[a-z_]+\.(ownership|control|history)\./.exec(c.site)?.[1];
+  const written = loss.changed.filter((d) => d !== inFlight);
+  if (written.length > 0) p.push(`${at} the process wrote ${written.join(", ")}`);
+  const step = j.steps.find((s) => s.fired === loss.point && s.signal === null);
+  if (!step) return [...p, `${at}: no step of the journey records the process that lost it`];
+  const codes = step.errors.map((e) => e.code);
+  const said = `${step.command} answered exit ${step.code} ${codes.join(",")}`;
+  if (step.code === 0) return p;
+  if (step.code === 5 && !codes.every((x) => LOCK_CODES.has(x))) {
+    p.push(`${at}: ${said}, not a lock code`);
+  } else if (step.code === 6 && loss.named === null) {
+    p.push(`${at}: ${said}, an unknown outcome that names no operation`);
+  } else if (![4, 5, 6].includes(step.code)) {
+    p.push(`${at}: ${said}, neither a blocker, the lock's refusal nor an unknown outcome`);
+  }
+  const lostOrUnknown = step.code === 6 || codes.includes("STATE_LOCK_LOST");
+  if (
+    loss.pendingAtLoss !== null && loss.given !== loss.pendingAtLoss && lostOrUnknown &&
+    loss.named !== loss.pendingAtLoss
+  ) {
+    p.push(
+      `${at} (operation ${loss.pendingAtLoss} pending): ${said}, naming ${
+        loss.named ?? "no operation"
+      }`,
+    );
+  }
+  return p;
+}

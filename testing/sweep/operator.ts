@@ -18,7 +18,9 @@
  *   recovery is the same `apply --plan` again.
  *
  * The armed site stays armed on every process until one dies there, so the site fires exactly
- * once, in the first command that crosses it. After a death the recovery is the public one, in
+ * once, in the first command that crosses it. In the lock-loss pass (`c.pass`) the first command
+ * that crosses it loses its lock there instead of dying (testing/sweep/lock_loss.ts); the
+ * recovery is the same. After a death the recovery is the public one, in
  * fresh processes: `state show` (the pending operation, a stale lock), then for a pending
  * replacement `state runner-status` and `state resume` (a stale local lock broken explicitly
  * with `--break-stale-lock <lock ID>` from `state show`); for a create, or a replacement that
@@ -40,8 +42,9 @@ import {
   PRE_OPERATOR_FAULT,
 } from "../../lib/protocol/inventory.ts";
 import { fakeCli, type FakeCliResult } from "../fake_cli.ts";
-import type { SweepCase } from "./cases.ts";
+import type { SweepCase, SweepPass } from "./cases.ts";
 import type { CaseWorld, Deployed } from "./fixture.ts";
+import { type LockLoss, lockLossCli } from "./lock_loss.ts";
 import { committedOf, readWorldFile } from "./reads.ts";
 
 /** Where the apply dies when the case's own fault fires only during a resume. */
@@ -87,6 +90,8 @@ export interface JourneyRun {
   steps: Step[];
   samples: OffsetSample[];
   brokenLocks: string[];
+  /** The lock-loss pass: what the process that lost its lock at the site did (else null). */
+  lockLoss: LockLoss | null;
 }
 
 /** One journey's process runner and its end, over a {@link JourneyRun} it fills. */
@@ -94,7 +99,8 @@ export interface JourneyRecorder {
   run: JourneyRun;
   /**
    * Run one process; it carries the case's fault until the fault fired, or `instead`. A death
-   * samples the committed offsets.
+   * samples the committed offsets. In the lock-loss pass the case's fault is a lock lost at the
+   * site ({@link lockLossCli}), not a death; `instead` is still a death.
    */
   call(command: string, args: string[], instead?: string): Promise<FakeCliResult>;
   /**
@@ -106,7 +112,7 @@ export interface JourneyRecorder {
 
 /**
  * The recorder every sweep journey runs its processes through (`after`: what the journey also
- * reads from each result, once it is recorded).
+ * reads from each result, once it is recorded; `pass`: what the case's fault is).
  *
  * @example
  * ```ts
@@ -119,6 +125,7 @@ export function journeyRecorder(
   fault: string,
   timeoutMs?: number,
   after?: (command: string, r: FakeCliResult) => void,
+  pass: SweepPass = "crash",
 ): JourneyRecorder {
   const run: JourneyRun = {
     fault,
@@ -129,6 +136,7 @@ export function journeyRecorder(
     steps: [],
     samples: [],
     brokenLocks: [],
+    lockLoss: null,
   };
   const call = async (
     command: string,
@@ -136,11 +144,21 @@ export function journeyRecorder(
     instead?: string,
   ): Promise<FakeCliResult> => {
     const armed = instead ?? (run.fired ? null : fault);
-    const r = await fakeCli(cw.worldPath, ["-o", "json", ...args], {
-      fault: armed,
-      env: cw.env,
-      timeoutMs,
-    });
+    let r: FakeCliResult;
+    if (pass === "lock_lost" && armed !== null && armed === fault && instead === undefined) {
+      const lost = await lockLossCli(cw, ["-o", "json", ...args], fault, timeoutMs);
+      r = lost.result;
+      if (lost.loss) {
+        run.fired = true;
+        run.lockLoss = lost.loss;
+      }
+    } else {
+      r = await fakeCli(cw.worldPath, ["-o", "json", ...args], {
+        fault: armed,
+        env: cw.env,
+        timeoutMs,
+      });
+    }
     const step: Step = {
       command,
       armed,
@@ -227,6 +245,7 @@ export async function runJourney(
         options.whileDead?.();
       }
     },
+    c.pass,
   );
   const dir = cw.project.dir;
   const planPath = deployed?.planPath ?? `${dir}/create.plan.json`;

@@ -7,6 +7,7 @@
  *
  *   deno run -A testing/sweep/sweep.ts [--tier suite|full] [--only site[:side[:backend]],...]
  *                                      [--backend local|postgres] [--jobs N]
+ *                                      [--pass crash|lock_lost]
  *
  * prints one line per case and the count and duration (every case unless `--tier suite`);
  * `crash_sweep_pg_test.ts` runs the suite tier in the test suite.
@@ -31,6 +32,7 @@ import {
   checkAbandon,
   checkConnector,
   checkCreate,
+  checkLockLoss,
   checkRemoval,
   checkReplacement,
   type Deleted,
@@ -66,7 +68,9 @@ export interface SweepOptions extends CaseFilter {
  * @example
  * ```ts
  * import { runCase } from "./sweep.ts";
- * // const r = await runCase({ site: "docker.remove_old", side: "after", backend: "local", journey: "replacement" });
+ * // const r = await runCase({
+ * //   site: "docker.remove_old", side: "after", backend: "local", journey: "replacement", pass: "crash",
+ * // });
  * ```
  */
 export async function runCase(
@@ -132,6 +136,7 @@ export async function runCase(
         });
         problems = await checkReplacement(cw, deployed, journey, before);
       }
+      if (c.pass === "lock_lost" && journey) problems.push(...checkLockLoss(c, journey));
     } finally {
       keep = (options.keepFailing ?? false) && problems.length > 0;
       if (keep) console.error(`[sweep] kept ${id}: ${cw.root}`);
@@ -202,6 +207,7 @@ if (import.meta.main) {
     only: flag("--only"),
     backend: flag("--backend"),
     tier: flag("--tier") === "suite" ? "suite" : "full",
+    pass: flag("--pass") === "lock_lost" ? "lock_lost" : "crash",
     jobs: jobs ? Number(jobs) : undefined,
     keepFailing: Deno.args.includes("--keep"),
     onCase: (r, done, total) => {
