@@ -230,7 +230,7 @@ export type { StateSnapshot } from "./lib/state/store.ts";
 export type { TerminalPending } from "./lib/state/store.ts";
 export type { TopicInfo } from "./lib/providers/kafka/port.ts";
 export type { VolumeEvidence } from "./lib/validation/observation.ts";
-export type { VolumeInfo } from "./lib/providers/docker/port.ts";
+export type { VolumeDiscard, VolumeInfo } from "./lib/providers/docker/port.ts";
 export type { AndExpr } from "./lib/expr/ast.ts";
 export type { BetweenExpr } from "./lib/expr/ast.ts";
 export type { ColumnExpr } from "./lib/expr/ast.ts";
