@@ -208,6 +208,7 @@ export async function applyPlan(
   const connectors = connectorContext(ctx, clock);
   if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
   await ctx.store.acquireLock({ actor: ctx.actor });
+  let failed = false;
   try {
     const snap = await ctx.store.load();
     const route: Route = {
@@ -248,13 +249,7 @@ export async function applyPlan(
       };
     }
     if (pending) {
-      const cmds = pendingCommands({
-        operation_id: pending.operation_id,
-        kind: pending.kind,
-        status: pending.status,
-        last_boundary: pending.checkpoints.at(-1)?.name ?? null,
-        plan_sha256: pending.intent.reviewed_plan_sha256,
-      });
+      const cmds = commandsOf(pending);
       throw new SluiceError(
         "BLOCKED_OPERATION_PENDING",
         `operation ${pending.operation_id} (${pending.kind}) is pending; finish it (${cmds.continue}) or abandon it (${cmds.abandon})`,
@@ -262,9 +257,55 @@ export async function applyPlan(
       );
     }
     return await JOURNEYS.find((j) => j.claims(plan))!.start(route);
+  } catch (error) {
+    failed = true;
+    throw await namingPending(ctx.store, error);
   } finally {
-    await ctx.store.releaseLock();
+    // a lock already lost cannot be released: the error said so, and the release must not hide it
+    await ctx.store.releaseLock().catch((e) => {
+      if (!failed) throw e;
+    });
   }
+}
+
+/** The commands that continue or abandon a pending operation. */
+function commandsOf(pending: OpenedControl) {
+  return pendingCommands({
+    operation_id: pending.operation_id,
+    kind: pending.kind,
+    status: pending.status,
+    last_boundary: pending.checkpoints.at(-1)?.name ?? null,
+    plan_sha256: pending.intent.reviewed_plan_sha256,
+  });
+}
+
+/**
+ * A lock lost in the middle of a journey names the operation it leaves pending and how to go on
+ * (an unknown outcome: `committed: null`), never a bare "lock lost" while an operation is pending.
+ * Any other error, or a loss with no operation pending, is returned as it is.
+ */
+async function namingPending(store: RuntimeContext["store"], error: unknown): Promise<unknown> {
+  if (!(error instanceof SluiceError) || error.code !== "STATE_LOCK_LOST") return error;
+  if (typeof error.evidence?.operation_id === "string") return error;
+  // a read needs no lock; a store that cannot answer leaves the loss as it was
+  const pending = (await store.load().catch(() => null))?.control?.opened ?? null;
+  if (!pending) return error;
+  const cmds = commandsOf(pending);
+  return new SluiceError(
+    "STATE_LOCK_LOST",
+    `${error.message}; operation ${pending.operation_id} (${pending.kind}) stays pending, its ` +
+      `outcome unknown: once the lock is free, continue it (${cmds.continue}) or abandon it ` +
+      `(${cmds.abandon})`,
+    {
+      evidence: {
+        ...error.evidence,
+        operation_id: pending.operation_id,
+        committed: null,
+        commands: cmds,
+      },
+      cause: error,
+    },
+  );
 }
 
 /**

@@ -124,6 +124,9 @@ async function act(ctx: DriveContext, x: CandidateExpectation, step: Action): Pr
         ]);
       }
       const spec = candidateSpec(x, planPath, image.env, ctx.extraLabels);
+      // the mounted plan's write is a persistence point a process can pause at: the lock checked
+      // around this step may be gone by now, so it is checked again right before the create
+      await ctx.verifyLock();
       const id = await atSite(
         step.row.site,
         () => createCandidate(docker, x, spec, ctx.verifyLock),

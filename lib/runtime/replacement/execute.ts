@@ -102,6 +102,11 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
     // the intent's response lost: the operation may or may not be recorded — never a throw
     // without its ID (a refusal before the write is still the refusal)
     if (unacknowledged(error)) return lostWrite(base, "the intent", null, error);
+    // a lock lost once the write went through (the session ended right after its commit): the
+    // intent is recorded, so the answer names the operation as for a lost acknowledgement
+    if (await recordedDespite(p.store, operationId, error)) {
+      return lostWrite(base, "the intent", null, error);
+    }
     throw error;
   }
   options.onProgress?.({
@@ -114,4 +119,19 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
   await lineage.emit("START");
   const result = await driveThenFinalize(op, operationId, snap, { resuming: false });
   return await lineage.finish(result);
+}
+
+/**
+ * Whether the operation's intent is in the state although its write answered a lost lock (a
+ * read needs no lock). A store that cannot be read then counts as recorded: unknown, never a
+ * refusal that hides an operation.
+ */
+async function recordedDespite(
+  store: { load(): Promise<{ control: { opened: { operation_id: string } } | null }> },
+  operationId: string,
+  error: unknown,
+): Promise<boolean> {
+  if (!(error instanceof SluiceError) || error.code !== "STATE_LOCK_LOST") return false;
+  const snap = await store.load().catch(() => null);
+  return snap === null || snap.control?.opened.operation_id === operationId;
 }

@@ -120,6 +120,8 @@ export class PgPrimitive implements StatePrimitive {
   readonly #key: [number, number];
   #client: pg.Client | null = null;
   #dead: unknown = null;
+  /** The lock this session holds (its advisory lock taken), or null. */
+  #holding: string | null = null;
 
   constructor(config: PgStoreConfig) {
     this.schema = config.schema ?? "sluice";
@@ -138,16 +140,27 @@ export class PgPrimitive implements StatePrimitive {
   async #conn(): Promise<pg.Client> {
     if (this.#client && !this.#dead) return this.#client;
     if (this.#client && this.#dead) {
-      throw new SluiceError("STATE_LOCK_LOST", "the PostgreSQL session holding the lock ended", {
-        cause: this.#dead,
-      });
+      if (this.#holding !== null) {
+        this.#holding = null;
+        throw new SluiceError("STATE_LOCK_LOST", "the PostgreSQL session holding the lock ended", {
+          cause: this.#dead,
+        });
+      }
+      // the loss was reported: a read after it (what is pending now?) gets a fresh session,
+      // which holds no lock — every write verifies the lock in its own transaction
+      this.#client.end().catch(() => {});
+      this.#client = null;
+      this.#dead = null;
     }
     const c = new pg.Client({
       connectionString: this.#config.url,
       connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
     });
     c.on("error", (e: unknown) => {
-      this.#dead = e ?? new Error("connection error");
+      // a replaced session's late error says nothing of the current one
+      if (this.#client === c || this.#client === null) {
+        this.#dead = e ?? new Error("connection error");
+      }
     });
     try {
       await c.connect();
@@ -158,6 +171,31 @@ export class PgPrimitive implements StatePrimitive {
         origin: this.#config.origin ?? {},
       });
     }
+    // a session ended by the server (the lock taken over: its holder terminated) answers the
+    // next query with the server's FATAL message: while this session holds the lock, any query
+    // that fails so is the lock's loss, whichever read or write it was
+    const query = c.query.bind(c) as (...args: unknown[]) => Promise<unknown>;
+    (c as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (
+      ...args: unknown[]
+    ) => {
+      try {
+        return await query(...args);
+      } catch (e) {
+        if (this.#client === c && this.#holding !== null && sessionEnded(e)) {
+          const lost = this.#holding;
+          this.#holding = null;
+          this.#dead ??= e;
+          throw new SluiceError(
+            "STATE_LOCK_LOST",
+            `deployment lock ${lost} was lost: the PostgreSQL session holding it was ended (${
+              (e as Error).message
+            })`,
+            { cause: e },
+          );
+        }
+        throw e;
+      }
+    };
     this.#client = c;
     return c;
   }
@@ -353,6 +391,7 @@ export class PgPrimitive implements StatePrimitive {
         { evidence: { holder: status.holder, stale: false } },
       );
     }
+    this.#holding = owner.lock_id;
     const pid = (await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
     const full: LockOwner = { ...owner, session_pid: pid };
     await c.query(
@@ -376,6 +415,7 @@ export class PgPrimitive implements StatePrimitive {
       lockId,
     ]);
     await c.query("SELECT pg_advisory_unlock($1, $2)", this.#key);
+    this.#holding = null;
   }
 
   async #verifyOn(c: pg.Client, lockId: string): Promise<void> {
@@ -617,4 +657,15 @@ export class PgPrimitive implements StatePrimitive {
     this.#client = null;
     if (c) await c.end().catch(() => {});
   }
+}
+
+/**
+ * Whether an error says the server ended this session: SQLSTATE class 57 (`57P01`
+ * admin_shutdown — what `pg_terminate_backend` sends — `57P02`, `57P03`), or the client's own
+ * "Connection terminated" once the socket closed.
+ */
+function sessionEnded(e: unknown): boolean {
+  const x = e as { code?: unknown; message?: unknown } | null;
+  if (typeof x?.code === "string" && /^57P0[123]$/.test(x.code)) return true;
+  return typeof x?.message === "string" && /Connection terminated/i.test(x.message);
 }
