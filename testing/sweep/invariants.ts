@@ -648,7 +648,7 @@ export function checkLockLoss(
   if (step.code === 0) return p;
   if (step.code === 5 && !codes.every((x) => LOCK_CODES.has(x))) {
     p.push(`${at}: ${said}, not a lock code`);
-  } else if (step.code === 6 && loss.named === null) {
+  } else if (step.code === 6 && (loss.named ?? loss.given) === null) {
     p.push(`${at}: ${said}, an unknown outcome that names no operation`);
   } else if (![4, 5, 6].includes(step.code)) {
     p.push(`${at}: ${said}, neither a blocker, the lock's refusal nor an unknown outcome`);

@@ -295,8 +295,14 @@ export async function lockLossCli(
       }
       if (err.text.includes(STOPPED) && stopped(proc.pid)) {
         const w = readWorldFile(cw.worldPath);
-        atLoss = await rawState(cw);
-        other = await takeOver(cw);
+        try {
+          atLoss = await rawState(cw);
+          other = await takeOver(cw);
+        } catch (error) {
+          proc.kill("SIGKILL"); // never leave the stopped process behind
+          await status;
+          throw error;
+        }
         loss = {
           point,
           how: other.how,

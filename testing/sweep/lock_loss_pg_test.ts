@@ -156,6 +156,10 @@ Deno.test("checkLockLoss: an answer that hides the pending operation or is no re
     checkLockLoss(SITE, run({ named: null, given: "op-1" }, step(5, ["STATE_LOCK_LOST"]))),
     [],
   );
+  assert.deepEqual(
+    checkLockLoss(SITE, run({ named: null, given: "op-1" }, step(6, ["UNKNOWN_OUTCOME"]))),
+    [],
+  );
   // a refusal before the lock was ever taken (a stale lock that is no longer stale) names none
   assert.deepEqual(
     checkLockLoss(SITE, run({ named: null }, step(5, ["STATE_LOCK_NOT_STALE"]))),

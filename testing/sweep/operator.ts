@@ -239,7 +239,9 @@ export async function runJourney(
       const evidence = r.json?.errors?.[0]?.evidence as
         | { result?: { operation_id?: string } }
         | undefined;
-      run.operationId ??= data?.operation_id ?? evidence?.result?.operation_id ?? null;
+      // the latest answer that names an operation: an apply whose intent was never recorded
+      // (its answer named an ID, `committed: null`) is followed by one that starts another
+      run.operationId = data?.operation_id ?? evidence?.result?.operation_id ?? run.operationId;
       if (r.signal !== null && firstDeath) {
         firstDeath = false;
         options.whileDead?.();
