@@ -208,7 +208,6 @@ export async function applyPlan(
   const connectors = connectorContext(ctx, clock);
   if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
   await ctx.store.acquireLock({ actor: ctx.actor });
-  let failed = false;
   try {
     const snap = await ctx.store.load();
     const route: Route = {
@@ -258,13 +257,13 @@ export async function applyPlan(
     }
     return await JOURNEYS.find((j) => j.claims(plan))!.start(route);
   } catch (error) {
-    failed = true;
     throw await namingPending(ctx.store, error);
   } finally {
-    // a lock already lost cannot be released: the error said so, and the release must not hide it
-    await ctx.store.releaseLock().catch((e) => {
-      if (!failed) throw e;
-    });
+    // a release that fails changes nothing of what was done: a lock already lost (the error
+    // said so, or the work was all done before it) or a store that no longer answers leaves the
+    // result or the error as it is — the lock is then stale, as after a kill (spec: a verified
+    // result followed by a lock-release error retains its outcome)
+    await ctx.store.releaseLock().catch(() => {});
   }
 }
 
@@ -280,22 +279,25 @@ function commandsOf(pending: OpenedControl) {
 }
 
 /**
- * A lock lost in the middle of a journey names the operation it leaves pending and how to go on
- * (an unknown outcome: `committed: null`), never a bare "lock lost" while an operation is pending.
- * Any other error, or a loss with no operation pending, is returned as it is.
+ * A lock lost or a write unacknowledged in the middle of a journey names the operation it leaves
+ * pending and how to go on (an unknown outcome: `committed: null`), never a bare "lock lost" or
+ * "unknown outcome" while an operation is pending. Any other error, one that already names its
+ * operation, or one with no operation pending, is returned as it is.
  */
 async function namingPending(store: RuntimeContext["store"], error: unknown): Promise<unknown> {
-  if (!(error instanceof SluiceError) || error.code !== "STATE_LOCK_LOST") return error;
+  const lost = error instanceof SluiceError &&
+    (error.code === "STATE_LOCK_LOST" || error.code.startsWith("UNKNOWN_OUTCOME"));
+  if (!lost) return error;
   if (typeof error.evidence?.operation_id === "string") return error;
   // a read needs no lock; a store that cannot answer leaves the loss as it was
   const pending = (await store.load().catch(() => null))?.control?.opened ?? null;
   if (!pending) return error;
   const cmds = commandsOf(pending);
   return new SluiceError(
-    "STATE_LOCK_LOST",
+    error.code,
     `${error.message}; operation ${pending.operation_id} (${pending.kind}) stays pending, its ` +
-      `outcome unknown: once the lock is free, continue it (${cmds.continue}) or abandon it ` +
-      `(${cmds.abandon})`,
+      `outcome unknown: continue it (${cmds.continue}) once no other command holds the lock, or ` +
+      `abandon it (${cmds.abandon})`,
     {
       evidence: {
         ...error.evidence,
