@@ -125,6 +125,25 @@ export function orders(prefix: string, amounts: number[]): Array<{ key: string; 
   }));
 }
 
+/** What the starter's runner emits for `os` (its projection), in key order. */
+export function projected(os: Array<{ key: string; value: Order }>) {
+  return os.map((o) => ({
+    key: o.key,
+    value: { order_id: o.value.order_id, amount: o.value.amount, paid: o.value.paid },
+  })).sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/** A volume's labels, read with the Docker CLI (not through sluice). */
+export async function volumeLabels(name: string): Promise<Record<string, string>> {
+  const out = await new Deno.Command("docker", {
+    args: ["volume", "inspect", "--format", "{{json .Labels}}", name],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
 /** The application ID of the starter's model for project `name` (no environment). */
 export function starterApplicationId(name: string): string {
   return `sluice-${name}-eligible_orders`;

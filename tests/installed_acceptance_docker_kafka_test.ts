@@ -18,30 +18,13 @@ import {
   type Order,
   orders,
   outputRecords,
+  projected,
   removeApplication,
   starterApplicationId,
+  volumeLabels,
 } from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
-
-/** What the starter's runner emits for `o` (its projection), in key order. */
-function expected(os: Array<{ key: string; value: Order }>) {
-  return os.map((o) => ({
-    key: o.key,
-    value: { order_id: o.value.order_id, amount: o.value.amount, paid: o.value.paid },
-  })).sort((a, b) => a.key.localeCompare(b.key));
-}
-
-/** The volume's labels, read with the Docker CLI (not through sluice). */
-async function volumeLabels(name: string): Promise<Record<string, string>> {
-  const out = await new Deno.Command("docker", {
-    args: ["volume", "inspect", "--format", "{{json .Labels}}", name],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return JSON.parse(new TextDecoder().decode(out.stdout));
-}
 
 Deno.test(
   "installed sluice: init, create, a predicate change killed mid-apply and resumed, exact output, same identity, then no-op",
@@ -88,7 +71,7 @@ Deno.test(
         p.inputTopic,
         before.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
       );
-      const oldOut = expected(before.filter((o) => passOld(o.value)));
+      const oldOut = projected(before.filter((o) => passOld(o.value)));
       assert.deepEqual(
         await outputRecords(env.bootstrapHost, p.outputTopic, oldOut.length),
         oldOut,
@@ -139,7 +122,7 @@ Deno.test(
         p.inputTopic,
         after.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
       );
-      const all = expected([
+      const all = projected([
         ...before.filter((o) => passOld(o.value)),
         ...after.filter((o) => passNew(o.value)),
       ]);

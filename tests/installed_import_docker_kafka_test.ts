@@ -19,8 +19,10 @@ import {
   type Order,
   orders,
   outputRecords,
+  projected,
   removeApplication,
   starterApplicationId,
+  volumeLabels,
 } from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -93,25 +95,6 @@ function serveCheckout(): { base: string; requested: Set<string> } & AsyncDispos
   };
 }
 
-/** What the starter's runner emits for `os` (its projection), in key order. */
-function expected(os: Array<{ key: string; value: Order }>) {
-  return os.map((o) => ({
-    key: o.key,
-    value: { order_id: o.value.order_id, amount: o.value.amount, paid: o.value.paid },
-  })).sort((a, b) => a.key.localeCompare(b.key));
-}
-
-/** The volume's labels, read with the Docker CLI (not through sluice). */
-async function volumeLabels(name: string): Promise<Record<string, string>> {
-  const out = await new Deno.Command("docker", {
-    args: ["volume", "inspect", "--format", "{{json .Labels}}", name],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return JSON.parse(new TextDecoder().decode(out.stdout));
-}
-
 /**
  * The journey through the SDK imported from `sdk`, by a script in a scratch directory run with
  * the documented permissions and `extra` ones (`--allow-import` for an http:// SDK).
@@ -163,7 +146,7 @@ async function journeyThrough(sdk: string, extra: string[]): Promise<void> {
       p.inputTopic,
       before.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
     );
-    const oldOut = expected(before.filter((o) => passOld(o.value)));
+    const oldOut = projected(before.filter((o) => passOld(o.value)));
     assert.deepEqual(await outputRecords(env.bootstrapHost, p.outputTopic, oldOut.length), oldOut);
     const offsetsBefore = await committedOffsets(env.bootstrapHost, appId, p.inputTopic);
 
@@ -181,7 +164,7 @@ async function journeyThrough(sdk: string, extra: string[]): Promise<void> {
       p.inputTopic,
       after.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
     );
-    const all = expected([
+    const all = projected([
       ...before.filter((o) => passOld(o.value)),
       ...after.filter((o) => passNew(o.value)),
     ]);
