@@ -88,6 +88,13 @@ export function parsePlanBytes(
   try {
     value = parseCanonicalJson(text);
   } catch (error) {
+    // not JSON at all (truncated, empty, another kind of file): unreadable, not an edited plan
+    if (!isJson(text)) {
+      throw new SluiceError(
+        "PLAN_UNREADABLE",
+        `${where}: not a plan file sluice wrote (not JSON: ${(error as Error).message})`,
+      );
+    }
     throw new SluiceError(
       "PLAN_TAMPERED",
       `${where}: not the canonical bytes sluice wrote (${
@@ -349,5 +356,15 @@ export function verifyPlanCurrent(
       } → ${now.stateChecksum ?? "empty"}); plan again`,
       { evidence: { planned: plan.protected_state.checksum, current: now.stateChecksum } },
     );
+  }
+}
+
+/** Whether text is JSON at all (canonical or not). */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }

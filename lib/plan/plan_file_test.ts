@@ -94,6 +94,14 @@ Deno.test("plan file: write → read → seal again gives the same bytes", async
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("plan file: bytes that are not JSON at all are PLAN_UNREADABLE, not an edited plan", () => {
+  for (const text of ["", "not a plan", '{"format":5,']) {
+    rejects(() => parsePlanBytes(new TextEncoder().encode(text)), "PLAN_UNREADABLE");
+  }
+  // JSON that is not the canonical bytes is an edit
+  rejects(() => parsePlanBytes(new TextEncoder().encode('{ "format": 5 }')), "PLAN_TAMPERED");
+});
+
 Deno.test("plan file: one edited byte → PLAN_TAMPERED", async () => {
   const plan = await starterPlan();
   const { bytes } = sealPlan(plan);
