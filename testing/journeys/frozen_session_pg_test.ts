@@ -4,13 +4,14 @@
 // - C114: the environment policy and the state authority are frozen throughout the operation —
 //   `sluice.yaml` edited right after the intent to declare environments and name another state
 //   store (and, for PostgreSQL, the DSN variable repointed at a closed port) does not reach the
-//   running replacement: it commits into the store it opened, in no environment, while a fresh
-//   reader of the edited files would be refused (no --env) or sent to the other store;
+//   running replacement: its next transition re-reads the project (C87) and stops as a blocker
+//   in the store it opened; with the files put back, resume commits there, in no environment,
+//   while a fresh reader of the edited files would be refused (no --env) or sent elsewhere;
 // - C117: runner-status and resume observe with the project instance their checks validated —
 //   the manifest's Kafka addresses, network and image edited right after the deployment lock is
-//   taken (the last of their checks) are never seen by a provider call; the unedited values
-//   are (the search is not empty), and a fresh command over the edited files is refused before
-//   any provider call.
+//   taken (the last of their checks) are never seen by a provider call (resume stops at its
+//   first transition, C87); the unedited values are (the search is not empty), and a fresh
+//   command over the edited files is refused before any provider call.
 import assert from "node:assert/strict";
 import { SluiceError } from "../../lib/errors.ts";
 import { onCrossing } from "../../lib/fault/site.ts";
@@ -66,6 +67,8 @@ for (const backend of BACKENDS) {
       }
       edited = true;
     };
+    const original = Deno.readTextFileSync(manifest);
+    const originalDsn = dsnVar ? Deno.env.get(dsnVar) : undefined;
     try {
       const r = await executeReviewed(rc.options({
         onProgress: (e) => {
@@ -74,11 +77,25 @@ for (const backend of BACKENDS) {
         },
       }));
       assert.ok(edited, "the manifest was never edited");
-      assert.equal(r.committed, true, JSON.stringify(r));
-      assert.equal(r.last_boundary, "finalized");
+      // the running operation never takes up the edited settings: its next transition re-reads
+      // the project (C87), finds it changed and stops as a blocker, in the store it opened
+      assert.equal(r.committed, false, JSON.stringify(r));
+      assert.equal(r.outcome, "blocked", JSON.stringify(r));
+      assert.ok(r.blockers.length > 0, JSON.stringify(r));
+      const pending = await rc.state();
+      assert.equal(pending.control?.operation_id, r.operation_id);
+      if (backend === "local") {
+        assert.equal(await Deno.stat(elsewhere).then(() => true, () => false), false);
+      }
+      // the files put back, the same operation finishes where it began
+      Deno.writeTextFileSync(manifest, original);
+      if (dsnVar && originalDsn !== undefined) Deno.env.set(dsnVar, originalDsn);
+      const done = await resumeReviewed(rc.operation(r.operation_id));
+      assert.equal(done.committed, true, JSON.stringify(done));
+      assert.equal(done.last_boundary, "finalized");
       // no environment was taken up: its commands name none, its receipt records none
-      assert.doesNotMatch(r.commands.resume, /--env|--confirm-env/);
-      assert.equal(r.receipt?.intent.environment, null, JSON.stringify(r.receipt));
+      assert.doesNotMatch(done.commands.resume, /--env|--confirm-env/);
+      assert.equal(done.receipt?.intent.environment, null, JSON.stringify(done.receipt));
       // the store it opened holds the result (read directly, at the original location)
       const state = await rc.state();
       assert.equal(state.control, null);
@@ -92,6 +109,7 @@ for (const backend of BACKENDS) {
         assert.equal(await Deno.stat(elsewhere).then(() => true, () => false), false);
       }
 
+      edit();
       // the edit is real for a fresh reader: the environment policy now demands --env ...
       await assert.rejects(
         runnerStatus(rc.operation(r.operation_id)),
@@ -105,6 +123,7 @@ for (const backend of BACKENDS) {
       else assert.equal(fresh.url, unreachable);
     } finally {
       Deno.env.delete(otherVar);
+      if (dsnVar && originalDsn !== undefined) Deno.env.set(dsnVar, originalDsn);
     }
   });
 
@@ -178,10 +197,19 @@ for (const backend of BACKENDS) {
     assert.ok(reached(env.network).length > 0, "runner-status never named the network");
     assert.ok(reached(env.runnerImage).length > 0, "runner-status never named the image");
 
-    // resume: the candidate is created on the checked network from the checked image
+    // resume: the settings edited after its checks are never used — its first transition
+    // re-reads the project (C87) and stops as a blocker, before any provider action
     Deno.writeTextFileSync(manifest, original);
     calls.length = 0;
-    const done = await editedAfterChecks(() => resumeReviewed(operation()));
+    const stopped = await editedAfterChecks(() => resumeReviewed(operation()));
+    assert.equal(stopped.committed, false, JSON.stringify(stopped));
+    assert.deepEqual(stopped.blockers.map((b) => b.code), ["PLAN_STALE_SOURCE"]);
+    unreachedChanged("resume");
+    assert.deepEqual(calls.filter((c) => c.startsWith("docker.createContainer ")), []);
+    // put back, the candidate is created on the checked network from the checked image
+    Deno.writeTextFileSync(manifest, original);
+    calls.length = 0;
+    const done = await resumeReviewed(operation());
     assert.equal(done.committed, true, JSON.stringify(done));
     unreachedChanged("resume");
     const creates = calls.filter((c) => c.startsWith("docker.createContainer "));
@@ -195,6 +223,7 @@ for (const backend of BACKENDS) {
     assert.ok(!mounted.includes(changed.bootstrapInternal), "the candidate got the edited address");
 
     // a fresh command reads the edited files: refused before any provider call
+    rewrite(manifest, editSettings);
     calls.length = 0;
     await assert.rejects(
       runnerStatus(operation()),
