@@ -90,9 +90,9 @@ export async function createOnExistingVolume(
   }
   const id = await docker.createContainer(spec);
   const after = await docker.inspectVolume(name);
-  if (after && after.createdAt === before.createdAt && differing(after, labels).length === 0) {
-    return id;
-  }
+  // the labels decide, not the creation time: Docker's local driver reports a volume's CreatedAt
+  // from its directory's change time, which the create's first copy into an empty volume moves
+  if (after && differing(after, labels).length === 0) return id;
   // the volume vanished between the check and the create: something else stands in its place
   await options.beforeUndo?.();
   const discard = await docker.discardCreated(id, { name, createdAt: after?.createdAt ?? "" });
