@@ -13,7 +13,7 @@ import { guardPort } from "../providers/errors.ts";
 import { KAFKA_MUTATIONS, kafkaCallSubject, kafkaFailure } from "../providers/kafka/_failure.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
-import { fakeProject } from "../../testing/ways/fake_project.ts";
+import { type FakeProject, fakeProject } from "../../testing/ways/fake_project.ts";
 
 const KILLS: Array<[string, "before" | "after"]> = [
   [createSite("intent").name, "before"],
@@ -86,6 +86,27 @@ async function killedCreate(site: string, side: "before" | "after") {
   assert.equal(third.json().data!.already_applied, true);
   assert.equal(world.control.mutations().filter((m) => m.by !== "runner").length, count);
   assert.equal((await load(p.dir, p.name)).ownership!.document.serial, 1);
+}
+
+/**
+ * `apply --plan` with the create's plan file again, through the CLI: it finishes the same
+ * operation, which commits once.
+ */
+async function continuedByTheSamePlan(f: FakeProject, operationId: string): Promise<void> {
+  const again = await f.cli([
+    "-o",
+    "json",
+    "apply",
+    "--project",
+    f.p.dir,
+    "--plan",
+    `${f.p.dir}/create.plan.json`,
+  ]);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  assert.equal(again.json().data!.operation_id, operationId);
+  const done = await load(f.p.dir, f.p.name);
+  assert.equal(done.control, null);
+  assert.equal(done.ownership!.document.serial, 1);
 }
 
 async function load(dir: string, project: string) {
@@ -208,20 +229,7 @@ Deno.test("a create whose createTopic response was lost names the topic, the bro
   assert.equal(e.evidence?.operation_id, operationId);
 
   // the way on: the same plan file continues the operation, adopting the topic it created
-  const again = await f.cli([
-    "-o",
-    "json",
-    "apply",
-    "--project",
-    p.dir,
-    "--plan",
-    `${p.dir}/create.plan.json`,
-  ]);
-  assert.equal(again.code, 0, again.stdout + again.stderr);
-  assert.equal(again.json().data!.operation_id, operationId);
-  const done = await load(p.dir, p.name);
-  assert.equal(done.control, null);
-  assert.equal(done.ownership!.document.serial, 1);
+  await continuedByTheSamePlan(f, operationId);
   const creates = world.control.mutations().filter((m) =>
     m.op === "createTopic" && m.key === topic.topic
   );
@@ -259,18 +267,5 @@ Deno.test("a create whose new volume vanishes in the instant before the runner's
   assert.deepEqual(Object.keys(w.volumes), []);
   // the way on: the same plan file continues the same operation, which makes its volume again
   const pending = (await load(p.dir, p.name)).control!.opened.operation_id;
-  const again = await f.cli([
-    "-o",
-    "json",
-    "apply",
-    "--project",
-    p.dir,
-    "--plan",
-    `${p.dir}/create.plan.json`,
-  ]);
-  assert.equal(again.code, 0, again.stdout + again.stderr);
-  assert.equal(again.json().data!.operation_id, pending);
-  const done = await load(p.dir, p.name);
-  assert.equal(done.control, null);
-  assert.equal(done.ownership!.document.serial, 1);
+  await continuedByTheSamePlan(f, pending);
 });
