@@ -38,6 +38,7 @@ import { REMOVAL_OPERATION_KIND } from "../protocol/removal.ts";
 import { type Clock, SYSTEM_CLOCK } from "./deps.ts";
 import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
 import { continueCreate, startCreate, verifyCommittedCreate } from "./create.ts";
+import { pendingAfterLoss } from "./unknown_outcome.ts";
 import {
   applyRemoval,
   continueRemoval,
@@ -289,8 +290,8 @@ async function namingPending(store: RuntimeContext["store"], error: unknown): Pr
     (error.code === "STATE_LOCK_LOST" || error.code.startsWith("UNKNOWN_OUTCOME"));
   if (!lost) return error;
   if (typeof error.evidence?.operation_id === "string") return error;
-  // a read needs no lock; a store that cannot answer leaves the loss as it was
-  const pending = (await store.load().catch(() => null))?.control?.opened ?? null;
+  // a store that cannot answer leaves the loss as it was
+  const pending = await pendingAfterLoss(store);
   if (!pending) return error;
   const cmds = commandsOf(pending);
   return new SluiceError(

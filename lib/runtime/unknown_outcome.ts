@@ -16,6 +16,7 @@
 import { EXIT, exitCodeFor, SluiceError } from "../errors.ts";
 import { pendingCommands } from "../plan/plan.ts";
 import type { StateSnapshot } from "../state/store.ts";
+import type { OpenedControl } from "../state/journal.ts";
 
 /**
  * Whether an error from a durable state write leaves its outcome unknown: anything but a refusal
@@ -27,6 +28,17 @@ export function unacknowledged(error: unknown): boolean {
     !([EXIT.USAGE, EXIT.INVALID, EXIT.BLOCKED, EXIT.CONFLICT] as number[]).includes(
       exitCodeFor(error),
     );
+}
+
+/**
+ * The operation pending in the state now, read after a lost lock or acknowledgement (a read needs
+ * no lock): null when none is, undefined when the store cannot answer.
+ */
+export async function pendingAfterLoss(
+  store: { load(): Promise<StateSnapshot> },
+): Promise<OpenedControl | null | undefined> {
+  const snap = await store.load().catch(() => undefined);
+  return snap === undefined ? undefined : snap.control?.opened ?? null;
 }
 
 /** The code of an operation's intent written without acknowledgement (exit 6). */

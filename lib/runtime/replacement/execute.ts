@@ -27,7 +27,7 @@ import { driveThenFinalize } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import { openOperation, type ReviewedOptions } from "./operation.ts";
 import { lostWrite, type ReplacementResult } from "./result.ts";
-import { unacknowledged } from "../unknown_outcome.ts";
+import { pendingAfterLoss, unacknowledged } from "../unknown_outcome.ts";
 
 /**
  * Execute a reviewed replacement (`apply --plan FILE` with a format-6 plan).
@@ -127,11 +127,11 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
  * refusal that hides an operation.
  */
 async function recordedDespite(
-  store: { load(): Promise<{ control: { opened: { operation_id: string } } | null }> },
+  store: Parameters<typeof pendingAfterLoss>[0],
   operationId: string,
   error: unknown,
 ): Promise<boolean> {
   if (!(error instanceof SluiceError) || error.code !== "STATE_LOCK_LOST") return false;
-  const snap = await store.load().catch(() => null);
-  return snap === null || snap.control?.opened.operation_id === operationId;
+  const pending = await pendingAfterLoss(store);
+  return pending === undefined || pending?.operation_id === operationId;
 }
