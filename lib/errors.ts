@@ -109,6 +109,12 @@ export const EXIT = {
    * missing, unreachable or denies access (`ENV_*`, e.g. `ENV_KAFKA_UNREACHABLE`).
    */
   ENVIRONMENT: 7,
+  /**
+   * Cancelled by its caller (an `AbortSignal`, Ctrl-C): the run stopped right after a durable
+   * boundary or inside a bounded wait; its operation stays pending and continues as after any
+   * interruption (`CANCELLED`).
+   */
+  CANCELLED: 8,
 } as const;
 
 /** One of the documented exit statuses ({@link EXIT}). */
@@ -405,6 +411,8 @@ export const ERROR_CODES = {
   ENV_SECRET_UNSET: EXIT.ENVIRONMENT,
   ENV_STATE_DSN_MISSING: EXIT.ENVIRONMENT,
   ENV_STATE_DSN_INVALID: EXIT.ENVIRONMENT,
+  // 8: cancelled by the caller at a durable boundary or inside a bounded wait
+  CANCELLED: EXIT.CANCELLED,
 } as const satisfies Record<string, ExitStatus>;
 
 /** Every stable error code: the keys of {@link ERROR_CODES}. */
