@@ -14,6 +14,8 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
@@ -39,6 +41,8 @@ public final class IdentityGate {
       return Admin.create(props);
     } catch (KafkaException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
+      RunnerExit auth = authFailure(e);
+      if (auth != null) throw auth;
       throw new RunnerExit("KAFKA_UNREACHABLE", "the Admin client could not be created for "
           + props.get("bootstrap.servers") + ": " + cause.getMessage());
     }
@@ -123,7 +127,7 @@ public final class IdentityGate {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         throw new RunnerExit("IDENTITY_TOPIC_MISSING", "topic " + topic + " does not exist").with("topic", topic);
       }
-      throw new RunnerExit("KAFKA_ADMIN_FAILED", "describeTopics " + topic + ": " + e.getCause());
+      throw failed("describeTopics " + topic, e.getCause());
     } catch (TimeoutException e) {
       throw new RunnerExit("KAFKA_UNREACHABLE", "describeTopics " + topic + " timed out after " + TIMEOUT_SECONDS + " s");
     } catch (InterruptedException e) {
@@ -132,11 +136,35 @@ public final class IdentityGate {
     }
   }
 
+  /**
+   * A failed Admin call: the broker refused the principal's login (its password, its certificate,
+   * the TLS handshake) or an operation the principal is not allowed; any other failure is
+   * KAFKA_ADMIN_FAILED. Kafka's messages name the mechanism, the resource and the operation,
+   * never a credential.
+   */
+  static RunnerExit failed(String what, Throwable cause) {
+    RunnerExit auth = authFailure(cause);
+    return auth != null ? auth : new RunnerExit("KAFKA_ADMIN_FAILED", what + ": " + cause);
+  }
+
+  /** KAFKA_AUTHENTICATION_FAILED or KAFKA_AUTHORIZATION_FAILED for a cause chain holding one; else null. */
+  static RunnerExit authFailure(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof AuthenticationException) {
+        return new RunnerExit("KAFKA_AUTHENTICATION_FAILED", t.getClass().getSimpleName() + ": " + t.getMessage());
+      }
+      if (t instanceof AuthorizationException) {
+        return new RunnerExit("KAFKA_AUTHORIZATION_FAILED", t.getClass().getSimpleName() + ": " + t.getMessage());
+      }
+    }
+    return null;
+  }
+
   static <T> T get(org.apache.kafka.common.KafkaFuture<T> f, String what) throws RunnerExit {
     try {
       return f.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
-      throw new RunnerExit("KAFKA_ADMIN_FAILED", what + ": " + e.getCause());
+      throw failed(what, e.getCause());
     } catch (TimeoutException e) {
       throw new RunnerExit("KAFKA_UNREACHABLE", what + " timed out after " + TIMEOUT_SECONDS + " s");
     } catch (InterruptedException e) {

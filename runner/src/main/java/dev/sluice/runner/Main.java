@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Environment: SLUICE_PLAN_PATH (default /etc/sluice/plan.json), SLUICE_PLAN_SHA256,
  * SLUICE_GENERATION, SLUICE_DATA_DIR (default /var/lib/sluice), SLUICE_CLOSE_TIMEOUT_MS (default
- * 20000), SLUICE_LEAVE_MODE (internal | static | none; default internal, see docs/runner.md).
+ * 20000), SLUICE_LEAVE_MODE (internal | static | none; default internal, see docs/runner.md),
+ * SLUICE_KAFKA_CLIENT_PATH (default /etc/sluice/kafka-client.json: the runner principal's
+ * credentials and TLS trust, {@link KafkaClientSecurity}; no file is PLAINTEXT).
  */
 public final class Main {
   private Main() {}
@@ -51,7 +53,7 @@ public final class Main {
     if (mode.equals("init-offsets")) {
       try {
         Plan plan = Plan.load(planPath, env.get("SLUICE_PLAN_SHA256"));
-        System.out.println(initOffsets(plan));
+        System.out.println(initOffsets(plan, KafkaClientSecurity.load(clientPath(env))));
         System.out.flush();
         Runtime.getRuntime().halt(0);
       } catch (RunnerExit e) {
@@ -77,17 +79,19 @@ public final class Main {
       Plan plan = Plan.load(planPath, env.get("SLUICE_PLAN_SHA256"));
       status.setPlan(plan.sha256(), plan.applicationId(), plan.model());
       status.write("STARTING", null, null, null);
+      KafkaClientSecurity security = KafkaClientSecurity.load(clientPath(env));
       TermHandler term = TermHandler.register(status);
       long gateStart = System.nanoTime();
-      try (Admin admin = IdentityGate.open(adminProps(plan))) {
+      try (Admin admin = IdentityGate.open(adminProps(plan, security))) {
         status.setStartOffsets(IdentityGate.check(admin, plan));
       }
       // the first log line: logging starts after the status file says STARTING
-      LoggerFactory.getLogger(Main.class).info("identity gate passed in {} ms", (System.nanoTime() - gateStart) / 1_000_000);
+      LoggerFactory.getLogger(Main.class).info("identity gate passed in {} ms ({})",
+          (System.nanoTime() - gateStart) / 1_000_000, security.describe());
       long closeMs = Long.parseLong(env.getOrDefault("SLUICE_CLOSE_TIMEOUT_MS", "20000"));
       String leaveMode = env.getOrDefault("SLUICE_LEAVE_MODE", "internal");
       String clientId = ClientId.of(env.get("SLUICE_GENERATION"));
-      new Main.Run(plan, status, dataDir.resolve("streams"), Duration.ofMillis(closeMs), leaveMode, clientId).run(term);
+      new Main.Run(plan, security, status, dataDir.resolve("streams"), Duration.ofMillis(closeMs), leaveMode, clientId).run(term);
     } catch (RunnerExit e) {
       status.fail(e);
       exitWith(e);
@@ -106,8 +110,21 @@ public final class Main {
     Runtime.getRuntime().halt(e.exitCode);
   }
 
+  /** Where sluice copies the Kafka client file ({@link KafkaClientSecurity}). */
+  static Path clientPath(Map<String, String> env) {
+    String path = env.get("SLUICE_KAFKA_CLIENT_PATH");
+    return path == null || path.isEmpty() ? KafkaClientSecurity.DEFAULT_PATH : Path.of(path);
+  }
+
+  /** The Admin configuration under PLAINTEXT (the image build's training run). */
   static Properties adminProps(Plan plan) {
+    return adminProps(plan, KafkaClientSecurity.PLAINTEXT);
+  }
+
+  /** The identity gate's (and the close's) Admin configuration, as the runner's principal. */
+  static Properties adminProps(Plan plan, KafkaClientSecurity security) {
     Properties p = new Properties();
+    security.applyTo(p);
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, plan.bootstrapServers());
     p.put(AdminClientConfig.CLIENT_ID_CONFIG, plan.applicationId() + "-gate");
     p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30000);
@@ -126,7 +143,17 @@ public final class Main {
    * default.
    */
   public static Properties streamsProps(Plan plan, Path stateDir, String leaveMode, String clientId) {
+    return streamsProps(plan, stateDir, leaveMode, clientId, KafkaClientSecurity.PLAINTEXT);
+  }
+
+  /**
+   * The Streams configuration as the runner's principal: the security settings reach every client
+   * Streams makes (its consumers, the output and dead-letter producer, its admin client).
+   */
+  public static Properties streamsProps(
+      Plan plan, Path stateDir, String leaveMode, String clientId, KafkaClientSecurity security) {
     Properties p = new Properties();
+    security.applyTo(p);
     p.put(StreamsConfig.APPLICATION_ID_CONFIG, plan.applicationId());
     if (clientId != null) p.put(StreamsConfig.CLIENT_ID_CONFIG, clientId);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, plan.bootstrapServers());
@@ -156,8 +183,8 @@ public final class Main {
   }
 
   /** Sets missing committed offsets to the artifact's initial_offsets; returns a JSON line. */
-  static String initOffsets(Plan plan) throws RunnerExit {
-    try (Admin admin = IdentityGate.open(adminProps(plan))) {
+  static String initOffsets(Plan plan, KafkaClientSecurity security) throws RunnerExit {
+    try (Admin admin = IdentityGate.open(adminProps(plan, security))) {
       List<TopicPartition> partitions = IdentityGate.checkIdentity(admin, plan);
       Map<TopicPartition, OffsetAndMetadata> committed = IdentityGate.get(
           admin.listConsumerGroupOffsets(plan.applicationId()).partitionsToOffsetAndMetadata(), "listConsumerGroupOffsets");
@@ -197,6 +224,7 @@ public final class Main {
   /** One run of the topology, from start to exit. */
   static final class Run {
     private final Plan plan;
+    private final KafkaClientSecurity security;
     private final StatusFile status;
     private final Path stateDir;
     private final Duration closeTimeout;
@@ -206,8 +234,10 @@ public final class Main {
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CountDownLatch stopped = new CountDownLatch(1);
 
-    Run(Plan plan, StatusFile status, Path stateDir, Duration closeTimeout, String leaveMode, String clientId) {
+    Run(Plan plan, KafkaClientSecurity security, StatusFile status, Path stateDir, Duration closeTimeout,
+        String leaveMode, String clientId) {
       this.plan = plan;
+      this.security = security;
       this.status = status;
       this.stateDir = stateDir;
       this.closeTimeout = closeTimeout;
@@ -216,7 +246,7 @@ public final class Main {
     }
 
     void run(TermHandler term) throws RunnerExit {
-      KafkaStreams streams = new KafkaStreams(SluiceTopology.build(plan), streamsProps(plan, stateDir, leaveMode, clientId));
+      KafkaStreams streams = new KafkaStreams(SluiceTopology.build(plan), streamsProps(plan, stateDir, leaveMode, clientId, security));
       streams.setUncaughtExceptionHandler(e -> {
         fatal.compareAndSet(null, classify(e));
         return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
@@ -273,7 +303,7 @@ public final class Main {
         status.fail(e);
         exitWith(e);
       }
-      status.closed(closeOffsets(plan));
+      status.closed(closeOffsets(plan, security));
       System.out.flush();
       stopped.countDown();
       // returning lets the JVM finish the signal exit: status 143
@@ -284,8 +314,8 @@ public final class Main {
      * offsets only), the close vector sluice compares with the group later; null when they
      * cannot be read within 5 s (the close stays clean, sluice then has nothing to compare).
      */
-    static Map<Integer, Long> closeOffsets(Plan plan) {
-      Properties p = adminProps(plan);
+    static Map<Integer, Long> closeOffsets(Plan plan, KafkaClientSecurity security) {
+      Properties p = adminProps(plan, security);
       p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000);
       p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
       long t0 = System.nanoTime();
@@ -311,6 +341,8 @@ public final class Main {
           return new RunnerExit("OFFSETS_MISSING", String.valueOf(n.getMessage()));
         }
       }
+      RunnerExit auth = IdentityGate.authFailure(e);
+      if (auth != null) return auth;
       return new RunnerExit("STREAMS_FATAL", e.toString() + (e.getCause() == null ? "" : " caused by " + e.getCause()));
     }
 
