@@ -212,8 +212,8 @@ function ownedKeys(doc: OwnershipDocument | null, name: string): string[] | null
   return doc ? ownedConnectors(doc).find((o) => o.name === name)?.secret_keys ?? null : null;
 }
 
-/** Observe the connectors of some actions, exactly. */
-async function observeActions(
+/** Observe the connectors of some actions, exactly (also `state runner-status`). */
+export async function observeActions(
   ctx: ConnectorJourneyContext,
   plan: Plan,
   actions: ConnectorAction[],

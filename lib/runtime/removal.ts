@@ -114,8 +114,8 @@ export function removalActions(plan: Plan): RemoveRunnerAction[] {
   return plan.actions.filter((a): a is RemoveRunnerAction => a.type === "remove_runner");
 }
 
-/** The observer's target of a bound removal. */
-function targetOfRemoval(a: RemoveRunnerAction): RunnerTarget {
+/** The observer's target of a bound removal (exported for `state runner-status`). */
+export function targetOfRemoval(a: RemoveRunnerAction): RunnerTarget {
   return {
     applicationId: a.application_id,
     inputTopic: a.runner.input_topic,
@@ -170,12 +170,13 @@ export async function removalTargets(
 }
 
 /** The bound generation's exact state on a fresh observation. */
-type Seen =
+export type Seen =
   | { kind: "present"; container: ContainerEvidence }
   | { kind: "absent" }
   | { kind: "changed"; blocker: Blocker };
 
-function seen(a: RemoveRunnerAction, obs: RunnerObservation): Seen {
+/** Where the bound generation stands on one exact observation (also `state runner-status`). */
+export function seen(a: RemoveRunnerAction, obs: RunnerObservation): Seen {
   const changed = (why: string, evidence: Record<string, unknown>): Seen => ({
     kind: "changed",
     blocker: blocker(
@@ -226,7 +227,12 @@ function wayBack(model: string, operationId: string | null): string {
     : `Way out: 'sluice restart ${model} --reason TEXT' (the same generation runs again from its committed offsets), then 'sluice plan --out FILE' and 'sluice apply --plan FILE' (docs/runbook.md, "Removal blockers")`;
 }
 
-function uncleanClose(a: RemoveRunnerAction, c: ContainerEvidence, operationId: string): Blocker[] {
+/** Why a stopped bound runner may not be removed, with the way back (also `state runner-status`). */
+export function uncleanClose(
+  a: RemoveRunnerAction,
+  c: ContainerEvidence,
+  operationId: string,
+): Blocker[] {
   // the clean-close rule a replacement's old_closed row applies too (notACleanClose)
   const out = notACleanClose(c).map((f) =>
     blocker(f.code, `model ${a.model}: ${f.message}`, {
