@@ -12,6 +12,10 @@
  * - a broker the client cannot reach (its bootstrap is not a host listener, or the broker is
  *   down) fails every call; a closed client refuses further calls.
  *
+ * - ACLs: `describeAcls` answers the world's bindings of exactly the principal asked for, and
+ *   an admin principal without DESCRIBE on the cluster is refused as the real adapter refuses
+ *   it (`ENV_KAFKA_DENIED`, CLUSTER_AUTHORIZATION_FAILED).
+ *
  * Each method is one small function over the world, so a new read-only method is a few lines
  * (add it to the object below). Failure hooks key calls by: `createTopic` → topic name,
  * `setGroupOffsets` → group ID.
@@ -31,6 +35,7 @@ import type {
   PartitionRange,
   TopicInfo,
 } from "../../lib/providers/kafka/port.ts";
+import { SluiceError } from "../../lib/errors.ts";
 import { kafkaUuid } from "./ids.ts";
 import type { FakeContext } from "./_port_call.ts";
 import { FakeProviderError, portCall } from "./_port_call.ts";
@@ -165,6 +170,18 @@ export function fakeKafkaPort(ctx: FakeContext, bootstrap?: string): KafkaPort {
         false,
         (w) => new Map(topics.map((t) => [t.topic, rangesOf(w, t.topic, t.partitions)])),
       ),
+
+    describeAcls: (principal) =>
+      call("describeAcls", principal, false, (w) => {
+        if (w.kafka.acl_describe_denied) {
+          throw new SluiceError(
+            "ENV_KAFKA_DENIED",
+            `Kafka refused describing the ACLs of ${principal}: CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed.`,
+          );
+        }
+        return (w.kafka.acls ?? []).filter((a) => a.principal === principal)
+          .map((a) => ({ ...a }));
+      }),
 
     createTopic: (name, partitions) =>
       call("createTopic", name, true, (w) => {

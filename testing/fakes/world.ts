@@ -26,6 +26,7 @@
  */
 import { dirname, resolve } from "node:path";
 import type { Expr } from "../../lib/expr/ast.ts";
+import type { AclBinding } from "../../lib/providers/kafka/port.ts";
 import type { SchemaField } from "../../lib/expr/schema.ts";
 import type { Clock } from "./clock.ts";
 import type { IdSource } from "./ids.ts";
@@ -311,6 +312,10 @@ export interface World {
     internal_listeners: string[];
     topics: Record<string, FakeTopic>;
     groups: Record<string, FakeGroup>;
+    /** The authorizer's ACL bindings (absent: none; worlds made before ACLs existed). */
+    acls?: AclBinding[];
+    /** True: sluice's admin principal may not describe ACLs (CLUSTER_AUTHORIZATION_FAILED). */
+    acl_describe_denied?: boolean;
   };
   /** The Connect cluster (absent in worlds created before it existed). */
   connect?: FakeConnectCluster;

@@ -109,6 +109,8 @@ export function kafkaCallSubject(operation: string, args: unknown[]): string | u
       return list(a)
         ? `reading the committed offsets of groups ${list(a)} on topic ${b}`
         : undefined;
+    case "describeAcls":
+      return `describing the ACLs of ${a}`;
     case "readRecords":
       return `reading records of topic ${a}`;
     case "createTopic":

@@ -17,8 +17,17 @@
  * ```
  * @module
  */
-import { Admin, Consumer, FetchIsolationLevels } from "npm:@platformatic/kafka@2.12.1";
+import {
+  AclOperations,
+  AclPermissionTypes,
+  Admin,
+  Consumer,
+  FetchIsolationLevels,
+  ResourcePatternTypes,
+  ResourceTypes,
+} from "npm:@platformatic/kafka@2.12.1";
 import type {
+  AclBinding,
   GroupInfo,
   GroupListing,
   KafkaPort,
@@ -307,6 +316,37 @@ export function platformaticKafka(
       return readCommitted(readerClient(), topic, slices, limits);
     },
 
+    async describeAcls(principal) {
+      // one DescribeAcls: every resource, pattern, host, operation and permission of `principal`
+      const resources = await admin.describeAcls({
+        filter: {
+          resourceType: ResourceTypes.ANY,
+          resourceName: null,
+          resourcePatternType: ResourcePatternTypes.ANY,
+          principal,
+          host: null,
+          operation: AclOperations.ANY,
+          permissionType: AclPermissionTypes.ANY,
+        },
+      });
+      return resources.flatMap((r) =>
+        r.acls.map((a): AclBinding => ({
+          resourceType: (nameOf(ResourceTypes, r.resourceType) ?? "UNKNOWN") as AclBinding[
+            "resourceType"
+          ],
+          resourceName: r.resourceName,
+          patternType: (nameOf(ResourcePatternTypes, r.resourcePatternType) ??
+            "UNKNOWN") as AclBinding["patternType"],
+          principal: a.principal,
+          host: a.host,
+          operation: nameOf(AclOperations, a.operation) ?? "UNKNOWN",
+          permission: (nameOf(AclPermissionTypes, a.permissionType) ?? "UNKNOWN") as AclBinding[
+            "permission"
+          ],
+        }))
+      );
+    },
+
     async createTopic(name, partitions) {
       const [created] = await admin.createTopics({ topics: [name], partitions, replicas: 1 });
       // the broker's metadata lags the controller: a describe right after the create can leave
@@ -334,6 +374,11 @@ export function platformaticKafka(
       if (reader) await reader.close(true);
     },
   }, { target, mutations: KAFKA_MUTATIONS, specific: kafkaFailure, ready, what: kafkaCallSubject });
+}
+
+/** Kafka's name of an enumeration value (the library's tables map names to numbers). */
+function nameOf(table: Record<string, number>, value: number): string | undefined {
+  return Object.entries(table).find(([, v]) => v === value)?.[0];
 }
 
 /** Kafka 4 answers an unknown group with GROUP_ID_NOT_FOUND on DescribeGroups v6+. */

@@ -107,6 +107,38 @@ export interface RecordRead {
   stopped: null | "bytes" | "time";
 }
 
+/** A resource type of a Kafka ACL, as Kafka names it. */
+export type AclResourceType =
+  | "TOPIC"
+  | "GROUP"
+  | "CLUSTER"
+  | "TRANSACTIONAL_ID"
+  | "DELEGATION_TOKEN"
+  | "USER"
+  | "UNKNOWN";
+
+/**
+ * One ACL binding as the broker's authorizer answers DescribeAcls: a resource pattern and one
+ * entry (principal, host, operation, permission). Operations are Kafka's names (`READ`, `WRITE`,
+ * `DESCRIBE`, `ALL`, `IDEMPOTENT_WRITE`, ...).
+ */
+export interface AclBinding {
+  /** The resource type. */
+  resourceType: AclResourceType;
+  /** The resource name (`*` is every resource of the type; `kafka-cluster` for the cluster). */
+  resourceName: string;
+  /** LITERAL (the name itself, or `*`) or PREFIXED (every name starting with it). */
+  patternType: "LITERAL" | "PREFIXED" | "UNKNOWN";
+  /** `User:<name>`, or `User:*` for every principal. */
+  principal: string;
+  /** The client address it applies to; `*` for every host. */
+  host: string;
+  /** Kafka's operation name. */
+  operation: string;
+  /** ALLOW or DENY. */
+  permission: "ALLOW" | "DENY" | "UNKNOWN";
+}
+
 /** The operations sluice needs from a Kafka cluster. */
 export interface KafkaPort {
   /** The cluster ID and the named topics that exist (absent names are left out). */
@@ -151,6 +183,13 @@ export interface KafkaPort {
    * group, nothing is committed. Bounded by `limits`; an absent topic is an empty read.
    */
   readRecords?(topic: string, slices: PartitionSlice[], limits: ReadLimits): Promise<RecordRead>;
+
+  /**
+   * Every ACL binding whose principal is exactly `principal` (read-only: DescribeAcls, which
+   * needs DESCRIBE on the cluster). `User:*` bindings are asked for by that name. Optional: a
+   * port without it cannot prove a runner's permissions (the plan says so).
+   */
+  describeAcls?(principal: string): Promise<AclBinding[]>;
 
   /** Create a topic; returns its Kafka-form ID. */
   createTopic(name: string, partitions: number): Promise<string>;
