@@ -42,6 +42,11 @@ import type { PreviewSummary } from "./preview_summary.ts";
 import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
 import { planConnectors } from "./connectors.ts";
 import { planRunnerRemovals, type RemoveRunnerAction } from "./removals.ts";
+import {
+  checkRunnerPermissions,
+  type RunnerAclObservation,
+  type RunnerPermissions,
+} from "../validation/runner_permissions.ts";
 
 /** A planned provider mutation. */
 export type PlannedAction =
@@ -134,6 +139,12 @@ export interface Plan {
    * planner has not sealed yet and in plans written before keyed seals existed.
    */
   key_seal?: KeySeal | null;
+  /**
+   * Under `kafka.security`: the runner principal's permissions for the runners this plan
+   * creates or replaces, as the broker's ACLs show them (missing ones are blockers, excess ones
+   * warnings in the review). Absent for a project without security, and when no runner is.
+   */
+  runner_permissions?: RunnerPermissions;
 }
 
 /** A plan's keyed seal: the key's ID and the HMAC-SHA256 of the plan under it. */
@@ -179,6 +190,11 @@ export interface PlanInput {
    * project declares, removes and owns none. A plan of selected models never plans connectors.
    */
   connectors?: ConnectorPlanInput | null;
+  /**
+   * Under `kafka.security`: the runner principal and the ACLs read for it (`lib/runtime/
+   * runner_acls.ts`); absent for a project without security (the plan is then unchanged).
+   */
+  runnerAcls?: RunnerAclObservation | null;
 }
 
 /** The pending operation as the planner shows it. */
@@ -527,6 +543,13 @@ export function planProject(input: PlanInput): Plan {
     }
     actions.push(...connectors.actions);
   }
+  // ---- the runner principal may do what its job needs, proven before a create or a replacement
+  const permissions = checkRunnerPermissions(input.runnerAcls, {
+    actions,
+    artifacts: compiled.artifacts,
+    bootstrap: project.manifest.kafka.bootstrapHost,
+  });
+  if (permissions) blockers.push(...permissions.blockers);
   const sole = replacements.length === 1 && actions.length === 1 && blockers.length === 0 &&
       online && selected === null
     ? replacements[0] as RunnerAction
@@ -559,6 +582,7 @@ export function planProject(input: PlanInput): Plan {
     preview: null,
     // present only when the project declares, removes or owns connectors
     ...(connectors ? { connectors: connectors.section } : {}),
+    ...(permissions ? { runner_permissions: permissions.section } : {}),
   };
 }
 
