@@ -7,6 +7,13 @@
  * removal (`removal.ts`) or a connector change (`connectors.ts`). A format-6 plan (a predicate
  * replacement) is executed by the reviewed coordinator (`replacement/execute.ts`), never here.
  *
+ * **The operator's commands.** `state resume --plan FILE --operation-id ID` of such a plan comes
+ * here too ({@link applyPlan} with the operation ID): it continues only that pending operation,
+ * with its own journey, once the operation is found to be this plan file's
+ * ({@link operationOfPlanFile}); `state runner-status` reports, read-only under the same lock and
+ * checks, the next row of that journey's table a fresh observation shows
+ * ({@link pendingStatus}).
+ *
  * **Runner removals.** A plan that removes runners (`lifecycle.runner_removals`) changes
  * nothing else (`BLOCKED_REMOVAL_MIXED`); it is applied as its own operation (TERM, clean close,
  * remove the container, release ownership; the volume, the group's offsets and the topics stay)
@@ -31,7 +38,8 @@ import { currentContext, verifyPlanCurrent } from "../plan/plan_file.ts";
 import { isConnectorAction, runtimeActions } from "../plan/connectors.ts";
 import type { StateSnapshot } from "../state/store.ts";
 import type { OpenedControl } from "../state/journal.ts";
-import { commitOfPlan } from "../state/history.ts";
+import { commitOfOperation, commitOfPlan, type OwnershipCommitted } from "../state/history.ts";
+import { findAbandonment } from "../state/engine.ts";
 import { blockerError } from "../validation/blocker.ts";
 import { CONNECTOR_OPERATION_KIND, connectorOperationId } from "../protocol/connector.ts";
 import { REMOVAL_OPERATION_KIND } from "../protocol/removal.ts";
@@ -39,6 +47,10 @@ import { type Clock, SYSTEM_CLOCK } from "./deps.ts";
 import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
 import { continueCreate, startCreate, verifyCommittedCreate } from "./create.ts";
 import { pendingAfterLoss } from "./unknown_outcome.ts";
+import { complete, type NextStep } from "./next_step.ts";
+import { createNext } from "./create_next.ts";
+import { removalNext } from "./removal_next.ts";
+import { connectorNext } from "./connector_next.ts";
 import {
   applyRemoval,
   continueRemoval,
@@ -111,6 +123,8 @@ interface RoutedJourney {
   claims(plan: Plan): boolean;
   /** Start it: the intent, then its table's rows. */
   start(r: Route): Promise<ApplyResult>;
+  /** Read-only: the next row of its table a fresh observation shows (`state runner-status`). */
+  next(r: Route): Promise<NextStep>;
 }
 
 /** The connector operation's result as the apply's (`already`: committed before, nothing done). */
@@ -148,6 +162,7 @@ const JOURNEYS: readonly RoutedJourney[] = [
     claims: (plan) => removalActions(plan).length > 0,
     start: async (r) =>
       removalApplied(r.plan, await applyRemoval(r.removal, r.plan, r.planSha256, r.snap)),
+    next: (r) => removalNext(r.removal, r.plan, r.snap),
   },
   {
     kind: CONNECTOR_OPERATION_KIND,
@@ -170,6 +185,7 @@ const JOURNEYS: readonly RoutedJourney[] = [
         r.plan.actions,
       );
     },
+    next: (r) => connectorNext(r.connectors, r.plan, r.snap),
   },
   {
     kind: "create",
@@ -189,14 +205,20 @@ const JOURNEYS: readonly RoutedJourney[] = [
       await verifyConnectorActions(r.connectors, r.plan, r.snap.ownership?.document ?? null);
       return await r.withConnectors(await startCreate(r.ctx, r.plan, r.planSha256, r.snap));
     },
+    next: (r) => createNext(r.ctx, r.plan, r.snap),
   },
 ];
 
-/** Apply a verified format-5 plan (see module docs). */
+/**
+ * Apply a verified format-5 plan (see module docs). With `operationId` (`state resume`), only
+ * continue that pending operation, which must be this plan file's ({@link operationOfPlanFile});
+ * an operation this plan already completed is verified as a repeated apply would be.
+ */
 export async function applyPlan(
   ctx: RuntimeContext,
   plan: Plan,
   planSha256: string,
+  operationId?: string,
 ): Promise<ApplyResult> {
   if (plan.format === 6) {
     throw new SluiceError(
@@ -205,13 +227,34 @@ export async function applyPlan(
     );
   }
   if (plan.blockers.length > 0) throw blockerError(plan.blockers);
+  return await underLock(
+    ctx,
+    async (route) => {
+      if (operationId !== undefined) return await resumeRouted(route, operationId);
+      return await routed(route);
+    },
+    plan,
+    planSha256,
+  );
+}
+
+/**
+ * Run `body` under the deployment lock with the route of this plan in the state as loaded under
+ * it; a lost lock or acknowledgement names the pending operation ({@link namingPending}).
+ */
+async function underLock<T>(
+  ctx: RuntimeContext,
+  body: (route: Route) => Promise<T>,
+  plan: Plan,
+  planSha256: string,
+): Promise<T> {
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const connectors = connectorContext(ctx, clock);
   if (ctx.breakStaleLock) await ctx.store.breakStaleLock(ctx.breakStaleLock);
   await ctx.store.acquireLock({ actor: ctx.actor });
   try {
     const snap = await ctx.store.load();
-    const route: Route = {
+    return await body({
       ctx,
       plan,
       planSha256,
@@ -224,7 +267,22 @@ export async function applyPlan(
           ? { ...r, noop: false, serial: c.serial, actions: plan.actions, connectors: c }
           : r;
       },
-    };
+    });
+  } catch (error) {
+    throw await namingPending(ctx.store, error);
+  } finally {
+    // a release that fails changes nothing of what was done: a lock already lost (the error
+    // said so, or the work was all done before it) or a store that no longer answers leaves the
+    // result or the error as it is — the lock is then stale, as after a kill (spec: a verified
+    // result followed by a lock-release error retains its outcome)
+    await ctx.store.releaseLock().catch(() => {});
+  }
+}
+
+/** `apply --plan`: continue this plan's pending operation, recognize it applied, or start it. */
+async function routed(route: Route): Promise<ApplyResult> {
+  const { ctx, plan, planSha256, snap } = route;
+  {
     // the pending operation this plan started is continued by its own journey
     const pending = snap.control?.opened ?? null;
     const owner = pending ? JOURNEYS.find((j) => j.kind === pending.kind) : undefined;
@@ -257,15 +315,193 @@ export async function applyPlan(
       );
     }
     return await JOURNEYS.find((j) => j.claims(plan))!.start(route);
-  } catch (error) {
-    throw await namingPending(ctx.store, error);
-  } finally {
-    // a release that fails changes nothing of what was done: a lock already lost (the error
-    // said so, or the work was all done before it) or a store that no longer answers leaves the
-    // result or the error as it is — the lock is then stale, as after a kill (spec: a verified
-    // result followed by a lock-release error retains its outcome)
-    await ctx.store.releaseLock().catch(() => {});
   }
+}
+
+/** What the state holds of the operation a plan file and an operation ID name. */
+export type PlanOperation =
+  | { kind: "pending"; control: OpenedControl }
+  | { kind: "completed"; commit: OwnershipCommitted };
+
+/**
+ * The operation `operationId` is this plan file's: pending with an intent recorded from these
+ * plan bytes (a predicate replacement is resumed with its reviewed format-6 plan,
+ * `PLAN_NOT_REVIEWED`; another plan's, `BLOCKED_PLAN_MISMATCH`), or committed by this plan (its
+ * commit event records the plan's sha256). Abandoned: `BLOCKED_OPERATION_ABANDONED`; neither
+ * pending nor committed: `BLOCKED_NO_PENDING_OPERATION`, naming what is pending instead.
+ *
+ * @example
+ * ```ts
+ * import { operationOfPlanFile } from "./journeys.ts";
+ * // const rec = operationOfPlanFile(await store.load(), operationId, planSha256);
+ * ```
+ */
+export function operationOfPlanFile(
+  snap: StateSnapshot,
+  operationId: string,
+  planSha256: string,
+): PlanOperation {
+  const pending = snap.control?.opened ?? null;
+  if (pending?.operation_id === operationId) {
+    if (pending.kind === "runner_update") {
+      throw new SluiceError(
+        "PLAN_NOT_REVIEWED",
+        `operation ${operationId} is a predicate replacement (runner_update): it is inspected and resumed with its reviewed format-6 plan file (the one with sha256 ${pending.intent.reviewed_plan_sha256}), not with this format-5 plan`,
+        {
+          evidence: { operation_id: operationId, plan_sha256: pending.intent.reviewed_plan_sha256 },
+        },
+      );
+    }
+    if (pending.intent.reviewed_plan_sha256 !== planSha256) {
+      throw new SluiceError(
+        "BLOCKED_PLAN_MISMATCH",
+        `operation ${operationId} (${pending.kind}) was started from plan ${pending.intent.reviewed_plan_sha256}, not from this file (${planSha256}); give the plan file it was started from`,
+        {
+          evidence: {
+            operation_id: operationId,
+            plan_sha256: pending.intent.reviewed_plan_sha256,
+            given: planSha256,
+          },
+        },
+      );
+    }
+    if (!JOURNEYS.some((j) => j.kind === pending.kind)) {
+      throw new SluiceError(
+        "BLOCKED_NOT_A_REPLACEMENT",
+        `operation ${operationId} is a ${pending.kind}, which no journey of a plan file continues; abandon it (sluice state abandon --operation-id ${operationId} --reason TEXT)`,
+      );
+    }
+    return { kind: "pending", control: pending };
+  }
+  const commit = commitOfOperation(snap.history.events, operationId);
+  if (commit) {
+    if (commit.plan_sha256 !== undefined && commit.plan_sha256 !== planSha256) {
+      throw new SluiceError(
+        "BLOCKED_PLAN_MISMATCH",
+        `operation ${operationId} completed from plan ${commit.plan_sha256}, not from this file (${planSha256})`,
+        {
+          evidence: {
+            operation_id: operationId,
+            plan_sha256: commit.plan_sha256,
+            given: planSha256,
+          },
+        },
+      );
+    }
+    return { kind: "completed", commit };
+  }
+  const abandoned = findAbandonment(snap.history.events, operationId);
+  if (abandoned) {
+    throw new SluiceError(
+      "BLOCKED_OPERATION_ABANDONED",
+      `operation ${operationId} was abandoned by ${abandoned.actor} at ${abandoned.recorded_at} (${abandoned.reason}); it can never continue: plan again`,
+    );
+  }
+  throw new SluiceError(
+    "BLOCKED_NO_PENDING_OPERATION",
+    `operation ${operationId} is neither pending nor completed in this project's state` +
+      (pending
+        ? `; the pending operation is ${pending.operation_id} (${pending.kind})`
+        : "; 'sluice state show' names the pending operation"),
+    { evidence: { operation_id: operationId, pending: pending?.operation_id ?? null } },
+  );
+}
+
+/**
+ * `state resume` of a format-5 plan: continue its pending operation with that operation's own
+ * journey; a completed one is verified as a repeated `apply --plan` verifies it (a no-op).
+ */
+async function resumeRouted(route: Route, operationId: string): Promise<ApplyResult> {
+  const rec = operationOfPlanFile(route.snap, operationId, route.planSha256);
+  if (rec.kind === "pending") {
+    return await JOURNEYS.find((j) => j.kind === rec.control.kind)!.continue(route);
+  }
+  for (const j of JOURNEYS) {
+    const done = await j.committed(route);
+    if (done) return done;
+  }
+  // committed, and the state has moved on since: nothing of this plan is left to do
+  return {
+    noop: true,
+    already_applied: true,
+    operation_id: operationId,
+    serial: route.snap.ownership?.document.serial ?? rec.commit.serial,
+    actions: [],
+    runners: [],
+  };
+}
+
+/** What `state runner-status` reports of a create, runner removal or connector operation. */
+export interface PendingStatus {
+  /** The operation kind (`create`, `runner_removal`, `connector_change`). */
+  journey: string;
+  /** Pending (in progress or interrupted) or completed (committed). */
+  state: "in_progress" | "interrupted" | "completed";
+  /** The last durable boundary: its intent, a checkpoint, or `committed`. */
+  last_boundary: string;
+  /** The durable checkpoints, in order. */
+  checkpoints: OpenedControl["checkpoints"];
+  /** The next row of its table a fresh observation shows (authorizes nothing). */
+  next: NextStep;
+  /** Interruptions recorded. */
+  incidents: number;
+  /** Resumes authorized. */
+  resumes: number;
+}
+
+/**
+ * Read-only, under the deployment lock: the operation `operationId` of this format-5 plan file
+ * ({@link operationOfPlanFile}) and the next row of its journey's table. Writes nothing.
+ *
+ * @example
+ * ```ts
+ * import { pendingStatus } from "./journeys.ts";
+ * // const s = await pendingStatus(ctx, plan, planSha256, operationId); s.next.step
+ * ```
+ */
+export async function pendingStatus(
+  ctx: RuntimeContext,
+  plan: Plan,
+  planSha256: string,
+  operationId: string,
+): Promise<PendingStatus> {
+  return await underLock(
+    ctx,
+    async (route) => {
+      const rec = operationOfPlanFile(route.snap, operationId, planSha256);
+      if (rec.kind === "completed") {
+        return {
+          journey: kindOfCommitted(plan),
+          state: "completed",
+          last_boundary: "committed",
+          checkpoints: [],
+          next: complete(
+            `committed at ${rec.commit.recorded_at} (ownership serial ${rec.commit.serial}); nothing to do`,
+          ),
+          incidents: 0,
+          resumes: 0,
+        };
+      }
+      const c = rec.control;
+      const journey = JOURNEYS.find((j) => j.kind === c.kind)!;
+      return {
+        journey: c.kind,
+        state: c.status,
+        last_boundary: c.checkpoints.at(-1)?.name ?? "intent",
+        checkpoints: c.checkpoints,
+        next: await journey.next(route),
+        incidents: c.incidents.length,
+        resumes: c.resume_history.length,
+      };
+    },
+    plan,
+    planSha256,
+  );
+}
+
+/** The journey a committed plan was applied by, as its claims decide. */
+function kindOfCommitted(plan: Plan): string {
+  return JOURNEYS.find((j) => j.claims(plan))!.kind;
 }
 
 /** The commands that continue or abandon a pending operation. */

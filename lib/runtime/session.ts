@@ -330,11 +330,33 @@ export interface ApplyOptions extends SessionOptions {
   readyTimeoutMs?: number;
   /** Remove a stale local lock left by a dead process first (explicit; never silent). */
   breakStaleLock?: string;
+  /**
+   * Continue only this pending operation of the plan (`state resume`), never start one: the
+   * router's {@link applyPlan} checks it is the plan's.
+   */
+  operationId?: string;
 }
 
 /** Apply a format-5 plan (or a fresh online plan) to a project. */
 export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & { plan: Plan }> {
   await using s = await openSession(options);
+  return await applyInSession(s, options);
+}
+
+/**
+ * {@link apply} in a session already open (`state resume` checks the environment confirmation
+ * on it first).
+ *
+ * @example
+ * ```ts
+ * import { applyInSession, openSession } from "./session.ts";
+ * // await using s = await openSession(options); await applyInSession(s, options);
+ * ```
+ */
+export async function applyInSession(
+  s: Session,
+  options: ApplyOptions,
+): Promise<ApplyResult & { plan: Plan }> {
   let planned = options.plan;
   let sha = options.planSha256;
   if (!planned) {
@@ -372,6 +394,7 @@ export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & {
     },
     planned,
     sha,
+    options.operationId,
   );
   return { ...result, plan: planned };
 }
