@@ -1,8 +1,11 @@
 /**
  * The CLI renders the SDK and nothing else: every module under `cli/` (tests aside, which may
  * reach test support and internals) imports only `mod.ts`, other `cli/` modules, commander and
- * Node built-ins. And there is no import cycle among them (the output format lives in
- * `cli/output.ts`, not in `cli/main.ts`).
+ * Node built-ins. commander is named fully qualified at `deno.json`'s version
+ * (`npm:commander@15.1.0`), never by the bare name only the import map resolves, so
+ * `deno run -A <checkout>/cli/main.ts` works from any directory without `--config` (as `mod.ts`
+ * does, `lib/imports_test.ts`). And there is no import cycle among them (the output format lives
+ * in `cli/output.ts`, not in `cli/main.ts`).
  * @module
  */
 import assert from "node:assert/strict";
@@ -12,6 +15,9 @@ import { productModules } from "../testing/sources.ts";
 const CLI = new URL("./", import.meta.url).pathname;
 const ROOT = resolve(CLI, "..");
 const MOD = join(ROOT, "mod.ts");
+/** commander as deno.json's import map pins it (`npm:commander@<version>`). */
+const COMMANDER: string = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json"))).imports
+  .commander;
 
 /** Every module specifier a file imports or re-exports (static and dynamic). */
 function specifiers(source: string): string[] {
@@ -26,7 +32,7 @@ function specifiers(source: string): string[] {
 }
 
 function allowed(file: string, spec: string): boolean {
-  if (spec === "commander" || spec.startsWith("node:")) return true;
+  if (spec === COMMANDER || spec.startsWith("node:")) return true;
   if (!spec.startsWith(".")) return false;
   const target = resolve(dirname(file), spec);
   return target === MOD || (target.startsWith(CLI) && !target.endsWith("_test.ts"));
@@ -87,6 +93,11 @@ Deno.test("the scan sees a forbidden import and a cycle when there is one", () =
   assert.equal(allowed(file, "../../mod.ts"), true);
   assert.equal(allowed(file, "../output.ts"), true);
   assert.equal(allowed(file, "npm:dockerode"), false);
+  assert.equal(allowed(file, COMMANDER), true);
+  assert.match(COMMANDER, /^npm:commander@\d+\.\d+\.\d+$/);
+  // the bare name resolves only through deno.json's import map; another version is a drift
+  assert.equal(allowed(file, "commander"), false);
+  assert.equal(allowed(file, "npm:commander@14.0.0"), false);
   assert.deepEqual(
     specifiers('import { a } from "../../lib/x.ts";\nexport type {\n  B,\n} from "./y.ts";\n'),
     ["../../lib/x.ts", "./y.ts"],

@@ -15,7 +15,7 @@
  * ```
  * @module
  */
-import { Command, Option } from "commander";
+import { Command, Option } from "npm:commander@15.1.0";
 import { EXIT, guardInventorySwitch, SLUICE_VERSION } from "../mod.ts";
 import type { RuntimeDeps } from "../mod.ts";
 import { printFailure } from "./output.ts";

@@ -6,7 +6,7 @@
  * `KEY=value`), a backstop behind the redaction each result already carries.
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import { exitCodeFor, progressLabel, redactText, SluiceError } from "../mod.ts";
 import type { ProgressEvent, ProgressListener } from "../mod.ts";
 

@@ -3,7 +3,7 @@
  * flag, the same help text everywhere), and opening the project a command names.
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import { openProject, type RuntimeDeps } from "../../mod.ts";
 import { type OutputFormat, progressPrinter } from "../output.ts";
 

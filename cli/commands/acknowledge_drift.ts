@@ -7,7 +7,7 @@
  * without `--reason`, 5 when the deployment lock is held elsewhere.
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import type { AcknowledgeDriftResult, RunnerDrift, RuntimeDeps } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
 import { type AuditedFlags, auditedOptions, openCommandProject } from "./_options.ts";

@@ -6,7 +6,7 @@
  * finished it), 4 when blocked (nothing was recorded or started), 2 for a missing `--reason`.
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import { type RestartResult, type RuntimeDeps, SluiceError } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
 import { type AuditedFlags, auditedOptions, openCommandProject } from "./_options.ts";

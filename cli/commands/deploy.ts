@@ -5,7 +5,7 @@
  * or the `-o json` envelope.
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import {
   redactForDisplay,
   redactText,

@@ -6,7 +6,7 @@
  * with `printResult` (or throws a `SluiceError`, which `runCli` prints with its exit status).
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import type { RuntimeDeps } from "../../mod.ts";
 import { register as project } from "./project.ts";
 import { register as state } from "./state.ts";

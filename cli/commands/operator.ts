@@ -6,7 +6,7 @@
  * missing `--reason`.
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import type { RuntimeDeps } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
 import {

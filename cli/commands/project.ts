@@ -5,14 +5,14 @@
  *
  * @example
  * ```ts
- * import { Command } from "commander";
+ * import { Command } from "npm:commander@15.1.0";
  * import { register } from "./project.ts";
  * const program = new Command("sluice");
  * register(program);
  * ```
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import { initProject } from "../../mod.ts";
 import type {
   CompileOutput,

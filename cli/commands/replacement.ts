@@ -5,7 +5,7 @@
  * 6 when the outcome is unknown (`committed: null`).
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import { SluiceError } from "../../mod.ts";
 import type { ReplacementResult, RunnerStatusReport, RuntimeDeps } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";

@@ -4,8 +4,8 @@
  * text, `-o json` (the review object) and `--format markdown` (a pull-request comment).
  * @module
  */
-import type { Command } from "commander";
-import { Option } from "commander";
+import type { Command } from "npm:commander@15.1.0";
+import { Option } from "npm:commander@15.1.0";
 import { renderReviewMarkdown, renderReviewText, SluiceError } from "../../mod.ts";
 import type { Review, RuntimeDeps } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";

@@ -11,7 +11,7 @@
  * ```
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import { buildRunnerImage } from "../../mod.ts";
 import type { RunnerImageResult } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";

@@ -12,7 +12,7 @@
  * ```
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import {
   initStateStore,
   resolveStateStore,

@@ -9,7 +9,7 @@
  * ```
  * @module
  */
-import type { Command } from "commander";
+import type { Command } from "npm:commander@15.1.0";
 import { sluiceVersion } from "../../mod.ts";
 import type { VersionReport } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
