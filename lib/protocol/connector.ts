@@ -21,6 +21,7 @@
  */
 import type { FaultSite } from "../fault/site.ts";
 import { derivedOperationId, rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
+import type { JourneyDescriptor } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -231,3 +232,29 @@ export const CONNECTOR_OPERATION_KIND = "connector_change";
 export function connectorOperationId(planSha256: string): string {
   return derivedOperationId("sluice.connector-operation", planSha256);
 }
+
+/**
+ * The connector journey, as the registry reads it: `apply --plan` of a plan with connector
+ * changes crosses its sites (continued by the same `apply --plan` again, after the plan's
+ * creates); its changes mix with a create's.
+ *
+ * @example
+ * ```ts
+ * import { CONNECTOR_JOURNEY } from "./connector.ts";
+ * console.log(CONNECTOR_JOURNEY.actions.includes("remove_connector")); // true
+ * ```
+ */
+export const CONNECTOR_JOURNEY: JourneyDescriptor<"connector"> = {
+  name: "connector",
+  kind: CONNECTOR_OPERATION_KIND,
+  actions: ["create_connector", "update_connector", "remove_connector", "release_connector"],
+  crossings: [{
+    by: "connector",
+    command:
+      "sluice apply --plan FILE (a plan with connector changes; the same command continues it)",
+    sites: connectorSites,
+    transitions: ["commit_ownership", "begin"],
+    locks: true,
+  }],
+  alone: [],
+};

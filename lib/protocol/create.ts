@@ -16,6 +16,7 @@
 import type { FaultSite } from "../fault/site.ts";
 import { rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
 import { MOUNTED_PLAN_WRITE } from "./replacement.ts";
+import type { JourneyDescriptor } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -197,3 +198,29 @@ export function createSite(step: Exclude<CreateStepKind, "await_ready">): FaultS
 export function createSites(): FaultSite[] {
   return tableSites(CREATE_TABLE);
 }
+
+/**
+ * The create journey, as the registry reads it: `apply --plan` of a plan of creates crosses its
+ * sites; the first command on a fresh project (`plan`) writes the store's `init`, which its
+ * harness runs. Its creates mix with a connector change (applied after them, as their own
+ * operation).
+ *
+ * @example
+ * ```ts
+ * import { CREATE_JOURNEY } from "./create.ts";
+ * console.log(CREATE_JOURNEY.actions); // ["create_topic", "create_runner"]
+ * ```
+ */
+export const CREATE_JOURNEY: JourneyDescriptor<"create"> = {
+  name: "create",
+  kind: "create",
+  actions: ["create_topic", "create_runner"],
+  crossings: [{
+    by: "create",
+    command: "sluice apply --plan FILE (a plan of creates; the same command continues it)",
+    sites: createSites,
+    transitions: ["init", "commit_ownership", "begin"],
+    locks: true,
+  }],
+  alone: [],
+};

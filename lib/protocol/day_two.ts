@@ -23,6 +23,7 @@
  */
 import type { FaultSite } from "../fault/site.ts";
 import { siteMaker } from "./table.ts";
+import type { JourneyDescriptor } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -86,3 +87,28 @@ export function dayTwoSites(): FaultSite[] {
     DAY_TWO_SITES.startStopped,
   ];
 }
+
+/**
+ * The day-two commands, as the registry reads them: no operation and no plan action of their
+ * own; `restart` and `skip-record` cross their sites (finished by the same command again) and
+ * the state layer's audit write.
+ *
+ * @example
+ * ```ts
+ * import { DAY_TWO_JOURNEY } from "./day_two.ts";
+ * console.log(DAY_TWO_JOURNEY.kind); // null
+ * ```
+ */
+export const DAY_TWO_JOURNEY: JourneyDescriptor<"day_two"> = {
+  name: "day_two",
+  kind: null,
+  actions: [],
+  crossings: [{
+    by: "day_two",
+    command: "sluice restart MODEL, sluice skip-record MODEL (the same command finishes it)",
+    sites: dayTwoSites,
+    transitions: ["audit"],
+    locks: false,
+  }],
+  alone: [],
+};

@@ -1,21 +1,18 @@
 /**
- * The fault inventory: every fault site of sluice, composed explicitly from the declarations of
- * the modules that cross them — the replacement's boundary table and the coordinator's writes
- * (`lib/protocol/replacement.ts`), the create journey's table (`lib/protocol/create.ts`), the
- * connector journey's table (`lib/protocol/connector.ts`), the runner-removal journey's table
- * (`lib/protocol/removal.ts`) and the state layer's persistence
- * points and lock operations. Nothing is registered by importing a
- * module: a site is in the inventory because a table lists it.
+ * The fault inventory: every fault site of sluice, composed from the journey registry
+ * (`journeys.ts`): each journey's crossings — the public commands that cross its table's sites,
+ * the state layer's writes of the transitions they make, and the lock operations — then the
+ * check that every site the state layer declares is composed. Nothing is registered by importing
+ * a module: a site is in the inventory because a journey's table lists it.
  *
- * Each entry names the journeys that cross the site, so a harness knows which command to arm:
- * `replacement` (`apply --plan` of a reviewed plan), `resume` (`state resume` only), `create`
- * (`apply --plan` of a create plan), `operator` (an operator's explicit decision about a pending
- * operation: `state accept-retention-loss`, `state abandon`), `connector` (`apply --plan` of a
- * plan with connector changes, continued by the same `apply --plan` again), `removal` (`apply
- * --plan` of a plan with runner removals, continued by the same `apply --plan` again), `day_two`
- * (`restart` and `skip-record` on a stopped runner, finished by the same command again). `deno task probes
- * --list` prints {@link formatInventory};
- * entry points refuse a fault switch naming anything else ({@link guardInventorySwitch}).
+ * Each entry names the commands that cross the site (the registry's crossings, in registry
+ * order), so a harness knows which command to arm: `replacement` (`apply --plan` of a reviewed
+ * plan), `resume` (`state resume` only), `create` (`apply --plan` of a create plan), `operator`
+ * (`state accept-retention-loss`, `state abandon`), `connector` and `removal` (`apply --plan` of
+ * such a plan, continued by the same `apply --plan` again), `day_two` (`restart` and
+ * `skip-record` on a stopped runner, finished by the same command again). `deno task probes
+ * --list` prints {@link formatInventory}; entry points refuse a fault switch naming anything
+ * else ({@link guardInventorySwitch}).
  *
  * @example
  * ```ts
@@ -25,12 +22,9 @@
  * @module
  */
 import { type FaultSite, guardFaultSwitch, siteLocation } from "../fault/site.ts";
-import { OPERATION_WRITES, REPLACEMENT_SITES, replacementSites } from "./replacement.ts";
-import { createSites } from "./create.ts";
-import { OPERATOR_SITES, operatorSites } from "./operator.ts";
-import { connectorSites } from "./connector.ts";
-import { removalSites } from "./removal.ts";
-import { dayTwoSites } from "./day_two.ts";
+import { REPLACEMENT_SITES } from "./replacement.ts";
+import { OPERATOR_SITES } from "./operator.ts";
+import { type Journey, JOURNEY_DESCRIPTORS } from "./journeys.ts";
 import {
   LOCAL_WRITE_ORDER,
   localWriteSites,
@@ -41,15 +35,7 @@ import {
   type StateTransition,
 } from "./state_sites.ts";
 
-/** The public command whose run crosses a site. */
-export type Journey =
-  | "replacement"
-  | "resume"
-  | "create"
-  | "operator"
-  | "connector"
-  | "day_two"
-  | "removal";
+export type { Journey } from "./journeys.ts";
 
 /** One site of the inventory. */
 export interface InventoryEntry {
@@ -60,24 +46,6 @@ export interface InventoryEntry {
   location: string;
 }
 
-/**
- * The journey whose apply (or resume) first crosses a state transition's writes. `init` is
- * written by the first command on a fresh project (`plan`), before any apply: it is listed
- * with the create journey, whose harness runs that first command.
- */
-const TRANSITION_JOURNEYS: Readonly<Record<StateTransition, readonly Journey[]>> = {
-  init: ["create"],
-  commit_ownership: ["create", "connector", "removal"],
-  begin: ["replacement", "create", "connector", "removal"],
-  checkpoint: ["replacement"],
-  interrupt: ["resume"],
-  resume: ["resume"],
-  finalize: ["replacement"],
-  decide: ["operator"],
-  abandon: ["operator"],
-  audit: ["day_two"],
-};
-
 /** The state layer's sites of one transition: each local write's steps, then the commit. */
 function transitionSites(t: StateTransition): FaultSite[] {
   return [
@@ -86,26 +54,39 @@ function transitionSites(t: StateTransition): FaultSite[] {
   ];
 }
 
-/** The state layer's sites (lib/protocol/state_sites.ts), each with the journeys that cross it. */
+/** Every crossing of the registry, in registry order. */
+function crossings() {
+  return JOURNEY_DESCRIPTORS.flatMap((j) => j.crossings);
+}
+
+/**
+ * The state layer's sites (lib/protocol/state_sites.ts), each with the crossings that cross it:
+ * a transition's writes with those that make it (the first one listed arms it), the lock's
+ * acquire and release with those that lock, the break of a stale local lock with the one that
+ * breaks it (PostgreSQL's lock ends with the session, so no command breaks one: decisions D13).
+ */
 function stateSites(): Array<[FaultSite, readonly Journey[]]> {
   const out: Array<[FaultSite, readonly Journey[]]> = [];
+  const all = crossings();
   for (const t of STATE_TRANSITIONS) {
-    for (const s of transitionSites(t)) out.push([s, TRANSITION_JOURNEYS[t]]);
+    const by = all.filter((c) => c.transitions.includes(t)).map((c) => c.by);
+    for (const s of transitionSites(t)) out.push([s, by]);
   }
+  const locking = all.filter((c) => c.locks).map((c) => c.by);
   for (const backend of ["local", "postgres"] as const) {
-    const locking: Journey[] = ["replacement", "create", "connector", "removal"];
     out.push([lockOperationSite(backend, "acquire"), locking]);
     out.push([lockOperationSite(backend, "release"), locking]);
   }
-  // a stale local lock is broken by the first command after a killed worker; PostgreSQL's
-  // lock ends with the session, so no command breaks one (docs/decisions.md D13)
-  out.push([lockOperationSite("local", "break"), ["resume"]]);
+  out.push([
+    lockOperationSite("local", "break"),
+    all.filter((c) => c.breaksStaleLock).map((c) => c.by),
+  ]);
   return out;
 }
 
 /**
- * Every fault site, in journey order (replacement, its resume-only writes, create, operator,
- * connector, day two, removal, state).
+ * Every fault site, in registry order (each crossing's own sites: replacement, its resume-only
+ * writes, create, operator, connector, day two, removal), then the state layer's.
  *
  * @example
  * ```ts
@@ -123,13 +104,7 @@ export function faultInventory(): InventoryEntry[] {
     if (!e) entries.set(site.name, { site, journeys: [journey] });
     else if (!e.journeys.includes(journey)) e.journeys.push(journey);
   };
-  const resumeOnly: FaultSite[] = [OPERATION_WRITES.interruption, OPERATION_WRITES.resume];
-  for (const s of replacementSites()) add(s, resumeOnly.includes(s) ? "resume" : "replacement");
-  for (const s of createSites()) add(s, "create");
-  for (const s of operatorSites()) add(s, "operator");
-  for (const s of connectorSites()) add(s, "connector");
-  for (const s of dayTwoSites()) add(s, "day_two");
-  for (const s of removalSites()) add(s, "removal");
+  for (const c of crossings()) for (const s of c.sites()) add(s, c.by);
   for (const [s, journeys] of stateSites()) for (const j of journeys) add(s, j);
   // every declared state site is composed (the state layer's own list is the check)
   const missing = STATE_SITES.filter((s) => !entries.has(s.name)).map((s) => s.name);

@@ -14,6 +14,7 @@
  */
 import type { FaultSite } from "../fault/site.ts";
 import { siteMaker } from "./table.ts";
+import type { JourneyDescriptor } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -57,3 +58,29 @@ export const OPERATOR_BLOCKERS = [
 export function operatorSites(): FaultSite[] {
   return [OPERATOR_SITES.decision, OPERATOR_SITES.moveOffsets, OPERATOR_SITES.abandon];
 }
+
+/**
+ * The operator's decisions, as the registry reads them: no operation and no plan action of
+ * their own (they decide about another journey's pending operation); `state
+ * accept-retention-loss` and `state abandon` cross their sites and the state layer's `decide`
+ * and `abandon` writes.
+ *
+ * @example
+ * ```ts
+ * import { OPERATOR_JOURNEY } from "./operator.ts";
+ * console.log(OPERATOR_JOURNEY.crossings[0].transitions); // ["decide", "abandon"]
+ * ```
+ */
+export const OPERATOR_JOURNEY: JourneyDescriptor<"operator"> = {
+  name: "operator",
+  kind: null,
+  actions: [],
+  crossings: [{
+    by: "operator",
+    command: "sluice state accept-retention-loss, sluice state abandon",
+    sites: operatorSites,
+    transitions: ["decide", "abandon"],
+    locks: false,
+  }],
+  alone: [],
+};

@@ -26,6 +26,7 @@
 import type { FaultSite } from "../fault/site.ts";
 import { derivedOperationId, rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
 import { CLEAN_CLOSE_BLOCKERS } from "./replacement.ts";
+import type { JourneyDescriptor } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -222,3 +223,42 @@ export function removalBinding(
 export function removalOperationId(planSha256: string): string {
   return derivedOperationId("sluice.runner-removal", planSha256);
 }
+
+/**
+ * The runner-removal journey, as the registry reads it: `apply --plan` of a plan with runner
+ * removals crosses its sites (continued by the same `apply --plan` again); a removal is its own
+ * operation, never mixed with another change (its recovery never depends on creates or
+ * connector changes); while it is pending, the day-two commands act on its own runners only (a
+ * killed runner brought back so that the removal can stop it cleanly).
+ *
+ * @example
+ * ```ts
+ * import { REMOVAL_JOURNEY } from "./removal.ts";
+ * console.log(REMOVAL_JOURNEY.kind, REMOVAL_JOURNEY.actions); // runner_removal ["remove_runner"]
+ * ```
+ */
+export const REMOVAL_JOURNEY: JourneyDescriptor<"removal"> = {
+  name: "removal",
+  kind: REMOVAL_OPERATION_KIND,
+  actions: ["remove_runner"],
+  crossings: [{
+    by: "removal",
+    command:
+      "sluice apply --plan FILE (a plan with runner removals; the same command continues it)",
+    sites: removalSites,
+    transitions: ["commit_ownership", "begin"],
+    locks: true,
+  }],
+  alone: [{
+    code: "BLOCKED_REMOVAL_MIXED",
+    against: "rest",
+    message: ({ own, others }) =>
+      `a runner removal (${
+        own.map((x) => x.model).join(", ")
+      }) is applied on its own, and this plan has ${others.length} other change${
+        others.length === 1 ? "" : "s"
+      }: keep the other changes out of sluice.yaml for now, plan and apply the removal, then plan the rest`,
+    evidence: ({ own }) => ({ removals: own.map((x) => x.model) }),
+  }],
+  admitsDayTwo: (control, applicationId) => removalBinding(control, applicationId) !== null,
+};

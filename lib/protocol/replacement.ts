@@ -23,6 +23,7 @@
  */
 import type { FaultSite } from "../fault/site.ts";
 import { siteMaker } from "./table.ts";
+import type { JourneyDescriptor } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -459,3 +460,66 @@ export function replacementSites(): FaultSite[] {
   out.push(OPERATION_WRITES.interruption, OPERATION_WRITES.resume);
   return out;
 }
+
+/** The writes only `state resume` makes: the interruption and the resume authorization. */
+const RESUME_WRITES: readonly FaultSite[] = [
+  OPERATION_WRITES.interruption,
+  OPERATION_WRITES.resume,
+];
+
+/**
+ * The predicate replacement, as the registry reads it: `apply --plan` of a reviewed format-6
+ * plan crosses its table's sites, `state resume` its interruption and resume writes (and breaks
+ * a killed worker's stale local lock). A replacement is the only mutation of its apply (spec:
+ * the first replacement apply carries no other provider mutation, so that its recovery stays
+ * independent of any other change): connector changes get their own code.
+ *
+ * @example
+ * ```ts
+ * import { REPLACEMENT_JOURNEY } from "./replacement.ts";
+ * console.log(REPLACEMENT_JOURNEY.crossings.map((c) => c.by)); // ["replacement", "resume"]
+ * ```
+ */
+export const REPLACEMENT_JOURNEY: JourneyDescriptor<"replacement", "replacement" | "resume"> = {
+  name: "replacement",
+  kind: "runner_update",
+  actions: ["replace_runner_predicate"],
+  crossings: [
+    {
+      by: "replacement",
+      command: "sluice apply --plan FILE (a reviewed format-6 plan)",
+      sites: () => replacementSites().filter((s) => !RESUME_WRITES.includes(s)),
+      transitions: ["begin", "checkpoint", "finalize"],
+      locks: true,
+    },
+    {
+      by: "resume",
+      command: "sluice state resume",
+      sites: () => RESUME_WRITES,
+      transitions: ["interrupt", "resume"],
+      locks: false,
+      // PostgreSQL's lock ends with the session: only a local lock is broken (decisions D13)
+      breaksStaleLock: true,
+    },
+  ],
+  alone: [
+    {
+      code: "BLOCKED_MIXED_REPLACEMENT",
+      against: "rest",
+      ownOnce: true,
+      message: ({ involved }) =>
+        `a predicate replacement must be the only mutation of an apply; this plan has ${involved.length} actions (${
+          involved.map((x) => x.type).join(", ")
+        })`,
+    },
+    {
+      code: "BLOCKED_CONNECTOR_WITH_REPLACEMENT",
+      against: ["connector"],
+      message: ({ others }) =>
+        `a predicate replacement and connector changes (${
+          others.map((x) => `${x.type} ${x.name}`).join(", ")
+        }) cannot be applied together: a replacement is the only mutation of its apply. Apply the connector changes first (keep the old predicate for that plan), then plan the replacement`,
+      evidence: ({ others }) => ({ connectors: others.map((x) => x.name) }),
+    },
+  ],
+};
