@@ -56,6 +56,7 @@ import type { ConnectorsObservation } from "../validation/connector_observation.
 import { connectorSetup } from "./connector_setup.ts";
 import { observeConnectors } from "./connector_observer.ts";
 import { removalTargets } from "./removal.ts";
+import { observeRunnerAcls } from "./runner_acls.ts";
 
 /**
  * Where the project is and which environment to use; the ports, clock, UUID source and logger
@@ -270,6 +271,8 @@ export async function planSession(
       setup.targets,
     )
     : null;
+  // under kafka.security: the runner principal's ACLs, which the planner proves sufficient
+  const runnerAcls = await observeRunnerAcls(s.kafka, s.project.manifest.kafkaSecurity, offline);
   const computed = planProject({
     project: s.project,
     compiled: s.compiled,
@@ -287,6 +290,7 @@ export async function planSession(
     consumers: live.consumers,
     consumersUnobserved: live.unobserved,
     pending: pendingOf(snap),
+    runnerAcls,
     connectors: setup
       ? {
         desired: setup.desired,

@@ -1,0 +1,60 @@
+/**
+ * The read behind the runner-permission proof (`lib/validation/runner_permissions.ts`): under
+ * `kafka.security`, the ACL bindings the broker lists for the runner's principal and for
+ * `User:*`, read by sluice's admin principal through the Kafka port. Read-only.
+ *
+ * Nothing is read for a project without security (null: the plan is unchanged). When the
+ * bindings cannot be read the observation says why, and the planner blocks with
+ * `BLOCKED_RUNNER_PERMISSION_UNVERIFIED`: the admin principal may not describe ACLs (Kafka's
+ * CLUSTER_AUTHORIZATION_FAILED: it needs DESCRIBE on the cluster), the plan is offline, the
+ * runner's principal is a client certificate's (its name is made by the broker's
+ * `ssl.principal.mapping.rules`, which sluice cannot read), or the port has no ACL read.
+ *
+ * @example
+ * ```ts
+ * import { observeRunnerAcls } from "./runner_acls.ts";
+ * import { PLAINTEXT } from "../project/kafka_security.ts";
+ * // a project without security reads nothing
+ * console.log(await observeRunnerAcls(null as never, PLAINTEXT, false)); // null
+ * ```
+ * @module
+ */
+import { SluiceError } from "../errors.ts";
+import type { KafkaSecurity } from "../project/kafka_security.ts";
+import type { KafkaPort } from "../providers/kafka/port.ts";
+import type { RunnerAclObservation } from "../validation/runner_permissions.ts";
+
+/** The runner principal's ACLs as the broker lists them, or why they are not known. */
+export async function observeRunnerAcls(
+  kafka: KafkaPort,
+  security: KafkaSecurity,
+  offline: boolean,
+): Promise<RunnerAclObservation | null> {
+  if (security.protocol === "PLAINTEXT") return null;
+  const username = security.runner?.sasl?.username ?? null;
+  if (username === null) {
+    return {
+      principal: null,
+      acls: null,
+      unread: security.runner?.certificate
+        ? "the runner authenticates with a client certificate, whose principal name the broker makes (ssl.principal.mapping.rules) and sluice cannot read"
+        : "kafka.security.runner names no principal",
+    };
+  }
+  const principal = `User:${username}`;
+  const unread = (why: string): RunnerAclObservation => ({ principal, acls: null, unread: why });
+  if (offline) return unread("an offline plan does not read the broker's ACLs: plan online");
+  if (!kafka.describeAcls) return unread("this Kafka port cannot describe ACLs");
+  try {
+    const own = await kafka.describeAcls(principal);
+    const everyone = await kafka.describeAcls("User:*");
+    return { principal, acls: [...own, ...everyone], unread: null };
+  } catch (error) {
+    if (error instanceof SluiceError && error.code === "ENV_KAFKA_DENIED") {
+      return unread(
+        `sluice's admin principal may not describe ACLs (it needs DESCRIBE on the CLUSTER resource; Kafka answered: ${error.message})`,
+      );
+    }
+    throw error;
+  }
+}
