@@ -22,10 +22,15 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Run the checkout's CLI in `cwd` as a user outside the checkout would: no config, no lock. */
+/**
+ * Run the checkout's CLI in `cwd` with no configuration at all. Deno would find the checkout's
+ * `deno.json` beside `cli/` by itself (its import map then resolves a bare `commander`), so
+ * `--no-config` makes the run prove what an installed copy or a served checkout needs: that
+ * nothing the CLI reaches resolves only through that import map.
+ */
 async function sluice(args: string[], cwd: string) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--no-lock", MAIN, ...args],
+    args: ["run", "-A", "--no-config", "--no-lock", MAIN, ...args],
     cwd,
     stdout: "piped",
     stderr: "piped",
