@@ -28,6 +28,7 @@ import type { Project, ProjectModel } from "../project/load.ts";
 import { parseModelSql } from "../project/sql_parser.ts";
 import type { PreviewModel } from "./preview.ts";
 import type { ConnectorPlanItem } from "../plan/connectors.ts";
+import { runnerPermissionWarnings } from "../validation/runner_permissions.ts";
 
 /** What kind of change a model sees. */
 export type ChangeKind = "replace_predicate" | "create" | "blocked" | "remove";
@@ -296,6 +297,7 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
   if (changes.some((c) => c.kind === "replace_predicate")) notes.push(FORWARD_ONLY_NOTE);
   if (plan.connectors?.items.some((i) => i.change === "remove")) notes.push(CONNECTOR_REMOVAL_NOTE);
   if (plan.actions.some((a) => a.type === "remove_runner")) notes.push(RUNNER_REMOVAL_NOTE);
+  notes.push(...runnerPermissionWarnings(plan.runner_permissions));
   if (plan.scope === "selected") {
     notes.push(
       `This plan covers only ${
