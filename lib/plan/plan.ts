@@ -42,6 +42,7 @@ import type { PreviewSummary } from "./preview_summary.ts";
 import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
 import { planConnectors } from "./connectors.ts";
 import { planRunnerRemovals, type RemoveRunnerAction } from "./removals.ts";
+import { planMixes } from "../protocol/journeys.ts";
 import {
   checkRunnerPermissions,
   type RunnerAclObservation,
@@ -499,49 +500,17 @@ export function planProject(input: PlanInput): Plan {
     else actions.push(replacement);
   }
 
-  const replacements = actions.filter((x) => x.type === "replace_runner_predicate");
-  if (replacements.length > 0 && actions.length > 1) {
-    blockers.push(
-      blocker(
-        "BLOCKED_MIXED_REPLACEMENT",
-        `a predicate replacement must be the only mutation of an apply; this plan has ${actions.length} actions (${
-          actions.map((x) => x.type).join(", ")
-        })`,
-      ),
-    );
-  }
-
   // ---- connectors (never in a plan of selected models: they are not selected)
   const connectors = input.connectors && selected === null
     ? planConnectors(input.connectors)
     : null;
-  const others = actions.length - removals.actions.length + (connectors?.actions.length ?? 0);
-  if (removals.actions.length > 0 && others > 0) {
-    // a removal is its own operation: its recovery never depends on creates or connector changes
-    blockers.push(blocker(
-      "BLOCKED_REMOVAL_MIXED",
-      `a runner removal (${
-        removals.actions.map((x) => x.model).join(", ")
-      }) is applied on its own, and this plan has ${others} other change${
-        others === 1 ? "" : "s"
-      }: keep the other changes out of sluice.yaml for now, plan and apply the removal, then plan the rest`,
-      { evidence: { removals: removals.actions.map((x) => x.model) } },
-    ));
-  }
   if (connectors) {
     blockers.push(...connectors.blockers);
-    if (replacements.length > 0 && connectors.actions.length > 0) {
-      // spec: the first replacement apply carries no other provider mutation, so that its
-      // recovery stays independent of connector changes
-      blockers.push(blocker(
-        "BLOCKED_CONNECTOR_WITH_REPLACEMENT",
-        `a predicate replacement and connector changes (${
-          connectors.actions.map((x) => `${x.type} ${x.name}`).join(", ")
-        }) cannot be applied together: a replacement is the only mutation of its apply. Apply the connector changes first (keep the old predicate for that plan), then plan the replacement`,
-        { evidence: { connectors: connectors.actions.map((x) => x.name) } },
-      ));
-    }
     actions.push(...connectors.actions);
+  }
+  // which journeys' actions may share an apply is the registry's (lib/protocol/journeys.ts)
+  for (const m of planMixes(actions)) {
+    blockers.push(blocker(m.code, m.message, { evidence: m.evidence }));
   }
   // ---- the runner principal may do what its job needs, proven before a create or a replacement
   const permissions = checkRunnerPermissions(input.runnerAcls, {
@@ -550,6 +519,7 @@ export function planProject(input: PlanInput): Plan {
     bootstrap: project.manifest.kafka.bootstrapHost,
   });
   if (permissions) blockers.push(...permissions.blockers);
+  const replacements = actions.filter((x) => x.type === "replace_runner_predicate");
   const sole = replacements.length === 1 && actions.length === 1 && blockers.length === 0 &&
       online && selected === null
     ? replacements[0] as RunnerAction
