@@ -27,7 +27,7 @@
  * ```
  * @module
  */
-import { UNOWNED_CONNECTOR_WAYS_OUT } from "../protocol/connector.ts";
+import { CONNECTOR_JOURNEY, UNOWNED_CONNECTOR_WAYS_OUT } from "../protocol/connector.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { ConnectorArtifact } from "../artifact/connector.ts";
 import type { ConfigChange, DesiredConnectorConfig } from "../artifact/connector.ts";
@@ -117,13 +117,8 @@ export type ConnectorAction =
   | RemoveConnectorAction
   | ReleaseConnectorAction;
 
-/** The action types of {@link ConnectorAction}. */
-export const CONNECTOR_ACTION_TYPES: ReadonlySet<string> = new Set([
-  "create_connector",
-  "update_connector",
-  "remove_connector",
-  "release_connector",
-]);
+/** The action types of {@link ConnectorAction}: the connector journey's (its descriptor's). */
+export const CONNECTOR_ACTION_TYPES: ReadonlySet<string> = new Set(CONNECTOR_JOURNEY.actions);
 
 /**
  * True for a connector action.
