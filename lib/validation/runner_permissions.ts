@@ -261,7 +261,13 @@ function excessWhy(b: AclBinding, needs: RunnerRequirement[]): string {
     return `${b.operation} on ${target}, where the runners need only ${neededOn(b, needs)}`;
   }
   return `${b.operation} on ${target}: wider than the resources the runners use (${
-    [...new Set(on.map((r) => r.scope === "prefixed" ? `${r.grantName} (prefixed)` : r.name))].join(
+    [
+      ...new Set(
+        on.filter((r) => r.operation === b.operation).map((r) =>
+          r.scope === "prefixed" ? `${r.grantName} (prefixed)` : r.name
+        ),
+      ),
+    ].join(
       ", ",
     )
   })`;
