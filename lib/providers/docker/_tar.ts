@@ -21,11 +21,11 @@ export function untarSingleFile(tar: Uint8Array): Uint8Array | null {
   return null;
 }
 
-/** A tar archive holding one regular file `name` (mode 0644, owned by root). */
-export function tarSingleFile(name: string, data: Uint8Array): Buffer {
+/** A tar archive holding one regular file `name` (mode 0644 unless given, owned by root). */
+export function tarSingleFile(name: string, data: Uint8Array, mode = 0o644): Buffer {
   const header = Buffer.alloc(BLOCK, 0);
   header.write(name, 0, 100, "utf8");
-  header.write("0000644\0", 100, "ascii");
+  header.write(mode.toString(8).padStart(7, "0") + "\0", 100, "ascii");
   header.write("0000000\0", 108, "ascii");
   header.write("0000000\0", 116, "ascii");
   header.write(data.length.toString(8).padStart(11, "0") + "\0", 124, "ascii");

@@ -14,3 +14,9 @@ Deno.test("a file larger than one block survives", () => {
   const data = new Uint8Array(1500).map((_, i) => i % 251);
   assert.deepEqual(untarSingleFile(tarSingleFile("plan.json", data)), data);
 });
+
+Deno.test("a file's mode is written as given (0644 by default)", () => {
+  const mode = (tar: Uint8Array) => new TextDecoder().decode(tar.slice(100, 107));
+  assert.equal(mode(tarSingleFile("a", new Uint8Array([1]))), "0000644");
+  assert.equal(mode(tarSingleFile("a", new Uint8Array([1]), 0o400)), "0000400");
+});

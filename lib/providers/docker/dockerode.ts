@@ -334,9 +334,10 @@ export function dockerodePort(client?: Docker, options: DockerodePortOptions = {
       await d.createVolume({ Name: name, Labels: labels });
     },
 
-    async writeContainerFile(id, path, bytes) {
+    async writeContainerFile(id, path, bytes, options) {
       const dir = path.replace(/\/[^/]+$/, "");
-      await d.getContainer(id).putArchive(tarSingleFile(path.slice(dir.length + 1), bytes), {
+      const name = path.slice(dir.length + 1);
+      await d.getContainer(id).putArchive(tarSingleFile(name, bytes, options?.mode), {
         path: dir,
       });
     },

@@ -181,9 +181,15 @@ export interface DockerPort {
   createVolume(name: string, labels: Record<string, string>): Promise<void>;
   /**
    * Write a file into a container that exists (through its mounts: a path under a volume mount
-   * is written on the volume). Refused for a path on a read-only bind mount.
+   * is written on the volume). Refused for a path on a read-only bind mount. `mode`: the file's
+   * permission bits (default 0644; owned by root).
    */
-  writeContainerFile(id: string, path: string, bytes: Uint8Array): Promise<void>;
+  writeContainerFile(
+    id: string,
+    path: string,
+    bytes: Uint8Array,
+    options?: { mode?: number },
+  ): Promise<void>;
   /**
    * Undo a create whose named volume had vanished: Docker's create then made an empty,
    * unlabelled volume of that name that nobody asked for (the Engine has no create option that

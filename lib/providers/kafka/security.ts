@@ -9,6 +9,11 @@
  * never kept beside it): what a plan may bind to detect a credential changed between plan and
  * apply.
  *
+ * A runner never reads the operator's environment: {@link runnerClientFile} turns the runner
+ * principal into the one file sluice copies into its stopped container before it starts
+ * ({@link RUNNER_CLIENT_FILE_PATH}; `runner/…/KafkaClientSecurity.java` reads it), and whose
+ * sha256 — never its content — stands for it anywhere else.
+ *
  * @example
  * ```ts
  * import { resolveKafkaSecurity } from "./security.ts";
@@ -20,6 +25,7 @@
  */
 import { createHash } from "node:crypto";
 import { SluiceError } from "../../errors.ts";
+import { canonicalJson, sha256Hex } from "../../artifact/canonical.ts";
 import {
   type KafkaSecurity,
   type SaslMechanism,
@@ -123,4 +129,55 @@ export async function resolveKafkaSecurity(
   }
   hash.update(`\0${sasl ? createHash("sha256").update(sasl.password).digest("hex") : ""}`);
   return { protocol: security.protocol, tls, sasl, fingerprint: hash.digest("hex") };
+}
+
+/** Where a runner container holds its Kafka client file (the runner's default path). */
+export const RUNNER_CLIENT_FILE_PATH = "/etc/sluice/kafka-client.json";
+
+/** The format of the runner's Kafka client file. */
+export const RUNNER_CLIENT_FILE_FORMAT = "sluice.runner-kafka-client";
+
+/** The runner's Kafka client file: its bytes (secret) and their sha256 (what may be shown). */
+export interface RunnerClientFile {
+  bytes: Uint8Array;
+  sha256: string;
+}
+
+/**
+ * The Kafka client file of the runner principal `client` (canonical JSON, format
+ * {@link RUNNER_CLIENT_FILE_FORMAT} version 1: protocol, the SASL login, the PEM material and
+ * hostname verification), or null under PLAINTEXT: a runner without the file connects as
+ * before. The same principal always gives the same bytes, so their sha256 changes exactly when
+ * a credential, the trust or a setting does.
+ *
+ * @example
+ * ```ts
+ * import { PLAINTEXT_CLIENT, runnerClientFile } from "./security.ts";
+ * console.log(runnerClientFile(PLAINTEXT_CLIENT)); // null
+ * ```
+ */
+export function runnerClientFile(client: ClientSecurity): RunnerClientFile | null {
+  if (client.protocol === "PLAINTEXT") return null;
+  const text = canonicalJson({
+    format: RUNNER_CLIENT_FILE_FORMAT,
+    version: 1,
+    protocol: client.protocol,
+    sasl: client.sasl
+      ? {
+        mechanism: client.sasl.mechanism,
+        username: client.sasl.username,
+        password: client.sasl.password,
+      }
+      : null,
+    tls: client.tls
+      ? {
+        ca_pem: client.tls.ca,
+        cert_pem: client.tls.cert,
+        key_pem: client.tls.key,
+        hostname_verification: client.tls.hostnameVerification,
+      }
+      : null,
+  });
+  const bytes = new TextEncoder().encode(text);
+  return { bytes, sha256: sha256Hex(bytes) };
 }

@@ -1,0 +1,77 @@
+/**
+ * How a runner receives the project's `kafka.security.runner` principal: its Kafka client file
+ * ({@link runnerClientFile}) is copied into the container through the Docker archive API right
+ * before every start — the same way the volume's instance file goes in, no helper container, no
+ * shared filesystem (a remote daemon has none) — and nowhere else: not in the container's
+ * environment or labels (`docker inspect` shows both), not in the mounted plan, not on the host's
+ * disk. The file lives in the container's own layer (mode 0400, root, the runner's user) and goes
+ * with the container when it is removed.
+ *
+ * Written before every start, not at create: a create and its first start are separate durable
+ * steps, and a continuation that adopts a created container starts it without creating it.
+ * Writing it again is idempotent (same principal, same bytes), and a restart after the operator
+ * rotated a credential gets the current one.
+ *
+ * Under PLAINTEXT there is no file and the port is returned unchanged.
+ *
+ * @example
+ * ```ts
+ * import { withRunnerClientFile } from "./runner_client_file.ts";
+ * import type { DockerPort } from "./port.ts";
+ * declare const docker: DockerPort;
+ * const same = withRunnerClientFile(docker, null); // PLAINTEXT: docker itself
+ * ```
+ * @module
+ */
+import type { DockerPort } from "./port.ts";
+import type { Manifest } from "../../project/manifest.ts";
+import {
+  resolveKafkaSecurity,
+  RUNNER_CLIENT_FILE_PATH,
+  type RunnerClientFile,
+  runnerClientFile,
+  type SecurityEnv,
+} from "../kafka/security.ts";
+
+/** Owner-read only: nobody but the runner (root in its container) reads it. */
+export const RUNNER_CLIENT_FILE_MODE = 0o400;
+
+/**
+ * `docker` whose `startContainer` first copies `file` into the container at
+ * {@link RUNNER_CLIENT_FILE_PATH}; `docker` itself when `file` is null (PLAINTEXT).
+ */
+export function withRunnerClientFile(
+  docker: DockerPort,
+  file: RunnerClientFile | null,
+): DockerPort {
+  if (file === null) return docker;
+  return {
+    ...docker,
+    async startContainer(id: string): Promise<void> {
+      await docker.writeContainerFile(id, RUNNER_CLIENT_FILE_PATH, file.bytes, {
+        mode: RUNNER_CLIENT_FILE_MODE,
+      });
+      await docker.startContainer(id);
+    },
+  };
+}
+
+/**
+ * `docker` starting a manifest's runners as its runner principal (`kafka.security.runner`): the
+ * file is resolved now, when a session opens — a missing variable or PEM file is
+ * `ENV_KAFKA_CREDENTIAL_MISSING` before anything is created — and kept in memory only.
+ *
+ * @example
+ * ```ts
+ * import { withRunnerPrincipal } from "./runner_client_file.ts";
+ * // const docker = await withRunnerPrincipal(await realDocker(), project.manifest);
+ * ```
+ */
+export async function withRunnerPrincipal(
+  docker: DockerPort,
+  manifest: Manifest,
+  env?: SecurityEnv,
+): Promise<DockerPort> {
+  const runner = await resolveKafkaSecurity(manifest.kafkaSecurity, "runner", env);
+  return withRunnerClientFile(docker, runnerClientFile(runner));
+}
