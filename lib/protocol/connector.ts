@@ -21,7 +21,7 @@
  */
 import type { FaultSite } from "../fault/site.ts";
 import { derivedOperationId, rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
-import type { JourneyDescriptor } from "./descriptor.ts";
+import type { OperationJourney } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -244,7 +244,7 @@ export function connectorOperationId(planSha256: string): string {
  * console.log(CONNECTOR_JOURNEY.actions.includes("remove_connector")); // true
  * ```
  */
-export const CONNECTOR_JOURNEY: JourneyDescriptor<"connector"> = {
+export const CONNECTOR_JOURNEY: OperationJourney<"connector"> = {
   name: "connector",
   kind: CONNECTOR_OPERATION_KIND,
   actions: ["create_connector", "update_connector", "remove_connector", "release_connector"],

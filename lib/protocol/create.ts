@@ -16,7 +16,7 @@
 import type { FaultSite } from "../fault/site.ts";
 import { rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
 import { MOUNTED_PLAN_WRITE } from "./replacement.ts";
-import type { JourneyDescriptor } from "./descriptor.ts";
+import type { OperationJourney } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -211,7 +211,7 @@ export function createSites(): FaultSite[] {
  * console.log(CREATE_JOURNEY.actions); // ["create_topic", "create_runner"]
  * ```
  */
-export const CREATE_JOURNEY: JourneyDescriptor<"create"> = {
+export const CREATE_JOURNEY: OperationJourney<"create"> = {
   name: "create",
   kind: "create",
   actions: ["create_topic", "create_runner"],

@@ -113,3 +113,8 @@ export interface JourneyDescriptor<Name extends string = string, By extends stri
    */
   readonly admitsDayTwo?: (control: PendingControl, applicationId: string) => boolean;
 }
+
+/** A journey that opens an operation of its own (its intent records `kind`). */
+export type OperationJourney<Name extends string = string, By extends string = Name> =
+  & JourneyDescriptor<Name, By>
+  & { readonly kind: string };

@@ -26,7 +26,7 @@
 import type { FaultSite } from "../fault/site.ts";
 import { derivedOperationId, rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
 import { CLEAN_CLOSE_BLOCKERS } from "./replacement.ts";
-import type { JourneyDescriptor } from "./descriptor.ts";
+import type { OperationJourney } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -237,7 +237,7 @@ export function removalOperationId(planSha256: string): string {
  * console.log(REMOVAL_JOURNEY.kind, REMOVAL_JOURNEY.actions); // runner_removal ["remove_runner"]
  * ```
  */
-export const REMOVAL_JOURNEY: JourneyDescriptor<"removal"> = {
+export const REMOVAL_JOURNEY: OperationJourney<"removal"> = {
   name: "removal",
   kind: REMOVAL_OPERATION_KIND,
   actions: ["remove_runner"],

@@ -23,7 +23,7 @@
  */
 import type { FaultSite } from "../fault/site.ts";
 import { siteMaker } from "./table.ts";
-import type { JourneyDescriptor } from "./descriptor.ts";
+import type { OperationJourney } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -480,7 +480,7 @@ const RESUME_WRITES: readonly FaultSite[] = [
  * console.log(REPLACEMENT_JOURNEY.crossings.map((c) => c.by)); // ["replacement", "resume"]
  * ```
  */
-export const REPLACEMENT_JOURNEY: JourneyDescriptor<"replacement", "replacement" | "resume"> = {
+export const REPLACEMENT_JOURNEY: OperationJourney<"replacement", "replacement" | "resume"> = {
   name: "replacement",
   kind: "runner_update",
   actions: ["replace_runner_predicate"],
