@@ -41,8 +41,9 @@ import type { OpenedControl } from "../state/journal.ts";
 import { commitOfOperation, commitOfPlan, type OwnershipCommitted } from "../state/history.ts";
 import { findAbandonment } from "../state/engine.ts";
 import { blockerError } from "../validation/blocker.ts";
-import { CONNECTOR_OPERATION_KIND, connectorOperationId } from "../protocol/connector.ts";
-import { REMOVAL_OPERATION_KIND } from "../protocol/removal.ts";
+import { CONNECTOR_JOURNEY, connectorOperationId } from "../protocol/connector.ts";
+import { REMOVAL_JOURNEY } from "../protocol/removal.ts";
+import { CREATE_JOURNEY } from "../protocol/create.ts";
 import { type Clock, SYSTEM_CLOCK } from "./deps.ts";
 import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
 import { continueCreate, startCreate, verifyCommittedCreate } from "./create.ts";
@@ -151,7 +152,7 @@ function connectorsApplied(
  */
 const JOURNEYS: readonly RoutedJourney[] = [
   {
-    kind: REMOVAL_OPERATION_KIND,
+    kind: REMOVAL_JOURNEY.kind,
     continues: () => true,
     continue: async (r) =>
       removalApplied(r.plan, await continueRemoval(r.removal, r.plan, r.planSha256, r.snap)),
@@ -165,7 +166,7 @@ const JOURNEYS: readonly RoutedJourney[] = [
     next: (r) => removalNext(r.removal, r.plan, r.snap),
   },
   {
-    kind: CONNECTOR_OPERATION_KIND,
+    kind: CONNECTOR_JOURNEY.kind,
     continues: () => true,
     continue: async (r) =>
       connectorsApplied(
@@ -188,7 +189,7 @@ const JOURNEYS: readonly RoutedJourney[] = [
     next: (r) => connectorNext(r.connectors, r.plan, r.snap),
   },
   {
-    kind: "create",
+    kind: CREATE_JOURNEY.kind,
     // another plan's pending create blocks this one
     continues: (pending, planSha256) => pending.intent.reviewed_plan_sha256 === planSha256,
     continue: async (r) =>
