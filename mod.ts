@@ -158,6 +158,11 @@ export type { KeySeal, Plan } from "./lib/plan/plan.ts";
 export type { SealKey } from "./lib/state/seal_key.ts";
 export type { ApplyResult } from "./lib/runtime/apply_context.ts";
 export type { ReplacementResult, RunnerStatusReport } from "./lib/runtime/replacement/result.ts";
+export type {
+  JourneyStatusReport,
+  OperationStatusReport,
+  ResumeOutcome,
+} from "./lib/runtime/pending_operation.ts";
 export type { ProjectObservation } from "./lib/validation/observation.ts";
 export type { ModelStatus, ProjectStatus } from "./lib/runtime/status.ts";
 export { runnerStopOf } from "./lib/validation/runner_stop.ts";

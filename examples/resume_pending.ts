@@ -1,7 +1,8 @@
 /**
- * Resume an interrupted replacement found in state: read the pending operation from the state
- * store, show what runner-status proves about it, and continue the same operation from its last
- * durable boundary with the reviewed plan file it was started from. A lock left by a process
+ * Resume an interrupted operation found in state — a replacement, a create, a runner removal or
+ * a connector change: read the pending operation from the state store, show what runner-status
+ * proves about it, and continue the same operation from its last durable boundary with the plan
+ * file it was started from. A lock left by a process
  * that died is broken only when asked (`--break-stale-lock`), by its exact ID.
  *
  *   deno run -A examples/resume_pending.ts ./orders replace.plan.json [--break-stale-lock]
@@ -40,11 +41,19 @@ async function main(): Promise<number> {
   const operation = { plan: planFile, operationId: pending.operation_id, breakStaleLock };
   const report = await project.runnerStatus(operation);
   console.log(
-    `operation ${report.operation_id}: ${report.state}, last durable boundary ${report.last_boundary}`,
+    `operation ${report.operation_id} (${report.journey}): ${report.state}, last durable boundary ${report.last_boundary}`,
   );
   console.log(`next proven step: ${report.next.step} (${report.next.detail})`);
 
-  const r = await project.resume({ plan: planFile, operationId: pending.operation_id });
+  const outcome = await project.resume({ plan: planFile, operationId: pending.operation_id });
+  if (outcome.kind === "apply") {
+    // a create, runner removal or connector change: continued to its commit, or it threw
+    console.log(
+      `committed: operation ${outcome.result.operation_id}, serial ${outcome.result.serial}`,
+    );
+    return 0;
+  }
+  const r = outcome.result;
   if (r.committed === true) {
     console.log(`committed: operation ${r.operation_id}, ownership serial ${r.serial}`);
     return 0;

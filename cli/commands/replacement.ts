@@ -1,13 +1,19 @@
 /**
- * Replacement commands: `sluice state runner-status` and `sluice state resume` (the reviewed
- * `apply --plan FILE` path is in deploy.ts and renders its result here). Exit statuses:
- * 0 when the operation is verified completed (or the report was produced), 4 when blocked,
- * 6 when the outcome is unknown (`committed: null`).
+ * `sluice state runner-status` and `sluice state resume` for the pending operation of every
+ * journey, named by its plan file and operation ID: a reviewed replacement (the reviewed
+ * `apply --plan FILE` path is in deploy.ts and renders its result here), a create, a runner
+ * removal or a connector change. Exit statuses: 0 when the operation is verified completed (or
+ * the report was produced), 4 when blocked, 6 when the outcome is unknown (`committed: null`).
  * @module
  */
 import type { Command } from "npm:commander@15.1.0";
 import { SluiceError } from "../../mod.ts";
-import type { ReplacementResult, RunnerStatusReport, RuntimeDeps } from "../../mod.ts";
+import type {
+  ApplyResult,
+  OperationStatusReport,
+  ReplacementResult,
+  RuntimeDeps,
+} from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
 import {
   breakLockOption,
@@ -69,7 +75,10 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
   const common = (c: Command) =>
     breakLockOption(
       projectOptions(c)
-        .requiredOption("--plan <file>", "the original reviewed (format 6) plan file")
+        .requiredOption(
+          "--plan <file>",
+          "the plan file the operation was started from (a reviewed replacement's, or a create's, runner removal's or connector change's)",
+        )
         .requiredOption("--operation-id <uuid>", "the operation to inspect or continue"),
     );
 
@@ -93,20 +102,39 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .action(async (opts: OperationFlags, cmd: Command) => {
       const format = outputFormat(cmd);
       await using project = await openCommandProject(deps, opts, format);
-      const r = await project.resume({
+      const outcome = await project.resume({
         plan: opts.plan,
         operationId: opts.operationId,
         confirmEnv: opts.confirmEnv,
         breakStaleLock: opts.breakStaleLock,
         openlineage: opts.openlineage,
       });
-      reportReplacement(format, "state resume", r);
+      if (outcome.kind === "replacement") {
+        reportReplacement(format, "state resume", outcome.result);
+        return;
+      }
+      const r = outcome.result;
+      printResult(
+        format,
+        "state resume",
+        { ...r, plan_sha256: outcome.plan_sha256 },
+        () => renderContinued(r),
+      );
     });
 }
 
-function renderStatus(r: RunnerStatusReport): string {
+/** A create, runner removal or connector change continued (or found committed) by resume. */
+function renderContinued(r: ApplyResult): string {
+  return r.already_applied
+    ? `Operation ${r.operation_id} of this plan was already committed (verified); nothing was written.`
+    : `Operation ${r.operation_id} continued and committed: ${r.actions.length} action(s); ownership serial ${r.serial}.`;
+}
+
+function renderStatus(r: OperationStatusReport): string {
   return [
-    `operation ${r.operation_id}: ${r.state}; last durable boundary: ${r.last_boundary ?? "-"}`,
+    `operation ${r.operation_id} (${r.journey}): ${r.state}; last durable boundary: ${
+      r.last_boundary ?? "-"
+    }`,
     `checkpoints: ${r.checkpoints.map((c) => c.name).join(" → ") || "(intent only)"}`,
     `incidents: ${r.incidents}, resume authorizations: ${r.resumes}`,
     `next proven step: ${r.next.step} — ${r.next.detail}`,

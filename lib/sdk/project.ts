@@ -48,14 +48,18 @@ import type { ApplyResult } from "../runtime/apply_context.ts";
 import { type RuntimeDeps, SYSTEM_CLOCK } from "../runtime/deps.ts";
 import { type ProgressListener, SILENT_LOGGER } from "../runtime/progress.ts";
 import { executeReviewed } from "../runtime/replacement/execute.ts";
-import { resumeReviewed } from "../runtime/replacement/resume.ts";
-import { runnerStatus } from "../runtime/replacement/runner_status.ts";
+import {
+  operationStatus,
+  type OperationStatusReport,
+  resumeOperation,
+  type ResumeOutcome,
+} from "../runtime/pending_operation.ts";
 import { acceptRetentionLoss, type RetentionResult } from "../runtime/replacement/retention.ts";
 import { abandon, type AbandonResult } from "../runtime/abandon.ts";
 import { restart, type RestartResult } from "../runtime/restart.ts";
 import { acknowledgeDrift, type AcknowledgeDriftResult } from "../runtime/acknowledge_drift.ts";
 import { skipRecord, type SkipRecordResult } from "../runtime/skip_record.ts";
-import type { ReplacementResult, RunnerStatusReport } from "../runtime/replacement/result.ts";
+import type { ReplacementResult } from "../runtime/replacement/result.ts";
 import { apply, observe, type SessionOptions } from "../runtime/session.ts";
 import { projectStoreConfig } from "../runtime/state_store.ts";
 import { type ProjectStatus, projectStatus } from "../runtime/status.ts";
@@ -137,7 +141,10 @@ export type ApplyOutcome =
 
 /** The operation a runner-status or resume is about. */
 export interface OperationRef {
-  /** The original reviewed (format-6) plan file of the operation. */
+  /**
+   * The plan file the operation was started from: a reviewed replacement's (format 6), or the
+   * plan of a create, runner removal or connector change.
+   */
   plan: string;
   /** The operation's UUID (in the state view's pending operation, or an apply's result). */
   operationId: string;
@@ -246,10 +253,16 @@ export interface SluiceProject extends AsyncDisposable {
    * `follow`, until it stops or `signal` aborts. Read-only.
    */
   logs(model: string, options: LogsOptions): Promise<LogsResult>;
-  /** Read-only diagnosis of an operation: the next proven boundary. Grants nothing. */
-  runnerStatus(operation: OperationRef): Promise<RunnerStatusReport>;
-  /** Continue the same operation from its last durable boundary under a new lock. */
-  resume(operation: ResumeOptions): Promise<ReplacementResult>;
+  /**
+   * Read-only diagnosis of a pending operation of any journey: the next proven step of its
+   * table. Grants nothing.
+   */
+  runnerStatus(operation: OperationRef): Promise<OperationStatusReport>;
+  /**
+   * Continue the same operation, of any journey, from its last durable boundary under a new
+   * lock: a replacement by its coordinator, any other by its own journey.
+   */
+  resume(operation: ResumeOptions): Promise<ResumeOutcome>;
   /**
    * Record an operator's audited decision that a pending operation can never continue, and free
    * the project. Stops, removes, creates and starts nothing; moves no offset.
@@ -401,9 +414,9 @@ class ProjectHandle implements SluiceProject {
     return this.#online((deps) => modelLogs(deps, model, options));
   }
 
-  runnerStatus(operation: OperationRef): Promise<RunnerStatusReport> {
+  runnerStatus(operation: OperationRef): Promise<OperationStatusReport> {
     return this.#online((deps) =>
-      runnerStatus({
+      operationStatus({
         ...deps,
         planPath: operation.plan,
         operationId: operation.operationId,
@@ -412,9 +425,9 @@ class ProjectHandle implements SluiceProject {
     );
   }
 
-  resume(operation: ResumeOptions): Promise<ReplacementResult> {
+  resume(operation: ResumeOptions): Promise<ResumeOutcome> {
     return this.#online((deps) =>
-      resumeReviewed({
+      resumeOperation({
         ...deps,
         planPath: operation.plan,
         operationId: operation.operationId,

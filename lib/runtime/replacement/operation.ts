@@ -109,7 +109,7 @@ export async function openOperation(
         reviewed.fingerprint,
         p.project.manifest.kafka.bootstrapInternal,
       ),
-    commands: (operationId) => commandsFor(options, operationId),
+    commands: (operationId) => operationCommands(options, operationId),
     async [Symbol.asyncDispose]() {
       try {
         await p.store.releaseLock();
@@ -306,8 +306,20 @@ function verifyReplacementClass(planPath: string, plan: Plan, action: RunnerActi
   if (blockers.length > 0) throw blockerError(blockers);
 }
 
-/** Exact commands to inspect and resume an operation. */
-function commandsFor(o: ReviewedOptions, operationId: string) {
+/**
+ * Exact commands to inspect and resume an operation of the plan file `o.planPath`, whatever its
+ * journey (`state runner-status` and `state resume` take every journey's plan file).
+ *
+ * @example
+ * ```ts
+ * import { operationCommands } from "./operation.ts";
+ * operationCommands({ planPath: "p.json" }, "op").resume; // "sluice state resume --plan p.json …"
+ * ```
+ */
+export function operationCommands(
+  o: Pick<ReviewedOptions, "environment" | "dir" | "planPath">,
+  operationId: string,
+): { status: string; resume: string } {
   const env = o.environment ? ` --env ${o.environment}` : "";
   const confirm = o.environment ? ` --confirm-env ${o.environment}` : "";
   const project = o.dir ? ` --project ${o.dir}` : "";
