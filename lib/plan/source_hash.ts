@@ -1,7 +1,8 @@
 /**
  * The project source hash a plan is sealed with: sha256 over the canonical JSON of the
- * manifest's text and every SQL model's text, by file name. Any edit to sluice.yaml or a
- * model makes an earlier plan stale.
+ * manifest's text, every SQL model's text, by file name, and the settings override given in code
+ * (`openProject({ settings })`) when there is one. Any edit to sluice.yaml or a model, and any
+ * other override (or none instead of one), makes an earlier plan stale (`PLAN_STALE_SOURCE`).
  *
  * @example
  * ```ts
@@ -21,5 +22,7 @@ export function projectSourceSha256(project: Project): string {
     environment: project.manifest.environment,
     manifest: project.manifest.source.text,
     models,
+    // bound only when given: a project without one hashes as it always did
+    ...(project.manifest.override ? { settings: project.manifest.override.canonical } : {}),
   });
 }

@@ -21,6 +21,7 @@ import { compile } from "./compile.ts";
 import type { CompileResult } from "./compile.ts";
 import { readProject } from "./load.ts";
 import type { Project } from "./load.ts";
+import type { SettingsOverride } from "./settings_override.ts";
 import { combineErrors } from "./manifest.ts";
 
 /** Options of {@link validateProject} and {@link compileProject}. */
@@ -29,6 +30,8 @@ export interface CheckOptions {
   environment?: string | null;
   /** Treat warnings (external declarations) as errors. */
   strict?: boolean;
+  /** A settings override given in code, applied to each environment checked (`settings_override.ts`). */
+  settings?: SettingsOverride;
 }
 
 /** One model as it compiles. */
@@ -143,13 +146,16 @@ async function compileEnvironments(
   allEnvironments: boolean,
 ): Promise<Compiled[]> {
   const environment = options.environment ?? null;
-  const first = await readProject(dir, { environment });
+  const settings = options.settings;
+  const first = await readProject(dir, { environment, settings });
   const required = first.errors.find((e) => e.code === "MANIFEST_ENVIRONMENT_REQUIRED");
   let loaded: Array<{ project: Project | null; errors: SluiceError[] }> = [first];
   if (allEnvironments && environment === null && required && first.errors.length === 1) {
     const names = (required.evidence?.environments ?? []) as string[];
     loaded = [];
-    for (const name of names) loaded.push(await readProject(dir, { environment: name }));
+    for (const name of names) {
+      loaded.push(await readProject(dir, { environment: name, settings }));
+    }
   }
   const errors = loaded.flatMap((l) => l.errors);
   if (errors.length > 0) throw combineErrors(dedupe(errors), "PROJECT_INVALID");

@@ -18,6 +18,7 @@ import { combineErrors, readManifest } from "./manifest.ts";
 import type { Manifest, ModelDecl, SourceDecl } from "./manifest.ts";
 import { checkModelSql } from "./model.ts";
 import { diskFiles, type ProjectFiles } from "./files.ts";
+import type { SettingsOverride } from "./settings_override.ts";
 
 export type { ProjectFiles } from "./files.ts";
 import type { CheckedModel } from "./model.ts";
@@ -55,6 +56,11 @@ export interface LoadOptions {
    * comparison reads them from a revision's objects instead.
    */
   files?: ProjectFiles;
+  /**
+   * A typed override of the environment's settings (configuration in code), layered over the
+   * manifest's values for the chosen environment (`lib/project/settings_override.ts`).
+   */
+  settings?: SettingsOverride;
 }
 
 /**

@@ -36,6 +36,7 @@ import type {
 import type { MapEntry, YNode } from "./_yaml_reader.ts";
 import { readRunnerRemovals, type RunnerRemovalDecl } from "./removals.ts";
 import { type KafkaSecurity, PLAINTEXT, readKafkaSecurity } from "./kafka_security.ts";
+import { OVERRIDE_ROOT, readSettingsOverride, type SettingsOverride } from "./settings_override.ts";
 import {
   isBootstrap,
   isColumnName,
@@ -69,7 +70,8 @@ export type AddressSetting = "kafka.bootstrap_host" | "kafka.bootstrap_internal"
  */
 export interface SettingSource {
   setting: string;
-  location: SourceLocation;
+  /** Where in sluice.yaml; absent for a setting given in code (`settings.kafka.bootstrap_host`). */
+  location?: SourceLocation;
 }
 
 /** Initial-offset policy for a new consumer group. */
@@ -170,14 +172,32 @@ export interface Manifest {
    */
   connectorRemovals: ConnectorRemovalDecl[];
   /**
+   * The settings override given in code (`openProject({ settings })`), layered over the
+   * environment's values above; absent when none (or an empty one) was given.
+   */
+  override?: AppliedOverride;
+  /**
    * Explicit runner removals (`lifecycle.runner_removals`): the models whose runners the plan
    * takes down (each no longer under `models:`).
    */
   runnerRemovals: RunnerRemovalDecl[];
 }
 
+/** A settings override as applied: what the plan's source hash binds, and the Docker endpoint. */
+export interface AppliedOverride {
+  /** The override's canonical text (bound into the plan's source hash). */
+  canonical: string;
+  /** The Docker daemon the override names, or null (`$DOCKER_HOST` or the default socket). */
+  dockerEndpoint: string | null;
+}
+
 /** Options of {@link parseManifest}. */
 export interface ManifestOptions {
+  /**
+   * A typed override of the chosen environment's settings, layered last (over the top level and
+   * the environment's overlay); its problems are reported at their key path (`settings.*`).
+   */
+  settings?: SettingsOverride;
   /**
    * The environment to apply. Required (non-null) when the manifest declares
    * environments; must be null/absent when it declares none.
@@ -329,14 +349,21 @@ export function readManifest(
     );
   }
 
-  const kafka: Partial<KafkaAddresses> = { ...base.kafka, ...overlay.kafka };
+  // configuration in code: the last layer, read by the same reader, located by key path
+  const given = options.settings === undefined
+    ? null
+    : readSettingsOverride(options.settings, (or, map) => readSettings(or, map, OVERRIDE_ROOT));
+  const forced: Settings = given?.settings ?? { kafka: {}, at: {} };
+  for (const at of Object.values(forced.at)) delete at.location; // not a place in a file
+  const kafka: Partial<KafkaAddresses> = { ...base.kafka, ...overlay.kafka, ...forced.kafka };
   const at = (key: string) => top.get(key.split(".")[0])?.keySpan ?? whole;
   const where = environment === null ? "sluice.yaml" : `sluice.yaml (environment ${environment})`;
   const missing = (key: string) =>
     r.error("MANIFEST_MISSING_KEY", `${where} is missing required key '${key}'`, at(key), {
       key,
     });
-  if (!top.has("kafka") && !overlay.kafka.bootstrapHost && !overlay.kafka.bootstrapInternal) {
+  const layered = { ...overlay.kafka, ...forced.kafka };
+  if (!top.has("kafka") && !layered.bootstrapHost && !layered.bootstrapInternal) {
     missing("kafka");
   } else {
     const invalid = base.kafkaInvalid || overlay.kafkaInvalid;
@@ -345,16 +372,21 @@ export function readManifest(
       missing("kafka.bootstrap_internal");
     }
   }
-  const network = overlay.network ?? base.network;
-  const image = overlay.image ?? base.image;
+  const network = forced.network ?? overlay.network ?? base.network;
+  const image = forced.image ?? overlay.image ?? base.image;
   const initialOffsets = overlay.initialOffsets ?? base.initialOffsets;
-  const state = overlay.state ?? base.state;
-  // each address is where its effective value came from: the overlay's when it sets it
+  const state = forced.state ?? overlay.state ?? base.state;
+  // each address is where its effective value came from: the last layer that sets it
   const addressSources: Partial<Record<AddressSetting, SettingSource>> = {
-    "kafka.bootstrap_host": overlay.at["kafka.bootstrap_host"] ?? base.at["kafka.bootstrap_host"],
-    "kafka.bootstrap_internal": overlay.at["kafka.bootstrap_internal"] ??
-      base.at["kafka.bootstrap_internal"],
-    "state.dsn_env": overlay.state ? overlay.at["state.dsn_env"] : base.at["state.dsn_env"],
+    "kafka.bootstrap_host": forced.at["kafka.bootstrap_host"] ??
+      overlay.at["kafka.bootstrap_host"] ?? base.at["kafka.bootstrap_host"],
+    "kafka.bootstrap_internal": forced.at["kafka.bootstrap_internal"] ??
+      overlay.at["kafka.bootstrap_internal"] ?? base.at["kafka.bootstrap_internal"],
+    "state.dsn_env": forced.state
+      ? forced.at["state.dsn_env"]
+      : overlay.state
+      ? overlay.at["state.dsn_env"]
+      : base.at["state.dsn_env"],
   };
   for (const key of Object.keys(addressSources) as AddressSetting[]) {
     if (addressSources[key] === undefined) delete addressSources[key];
@@ -393,6 +425,9 @@ export function readManifest(
     new Set(declaredKeys(top.get("models"))),
   );
 
+  if (given && given.errors.length > 0) {
+    return { manifest: null, errors: [...sortErrors(r.errors), ...given.errors] };
+  }
   if (
     r.errors.length > 0 || project === null || kafka.bootstrapHost === undefined ||
     kafka.bootstrapInternal === undefined || network === undefined || image === undefined ||
@@ -410,7 +445,8 @@ export function readManifest(
       environment,
       environments,
       kafka: { bootstrapHost: kafka.bootstrapHost, bootstrapInternal: kafka.bootstrapInternal },
-      kafkaSecurity: overlay.kafkaSecurity ?? base.kafkaSecurity ?? PLAINTEXT,
+      kafkaSecurity: forced.kafkaSecurity ?? overlay.kafkaSecurity ?? base.kafkaSecurity ??
+        PLAINTEXT,
       addressSources,
       network,
       image,
@@ -423,6 +459,10 @@ export function readManifest(
       connectors,
       connectorRemovals,
       runnerRemovals,
+      // an override that sets nothing ({}) is none: the same plan either way
+      ...(given && given.canonical.trim() !== "{}"
+        ? { override: { canonical: given.canonical, dockerEndpoint: given.dockerEndpoint } }
+        : {}),
     },
     errors: [],
   };

@@ -17,6 +17,7 @@
 import { resolve } from "node:path";
 import { SluiceError } from "../errors.ts";
 import { loadProject } from "../project/load.ts";
+import type { SettingsOverride } from "../project/settings_override.ts";
 import type { Project, ProjectFiles } from "../project/load.ts";
 import type { Plan } from "../plan/plan.ts";
 import { sealPlan } from "../plan/plan_file.ts";
@@ -186,6 +187,8 @@ export interface DiffOptions {
   /** Project directory inside a Git working tree (default "."). */
   dir?: string;
   environment?: string | null;
+  /** A settings override given in code, applied to both sides (`lib/project/settings_override.ts`). */
+  settings?: SettingsOverride;
   /** The base revision. */
   base: string;
   /** The head revision; the working tree when absent. */
@@ -204,19 +207,36 @@ export interface DiffOptions {
 export async function diff(options: DiffOptions): Promise<Review> {
   const dir = resolve(options.dir ?? ".");
   const environment = options.environment ?? null;
+  const settings = options.settings;
   const head = options.head
-    ? await revisionProject(dir, options.head, environment, options.git)
-    : { project: await loadProject(dir, { environment }), ref: "working tree", commit: null };
+    ? await revisionProject(dir, options.head, environment, options.git, settings)
+    : {
+      project: await loadProject(dir, { environment, settings }),
+      ref: "working tree",
+      commit: null,
+    };
   return await compareWithBase({ ...options, dir }, head.project, head);
 }
 
 async function compareWithBase(
-  options: { dir?: string; environment?: string | null; base?: string; git?: GitLimits },
+  options: {
+    dir?: string;
+    environment?: string | null;
+    base?: string;
+    git?: GitLimits;
+    settings?: SettingsOverride;
+  },
   headProject: Project,
   head?: RevisionProject,
 ): Promise<Review> {
   const dir = resolve(options.dir ?? ".");
-  const base = await revisionProject(dir, options.base!, options.environment ?? null, options.git);
+  const base = await revisionProject(
+    dir,
+    options.base!,
+    options.environment ?? null,
+    options.git,
+    options.settings,
+  );
   return compareProjects(base, head ?? { project: headProject, ref: "working tree", commit: null });
 }
 
@@ -225,9 +245,10 @@ async function revisionProject(
   ref: string,
   environment: string | null,
   limits?: GitLimits,
+  settings?: SettingsOverride,
 ): Promise<RevisionProject> {
   const rev = await openRevision(dir, ref, limits);
-  const project = await loadProject(dir, { environment, files: revisionFiles(rev) });
+  const project = await loadProject(dir, { environment, files: revisionFiles(rev), settings });
   return {
     project,
     ref,

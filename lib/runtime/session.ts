@@ -25,7 +25,9 @@ import { projectTopics } from "../project/topics.ts";
 import { openStateStore } from "../state/open.ts";
 import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
-import { projectKafka, realDocker } from "../providers/real.ts";
+import { projectKafka } from "../providers/real.ts";
+import { projectDocker } from "../providers/docker/endpoint.ts";
+import type { SettingsOverride } from "../project/settings_override.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { PendingOperation, Plan } from "../plan/plan.ts";
 import { isNoop, planProject } from "../plan/plan.ts";
@@ -67,6 +69,11 @@ export interface SessionOptions extends RuntimeDeps {
   dir?: string;
   /** Environment (required when the manifest declares environments). */
   environment?: string | null;
+  /**
+   * A typed override of the environment's settings, layered over the manifest's
+   * (`lib/project/settings_override.ts`): every load of the project in the journey applies it.
+   */
+  settings?: SettingsOverride;
   /** Who acts (default `$USER@host`). */
   actor?: string;
   /** Progress events: each boundary crossed, each resource created, each poll of a wait. */
@@ -110,8 +117,9 @@ export function defaultActor(): string {
 export async function loadCompiledProject(
   dir: string,
   environment: string | null,
+  settings?: SettingsOverride,
 ): Promise<{ project: Project; compiled: CompileResult; sourceSha256: string }> {
-  const project = await loadProject(dir, { environment });
+  const project = await loadProject(dir, { environment, settings });
   return { project, compiled: compile(project), sourceSha256: projectSourceSha256(project) };
 }
 
@@ -121,6 +129,7 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
   const { project, compiled, sourceSha256 } = await loadCompiledProject(
     dir,
     options.environment ?? null,
+    options.settings,
   );
   const clock = options.clock ?? SYSTEM_CLOCK;
   const logger = options.logger ?? SILENT_LOGGER;
@@ -133,7 +142,7 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     if (!options.store) await store.close();
     throw error;
   }
-  const docker = options.docker ?? await realDocker();
+  const docker = options.docker ?? await projectDocker(project.manifest);
   const kafka = options.kafka ??
     await projectKafka(project.manifest);
   const m = project.manifest;

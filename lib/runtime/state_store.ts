@@ -16,6 +16,7 @@
 import { join, resolve } from "node:path";
 import { SluiceError } from "../errors.ts";
 import { loadProject, type Project } from "../project/load.ts";
+import type { SettingsOverride } from "../project/settings_override.ts";
 import type { StateStoreConfig } from "../state/open.ts";
 
 /** Options of {@link projectStoreConfig}. */
@@ -85,6 +86,8 @@ export interface ProjectStoreRef {
   environment?: string | null;
   /** PostgreSQL schema (default `sluice`). */
   schema?: string;
+  /** A settings override given in code (`lib/project/settings_override.ts`). */
+  settings?: SettingsOverride;
 }
 
 /**
@@ -100,6 +103,7 @@ export interface ProjectStoreRef {
 export async function resolveStateStore(ref: ProjectStoreRef = {}): Promise<StateStoreConfig> {
   const project = await loadProject(resolve(ref.dir ?? "."), {
     environment: ref.environment ?? null,
+    settings: ref.settings,
   });
   return projectStoreConfig(project, { schema: ref.schema });
 }

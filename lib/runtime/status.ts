@@ -119,6 +119,7 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
   if (!store) {
     const project = await loadProject(resolve(options.dir ?? "."), {
       environment: options.environment ?? null,
+      settings: options.settings,
     });
     const clock = options.clock ?? SYSTEM_CLOCK;
     const opened = openStateStore(projectStoreConfig(project), {

@@ -256,7 +256,11 @@ export async function reverifyReviewed(
   const { project: p, options } = op;
   try {
     const r = await readReviewed(p.store, options.planPath);
-    const now = await loadCompiledProject(p.project.dir, options.environment ?? null);
+    const now = await loadCompiledProject(
+      p.project.dir,
+      options.environment ?? null,
+      options.settings,
+    );
     const c = controlOf(snap, operationId);
     if (!c) {
       throw new SluiceError(
