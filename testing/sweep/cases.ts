@@ -1,7 +1,9 @@
 /**
- * The crash sweep's cases, enumerated from the fault inventory at run time: every site ×
- * before/after × state backend (a site declared for one backend runs only there), each with
- * the journey that crosses it first (the inventory's first journey for the site), in two
+ * The crash sweep's cases, enumerated from the fault inventory at run time — itself composed
+ * from the journey registry (`lib/protocol/journeys.ts`), so a journey's sites get their cases
+ * the day its descriptor is registered: every site × before/after × state backend (a site
+ * declared for one backend runs only there), each with the registry's crossing that crosses it
+ * first (the inventory's first journey for the site), in two
  * passes: `crash` (the process dies there by SIGKILL) and `lock_lost` (the process loses its
  * deployment lock there to another holder and goes on: testing/sweep/lock_loss.ts).
  *
@@ -13,7 +15,8 @@
  * ```
  * @module
  */
-import { faultInventory, type Journey } from "../../lib/protocol/inventory.ts";
+import { faultInventory } from "../../lib/protocol/inventory.ts";
+import type { Journey } from "../../lib/protocol/journeys.ts";
 import type { FaultSide, SiteBackend } from "../../lib/fault/site.ts";
 import { stateOnlyPoints } from "../../lib/protocol/state_sites.ts";
 

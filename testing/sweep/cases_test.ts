@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { faultInventory } from "../../lib/protocol/inventory.ts";
 import { stateOnlyPoints } from "../../lib/protocol/state_sites.ts";
+import { JOURNEY_DESCRIPTORS } from "../../lib/protocol/journeys.ts";
 import { caseId, sweepCases } from "./cases.ts";
 
 Deno.test("the sweep has one case per site × side × declared backend, with the site's first journey", () => {
@@ -82,4 +83,14 @@ Deno.test("the lock-loss pass has a case for every crash case, and its suite tie
     sweepCases({ pass: "lock_lost", only: "docker.remove_old:after:local" }).map(caseId),
     ["lock_lost/docker.remove_old:after:local"],
   );
+});
+
+Deno.test("every crossing of the journey registry that has sites of its own is a case's journey", () => {
+  const journeys = new Set(sweepCases().map((c) => c.journey));
+  const crossings = JOURNEY_DESCRIPTORS.flatMap((j) => j.crossings);
+  assert.ok(crossings.length >= 7, "the registry is read");
+  for (const c of crossings) {
+    // its harness is armed at its sites (a site another crossing lists first is that one's)
+    assert.ok(c.sites().length === 0 || journeys.has(c.by), c.by);
+  }
 });
