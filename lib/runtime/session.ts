@@ -27,6 +27,7 @@ import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
 import { projectKafka } from "../providers/real.ts";
 import { projectDocker } from "../providers/docker/endpoint.ts";
+import { withRunnerPrincipal } from "../providers/docker/runner_client_file.ts";
 import type { SettingsOverride } from "../project/settings_override.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { PendingOperation, Plan } from "../plan/plan.ts";
@@ -142,7 +143,11 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     if (!options.store) await store.close();
     throw error;
   }
-  const docker = options.docker ?? await projectDocker(project.manifest);
+  // runners start as the runner principal (kafka.security.runner): its client file goes in first
+  const docker = withRunnerPrincipal(
+    options.docker ?? await projectDocker(project.manifest),
+    project.manifest,
+  );
   const kafka = options.kafka ??
     await projectKafka(project.manifest);
   const m = project.manifest;

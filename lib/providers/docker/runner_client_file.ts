@@ -57,21 +57,36 @@ export function withRunnerClientFile(
 }
 
 /**
- * `docker` starting a manifest's runners as its runner principal (`kafka.security.runner`): the
- * file is resolved now, when a session opens — a missing variable or PEM file is
- * `ENV_KAFKA_CREDENTIAL_MISSING` before anything is created — and kept in memory only.
+ * `docker` starting a manifest's runners as its runner principal (`kafka.security.runner`),
+ * `docker` itself under PLAINTEXT. The principal's variables and PEM files are read at the first
+ * start of the session (a command that starts no runner — plan, observe — never needs them) and
+ * kept in memory only; one that is missing is `ENV_KAFKA_CREDENTIAL_MISSING` before the start,
+ * so the container stays created and the operation pending until the same command runs again
+ * with it set.
  *
  * @example
  * ```ts
  * import { withRunnerPrincipal } from "./runner_client_file.ts";
- * // const docker = await withRunnerPrincipal(await realDocker(), project.manifest);
+ * // const docker = withRunnerPrincipal(await realDocker(), project.manifest);
  * ```
  */
-export async function withRunnerPrincipal(
+export function withRunnerPrincipal(
   docker: DockerPort,
   manifest: Manifest,
   env?: SecurityEnv,
-): Promise<DockerPort> {
-  const runner = await resolveKafkaSecurity(manifest.kafkaSecurity, "runner", env);
-  return withRunnerClientFile(docker, runnerClientFile(runner));
+): DockerPort {
+  if (manifest.kafkaSecurity.protocol === "PLAINTEXT") return docker;
+  let resolved: Promise<DockerPort> | null = null;
+  return {
+    ...docker,
+    async startContainer(id: string): Promise<void> {
+      resolved ??= resolveKafkaSecurity(manifest.kafkaSecurity, "runner", env)
+        .then((runner) => withRunnerClientFile(docker, runnerClientFile(runner)))
+        .catch((error) => {
+          resolved = null; // read again at the next start
+          throw error;
+        });
+      await (await resolved).startContainer(id);
+    },
+  };
 }

@@ -1,5 +1,11 @@
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { RUNNER_CLIENT_FILE_MODE, withRunnerClientFile } from "./runner_client_file.ts";
+import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
+import {
+  RUNNER_CLIENT_FILE_MODE,
+  withRunnerClientFile,
+  withRunnerPrincipal,
+} from "./runner_client_file.ts";
+import type { Manifest } from "../../project/manifest.ts";
+import { PLAINTEXT } from "../../project/kafka_security.ts";
 import { RUNNER_CLIENT_FILE_PATH, runnerClientFile } from "../kafka/security.ts";
 import type { DockerPort } from "./port.ts";
 import { sha256Hex } from "../../artifact/canonical.ts";
@@ -71,4 +77,35 @@ Deno.test("runner client file: the format the runner reads, its sha256 over exac
   const rotated = runnerClientFile({ ...SASL_SSL, sasl: { ...SASL_SSL.sasl, password: "other" } })!;
   strictEqual(rotated.sha256 === file.sha256, false);
   strictEqual(file.sha256.includes("s3cret"), false);
+});
+
+Deno.test("runner principal: read at the first start; a missing variable starts nothing and is read again next time", async () => {
+  const calls: unknown[] = [];
+  const port = recording(calls);
+  strictEqual(withRunnerPrincipal(port, { kafkaSecurity: PLAINTEXT } as Manifest), port);
+  const manifest = {
+    kafkaSecurity: {
+      protocol: "SASL_PLAINTEXT",
+      tls: null,
+      admin: null,
+      runner: {
+        sasl: { mechanism: "PLAIN", username: "r", passwordEnv: "RUNNER_PW" },
+        certificate: null,
+      },
+    },
+  } as unknown as Manifest;
+  const vars: Record<string, string> = {};
+  const docker = withRunnerPrincipal(port, manifest, { get: (n) => vars[n] });
+  await rejects(
+    docker.startContainer("c1"),
+    (e: Error & { code?: string }) =>
+      e.code === "ENV_KAFKA_CREDENTIAL_MISSING" && e.message.includes("RUNNER_PW"),
+  );
+  deepStrictEqual(calls, []);
+  vars.RUNNER_PW = "pw-1";
+  await docker.startContainer("c1");
+  strictEqual(calls.length, 2);
+  strictEqual((calls[0] as string[])[0], "write");
+  strictEqual((calls[0] as string[])[3].includes('"password":"pw-1"'), true);
+  deepStrictEqual(calls[1], ["start", "c1"]);
 });
