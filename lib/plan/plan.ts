@@ -42,6 +42,7 @@ import type { PreviewSummary } from "./preview_summary.ts";
 import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
 import { planConnectors } from "./connectors.ts";
 import { planRunnerRemovals, type RemoveRunnerAction } from "./removals.ts";
+import { REMOVAL_OPERATION_KIND } from "../protocol/removal.ts";
 import { planMixes } from "../protocol/journeys.ts";
 import {
   checkRunnerPermissions,
@@ -346,8 +347,10 @@ export function planProject(input: PlanInput): Plan {
   // ---- runners
   const desiredModels = new Set(compiled.artifacts.map((a) => a.model));
   // a removed model cannot be selected: only a full plan takes a runner down (or reports an
-  // owned model that is no longer declared)
-  const removals = selected === null
+  // owned model that is no longer declared). A pending runner removal owns the runners it takes
+  // down: the pending blocker names its way out, and no check of a runner it stopped suggests
+  // starting it again (`sluice restart`)
+  const removals = selected === null && pending?.kind !== REMOVAL_OPERATION_KIND
     ? planRunnerRemovals({
       owned: ownership?.runners ?? [],
       ownedTopics,
