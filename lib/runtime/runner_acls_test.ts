@@ -1,0 +1,193 @@
+// The runner-permission proof through the SDK's plan and apply on the fake world (testing/fakes):
+// under kafka.security the broker's ACLs for the runner principal decide whether a create may be
+// planned (missing: BLOCKED_RUNNER_PERMISSION, nothing created; unreadable:
+// BLOCKED_RUNNER_PERMISSION_UNVERIFIED); a project without security never reads them and its plan
+// carries nothing of them.
+import assert from "node:assert/strict";
+import { starterProject, type TestProject } from "../../harness/project.ts";
+import { createFakeWorld, type FakeWorld } from "../../testing/fakes/fake_world.ts";
+import type { AclBinding, KafkaPort } from "../providers/kafka/port.ts";
+import { apply, plan } from "./session.ts";
+import { observeRunnerAcls } from "./runner_acls.ts";
+import { SluiceError } from "../errors.ts";
+import { PLAINTEXT } from "../project/kafka_security.ts";
+
+const SECURITY = `  security:
+    protocol: SASL_SSL
+    admin:
+      sasl_mechanism: SCRAM-SHA-512
+      username: sluice-admin
+      password_env: SLUICE_KAFKA_ADMIN_PASSWORD
+    runner:
+      sasl_mechanism: SCRAM-SHA-512
+      username: orders-runner
+      password_env: SLUICE_KAFKA_RUNNER_PASSWORD
+`;
+const RUNNER = "User:orders-runner";
+
+async function setUp(
+  seed: string,
+  secured: boolean,
+): Promise<
+  {
+    world: FakeWorld;
+    p: TestProject;
+    kafka: KafkaPort;
+    calls: string[];
+    [Symbol.asyncDispose](): Promise<void>;
+  }
+> {
+  const world = createFakeWorld({ seed });
+  const p = await starterProject({
+    runId: "fake",
+    bootstrapHost: world.env.bootstrapHost,
+    bootstrapInternal: world.env.bootstrapInternal,
+    network: world.env.network,
+    clusterId: world.env.clusterId,
+    pgUrl: "",
+    brokerContainerId: "",
+    labels: {},
+    connect: null,
+  }, { image: world.env.runnerImage });
+  if (secured) {
+    await p.editManifest((t) => t.replace(/(bootstrap_internal: .*\n)/, `$1${SECURITY}`));
+  }
+  const inner = world.kafka(world.env.bootstrapHost);
+  const calls: string[] = [];
+  // every ACL read is counted: a project without security must make none
+  const kafka: KafkaPort = {
+    ...inner,
+    describeAcls: (principal) => {
+      calls.push(principal);
+      return inner.describeAcls!(principal);
+    },
+  };
+  return {
+    world,
+    p,
+    kafka,
+    calls,
+    async [Symbol.asyncDispose]() {
+      await inner.close();
+      await Deno.remove(p.dir, { recursive: true });
+    },
+  };
+}
+
+function grant(world: FakeWorld, acls: AclBinding[], describeDenied = false) {
+  world.store.transact((w) => {
+    w.kafka.acls = acls;
+    w.kafka.acl_describe_denied = describeDenied;
+  });
+}
+
+const allow = (
+  resourceType: AclBinding["resourceType"],
+  resourceName: string,
+  operation: string,
+  patternType: AclBinding["patternType"] = "LITERAL",
+): AclBinding => ({
+  resourceType,
+  resourceName,
+  patternType,
+  principal: RUNNER,
+  host: "*",
+  operation,
+  permission: "ALLOW",
+});
+
+function complete(p: TestProject, appId: string): AclBinding[] {
+  return [
+    allow("TOPIC", p.inputTopic, "READ"),
+    allow("TOPIC", p.outputTopic, "WRITE"),
+    allow("GROUP", appId, "READ"),
+    allow("TRANSACTIONAL_ID", appId, "WRITE", "PREFIXED"),
+  ];
+}
+
+Deno.test("runner permissions on fakes: a project without kafka.security reads no ACL and its plan carries nothing of them", async () => {
+  await using s = await setUp("acl-plaintext", false);
+  // even a broker that would refuse the read changes nothing
+  grant(s.world, [], true);
+  const r = await plan({ dir: s.p.dir, docker: s.world.docker, kafka: s.kafka });
+  assert.deepEqual(r.plan.blockers, []);
+  assert.equal("runner_permissions" in r.plan, false);
+  assert.equal(new TextDecoder().decode(r.bytes).includes("runner_permissions"), false);
+  assert.deepEqual(s.calls, []);
+});
+
+Deno.test("runner permissions on fakes: complete grants plan the create; one missing blocks plan and apply naming it, and nothing is created", async () => {
+  await using s = await setUp("acl-secured", true);
+  const ports = { docker: s.world.docker, kafka: s.kafka };
+  const appId = `sluice-${s.p.name}-eligible_orders`;
+  grant(s.world, complete(s.p, appId));
+  const ok = await plan({ dir: s.p.dir, ...ports });
+  assert.deepEqual(ok.plan.blockers, []);
+  assert.deepEqual(ok.plan.runner_permissions, {
+    principal: RUNNER,
+    checked: ["eligible_orders"],
+    unverified: null,
+    missing: [],
+    excess: [],
+  });
+  assert.deepEqual(s.calls, [RUNNER, "User:*"]);
+
+  // the group's READ taken away
+  grant(s.world, complete(s.p, appId).filter((a) => a.resourceType !== "GROUP"));
+  const blocked = await plan({ dir: s.p.dir, ...ports });
+  assert.deepEqual(blocked.plan.blockers.map((b) => b.code), ["BLOCKED_RUNNER_PERMISSION"]);
+  assert.match(
+    blocked.plan.blockers[0].message,
+    new RegExp(`may not READ GROUP ${appId}, its consumer group \\(the application ID\\)`),
+  );
+  await assert.rejects(
+    () => apply({ dir: s.p.dir, ...ports }),
+    (e) => e instanceof SluiceError && e.code === "BLOCKED_RUNNER_PERMISSION",
+  );
+  assert.deepEqual(s.world.control.mutations(), [], "nothing was created");
+
+  // what the admin principal may not read is said, never passed
+  grant(s.world, complete(s.p, appId), true);
+  const unverified = await plan({ dir: s.p.dir, ...ports });
+  assert.deepEqual(unverified.plan.blockers.map((b) => b.code), [
+    "BLOCKED_RUNNER_PERMISSION_UNVERIFIED",
+  ]);
+  assert.match(
+    unverified.plan.blockers[0].message,
+    /may not describe ACLs \(it needs DESCRIBE on the CLUSTER/,
+  );
+  const offline = await plan({ dir: s.p.dir, ...ports, offline: true });
+  assert.match(
+    offline.plan.blockers[0]?.message ?? "",
+    /an offline plan does not read the broker's ACLs/,
+  );
+  assert.deepEqual(s.world.control.mutations(), [], "nothing was created");
+});
+
+Deno.test("observeRunnerAcls: nothing under PLAINTEXT; a certificate principal cannot be named; other failures are not swallowed", async () => {
+  const failing = {
+    describeAcls: () => Promise.reject(new Error("connection reset")),
+  } as unknown as KafkaPort;
+  assert.equal(await observeRunnerAcls(failing, PLAINTEXT, false), null);
+  const ssl = await observeRunnerAcls(failing, {
+    protocol: "SSL",
+    tls: { caFileEnv: null, hostnameVerification: true },
+    admin: { sasl: null, certificate: { certFileEnv: "A", keyFileEnv: "B" } },
+    runner: { sasl: null, certificate: { certFileEnv: "C", keyFileEnv: "D" } },
+  }, false);
+  assert.equal(ssl?.principal, null);
+  assert.match(ssl?.unread ?? "", /client certificate/);
+  await assert.rejects(
+    () =>
+      observeRunnerAcls(failing, {
+        protocol: "SASL_SSL",
+        tls: { caFileEnv: null, hostnameVerification: true },
+        admin: null,
+        runner: {
+          sasl: { mechanism: "PLAIN", username: "r", passwordEnv: "P" },
+          certificate: null,
+        },
+      }, false),
+    /connection reset/,
+  );
+});
