@@ -227,7 +227,9 @@ export async function applyPlan(
       "this plan file is a reviewed predicate replacement (format 6): apply it with 'sluice apply --plan FILE', which carries it out boundary by boundary",
     );
   }
-  if (plan.blockers.length > 0) throw blockerError(plan.blockers);
+  // a resume names its operation first: a plan file that is not its own is that refusal
+  // (a blocked plan never started one)
+  if (operationId === undefined && plan.blockers.length > 0) throw blockerError(plan.blockers);
   return await underLock(
     ctx,
     async (route) => {
@@ -414,6 +416,7 @@ export function operationOfPlanFile(
  */
 async function resumeRouted(route: Route, operationId: string): Promise<ApplyResult> {
   const rec = operationOfPlanFile(route.snap, operationId, route.planSha256);
+  if (route.plan.blockers.length > 0) throw blockerError(route.plan.blockers);
   if (rec.kind === "pending") {
     return await JOURNEYS.find((j) => j.kind === rec.control.kind)!.continue(route);
   }
