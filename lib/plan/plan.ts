@@ -211,9 +211,11 @@ export interface PendingOperation {
 }
 
 /**
- * The commands that finish or end a pending operation, by kind: a replacement is diagnosed and
- * continued with its original reviewed plan file; a create is continued by applying the same
- * plan file again; either may be abandoned by an explicit, audited decision.
+ * The commands that finish or end a pending operation, by kind: every operation is diagnosed
+ * with `state runner-status` and its plan file; a replacement is continued with `state resume`
+ * and its original reviewed plan file, any other by applying the same plan file again (which
+ * `state resume` with that file and the operation ID does too); either may be abandoned by an
+ * explicit, audited decision.
  *
  * @example
  * ```ts
@@ -235,7 +237,7 @@ export function pendingCommands(p: PendingOperation): {
       abandon: `sluice state abandon --operation-id ${p.operation_id} --reason TEXT`,
     }
     : {
-      status: null,
+      status: `sluice state runner-status --plan ${file} --operation-id ${p.operation_id}`,
       continue: `sluice apply --plan ${file}`,
       abandon: `sluice state abandon --operation-id ${p.operation_id} --reason TEXT`,
     };
