@@ -363,7 +363,8 @@ export function verifyOperationMatches(c: OpenedControl, r: Reviewed, operationI
   if (c.kind !== "runner_update") {
     throw new SluiceError(
       "BLOCKED_NOT_A_REPLACEMENT",
-      `operation ${operationId} is a ${c.kind}, not a runner update`,
+      `operation ${operationId} is a ${c.kind}, not a runner update: inspect and continue it with the plan file it was started from (sha256 ${c.intent.reviewed_plan_sha256})`,
+      { evidence: { operation_id: operationId, plan_sha256: c.intent.reviewed_plan_sha256 } },
     );
   }
   if (c.intent.reviewed_plan_sha256 !== r.sha256) {
