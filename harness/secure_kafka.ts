@@ -6,6 +6,9 @@
  * `User:ANONYMOUS`, a super user, so the harness's own helpers keep working; on the secured
  * listeners only the super users named here may do anything without an ACL.
  *
+ * {@link grantRunnerAcls} gives a runner principal exactly what a runner's job needs (the
+ * bindings `lib/validation/runner_permissions.ts` proves), through the plaintext listener.
+ *
  * @example
  * ```ts
  * import { secureListenerFiles } from "./secure_kafka.ts";
@@ -15,6 +18,13 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
+import {
+  AclOperations,
+  AclPermissionTypes,
+  ResourcePatternTypes,
+  ResourceTypes,
+} from "@platformatic/kafka";
+import { withAdmin } from "./kafka.ts";
 
 /** The secured listener's users. */
 export interface SecureKafkaOptions {
@@ -180,4 +190,48 @@ export async function secureListenerFiles(
       "allow.everyone.if.no.acl.found": "false",
     },
   };
+}
+
+/** What one runner reads and writes, named as its model's artifact names them. */
+export interface RunnerResources {
+  applicationId: string;
+  inputTopic: string;
+  outputTopic: string;
+  /** The dead-letter topic (`on_invalid`), when the model has one. */
+  deadLetterTopic?: string;
+}
+
+/**
+ * Allow `principal` (`User:name`) what a runner's job needs and nothing more: READ its input,
+ * WRITE its output (and dead-letter) topic, READ its group, WRITE its transactional IDs (every
+ * name starting with the application ID). Created through `bootstrap`, a plaintext listener
+ * (its `User:ANONYMOUS` is a super user).
+ */
+export async function grantRunnerAcls(
+  bootstrap: string,
+  principal: string,
+  r: RunnerResources,
+): Promise<void> {
+  const allow = (type: number, name: string, operation: number, prefixed = false) => ({
+    resourceType: type,
+    resourceName: name,
+    resourcePatternType: prefixed ? ResourcePatternTypes.PREFIXED : ResourcePatternTypes.LITERAL,
+    principal,
+    host: "*",
+    operation,
+    permissionType: AclPermissionTypes.ALLOW,
+  });
+  const creations = [
+    allow(ResourceTypes.TOPIC, r.inputTopic, AclOperations.READ),
+    allow(ResourceTypes.TOPIC, r.outputTopic, AclOperations.WRITE),
+    ...(r.deadLetterTopic
+      ? [allow(ResourceTypes.TOPIC, r.deadLetterTopic, AclOperations.WRITE)]
+      : []),
+    allow(ResourceTypes.GROUP, r.applicationId, AclOperations.READ),
+    allow(ResourceTypes.TRANSACTIONAL_ID, r.applicationId, AclOperations.WRITE, true),
+  ];
+  await withAdmin(bootstrap, (admin) =>
+    admin.createAcls({
+      creations: creations as Parameters<typeof admin.createAcls>[0]["creations"],
+    }));
 }
