@@ -208,6 +208,14 @@ export type { Expr } from "./lib/expr/ast.ts";
 export type { FinalizeResult } from "./lib/state/store.ts";
 export type { GroupInfo } from "./lib/providers/kafka/port.ts";
 export type { GroupListing } from "./lib/providers/kafka/port.ts";
+export type { AclBinding, AclResourceType } from "./lib/providers/kafka/port.ts";
+export type {
+  ExcessPermission,
+  MissingPermission,
+  RunnerAclObservation,
+  RunnerPermissions,
+  RunnerRequirement,
+} from "./lib/validation/runner_permissions.ts";
 export type { ImageInfo } from "./lib/providers/docker/port.ts";
 export type { Incident } from "./lib/state/journal.ts";
 export type { IntegrityReport } from "./lib/state/store.ts";

@@ -79,10 +79,13 @@ export interface RunnerRequirement {
 export interface MissingPermission {
   /** The model whose runner needs it. */
   model: string;
+  /** The resource type. */
   resource_type: RunnerRequirement["resourceType"];
+  /** The resource's name (the application ID for its transactional IDs' prefix). */
   resource_name: string;
   /** LITERAL, or PREFIXED for the transactional IDs. */
   pattern: "LITERAL" | "PREFIXED";
+  /** The operation. */
   operation: RunnerRequirement["operation"];
   /** `no_acl`: nothing allows it; `denied`: a DENY binding refuses it; `host_only`: allowed only from one host. */
   reason: "no_acl" | "denied" | "host_only";
