@@ -34,7 +34,6 @@ import {
 } from "./history.ts";
 import {
   type Checkpoint,
-  CHECKPOINT_ORDER,
   type ControlDocument,
   type ControlV3,
   type ControlV45,
@@ -60,7 +59,9 @@ import {
 } from "./ownership.ts";
 import type { DocName, DocWrite, LockOwner, LockStatus, StatePrimitive } from "./primitive.ts";
 import type { StateTransition } from "../protocol/state_sites.ts";
-import { removalBinding } from "../protocol/removal.ts";
+import { admitsDayTwo } from "../protocol/journeys.ts";
+import type { ReceiptCompletion } from "./completion.ts";
+import { RUNNER_COMPLETION } from "./runner_completion.ts";
 import type {
   AbandonInput,
   AcquireLockOptions,
@@ -793,10 +794,11 @@ export class StateEngine implements StateStore {
 
   async recordAudit(snapshot: StateSnapshot, event: DayTwoEvent): Promise<StateSnapshot> {
     this.#requireLock(snapshot);
-    // while an operation is pending, only its own removed runner's day-two event is recorded
-    // (a killed runner brought back so that the removal can stop it cleanly)
+    // while an operation is pending, a day-two event is recorded only where the operation's
+    // journey admits it (the registry's: a removal's own runner, brought back after a kill so
+    // that the removal can stop it cleanly)
     const c = snapshot.control?.opened ?? null;
-    if (c && !removalBinding(c, event.application_id)) {
+    if (c && !admitsDayTwo(c, event.application_id)) {
       blocked(
         "BLOCKED_OPERATION_PENDING",
         `operation ${c.operation_id} (${c.kind}) is pending: finish it first ('sluice state show' names it)`,
@@ -986,26 +988,30 @@ export class StateEngine implements StateStore {
     return o;
   }
 
-  async finalizeCompletedRunner(
+  finalizeCompletedRunner(
     snapshot: StateSnapshot,
     options: { recordedAt?: string } = {},
   ): Promise<FinalizeResult> {
     const lock = this.#requireLock(snapshot);
     const c = this.#runnerControl(snapshot);
-    const names = c.checkpoints.map((x) => x.name).join(",");
-    const last = lastCheckpoint(c);
-    if (
-      names !== CHECKPOINT_ORDER.join(",") ||
-      last?.name !== "action_completed" || last.outcome !== "success"
-    ) {
-      blocked(
-        "BLOCKED_INCOMPLETE_OPERATION",
-        `operation ${c.operation_id} has no complete successful checkpoint chain (${
-          names || "intent only"
-        })`,
-      );
-    }
-    const action = c.actions[0];
+    return this.#finalizeWithReceipt(snapshot, lock, c, RUNNER_COMPLETION, options);
+  }
+
+  /**
+   * The receipt protocol of an operation that completes by an archived receipt, written once:
+   * under the lock `lock`, the journey's `completion` checks the pending operation `c` and computes its
+   * result; the receipt, the result ownership and the clear of control are one write group. A
+   * retry after a partial local write finishes exactly what is missing, checked against the
+   * archived receipt (its terminal control frozen, the state either its prior or its result).
+   */
+  async #finalizeWithReceipt(
+    snapshot: StateSnapshot,
+    lock: LockOwner,
+    c: OpenedControl,
+    completion: ReceiptCompletion,
+    options: { recordedAt?: string },
+  ): Promise<FinalizeResult> {
+    completion.complete(c);
     const receipt = findReceipt(snapshot.history.events, c.operation_id);
     const current = snapshot.ownership;
     if (!current) blocked("BLOCKED_STATE_CHANGED", "ownership state is missing");
@@ -1024,23 +1030,13 @@ export class StateEngine implements StateStore {
           { expected: c.intent.original_state_checksum, actual: current.checksum },
         );
       }
-      const result = applyRunnerChange(current.document, action);
-      const newReceipt: CompletionReceipt = {
-        kind: "runner_completed",
-        operation_id: c.operation_id,
-        recorded_at: options.recordedAt ?? this.#now(),
-        model: action.model,
-        prior_artifact_sha256: action.prior_artifact_sha256,
-        result_artifact_sha256: action.desired_artifact_sha256,
-        prior_state_checksum: current.checksum,
-        result_state_checksum: stateChecksum(result),
-        prior_serial: current.document.serial,
-        result_serial: result.serial,
-        intent: c.intent,
-        terminal_control: c.document,
-        incidents: c.incidents,
-        resume_history: c.resume_history,
-      };
+      const result = completion.result(current.document, c);
+      const newReceipt = completion.receipt({
+        control: c,
+        prior: current,
+        result,
+        recordedAt: options.recordedAt ?? this.#now(),
+      });
       const events = [...this.#unarchivedIncidents(snapshot, c), newReceipt];
       // local order: receipt, then ownership, then clear (PostgreSQL: one transaction)
       const snap = await this.#write("finalize", snapshot, [
@@ -1063,7 +1059,7 @@ export class StateEngine implements StateStore {
       );
     }
     if (current.checksum === receipt.prior_state_checksum) {
-      const result = applyRunnerChange(current.document, action);
+      const result = completion.result(current.document, c);
       if (stateChecksum(result) !== receipt.result_state_checksum) {
         blocked("BLOCKED_RECEIPT_MISMATCH", "recomputed result differs from the receipt");
       }
@@ -1079,7 +1075,7 @@ export class StateEngine implements StateStore {
       };
     }
     if (current.checksum === receipt.result_state_checksum) {
-      verifyReconstruction(current.document, action, receipt);
+      completion.reconstruct(current.document, c, receipt);
       const snap = await this.#write("finalize", snapshot, [["control", null]]);
       return {
         snapshot: snap,
@@ -1144,8 +1140,7 @@ export class StateEngine implements StateStore {
         } is not the receipt's result ${receipt.result_state_checksum}`,
       );
     }
-    const action = openControl(receipt.terminal_control).actions[0];
-    verifyReconstruction(own.document, action, receipt);
+    RUNNER_COMPLETION.reconstruct(own.document, openControl(receipt.terminal_control), receipt);
     return {
       receipt,
       completed_at: completedAt(snap, receipt),
@@ -1242,44 +1237,6 @@ function replacementEvidence(snap: StateSnapshot, operationId: string): string |
     }
   }
   return null;
-}
-
-/** The only change finalization makes: the runner's artifact checksum, serial + 1. */
-function applyRunnerChange(doc: OwnershipDocument, action: RunnerAction): OwnershipDocument {
-  return {
-    ...doc,
-    serial: doc.serial + 1,
-    runners: doc.runners.map((r) =>
-      r.model === action.model ? { ...r, artifact_sha256: action.desired_artifact_sha256 } : r
-    ),
-  };
-}
-
-/** Undo exactly that one change; the result must hash to the receipt's prior state. */
-function verifyReconstruction(
-  current: OwnershipDocument,
-  action: RunnerAction,
-  receipt: CompletionReceipt,
-): void {
-  const runner = current.runners.find((r) => r.model === action.model);
-  const prior: OwnershipDocument = {
-    ...current,
-    serial: current.serial - 1,
-    runners: current.runners.map((r) =>
-      r.model === action.model ? { ...r, artifact_sha256: action.prior_artifact_sha256 } : r
-    ),
-  };
-  const checksum = stateChecksum(prior);
-  if (
-    runner?.artifact_sha256 !== action.desired_artifact_sha256 ||
-    checksum !== receipt.prior_state_checksum ||
-    checksum !== receipt.intent.original_state_checksum
-  ) {
-    blocked(
-      "BLOCKED_STATE_CHANGED",
-      `reconstructed prior state ${checksum} does not match the original intent ${receipt.intent.original_state_checksum}`,
-    );
-  }
 }
 
 function assertSameSnapshot(a: StateSnapshot, b: StateSnapshot): void {

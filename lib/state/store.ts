@@ -236,12 +236,17 @@ export interface StateStore {
   /**
    * Append one day-two audit event (`runner_restarted`, `record_skipped`, `drift_acknowledged`) to the history: the
    * record of an operator's command on a running project, made before the provider change it
-   * authorizes. Needs no pending operation and refuses one (`BLOCKED_OPERATION_PENDING`); an
+   * authorizes. Needs no pending operation and refuses one (`BLOCKED_OPERATION_PENDING`) unless
+   * that operation's journey admits the event (the registry's `admitsDayTwo`: a runner removal,
+   * for a runner it takes down); an
    * event whose `event_id` is already archived is refused (`BLOCKED_DUPLICATE_EVENT`). Ownership
    * and control are unchanged.
    */
   recordAudit(snapshot: StateSnapshot, event: DayTwoEvent): Promise<StateSnapshot>;
-  /** Commit the desired runner checksum (serial + 1), archive the receipt and clear control. */
+  /**
+   * Commit the desired runner checksum (serial + 1), archive the receipt and clear control: the
+   * runner update's completion rule (`runner_completion.ts`) over the engine's receipt protocol.
+   */
   finalizeCompletedRunner(snapshot: StateSnapshot, options?: { recordedAt?: string }): Promise<
     FinalizeResult
   >;
