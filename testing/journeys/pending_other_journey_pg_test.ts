@@ -46,6 +46,18 @@ function stoppingBeforeRemove(docker: DockerPort): DockerPort {
   });
 }
 
+/** A port whose method `name` fails (a death before that mutation). */
+function failing<T extends object>(port: T, name: string): T {
+  return new Proxy(port, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (typeof v !== "function") return v;
+      if (prop !== name) return v.bind(target);
+      return () => Promise.reject(new Error("injected: the process died here"));
+    },
+  });
+}
+
 type Journey = "create" | "runner_removal" | "connector_change";
 
 /** The journey's plan file, written, and the project it applies to. */
@@ -198,4 +210,52 @@ for (const backend of BACKENDS) {
       await store.close();
     }
   });
+
+  // each journey killed before its first mutation after the intent: runner-status names that row
+  // (read from a fresh observation, not from the table's order alone), and resume goes on from it
+  const FIRST: Record<
+    Journey,
+    { row: string; deps: (cw: CaseWorld) => Partial<CaseWorld["deps"]> }
+  > = {
+    create: {
+      row: "create_topic",
+      deps: (cw) => ({ kafka: failing(cw.deps.kafka!, "createTopic") }),
+    },
+    runner_removal: {
+      row: "term_runner",
+      deps: (cw) => ({ docker: failing(cw.deps.docker!, "signalTerm") }),
+    },
+    connector_change: {
+      row: "create_connector",
+      deps: (cw) => ({
+        connect: (c) => failing(cw.deps.connect!(c), "createConnector"),
+      }),
+    },
+  };
+  for (const journey of ["create", "runner_removal", "connector_change"] as const) {
+    Deno.test(`[${backend}] a ${journey} killed before its first mutation: runner-status names ${FIRST[journey].row}, resume finishes it`, async () => {
+      await using cw = await openCaseWorld({
+        backend,
+        seed: crypto.randomUUID(),
+        pipeline: journey === "connector_change",
+      });
+      const { dir, path } = await prepared(cw, journey);
+      const { plan: p, sha256 } = await readPlanFile(path);
+      await apply({ dir, plan: p, planSha256: sha256, ...cw.deps, ...FIRST[journey].deps(cw) })
+        .then(() => assert.fail("the operation finished"), () => {});
+      const store = await openCaseStore(cw);
+      try {
+        const id = (await store.load()).control!.opened.operation_id;
+        const options = { dir, planPath: path, operationId: id, ...cw.deps };
+        const report = await operationStatus(options);
+        assert.equal(report.journey, journey);
+        assert.equal(report.next.step, FIRST[journey].row, JSON.stringify(report.next));
+        const resumed = await resumeOperation(options);
+        assert.equal(resumed.kind === "apply" && resumed.result.operation_id, id);
+        assert.equal((await store.load()).control, null);
+      } finally {
+        await store.close();
+      }
+    });
+  }
 }
