@@ -2,8 +2,9 @@
 // Needs: Docker, the broker image and the runner image. Starts its own broker with a SASL_SSL
 // listener (SCRAM users, a CA made now, the StandardAuthorizer: harness/secure_kafka.ts) and runs
 // the whole journey through the CLI on it, the runner connecting as its own principal with
-// exactly the ACLs its job needs: init → plan → apply (create) → exact output → a predicate
-// change whose apply is killed once the candidate exists → state resume → exact output → no-op.
+// exactly the ACLs its job needs: init → plan → apply (create; first with a wrong runner password,
+// refused with the runner's own code, then continued) → exact output → a predicate change whose
+// apply is killed once the candidate exists → state resume → exact output → no-op.
 // Then the planted-secret search: neither principal's password is in anything sluice wrote (its
 // output, the plan files, the project's state and runtime directories, `docker inspect` of every
 // runner, their logs), while the runner's own copy is where sluice put it (mode 0400).
@@ -30,6 +31,7 @@ import {
 } from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
+const WRONG = "Wr0ngRunnerPassw0rd";
 
 const SECURITY = `  security:
     protocol: SASL_SSL
@@ -112,6 +114,20 @@ Deno.test(
       // plan → apply: topics, volume, runner; the runner passes its identity gate as
       // orders-runner over SASL_SSL and reaches RUNNING
       assertExit(await cli("plan create", ["plan", "--out", join(p.dir, "create.plan.json")]), 0);
+      // first with a wrong runner password: the runner's login is refused at its identity gate
+      // (exit 15, KAFKA_AUTHENTICATION_FAILED, nothing consumed) and the create stays pending
+      const refused = await cli(
+        "apply create (wrong runner password)",
+        ["apply", "--plan", join(p.dir, "create.plan.json")],
+        { SLUICE_KAFKA_RUNNER_PASSWORD: WRONG },
+      );
+      assertExit(refused, 4);
+      assert.equal(JSON.parse(refused.stdout).errors[0].code, "BLOCKED_RUNNER_EXITED");
+      const [failed] = await containersOf(appId);
+      const stop = JSON.parse((await docker(["logs", "--tail", "1", failed])).trim());
+      assert.equal(stop.sluice_runner_exit, 15, JSON.stringify(stop));
+      assert.equal(stop.reason, "KAFKA_AUTHENTICATION_FAILED", JSON.stringify(stop));
+      // the same plan with the right one: the same container starts again, its file rewritten
       const created = await cli("apply create", [
         "apply",
         "--plan",
@@ -120,7 +136,7 @@ Deno.test(
       assertExit(created, 0);
       assert.equal(data(created).serial, 1, created.stdout);
       const first = await containersOf(appId);
-      assert.equal(first.length, 1);
+      assert.deepEqual(first, [failed]);
       const gateLine = /identity gate passed in \d+ ms \(SASL_SSL SCRAM-SHA-512 as orders-runner\)/;
       assert.match(await docker(["logs", first[0]]), gateLine);
 
@@ -205,7 +221,7 @@ Deno.test(
       assert.equal(data(again).noop, true, again.stdout);
 
       // the planted-secret search: the passwords sluice was given are in nothing it wrote
-      const secrets = Object.entries(secure.passwords);
+      const secrets = [...Object.entries(secure.passwords), ["a wrong runner", WRONG]];
       const places = new Map<string, string>();
       for (const { what, run } of runs) places.set(`${what}: output`, run.stdout + run.stderr);
       for (const [path, text] of await filesUnder(p.dir)) places.set(path, text);
