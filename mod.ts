@@ -48,6 +48,11 @@ export type {
   SkipRecordOptions,
   SluiceProject,
 } from "./lib/sdk/project.ts";
+export type {
+  KafkaPrincipalOverride,
+  KafkaSecurityOverride,
+  SettingsOverride,
+} from "./lib/project/settings_override.ts";
 export type { AbandonResult } from "./lib/runtime/abandon.ts";
 export type { RestartResult } from "./lib/runtime/restart.ts";
 export type { SkipRecordResult } from "./lib/runtime/skip_record.ts";

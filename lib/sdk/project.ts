@@ -5,11 +5,15 @@
  * logs, runner-status, resume, diff and the state store's view. Dispose it with `await using`.
  *
  * The handle reads the project from disk at each call, as it is then (a plan and the apply of
- * its file each see the files of their own time; apply verifies the plan against them). The
+ * its file each see the files of their own time; apply verifies the plan against them), with
+ * the typed `settings` override given in code layered over the environment's values. The
  * Docker, Kafka and state-store ports it is given are used as they are and never closed by it;
  * those it is not given are the real adapters, created on first use from the manifest (the
  * Kafka client for `kafka.bootstrap_host`, the store `state:` declares) and closed when the
- * handle is disposed. Calls on one handle run one at a time, in order.
+ * handle is disposed. Before each online call the handle compares what its ports were made
+ * from with the project as it is then (`lib/sdk/ports.ts`): a port it made for settings that
+ * changed is made again, a given one is refused (`USAGE_STALE_PORTS`); no call acts through a
+ * client for an old broker, daemon or store. Calls on one handle run one at a time, in order.
  *
  * @example
  * ```ts
@@ -26,7 +30,7 @@
 import { resolve } from "node:path";
 import { SluiceError } from "../errors.ts";
 import { guardInventorySwitch } from "../protocol/inventory.ts";
-import { loadProject } from "../project/load.ts";
+import type { SettingsOverride } from "../project/settings_override.ts";
 import {
   type CompileOutput,
   compileProject,
@@ -43,9 +47,8 @@ import {
 import type { Review } from "../review/review.ts";
 import type { GitLimits } from "../providers/git/git.ts";
 import { readPlanFile } from "../plan/plan_file.ts";
-import { projectKafka, realDocker } from "../providers/real.ts";
 import type { ApplyResult } from "../runtime/apply_context.ts";
-import { type RuntimeDeps, SYSTEM_CLOCK } from "../runtime/deps.ts";
+import type { RuntimeDeps } from "../runtime/deps.ts";
 import { type ProgressListener, SILENT_LOGGER } from "../runtime/progress.ts";
 import { executeReviewed } from "../runtime/replacement/execute.ts";
 import {
@@ -61,13 +64,12 @@ import { acknowledgeDrift, type AcknowledgeDriftResult } from "../runtime/acknow
 import { skipRecord, type SkipRecordResult } from "../runtime/skip_record.ts";
 import type { ReplacementResult } from "../runtime/replacement/result.ts";
 import { apply, observe, type SessionOptions } from "../runtime/session.ts";
-import { projectStoreConfig } from "../runtime/state_store.ts";
 import { type ProjectStatus, projectStatus } from "../runtime/status.ts";
 import { type LogsOptions, type LogsResult, modelLogs } from "../runtime/logs.ts";
 import type { StoreIdentity } from "../state/journal.ts";
-import { openStateStore } from "../state/open.ts";
 import { inspectState, type StateView } from "../state/view.ts";
 import type { ProjectObservation } from "../validation/observation.ts";
+import { HandlePorts } from "./ports.ts";
 
 /**
  * Where the project is, which environment, and what the journeys use from outside: the
@@ -82,6 +84,14 @@ export interface OpenProjectOptions extends RuntimeDeps {
    * Without one, `validate` checks every declared environment.
    */
   environment?: string | null;
+  /**
+   * Configuration in code: a typed override of the environment's settings (Kafka addresses and
+   * security, Docker endpoint, network, image, state), layered over `sluice.yaml`'s values for
+   * the chosen environment and bound into every plan as they are (docs/project-format.md,
+   * "Configuration in code"). Its problems carry the manifest's codes, named by key path
+   * (`settings.kafka.bootstrap_host`); a secret is only ever named by its variable.
+   */
+  settings?: SettingsOverride;
   /** Who acts, recorded in intents, locks and audit (default `$USER@host`). */
   actor?: string;
   /** Progress events of apply and resume: each boundary crossed, each action, each wait. */
@@ -306,12 +316,6 @@ export interface SluiceProject extends AsyncDisposable {
 /** The session options of a handle's calls: its ports are always there. */
 type HandleDeps = SessionOptions & Required<Pick<SessionOptions, "docker" | "kafka" | "store">>;
 
-/** The ports of a handle: given, or created on first use (and then closed by the handle). */
-interface Ports {
-  deps: HandleDeps;
-  close(): Promise<void>;
-}
-
 /**
  * Open a project handle. Nothing is read or connected yet: each call reads the project, and the
  * ports are created on the first call that needs them. A test-only fault switch set without
@@ -341,7 +345,8 @@ class ProjectHandle implements SluiceProject {
   readonly dir: string;
   readonly environment: string | null;
   #options: OpenProjectOptions;
-  #ports: Promise<Ports> | null = null;
+  /** Given, or made on first use and made again when their settings change (ports.ts). */
+  #ports: HandlePorts;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
@@ -349,11 +354,23 @@ class ProjectHandle implements SluiceProject {
     this.#options = options;
     this.dir = resolve(options.dir ?? ".");
     this.environment = options.environment ?? null;
+    this.#ports = new HandlePorts({
+      dir: this.dir,
+      environment: this.environment,
+      settings: options.settings,
+      given: { docker: options.docker, kafka: options.kafka, store: options.store },
+      clock: options.clock,
+      logger: options.logger,
+    });
   }
 
   validate(options: { strict?: boolean } = {}): Promise<ValidateResult> {
     return this.#run(() =>
-      validateProject(this.dir, { environment: this.environment, strict: options.strict })
+      validateProject(this.dir, {
+        environment: this.environment,
+        strict: options.strict,
+        settings: this.#options.settings,
+      })
     );
   }
 
@@ -363,6 +380,7 @@ class ProjectHandle implements SluiceProject {
         environment: this.environment,
         strict: options.strict,
         out: options.out,
+        settings: this.#options.settings,
       })
     );
   }
@@ -478,7 +496,14 @@ class ProjectHandle implements SluiceProject {
   }
 
   diff(options: ProjectDiffOptions): Promise<Review> {
-    return this.#run(() => diff({ ...options, dir: this.dir, environment: this.environment }));
+    return this.#run(() =>
+      diff({
+        ...options,
+        dir: this.dir,
+        environment: this.environment,
+        settings: this.#options.settings,
+      })
+    );
   }
 
   state(): Promise<StateView> {
@@ -498,9 +523,7 @@ class ProjectHandle implements SluiceProject {
     this.#closed = true;
     // let a call in progress finish with its ports before they are closed
     await this.#queue.catch(() => {});
-    const ports = this.#ports;
-    this.#ports = null;
-    if (ports) await (await ports.catch(() => null))?.close();
+    await this.#ports.close();
   }
 
   /** Run calls one at a time, in order; refuse them once the handle is closed. */
@@ -521,35 +544,11 @@ class ProjectHandle implements SluiceProject {
   }
 
   async #deps(): Promise<HandleDeps> {
-    return (await this.#openPorts()).deps;
-  }
-
-  #openPorts(): Promise<Ports> {
-    this.#ports ??= this.#createPorts().catch((error) => {
-      // a project that could not be read is read again at the next call
-      this.#ports = null;
-      throw error;
-    });
-    return this.#ports;
-  }
-
-  async #createPorts(): Promise<Ports> {
     const o = this.#options;
-    const logger = o.logger ?? SILENT_LOGGER;
-    const clock = o.clock ?? SYSTEM_CLOCK;
-    const needsManifest = !o.kafka || !o.store;
-    const project = needsManifest
-      ? await loadProject(this.dir, { environment: this.environment })
-      : null;
-    const store = o.store ??
-      openStateStore(projectStoreConfig(project!), { clock: () => new Date(clock.now()) });
-    // the address's origin (the manifest's file:line:col) goes into an unreachable-broker error
-    const kafka = o.kafka ??
-      await projectKafka(project!.manifest);
-    const docker = o.docker ?? await realDocker();
-    const deps: HandleDeps = {
+    return {
       dir: this.dir,
       environment: this.environment,
+      settings: o.settings,
       actor: o.actor,
       onProgress: o.onProgress,
       extraLabels: o.extraLabels,
@@ -557,30 +556,9 @@ class ProjectHandle implements SluiceProject {
       uuids: o.uuids,
       // a given Connect port (RuntimeDeps.connect); absent, each cluster's REST adapter
       connect: o.connect,
-      logger,
-      docker,
-      kafka,
-      store,
-    };
-    return {
-      deps,
-      async close() {
-        // only what the handle created; a failure to close changes no result
-        const closing: Array<[string, () => Promise<void>]> = [];
-        if (!o.store) closing.push(["state store", () => store.close()]);
-        if (!o.kafka) closing.push(["Kafka client", () => kafka.close()]);
-        for (const [what, close] of closing) {
-          try {
-            await close();
-          } catch (error) {
-            logger.warn(
-              `the ${what} did not close cleanly: ${
-                error instanceof Error ? error.message : String(error)
-              }`,
-            );
-          }
-        }
-      },
+      logger: o.logger ?? SILENT_LOGGER,
+      // the ports for the project as it is now (a stale one remade, or refused when given)
+      ...(await this.#ports.current()),
     };
   }
 }
