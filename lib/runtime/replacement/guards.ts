@@ -232,10 +232,17 @@ function recordedCandidate(v: GuardView): Verdict | ContainerEvidence {
 /**
  * The runner's documented start-up failures that a restart may cure once the cause is fixed
  * outside sluice (docs/runner.md: exit 15 before RUNNING, the broker unreachable or its admin
- * calls failing). Plan, artifact, identity and offset failures (10–14) are not among them.
+ * calls failing, the runner principal's login or an operation refused — a password rotated, an
+ * ACL removed: the credentials are copied in again at the restart). Plan, artifact, identity and
+ * offset failures (10–14) are not among them.
  */
 export const STARTUP_FAILURES: Readonly<Record<number, readonly string[]>> = {
-  15: ["KAFKA_UNREACHABLE", "KAFKA_ADMIN_FAILED"],
+  15: [
+    "KAFKA_UNREACHABLE",
+    "KAFKA_ADMIN_FAILED",
+    "KAFKA_AUTHENTICATION_FAILED",
+    "KAFKA_AUTHORIZATION_FAILED",
+  ],
 };
 
 /** The container exited with a documented start-up failure and never reached RUNNING. */
