@@ -74,24 +74,29 @@ export type { OperatorDecision } from "./lib/state/journal.ts";
 export type { OperationAbandoned } from "./lib/state/history.ts";
 export type { AbandonInput } from "./lib/state/store.ts";
 export type { Clock, RuntimeDeps, UuidSource } from "./lib/runtime/deps.ts";
-export { progressLabel } from "./lib/runtime/progress.ts";
+export { EVENT_SCHEMA_VERSION, progressLabel } from "./lib/runtime/progress.ts";
 export type {
   ActionEvent,
   AdoptedEvent,
+  BlockedEvent,
   CheckpointEvent,
   CommittedEvent,
   ConnectorEvent,
-  ContinuedEvent,
   CreatedEvent,
   DecisionEvent,
+  EventStamp,
   IntentEvent,
+  InterruptedEvent,
+  Journey,
   Logger,
   OffsetsMovedEvent,
   ProgressBase,
   ProgressEvent,
+  ProgressEventBody,
   ProgressListener,
   ReadyEvent,
   ResumeAuthorizedEvent,
+  StartedEvent,
   WaitEvent,
 } from "./lib/runtime/progress.ts";
 

@@ -74,15 +74,19 @@ export function printFailure(format: OutputFormat, command: string, thrown: unkn
 const WAIT_LINE_EVERY_MS = 5_000;
 
 /**
- * A progress listener that prints one timed line per event on a terminal (text output), or
- * none under `-o json` (the envelope is the only output there). A wait is shown once every
- * five seconds of waiting.
+ * A progress listener that prints one line per event on a terminal (text output), or none
+ * under `-o json` (the envelope is the only output there): the seconds since the run's first
+ * event on the journey's clock (the event's `at`), the event's label (`progressLabel`: a
+ * boundary, an action, `interrupted CANCELLED`, ...) and its message — the same events the SDK's
+ * `onProgress` receives (docs/events.md). A wait is shown once every five seconds of waiting.
  */
 export function progressPrinter(format: OutputFormat): ProgressListener | undefined {
   if (format === "json") return undefined;
-  const t0 = Date.now();
+  // each run (an operation's events, numbered from 1) is timed from its own first event
+  let t0 = 0;
   let shownWait = 0;
   return (e: ProgressEvent) => {
+    if (e.seq === 1) t0 = Date.parse(e.at);
     let message = e.message;
     if (e.kind === "wait") {
       const step = Math.floor(e.waited_ms / WAIT_LINE_EVERY_MS);
@@ -94,7 +98,7 @@ export function progressPrinter(format: OutputFormat): ProgressListener | undefi
     } else {
       shownWait = 0;
     }
-    const elapsed = ((Date.now() - t0) / 1000).toFixed(1).padStart(5);
+    const elapsed = ((Date.parse(e.at) - t0) / 1000).toFixed(1).padStart(5);
     console.log(redactText(`  ${elapsed}s  ${progressLabel(e).padEnd(20)} ${message}`));
   };
 }

@@ -28,6 +28,7 @@ import { findAbandonment } from "../state/engine.ts";
 import type { Json } from "../state/_canonical.ts";
 import { targetOf } from "./create.ts";
 import { isoNow } from "./deps.ts";
+import { OperationEvents } from "./progress.ts";
 import { observeRunners } from "./observer.ts";
 import { requireConfirmedEnv } from "./replacement/operation.ts";
 import { openSession, type Session, type SessionOptions } from "./session.ts";
@@ -108,9 +109,13 @@ export async function abandon(options: AbandonOptions): Promise<AbandonResult> {
           reason: options.reason,
           evidence,
         }));
-      options.onProgress?.({
+      new OperationEvents({
+        journey: "abandon",
+        operationId: c.operation_id,
+        listener: options.onProgress,
+        clock: p.clock,
+      }).emit({
         kind: "decision",
-        operation_id: c.operation_id,
         decision: "abandon",
         message: `operation ${c.operation_id} abandoned; nothing was mutated`,
       });

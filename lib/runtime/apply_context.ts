@@ -36,6 +36,8 @@ export interface RuntimeContext {
   sourceSha256: string;
   /** Progress events (the CLI prints one line per event on a terminal). */
   onProgress?: ProgressListener;
+  /** Cancels the journey at its next durable boundary or inside a bounded wait (`CANCELLED`). */
+  signal?: AbortSignal;
   /** Default: the system clock and random UUIDs. */
   clock?: Clock;
   uuids?: UuidSource;

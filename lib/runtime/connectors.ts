@@ -56,8 +56,8 @@ import type { StateSnapshot, StateStore } from "../state/store.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
 import type { ConnectorObservation } from "../validation/connector_observation.ts";
 import { observeConnectors } from "./connector_observer.ts";
-import { type Clock, isoNow, sleep, SYSTEM_CLOCK } from "./deps.ts";
-import type { ProgressListener } from "./progress.ts";
+import { type Clock, isoNow, SYSTEM_CLOCK } from "./deps.ts";
+import { OperationEvents, type ProgressListener } from "./progress.ts";
 import { providerMutation } from "./provider_mutation.ts";
 
 /** What the connector journey needs from outside. */
@@ -73,6 +73,8 @@ export interface ConnectorJourneyContext {
   clock?: Clock;
   /** Progress events of the connector journey. */
   onProgress?: ProgressListener;
+  /** Cancels the operation at its next durable boundary (`CANCELLED`). */
+  signal?: AbortSignal;
   /** How long created or updated connectors may take to run (default 60 s; 0: do not wait). */
   runningTimeoutMs?: number;
 }
@@ -313,35 +315,43 @@ export async function applyConnectorChanges(
   const prior = snap.ownership?.document ?? null;
   await verifyConnectorActions(ctx, plan, prior);
   const operationId = connectorOperationId(planSha256);
-  snap = await writeIntent(
-    { operation_id: operationId, kind: CONNECTOR_OPERATION_KIND, plan_sha256: planSha256 },
-    () =>
-      atSite(connectorSite("intent"), () =>
-        ctx.store.beginOperation(snap, {
-          operation_id: operationId,
-          kind: CONNECTOR_OPERATION_KIND,
-          project: ctx.store.project,
-          environment: ctx.store.environment,
-          actor: ctx.actor,
-          created_at: isoNow(ctx.clock ?? SYSTEM_CLOCK),
-          original_state_checksum: snap.ownership?.checksum ??
-            stateChecksum(emptyOwnership(ctx.store.project, ctx.store.environment)),
-          reviewed_plan_sha256: planSha256,
-          details: {
-            plan_sha256: planSha256,
-            actions: actions.map((a) => ({
-              type: a.type,
-              name: a.name,
-              cluster: a.cluster,
-              kafka_cluster_id: a.identity.kafka_cluster_id,
-              endpoint_digest: a.identity.endpoint_digest,
-              config_fingerprint: "config_fingerprint" in a ? a.config_fingerprint : null,
-            })),
-          },
-        })),
-  );
-  say(ctx, operationId, "intent", `connector operation ${operationId} recorded`);
-  return await drive(ctx, plan, snap, operationId, false);
+  const events = connectorEvents(ctx, operationId, planSha256);
+  return await events.run(async () => {
+    events.started(false, `connector operation ${operationId}`);
+    snap = await writeIntent(
+      { operation_id: operationId, kind: CONNECTOR_OPERATION_KIND, plan_sha256: planSha256 },
+      () =>
+        atSite(connectorSite("intent"), () =>
+          ctx.store.beginOperation(snap, {
+            operation_id: operationId,
+            kind: CONNECTOR_OPERATION_KIND,
+            project: ctx.store.project,
+            environment: ctx.store.environment,
+            actor: ctx.actor,
+            created_at: isoNow(ctx.clock ?? SYSTEM_CLOCK),
+            original_state_checksum: snap.ownership?.checksum ??
+              stateChecksum(emptyOwnership(ctx.store.project, ctx.store.environment)),
+            reviewed_plan_sha256: planSha256,
+            details: {
+              plan_sha256: planSha256,
+              actions: actions.map((a) => ({
+                type: a.type,
+                name: a.name,
+                cluster: a.cluster,
+                kafka_cluster_id: a.identity.kafka_cluster_id,
+                endpoint_digest: a.identity.endpoint_digest,
+                config_fingerprint: "config_fingerprint" in a ? a.config_fingerprint : null,
+              })),
+            },
+          })),
+    );
+    events.boundary({
+      kind: "intent",
+      boundary: "intent",
+      message: `connector operation ${operationId} recorded`,
+    });
+    return await drive(ctx, events, plan, snap, operationId, false);
+  });
 }
 
 /**
@@ -368,41 +378,44 @@ export async function continueConnectorOperation(
     operation_id: control.operation_id,
     plan_sha256: intent.reviewed_plan_sha256,
   });
-  const committed = commitOfOperation(snap.history.events, control.operation_id);
-  if (committed && snap.ownership?.checksum === committed.state_checksum) {
-    // only the clear was lost: the commit the history recorded is the state; clear it
-    say(
-      ctx,
-      control.operation_id,
-      "commit",
-      `operation ${control.operation_id} was committed; clearing it`,
-    );
-    const done = await atSite(
-      connectorSite("commit"),
-      () =>
-        ctx.store.commitOwnership(snap, snap.ownership!.document, {
-          operationId: control.operation_id,
-          recordedAt: isoNow(ctx.clock ?? SYSTEM_CLOCK),
-        }),
-    );
-    return {
-      operation_id: control.operation_id,
-      serial: done.ownership!.document.serial,
-      continued: true,
-      verified_committed: false,
-      connectors: await awaitRunning(ctx, control.operation_id, connectorActions(plan), new Set()),
-    };
-  }
-  const current = snap.ownership?.checksum ??
-    stateChecksum(emptyOwnership(ctx.store.project, ctx.store.environment));
-  if (current !== intent.original_state_checksum) {
-    throw new SluiceError(
-      "BLOCKED_STATE_CHANGED",
-      `ownership changed since connector operation ${control.operation_id} began (${intent.original_state_checksum} → ${current})`,
-    );
-  }
-  say(ctx, control.operation_id, "continue", `connector operation ${control.operation_id}`);
-  return await drive(ctx, plan, snap, control.operation_id, true);
+  const events = connectorEvents(ctx, control.operation_id, planSha256);
+  return await events.run(async () => {
+    events.started(true, `connector operation ${control.operation_id} continues from its intent`);
+    const committed = commitOfOperation(snap.history.events, control.operation_id);
+    if (committed && snap.ownership?.checksum === committed.state_checksum) {
+      // only the clear was lost: the commit the history recorded is the state; clear it
+      const done = await atSite(
+        connectorSite("commit"),
+        () =>
+          ctx.store.commitOwnership(snap, snap.ownership!.document, {
+            operationId: control.operation_id,
+            recordedAt: isoNow(ctx.clock ?? SYSTEM_CLOCK),
+          }),
+      );
+      const serial = done.ownership!.document.serial;
+      const connectors = await awaitRunning(ctx, events, connectorActions(plan), new Set());
+      events.committed(
+        serial,
+        `ownership serial ${serial} (committed before; its clear is now recorded)`,
+      );
+      return {
+        operation_id: control.operation_id,
+        serial,
+        continued: true,
+        verified_committed: false,
+        connectors,
+      };
+    }
+    const current = snap.ownership?.checksum ??
+      stateChecksum(emptyOwnership(ctx.store.project, ctx.store.environment));
+    if (current !== intent.original_state_checksum) {
+      throw new SluiceError(
+        "BLOCKED_STATE_CHANGED",
+        `ownership changed since connector operation ${control.operation_id} began (${intent.original_state_checksum} → ${current})`,
+      );
+    }
+    return await drive(ctx, events, plan, snap, control.operation_id, true);
+  });
 }
 
 /**
@@ -439,24 +452,21 @@ export async function verifyCommittedConnectorPlan(
       { evidence: { operation_id: operationId, open: open.map((a) => a.name) } },
     );
   }
-  say(
-    ctx,
-    operationId,
-    "verified",
-    `connector operation ${operationId} was committed; nothing to do`,
-  );
+  // a verified repeat is no operation run: its running wait only reports
+  const events = connectorEvents(ctx, operationId, planSha256);
   return {
     operation_id: operationId,
     serial: snap.ownership?.document.serial ?? 0,
     continued: false,
     verified_committed: true,
-    connectors: await awaitRunning(ctx, operationId, actions, new Set(actions.map((a) => a.name))),
+    connectors: await awaitRunning(ctx, events, actions, new Set(actions.map((a) => a.name))),
   };
 }
 
 /** The rows after the intent: one exact read and at most one mutation per action, then commit. */
 async function drive(
   ctx: ConnectorJourneyContext,
+  events: OperationEvents,
   plan: Plan,
   snap: StateSnapshot,
   operationId: string,
@@ -481,7 +491,6 @@ async function drive(
         operationId,
         recordedAt: isoNow(ctx.clock ?? SYSTEM_CLOCK),
       }));
-    say(ctx, operationId, "commit", `ownership serial ${next.serial}`);
     return next.serial;
   };
   for (const a of actions) {
@@ -489,7 +498,12 @@ async function drive(
     const position = actionPosition(a, obs);
     if (position.kind === "after" && continuing) {
       // a lost response: the exact read proves this operation's mutation happened
-      say(ctx, operationId, a.type, `${a.name}: already done (observed)`);
+      events.boundary({
+        kind: "connector",
+        step: a.type,
+        boundary: a.type,
+        message: `${a.name}: already done (observed)`,
+      });
       done.push(a);
       observedDone.add(a.name);
       continue;
@@ -508,8 +522,13 @@ async function drive(
       throw blockerError([b]);
     }
     if (a.type === "release_connector") {
-      say(ctx, operationId, a.type, `${a.name}: already absent; its ownership record is released`);
       done.push(a);
+      events.boundary({
+        kind: "connector",
+        step: a.type,
+        boundary: a.type,
+        message: `${a.name}: already absent; its ownership record is released`,
+      });
       continue;
     }
     const port = ctx.connect(a.cluster);
@@ -525,24 +544,26 @@ async function drive(
               ? port.createConnector(a.name, submission)
               : port.updateConnectorConfig(a.name, submission),
         );
-        say(
-          ctx,
-          operationId,
+        done.push(a);
+        events.boundary({
+          kind: "connector",
           step,
-          `${a.name} ${a.type === "create_connector" ? "created" : "updated"}`,
-        );
+          boundary: step,
+          message: `${a.name} ${a.type === "create_connector" ? "created" : "updated"}`,
+        });
       } else {
         await providerMutation(
           ctx.store,
           connectorSite("delete_connector"),
           () => port.deleteConnector(a.name),
         );
-        say(
-          ctx,
-          operationId,
-          "delete_connector",
-          `${a.name} deleted (the connector object only; topics, offsets and files stay)`,
-        );
+        done.push(a);
+        events.boundary({
+          kind: "connector",
+          step: "delete_connector",
+          boundary: "delete_connector",
+          message: `${a.name} deleted (the connector object only; topics, offsets and files stay)`,
+        });
       }
     } catch (error) {
       if (error instanceof SluiceError && NOTHING_HAPPENED.has(error.code)) {
@@ -551,15 +572,16 @@ async function drive(
       }
       throw error;
     }
-    done.push(a);
   }
   const serial = await finish();
+  const connectors = await awaitRunning(ctx, events, actions, observedDone);
+  events.committed(serial, `ownership serial ${serial}`);
   return {
     operation_id: operationId,
     serial,
     continued: continuing,
     verified_committed: false,
-    connectors: await awaitRunning(ctx, operationId, actions, observedDone),
+    connectors,
   };
 }
 
@@ -569,7 +591,7 @@ async function drive(
  */
 async function awaitRunning(
   ctx: ConnectorJourneyContext,
-  operationId: string,
+  events: OperationEvents,
   actions: ConnectorAction[],
   observedDone: Set<string>,
 ): Promise<ConnectorOutcome[]> {
@@ -602,21 +624,29 @@ async function awaitRunning(
       outcome.running = s !== null && s.connector.state === "RUNNING" && s.tasks.length > 0 &&
         s.tasks.every((t) => t.state === "RUNNING");
       if (outcome.running || failed || timeout === 0 || clock.now() > deadline) break;
-      await sleep(clock, 250);
+      // the commit is durable: a cancelled run stops waiting and reports what it saw
+      if (events.signal?.aborted) break;
+      await events.sleep(250).catch(() => {});
     }
-    say(
-      ctx,
-      operationId,
-      "await_running",
-      `${a.name}: ${outcome.state?.connector ?? "absent"}, tasks ${
+    events.emit({
+      kind: "connector",
+      step: "await_running",
+      message: `${a.name}: ${outcome.state?.connector ?? "absent"}, tasks ${
         outcome.state?.tasks.map((t) => `${t.id}:${t.state}`).join(" ") || "none"
       }`,
-    );
+    });
   }
   return out;
 }
 
-/** One step of the connector journey, as a progress event. */
-function say(ctx: ConnectorJourneyContext, operationId: string, step: string, message: string) {
-  ctx.onProgress?.({ kind: "connector", operation_id: operationId, step, message });
+/** The events of one connector run. */
+function connectorEvents(ctx: ConnectorJourneyContext, operationId: string, planSha256: string) {
+  return new OperationEvents({
+    journey: "connector_change",
+    operationId,
+    listener: ctx.onProgress,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    planSha256,
+  });
 }

@@ -56,7 +56,8 @@ import type { RunnerObservation, RunnerTarget } from "../validation/observation.
 import { targetOfArtifact } from "../validation/observation.ts";
 import { createSite } from "../protocol/create.ts";
 import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
-import { type Clock, isoNow, RANDOM_UUIDS, sleep, SYSTEM_CLOCK } from "./deps.ts";
+import { type Clock, isoNow, RANDOM_UUIDS, SYSTEM_CLOCK } from "./deps.ts";
+import { OperationEvents } from "./progress.ts";
 import { writeMountedPlanFile } from "./mounted_plan_file.ts";
 import {
   generationOf,
@@ -95,16 +96,15 @@ export async function continueCreate(
     operation_id: pending.operation_id,
     plan_sha256: pending.intent.reviewed_plan_sha256,
   });
-  ctx.onProgress?.({
-    kind: "continued",
-    operation_id: pending.operation_id,
-    message: `operation ${pending.operation_id} continues from its intent`,
+  const events = createEvents(ctx, pending.operation_id, planSha256);
+  return await events.run(async () => {
+    events.started(true, `operation ${pending.operation_id} continues from its intent`);
+    return await inOperation(
+      pending.operation_id,
+      planSha256,
+      () => runCreate(ctx, events, plan, snap, pending.operation_id, identitiesOf(pending.intent)),
+    );
   });
-  return await inOperation(
-    pending.operation_id,
-    planSha256,
-    () => runCreate(ctx, plan, snap, pending.operation_id, identitiesOf(pending.intent)),
-  );
 }
 
 /**
@@ -205,36 +205,52 @@ export async function startCreate(
   const identities = await plannedIdentities(ctx, plan, operationId);
   const prior: OwnershipDocument = snap.ownership?.document ??
     emptyOwnership(ctx.store.project, ctx.store.environment);
-  snap = await writeIntent(
-    { operation_id: operationId, kind: "create", plan_sha256: planSha256 },
-    () =>
-      atSite(createSite("intent"), () =>
-        ctx.store.beginOperation(snap, {
-          operation_id: operationId,
-          kind: "create",
-          project: ctx.store.project,
-          environment: ctx.store.environment,
-          actor: ctx.actor,
-          created_at: now(),
-          original_state_checksum: snap.ownership?.checksum ?? stateChecksum(prior),
-          reviewed_plan_sha256: planSha256,
-          details: {
-            plan_sha256: planSha256,
-            actions: runtime.map((a) => a.type + ":" + describe(a)),
-            identities: identitiesJson(identities),
-          },
-        })),
-  );
-  ctx.onProgress?.({
-    kind: "intent",
-    operation_id: operationId,
-    message: `operation ${operationId} recorded`,
+  const events = createEvents(ctx, operationId, planSha256);
+  return await events.run(async () => {
+    events.started(false, `create operation ${operationId}`);
+    snap = await writeIntent(
+      { operation_id: operationId, kind: "create", plan_sha256: planSha256 },
+      () =>
+        atSite(createSite("intent"), () =>
+          ctx.store.beginOperation(snap, {
+            operation_id: operationId,
+            kind: "create",
+            project: ctx.store.project,
+            environment: ctx.store.environment,
+            actor: ctx.actor,
+            created_at: now(),
+            original_state_checksum: snap.ownership?.checksum ?? stateChecksum(prior),
+            reviewed_plan_sha256: planSha256,
+            details: {
+              plan_sha256: planSha256,
+              actions: runtime.map((a) => a.type + ":" + describe(a)),
+              identities: identitiesJson(identities),
+            },
+          })),
+    );
+    events.boundary({
+      kind: "intent",
+      boundary: "intent",
+      message: `operation ${operationId} recorded`,
+    });
+    return await inOperation(
+      operationId,
+      planSha256,
+      () => runCreate(ctx, events, plan, snap, operationId, identities),
+    );
   });
-  return await inOperation(
+}
+
+/** The events of one create run. */
+function createEvents(ctx: RuntimeContext, operationId: string, planSha256: string) {
+  return new OperationEvents({
+    journey: "create",
     operationId,
+    listener: ctx.onProgress,
+    clock: ctx.clock,
+    signal: ctx.signal,
     planSha256,
-    () => runCreate(ctx, plan, snap, operationId, identities),
-  );
+  });
 }
 
 const PROVIDER_NAMES: Record<string, string> = {
@@ -288,13 +304,13 @@ async function inOperation<T>(
  */
 async function runCreate(
   ctx: RuntimeContext,
+  events: OperationEvents,
   plan: Plan,
   start: StateSnapshot,
   operationId: string,
   ids: CreateIdentities,
 ): Promise<ApplyResult> {
   const clock = ctx.clock ?? SYSTEM_CLOCK;
-  const progress = ctx.onProgress ?? (() => {});
   let snap = start;
   const prior = priorOwnership(ctx, snap, ids);
   const next: OwnershipDocument = structuredClone(prior);
@@ -309,9 +325,9 @@ async function runCreate(
         createSite("create_topic"),
         () => ctx.kafka.createTopic(t.name, t.partitions),
       );
-      progress({
+      events.boundary({
         kind: "created",
-        operation_id: operationId,
+        boundary: "create_topic",
         resource: "topic",
         name: t.name,
         message: `${t.name} created (${t.partitions} partition${
@@ -323,9 +339,9 @@ async function runCreate(
       // absent when its intent was recorded under the lock, found with the planned partitions
       // is taken as the one whose create response was lost (runbook: create journey)
       id = seen.id;
-      progress({
+      events.boundary({
         kind: "adopted",
-        operation_id: operationId,
+        boundary: "create_topic",
         resource: "topic",
         name: t.name,
         message: `${t.name} adopted (created by this operation, id ${id})`,
@@ -345,7 +361,15 @@ async function runCreate(
       throw new SluiceError("PLAN_INVALID", `the plan does not create runner ${r.model}`);
     }
     const artifact = artifactOf(plan, r.model);
-    const created = await createRunner(ctx, artifact, a.artifact_sha256, operationId, r, clock);
+    const created = await createRunner(
+      ctx,
+      events,
+      artifact,
+      a.artifact_sha256,
+      operationId,
+      r,
+      clock,
+    );
     runners.push({ model: r.model, application_id: artifact.application_id, ...created });
     next.runners.push({
       model: r.model,
@@ -367,12 +391,7 @@ async function runCreate(
     () =>
       ctx.store.commitOwnership(snap, committedNext, { operationId, recordedAt: isoNow(clock) }),
   );
-  progress({
-    kind: "committed",
-    operation_id: operationId,
-    serial: next.serial,
-    message: `ownership serial ${next.serial}`,
-  });
+  events.committed(next.serial, `ownership serial ${next.serial}`);
   return {
     noop: false,
     already_applied: false,
@@ -675,13 +694,13 @@ async function requireImageAndNetwork(ctx: RuntimeContext, artifact: RunnerArtif
 
 async function createRunner(
   ctx: RuntimeContext,
+  events: OperationEvents,
   artifact: RunnerArtifact,
   artifactSha: string,
   operationId: string,
   id: CreateIdentities["runners"][number],
   clock: Clock,
 ): Promise<{ container_id: string; volume_instance: string }> {
-  const progress = ctx.onProgress ?? (() => {});
   const appId = artifact.application_id;
   const image = await requireImageAndNetwork(ctx, artifact);
   const baseLabels = {
@@ -714,9 +733,9 @@ async function createRunner(
           [LABEL.operationId]: operationId,
         }),
     );
-    progress({
+    events.boundary({
       kind: "created",
-      operation_id: operationId,
+      boundary: "create_volume",
       resource: "volume",
       name: id.volume,
       message: `${id.volume} created (instance ${id.volume_instance})`,
@@ -729,9 +748,9 @@ async function createRunner(
     // with no container mounting the volume) only the label can be read (docs/decisions.md D11)
     (v.instanceFile === id.volume_instance || v.instanceFile === null)
   ) {
-    progress({
+    events.boundary({
       kind: "adopted",
-      operation_id: operationId,
+      boundary: "create_volume",
       resource: "volume",
       name: id.volume,
       message: `${id.volume} adopted (instance ${id.volume_instance}, ${
@@ -787,9 +806,9 @@ async function createRunner(
       createSite("position_offsets"),
       () => ctx.kafka.setGroupOffsets(appId, id.input_topic, initial),
     );
-    progress({
+    events.boundary({
       kind: "created",
-      operation_id: operationId,
+      boundary: "position_offsets",
       resource: "offsets",
       name: appId,
       message: `group ${appId} positioned at ${artifact.initial_offsets} (${
@@ -860,9 +879,9 @@ async function createRunner(
           },
         ),
     );
-    progress({
+    events.boundary({
       kind: "created",
-      operation_id: operationId,
+      boundary: "create_container",
       resource: "container",
       name: id.container,
       message: `${id.container} created (${containerId.slice(0, 12)})`,
@@ -876,9 +895,9 @@ async function createRunner(
       });
     }
     containerId = mine.id;
-    progress({
+    events.boundary({
       kind: "adopted",
-      operation_id: operationId,
+      boundary: "create_container",
       resource: "container",
       name: id.container,
       message: `${id.container} adopted (${containerId.slice(0, 12)})`,
@@ -934,25 +953,23 @@ async function createRunner(
       createSite("start_container"),
       () => ctx.docker.startContainer(containerId),
     );
-    progress({
+    events.emit({
       kind: "action",
-      operation_id: operationId,
       action: "start",
       message: `${id.container} started again (it had exited ${mine.exitCode} before RUNNING)`,
     });
   }
   const bound = ctx.readyTimeoutMs ?? 120_000;
-  await waitReady(ctx, containerId, id.generation, sha256, bound, (ms) =>
-    progress({
+  await waitReady(ctx, containerId, id.generation, sha256, bound, events, (ms) =>
+    events.emit({
       kind: "wait",
-      operation_id: operationId,
       waited_ms: ms,
       bound_ms: bound,
       message: `waiting for ${id.container} to report RUNNING`,
     }));
-  progress({
+  events.boundary({
     kind: "ready",
-    operation_id: operationId,
+    boundary: "await_ready",
     container: id.container,
     message: `${id.container} is RUNNING`,
   });
@@ -970,6 +987,7 @@ export async function waitReady(
   generation: string,
   planSha256: string,
   timeoutMs: number,
+  events: OperationEvents,
   waiting: (waitedMs: number) => void = () => {},
 ): Promise<void> {
   const clock = ctx.clock ?? SYSTEM_CLOCK;
@@ -1005,6 +1023,7 @@ export async function waitReady(
       );
     }
     waiting(clock.now() - start);
-    await sleep(clock, 100);
+    // a cancelled run stops waiting at once (the runner is left as a timeout leaves it)
+    await events.sleep(100);
   }
 }

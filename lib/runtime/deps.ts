@@ -52,6 +52,12 @@ export interface RuntimeDeps {
   uuids?: UuidSource;
   /** Warnings that do not change a result (default: dropped; lib never prints). */
   logger?: Logger;
+  /**
+   * Cancels the journeys run with these dependencies at their next durable boundary or inside
+   * a bounded wait (`CANCELLED`, exit 8): the operation stays pending and continues as after any
+   * interruption.
+   */
+  signal?: AbortSignal;
 }
 
 /**

@@ -82,6 +82,7 @@ function connectorContext(ctx: RuntimeContext, clock: Clock): ConnectorJourneyCo
     }),
     clock,
     onProgress: ctx.onProgress,
+    signal: ctx.signal,
   };
 }
 

@@ -53,10 +53,10 @@ import {
 } from "../validation/observation.ts";
 import { validateArtifact } from "../artifact/artifact.ts";
 import { notACleanClose } from "../validation/runner_stop.ts";
-import { type Clock, isoNow, sleep, SYSTEM_CLOCK } from "./deps.ts";
+import { type Clock, isoNow, SYSTEM_CLOCK } from "./deps.ts";
 import { LABEL, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
 import { type ObserverPorts, observeRunner } from "./observer.ts";
-import type { ProgressListener } from "./progress.ts";
+import { OperationEvents, type ProgressListener } from "./progress.ts";
 import { providerMutation } from "./provider_mutation.ts";
 
 /** What the removal journey takes from the apply's context. */
@@ -66,6 +66,8 @@ export interface RemovalContext extends ObserverPorts {
   sourceSha256: string;
   clock?: Clock;
   onProgress?: ProgressListener;
+  /** Cancels the removal at its next durable boundary or inside its close wait (`CANCELLED`). */
+  signal?: AbortSignal;
   /** How long a runner may take to close after TERM and leave its group (default: the stop timeout + 60 s). */
   closeTimeoutMs?: number;
 }
@@ -248,8 +250,16 @@ export function uncleanClose(
   return out;
 }
 
-function say(ctx: RemovalContext, operationId: string, message: string) {
-  ctx.onProgress?.({ kind: "action", operation_id: operationId, action: "remove", message });
+/** The events of one removal run. */
+function removalEvents(ctx: RemovalContext, operationId: string, planSha256: string) {
+  return new OperationEvents({
+    journey: "runner_removal",
+    operationId,
+    listener: ctx.onProgress,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    planSha256,
+  });
 }
 
 /**
@@ -315,34 +325,42 @@ export async function applyRemoval(
     return r;
   });
   const operationId = removalOperationId(planSha256);
-  const snap = await writeIntent(
-    { operation_id: operationId, kind: REMOVAL_OPERATION_KIND, plan_sha256: planSha256 },
-    () =>
-      atSite(removalSite("intent"), () =>
-        ctx.store.beginOperation(start, {
-          operation_id: operationId,
-          kind: REMOVAL_OPERATION_KIND,
-          project: ctx.store.project,
-          environment: ctx.store.environment,
-          actor: ctx.actor,
-          created_at: isoNow(ctx.clock ?? SYSTEM_CLOCK),
-          original_state_checksum: start.ownership?.checksum ?? stateChecksum(prior),
-          reviewed_plan_sha256: planSha256,
-          details: {
-            plan_sha256: planSha256,
-            actions: actions.map((a) => ({
-              model: a.model,
-              application_id: a.application_id,
-              container_id: a.container.id,
-              generation: a.container.generation,
-              keeps: a.keeps,
-            })) as unknown as Json,
-            released: released as unknown as Json,
-          },
-        })),
-  );
-  say(ctx, operationId, `removal ${operationId} recorded`);
-  return await drive(ctx, plan, snap, operationId, false);
+  const events = removalEvents(ctx, operationId, planSha256);
+  return await events.run(async () => {
+    events.started(false, `runner removal ${operationId}`);
+    const snap = await writeIntent(
+      { operation_id: operationId, kind: REMOVAL_OPERATION_KIND, plan_sha256: planSha256 },
+      () =>
+        atSite(removalSite("intent"), () =>
+          ctx.store.beginOperation(start, {
+            operation_id: operationId,
+            kind: REMOVAL_OPERATION_KIND,
+            project: ctx.store.project,
+            environment: ctx.store.environment,
+            actor: ctx.actor,
+            created_at: isoNow(ctx.clock ?? SYSTEM_CLOCK),
+            original_state_checksum: start.ownership?.checksum ?? stateChecksum(prior),
+            reviewed_plan_sha256: planSha256,
+            details: {
+              plan_sha256: planSha256,
+              actions: actions.map((a) => ({
+                model: a.model,
+                application_id: a.application_id,
+                container_id: a.container.id,
+                generation: a.container.generation,
+                keeps: a.keeps,
+              })) as unknown as Json,
+              released: released as unknown as Json,
+            },
+          })),
+    );
+    events.boundary({
+      kind: "intent",
+      boundary: "intent",
+      message: `removal ${operationId} recorded`,
+    });
+    return await drive(ctx, events, plan, snap, operationId, false);
+  });
 }
 
 /**
@@ -373,8 +391,11 @@ export async function continueRemoval(
       `runner removal ${control.operation_id} cannot be continued with this plan: its intent or the plan carries no removal; abandon it (sluice state abandon --operation-id ${control.operation_id} --reason TEXT)`,
     );
   }
-  say(ctx, control.operation_id, `removal ${control.operation_id} continues from its intent`);
-  return await drive(ctx, plan, snap, control.operation_id, true);
+  const events = removalEvents(ctx, control.operation_id, planSha256);
+  return await events.run(async () => {
+    events.started(true, `removal ${control.operation_id} continues from its intent`);
+    return await drive(ctx, events, plan, snap, control.operation_id, true);
+  });
 }
 
 /**
@@ -441,6 +462,7 @@ function removedOf(a: RemoveRunnerAction, exit: number | null): RemovedRunner {
 /** The rows after the intent: per runner TERM, clean close, remove; then the commit. */
 async function drive(
   ctx: RemovalContext,
+  events: OperationEvents,
   plan: Plan,
   start: StateSnapshot,
   operationId: string,
@@ -460,6 +482,12 @@ async function drive(
           operationId,
           recordedAt: isoNow(clock),
         }),
+    );
+    events.committed(
+      done.ownership!.document.serial,
+      `ownership serial ${
+        done.ownership!.document.serial
+      } (committed before; its clear is now recorded)`,
     );
     return {
       operation_id: operationId,
@@ -491,7 +519,12 @@ async function drive(
       if (s.kind === "changed") throw blockerError([s.blocker]);
       if (s.kind === "absent") {
         // removed (a lost remove response), by this operation or by hand: it is gone either way
-        say(ctx, operationId, `${a.container.name} is absent`);
+        events.boundary({
+          kind: "action",
+          action: "remove",
+          boundary: "remove_container",
+          message: `${a.container.name} is absent`,
+        });
         break;
       }
       const c = s.container;
@@ -503,7 +536,7 @@ async function drive(
             () => ctx.docker.signalTerm(c.id),
           );
           termSent = true;
-          say(ctx, operationId, `${c.name} sent TERM`);
+          events.emit({ kind: "action", action: "term", message: `${c.name} sent TERM` });
         }
         if (clock.now() > deadline) {
           throw new SluiceError(
@@ -513,7 +546,10 @@ async function drive(
             }s of TERM; it was left as it is. Run 'sluice apply --plan FILE' again to continue the removal`,
           );
         }
-        await ctx.docker.awaitExit(c.id, Math.max(1, Math.min(5_000, deadline - clock.now())));
+        // a cancelled run stops waiting at once (the runner is left as a timeout leaves it)
+        await events.wait(
+          ctx.docker.awaitExit(c.id, Math.max(1, Math.min(5_000, deadline - clock.now()))),
+        );
         continue;
       }
       const unclean = uncleanClose(a, c, operationId);
@@ -526,7 +562,7 @@ async function drive(
             `group ${a.application_id} still has ${g.members.length} members (${g.state}) after its runner stopped; run 'sluice apply --plan FILE' again to continue the removal`,
           );
         }
-        await sleep(clock, 200);
+        await events.sleep(200);
         continue;
       }
       exit = c.exitCode;
@@ -535,7 +571,12 @@ async function drive(
         removalSite("remove_container"),
         () => ctx.docker.removeContainer(c.id),
       );
-      say(ctx, operationId, `${c.name} closed cleanly (exit ${c.exitCode}) and removed`);
+      events.boundary({
+        kind: "action",
+        action: "remove",
+        boundary: "remove_container",
+        message: `${c.name} closed cleanly (exit ${c.exitCode}) and removed`,
+      });
       break;
     }
     removed.push(removedOf(a, exit));
@@ -561,14 +602,12 @@ async function drive(
     removalSite("commit"),
     () => ctx.store.commitOwnership(start, next, { operationId, recordedAt: isoNow(clock) }),
   );
-  ctx.onProgress?.({
-    kind: "committed",
-    operation_id: operationId,
-    serial: next.serial,
-    message: `ownership serial ${next.serial}: ${
+  events.committed(
+    next.serial,
+    `ownership serial ${next.serial}: ${
       actions.map((a) => a.model).join(", ")
     } released; volume, group offsets and topics kept`,
-  });
+  );
   return {
     operation_id: operationId,
     serial: done.ownership!.document.serial,

@@ -66,6 +66,7 @@ import { notACleanClose, runnerStopOf, type RunnerStopReport } from "../validati
 import { targetOf } from "./create.ts";
 import { removalTargets } from "./removal.ts";
 import { isoNow, sleep } from "./deps.ts";
+import { OperationEvents } from "./progress.ts";
 import { RUNNER_PATHS } from "./labels.ts";
 import { observeRunner } from "./observer.ts";
 import { requireConfirmedEnv } from "./replacement/operation.ts";
@@ -418,9 +419,13 @@ export async function restartObserved(
     recordedNow = true;
   }
   await providerMutation(p.store, DAY_TWO_SITES.startStopped, () => p.docker.startContainer(c.id));
-  options.onProgress?.({
+  new OperationEvents({
+    journey: "restart",
+    operationId: event.event_id,
+    listener: options.onProgress,
+    clock: p.clock,
+  }).emit({
     kind: "action",
-    operation_id: event.event_id,
     action: "start",
     message: `${c.name} started again (restart ${event.event_id})`,
   });
@@ -453,19 +458,20 @@ export async function waitGroupEmpty(
       ? `was killed (exit ${c.exitCode}${c.oomKilled ? ", OOM" : ""})`
       : `exited ${c.exitCode}`
   }: waiting for its member to leave group ${o.owned.application_id} (the broker's session timeout)`;
+  const events = new OperationEvents({
+    journey: "restart",
+    operationId: progressId,
+    listener: options.onProgress,
+    clock: p.clock,
+  });
   while (group.members.length > 0) {
     const waitedMs = p.clock.now() - started;
     if (waitedMs > bound) {
       throw blockerError([groupActive(o, group.members.length, c, true, bound)]);
     }
-    options.onProgress?.({
-      kind: "wait",
-      operation_id: progressId,
-      waited_ms: waitedMs,
-      bound_ms: bound,
-      message,
-    });
-    await sleep(p.clock, 1_000);
+    events.emit({ kind: "wait", waited_ms: waitedMs, bound_ms: bound, message });
+    // a cancelled command stops waiting at once (nothing was started yet)
+    await events.sleep(1_000);
     const g = await p.kafka.describeGroup(o.owned.application_id);
     group = { state: g.state, members: g.members };
   }

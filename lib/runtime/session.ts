@@ -404,6 +404,7 @@ export async function applyInSession(
       plansDir: s.plansDir,
       sourceSha256: s.sourceSha256,
       onProgress: options.onProgress,
+      signal: options.signal,
       readyTimeoutMs: options.readyTimeoutMs,
       extraLabels: options.extraLabels,
       breakStaleLock: options.breakStaleLock,

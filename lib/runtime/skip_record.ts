@@ -37,6 +37,7 @@ import type { RecordSkipped } from "../state/history.ts";
 import { blocker, blockerError } from "../validation/blocker.ts";
 import { runnerStopOf } from "../validation/runner_stop.ts";
 import { isoNow } from "./deps.ts";
+import { OperationEvents } from "./progress.ts";
 import {
   type DayTwoRequest,
   eventsOfStop,
@@ -198,9 +199,13 @@ export async function skipRecord(options: SkipRecordRequest): Promise<SkipRecord
         () => p.kafka.setGroupOffsets(appId, topic, new Map([[rec.partition, BigInt(next)]])),
       );
       movedNow = true;
-      options.onProgress?.({
+      new OperationEvents({
+        journey: "skip_record",
+        operationId: event.event_id,
+        listener: options.onProgress,
+        clock: p.clock,
+      }).emit({
         kind: "offsets_moved",
-        operation_id: event.event_id,
         partitions: 1,
         message: `${topic}-${rec.partition}: committed offset ${at} → ${next} (record skipped)`,
       });

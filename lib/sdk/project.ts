@@ -133,6 +133,12 @@ export interface ProjectApplyOptions {
   readyTimeoutMs?: number;
   /** How long the old runner of a replacement may take to close (default 60 s). */
   closeTimeoutMs?: number;
+  /**
+   * Cancels this apply at its next durable boundary or inside a bounded wait: it throws
+   * `CANCELLED` (exit 8) and leaves its operation pending, continued as after any interruption
+   * (docs/events.md).
+   */
+  signal?: AbortSignal;
 }
 
 /** What {@link SluiceProject.apply} did: a create (or no-op) apply, or a replacement. */
@@ -172,6 +178,11 @@ export interface ResumeOptions extends OperationRef {
   readyTimeoutMs?: number;
   /** How long the old runner may take to close (default 60 s). */
   closeTimeoutMs?: number;
+  /**
+   * Cancels this resume at its next durable boundary or inside a bounded wait: it throws
+   * `CANCELLED` (exit 8) and the operation stays pending (docs/events.md).
+   */
+  signal?: AbortSignal;
 }
 
 /** Options of {@link SluiceProject.abandon}. */
@@ -406,6 +417,7 @@ class ProjectHandle implements SluiceProject {
           breakStaleLock: options.breakStaleLock,
           readyTimeoutMs: options.readyTimeoutMs,
           closeTimeoutMs: options.closeTimeoutMs,
+          signal: eitherSignal(deps.signal, options.signal),
         });
         return { kind: "replacement", result };
       }
@@ -415,6 +427,7 @@ class ProjectHandle implements SluiceProject {
         planSha256: file?.sha256,
         breakStaleLock: options.breakStaleLock,
         readyTimeoutMs: options.readyTimeoutMs,
+        signal: eitherSignal(deps.signal, options.signal),
       });
       return { kind: "apply", result, plan_sha256: file?.sha256 ?? null };
     });
@@ -454,6 +467,7 @@ class ProjectHandle implements SluiceProject {
         openlineage: operation.openlineage,
         readyTimeoutMs: operation.readyTimeoutMs,
         closeTimeoutMs: operation.closeTimeoutMs,
+        signal: eitherSignal(deps.signal, operation.signal),
       })
     );
   }
@@ -554,6 +568,7 @@ class ProjectHandle implements SluiceProject {
       extraLabels: o.extraLabels,
       clock: o.clock,
       uuids: o.uuids,
+      signal: o.signal,
       // a given Connect port (RuntimeDeps.connect); absent, each cluster's REST adapter
       connect: o.connect,
       logger: o.logger ?? SILENT_LOGGER,
@@ -561,4 +576,12 @@ class ProjectHandle implements SluiceProject {
       ...(await this.#ports.current()),
     };
   }
+}
+
+/** The handle's signal and the call's: either cancels the call. */
+function eitherSignal(
+  handle: AbortSignal | undefined,
+  call: AbortSignal | undefined,
+): AbortSignal | undefined {
+  return handle && call ? AbortSignal.any([handle, call]) : handle ?? call;
 }

@@ -67,10 +67,24 @@ Deno.test("a handle creates, observes and plans a no-op on the fake world, with 
       assert.equal(outcome.plan_sha256, planned.sha256);
       const operation = outcome.result.operation_id!;
       assert.deepEqual(
-        events.filter((e) => e.kind !== "wait").map((e) => e.kind),
-        ["intent", "created", "created", "created", "created", "created", "ready", "committed"],
+        events.filter((e) => e.kind !== "wait").map((e) => `${e.kind}:${e.boundary ?? ""}`),
+        [
+          "started:",
+          "intent:intent",
+          "created:create_topic",
+          "created:create_topic",
+          "created:create_volume",
+          "created:position_offsets",
+          "created:create_container",
+          "ready:await_ready",
+          "committed:commit",
+        ],
       );
       assert.ok(events.every((e) => e.operation_id === operation));
+      // one run: numbered 1, 2, 3, ... on the injected clock, schema 1, the create journey
+      assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1));
+      assert.ok(events.every((e) => e.schema === 1 && e.journey === "create"));
+      assert.ok(events.every((e, i) => i === 0 || e.at >= events[i - 1].at));
       const committed = events.find((e) => e.kind === "committed");
       assert.equal(committed?.kind === "committed" && committed.serial, 1);
 

@@ -30,9 +30,9 @@ import type { DockerPort } from "../../providers/docker/port.ts";
 import type { KafkaPort } from "../../providers/kafka/port.ts";
 import { type Blocker, blocker, blockerError } from "../../validation/blocker.ts";
 import type { RunnerObservation } from "../../validation/observation.ts";
-import { type Clock, sleep, SYSTEM_CLOCK } from "../deps.ts";
+import { type Clock, SYSTEM_CLOCK } from "../deps.ts";
 import { writeMountedPlanFile } from "../mounted_plan_file.ts";
-import type { ProgressListener } from "../progress.ts";
+import type { OperationEvents } from "../progress.ts";
 import { observeRunner } from "../observer.ts";
 import {
   type CandidateExpectation,
@@ -72,10 +72,13 @@ export interface DriveContext {
    * time between two full observations while waiting (default 100 ms).
    */
   pollMs?: number;
-  /** The operation being driven (named in every progress event). */
+  /** The operation being driven. */
   operationId: string;
-  /** Each checkpoint recorded, each provider action, each poll of a wait. */
-  onProgress?: ProgressListener;
+  /**
+   * The run's events: each checkpoint recorded (a boundary, where a cancelled run stops), each
+   * provider action, each poll of a wait (a cancelled run stops waiting at once).
+   */
+  events: OperationEvents;
   /** Called once a checkpoint's write was acknowledged by the store. */
   acknowledged?: (checkpoint: Checkpoint) => void;
 }
@@ -212,7 +215,7 @@ async function awaitWake(
       );
       return;
     case "group":
-      await pollUntil(clock, ctx.pollMs ?? 100, timeoutMs, async () => {
+      await pollUntil(clock, ctx.events, ctx.pollMs ?? 100, timeoutMs, async () => {
         const g = await kafka.describeGroup(wake.groupId);
         return wake.members === "one"
           ? g.members.length === 1
@@ -220,7 +223,7 @@ async function awaitWake(
       });
       return;
     case "started":
-      await pollUntil(clock, ctx.pollMs ?? 100, timeoutMs, async () => {
+      await pollUntil(clock, ctx.events, ctx.pollMs ?? 100, timeoutMs, async () => {
         const c = await docker.inspectContainer(wake.containerId);
         return !c || c.state.running;
       });
@@ -230,12 +233,14 @@ async function awaitWake(
 
 async function pollUntil(
   clock: Clock,
+  events: OperationEvents,
   pollMs: number,
   timeoutMs: number,
   done: () => Promise<boolean>,
 ): Promise<void> {
   const end = clock.now() + timeoutMs;
-  while (!(await done()) && clock.now() < end) await sleep(clock, pollMs);
+  // a cancelled run's sleep ends the polls at once
+  while (!(await done()) && clock.now() < end) await events.sleep(pollMs);
 }
 
 function describeCheckpoint(c: Checkpoint): string {
@@ -269,8 +274,7 @@ export async function drive(
   options: { resuming: boolean },
 ): Promise<DriveOutcome> {
   const clock = ctx.clock ?? SYSTEM_CLOCK;
-  const progress = ctx.onProgress ?? (() => {});
-  const operation_id = ctx.operationId;
+  const events = ctx.events;
   const memory: StepMemory = { termRequested: false, startRequested: false, startRefused: null };
   const target = candidateTarget(candidate);
   let snap = start;
@@ -318,28 +322,28 @@ export async function drive(
           cand: cand ?? null,
           generation: candidate.generation,
         });
-        progress({
+        events.emit({
           kind: "wait",
-          operation_id,
           waited_ms: clock.now() - waitingSince,
           bound_ms: bound,
           message: step.reason,
         });
         const began = clock.now();
-        if (wake) await awaitWake(ctx, clock, wake, Math.min(left, WAKE_SLICE_MS));
+        if (wake) await events.wait(awaitWake(ctx, clock, wake, Math.min(left, WAKE_SLICE_MS)));
         // a wake-up that came at once (a line already there) must not spin the observations
         const pollMs = ctx.pollMs ?? 100;
         const spent = clock.now() - began;
-        if (spent < pollMs) await sleep(clock, pollMs - spent);
+        if (spent < pollMs) await events.sleep(pollMs - spent);
         continue;
       }
       case "record": {
         snap = await atSite(step.row.site, () => ctx.store.recordCheckpoint(snap, step.checkpoint));
         ctx.acknowledged?.(step.checkpoint);
-        progress({
+        // the boundary is durable: a cancelled run stops here
+        events.boundary({
           kind: "checkpoint",
-          operation_id,
           checkpoint: step.checkpoint.name,
+          boundary: step.checkpoint.name,
           message: describeCheckpoint(step.checkpoint),
         });
         continue;
@@ -364,9 +368,8 @@ export async function drive(
           }
           memory.startRequested = true;
           memory.startRefused = refusal;
-          progress({
+          events.emit({
             kind: "action",
-            operation_id,
             action: step.kind,
             message: `the Docker daemon refused to start ${
               step.containerId.slice(0, 12)
@@ -376,13 +379,15 @@ export async function drive(
         }
         if (step.kind === "term") memory.termRequested = true;
         if (step.kind === "start") memory.startRequested = true;
-        progress({ kind: "action", operation_id, action: step.kind, message: detail });
+        events.emit({ kind: "action", action: step.kind, message: detail });
         // TERM and start are followed by a wait the row bounds: block on the change they
         // cause before observing again (an observation before it could only say "wait")
         const wake = afterAction(step);
         if (wake && step.row.wait) {
           waitingSince = clock.now();
-          await awaitWake(ctx, clock, wake, Math.min(boundOf(ctx, step.row.wait), WAKE_SLICE_MS));
+          await events.wait(
+            awaitWake(ctx, clock, wake, Math.min(boundOf(ctx, step.row.wait), WAKE_SLICE_MS)),
+          );
         }
         continue;
       }

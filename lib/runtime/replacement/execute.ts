@@ -23,7 +23,7 @@ import { isoNow } from "../deps.ts";
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide } from "./decide.ts";
-import { driveThenFinalize } from "./finalize.ts";
+import { driveThenFinalize, replacementEvents } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import { openOperation, type ReviewedOptions } from "./operation.ts";
 import { lostWrite, type ReplacementResult } from "./result.ts";
@@ -85,6 +85,8 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
   });
   if (first.kind === "blocked") throw blockerError(first.blockers);
   const base = { operation_id: operationId, commands: op.commands(operationId) };
+  const events = replacementEvents(op, operationId);
+  events.started(false, `replacement operation ${operationId}`);
   try {
     snap = await atSite(OPERATION_WRITES.intent, () =>
       p.store.beginOperation(snap, {
@@ -109,15 +111,16 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
     }
     throw error;
   }
-  options.onProgress?.({
+  const lineage = lineageFor(op, operationId);
+  // the intent is durable: a cancelled run stops here (START is sent once it goes on)
+  events.boundary({
     kind: "intent",
-    operation_id: operationId,
+    boundary: "intent",
     message: `operation ${operationId} recorded`,
   });
-  const lineage = lineageFor(op, operationId);
   // START only after the intent is acknowledged
   await lineage.emit("START");
-  const result = await driveThenFinalize(op, operationId, snap, { resuming: false });
+  const result = await driveThenFinalize(op, operationId, snap, { resuming: false, events });
   return await lineage.finish(result);
 }
 

@@ -31,6 +31,7 @@ import { decide, stageOf, type Step } from "./decide.ts";
 import { checkpointsOf, decisionsOf, drive, type DriveOutcome } from "./drive.ts";
 import { GUARDS } from "./guards.ts";
 import { controlOf, reverifyReviewed, type ReviewedOperation } from "./operation.ts";
+import { OperationEvents } from "../progress.ts";
 import { notCommitted, type ReplacementResult, type ResultBase } from "./result.ts";
 
 /**
@@ -46,7 +47,79 @@ export async function driveThenFinalize(
   op: ReviewedOperation,
   operationId: string,
   start: StateSnapshot,
-  options: { resuming: boolean },
+  options: { resuming: boolean; events: OperationEvents },
+): Promise<ReplacementResult> {
+  // a cancelled run (CANCELLED) throws: its operation stays pending at its last boundary
+  return await finishRun(
+    options.events,
+    () => driveAndFinalize(op, operationId, start, options),
+  );
+}
+
+/**
+ * The events of one replacement run (an apply or a resume of one operation).
+ *
+ * @example
+ * ```ts
+ * import { replacementEvents } from "./finalize.ts";
+ * // const events = replacementEvents(op, operationId); events.started(true, "resuming");
+ * ```
+ */
+export function replacementEvents(op: ReviewedOperation, operationId: string): OperationEvents {
+  return new OperationEvents({
+    journey: "replacement",
+    operationId,
+    listener: op.options.onProgress,
+    clock: op.project.clock,
+    signal: op.options.signal,
+    planSha256: op.reviewed.sha256,
+  });
+}
+
+/**
+ * A run's body that gives a replacement result: an error ends the run (`interrupted` or
+ * `blocked`) and is rethrown, a result ends it as it says.
+ *
+ * @example
+ * ```ts
+ * import { finishRun } from "./finalize.ts";
+ * // return await finishRun(events, () => finalizeOperation(op, base, snap, { resuming: true }));
+ * ```
+ */
+export async function finishRun(
+  events: OperationEvents,
+  body: () => Promise<ReplacementResult>,
+): Promise<ReplacementResult> {
+  const result = await events.run(body);
+  endOfRun(events, result);
+  return result;
+}
+
+/** The run's last event for a replacement's result. */
+function endOfRun(events: OperationEvents, r: ReplacementResult): void {
+  if (r.committed === true) {
+    events.committed(
+      r.serial,
+      `ownership serial ${r.serial}; completion receipt recorded`,
+      "finalized",
+    );
+  } else if (r.outcome === "blocked") {
+    events.stopped(
+      "blocked",
+      r.blockers[0]?.code ?? "BLOCKED",
+      r.blockers[0]?.message ?? "blocked",
+    );
+  } else {
+    const code = r.outcome === "timeout" ? "UNKNOWN_OUTCOME_TIMEOUT" : "UNKNOWN_OUTCOME";
+    events.stopped("interrupted", code, r.reason ?? r.outcome);
+  }
+}
+
+async function driveAndFinalize(
+  op: ReviewedOperation,
+  operationId: string,
+  start: StateSnapshot,
+  options: { resuming: boolean; events: OperationEvents },
 ): Promise<ReplacementResult> {
   const { project: p, reviewed: r, options: o } = op;
   const candidate = op.candidate(operationId);
@@ -69,7 +142,7 @@ export async function driveThenFinalize(
         closeTimeoutMs: o.closeTimeoutMs,
         readyTimeoutMs: o.readyTimeoutMs,
         operationId,
-        onProgress: o.onProgress,
+        events: options.events,
         acknowledged: (c) => acknowledged = c.name,
       },
       start,
@@ -78,6 +151,8 @@ export async function driveThenFinalize(
       options,
     );
   } catch (error) {
+    // cancelled right after a durable boundary or inside a wait: nothing is unknown
+    if (error instanceof SluiceError && error.code === "CANCELLED") throw error;
     const last = await lastAcknowledged(op, operationId, acknowledged);
     // a blocker found inside the driver (e.g. the image vanished before the create) is a
     // blocker, not an unknown outcome: nothing was done past the last boundary

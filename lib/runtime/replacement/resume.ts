@@ -33,7 +33,14 @@ import { candidateTarget } from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
 import { startupFailureEvidence } from "./guards.ts";
 import { checkpointsOf, decisionsOf } from "./drive.ts";
-import { driveThenFinalize, finalizeOperation, journalOf, readyCandidate } from "./finalize.ts";
+import {
+  driveThenFinalize,
+  finalizeOperation,
+  finishRun,
+  journalOf,
+  readyCandidate,
+  replacementEvents,
+} from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import { openOperation, operationOfPlan, type OperationOptions } from "./operation.ts";
 import { lostWrite, notCommitted, type ReplacementResult } from "./result.ts";
@@ -102,13 +109,12 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
     r.plan,
     frozen ? { ...now, stateChecksum: c.intent.original_state_checksum } : now,
   );
+  const events = replacementEvents(op, operationId);
   if (frozen) {
-    options.onProgress?.({
-      kind: "continued",
-      operation_id: c.operation_id,
-      message: "completing the interrupted finalization from its receipt",
-    });
-    return await lineage.finish(await finalizeOperation(op, base, snap, { resuming: true }));
+    events.started(true, "completing the interrupted finalization from its receipt");
+    return await lineage.finish(
+      await finishRun(events, () => finalizeOperation(op, base, snap, { resuming: true })),
+    );
   }
   // the fresh evidence must authorize a step before anything is written: a blocked resume
   // records nothing and spends no authorization
@@ -132,6 +138,7 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
       reason: "nothing was written: the fresh evidence authorizes no step",
     });
   }
+  events.started(true, `operation ${operationId} resumes from ${stage}`);
   if (c.status === "in_progress") {
     try {
       snap = await atSite(OPERATION_WRITES.interruption, () =>
@@ -149,7 +156,9 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
   if (stage === "action_completed") {
     // the action is terminal (its outcome is recorded): resume authorizes no further boundary,
     // and only finalization remains — after re-observing the exact ready candidate
-    return await lineage.finish(await finalizeOperation(op, base, snap, { resuming: true }));
+    return await lineage.finish(
+      await finishRun(events, () => finalizeOperation(op, base, snap, { resuming: true })),
+    );
   }
   const pending = await p.store.pendingResumeAuthorization(snap);
   const record: ResumeRecord = pending
@@ -171,14 +180,15 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
     if (!unacknowledged(error)) throw error;
     return await lineage.finish(lostWrite(base, "the resume authorization", stage, error));
   }
-  options.onProgress?.({
+  // the authorization is durable: a cancelled run stops here
+  events.boundary({
     kind: "resume_authorized",
-    operation_id: operationId,
+    boundary: "resume_authorized",
     authorization_id: record.authorization_id,
     stage,
     message: `authorization ${record.authorization_id} recorded at ${stage}`,
   });
-  const result = await driveThenFinalize(op, operationId, snap, { resuming: true });
+  const result = await driveThenFinalize(op, operationId, snap, { resuming: true, events });
   return await lineage.finish(result);
 }
 

@@ -30,6 +30,7 @@ import type { OperatorDecision } from "../../state/journal.ts";
 import { blocker, blockerError } from "../../validation/blocker.ts";
 import { verifyReviewedRuntime } from "../../validation/reviewed_runtime.ts";
 import { isoNow } from "../deps.ts";
+import { OperationEvents } from "../progress.ts";
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { stageOf } from "./decide.ts";
@@ -86,6 +87,12 @@ export async function acceptRetentionLoss(options: RetentionOptions): Promise<Re
   await using op = await openOperation(options, { confirmEnv: options.confirmEnv ?? null });
   const { project: p, reviewed: r } = op;
   const operationId = options.operationId;
+  const events = new OperationEvents({
+    journey: "accept_retention_loss",
+    operationId,
+    listener: options.onProgress,
+    clock: p.clock,
+  });
   let snap = await p.store.load();
   const c = controlOf(snap, operationId);
   if (!c) {
@@ -179,9 +186,8 @@ export async function acceptRetentionLoss(options: RetentionOptions): Promise<Re
     };
     snap = await atSite(OPERATOR_SITES.decision, () => p.store.recordDecision(snap, made));
     decision = made;
-    options.onProgress?.({
+    events.emit({
       kind: "decision",
-      operation_id: operationId,
       decision: "accept_retention_loss",
       message: `retention loss accepted: ${
         lost.map((l) => `${l.topic}-${l.partition} [${l.from}, ${l.to})`).join(", ")
@@ -194,9 +200,8 @@ export async function acceptRetentionLoss(options: RetentionOptions): Promise<Re
     OPERATOR_SITES.moveOffsets,
     () => p.kafka.setGroupOffsets(obs.applicationId, topic, positions),
   );
-  options.onProgress?.({
+  events.emit({
     kind: "offsets_moved",
-    operation_id: operationId,
     partitions: lost.length,
     message: `moved ${lost.length} partition(s) to the earliest retained`,
   });
