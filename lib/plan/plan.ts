@@ -112,39 +112,55 @@ export interface Plan {
   protected_state: { checksum: string | null; serial: number };
   /** The state store the plan was computed against (apply refuses another). */
   store: StoreIdentity;
-  /** Desired artifacts (full preimages) by model. */
+  /**
+   * Desired artifacts (full preimages) by model.
+   * @internal the plan's sealed content, read by apply; read what it does in the plan's review
+   */
   artifacts: Array<{ model: string; sha256: string; artifact: RunnerArtifact }>;
-  /** What applying the plan does, in order. */
+  /**
+   * What applying the plan does, in order.
+   * @internal the plan's sealed content, read by apply; read what it does in the plan's review
+   */
   actions: PlannedAction[];
   /** Why applying is refused; a plan with blockers is never applied. */
   blockers: Blocker[];
-  /** Format 6 only: the typed replacement and its own checksum over its complete content. */
+  /**
+   * Format 6 only: the typed replacement and its own checksum over its complete content.
+   * @internal the plan's sealed content, read by apply; read what it does in the plan's review
+   */
   typed_action: { action: RunnerAction; sha256: string } | null;
   /**
    * Who reads what this plan changes: external declarations, downstream models, live consumer
    * groups (online). Sealed with the plan, so a reviewed plan records what its reviewer was
    * shown. Display-only: never drives apply. Null only in plans written before it existed.
+   * @internal the plan's sealed content, read by apply; read what it does in the plan's review
    */
   impact: PlanImpact | null;
-  /** The live preview's summary when one was run (`plan --preview`); display-only. */
+  /**
+   * The live preview's summary when one was run (`plan --preview`); display-only.
+   * @internal the plan's sealed content, read by apply; read what it does in the plan's review
+   */
   preview: PreviewSummary[] | null;
   /**
    * The project's connectors: the desired artifacts (bound by the connector actions) and what
    * the plan does with each declared, removed or owned connector (display-only). Null when the
    * project declares and owns none (and in plans written before connectors existed, which may
    * lack the field).
+   * @internal the plan's sealed content, read by apply; read what it does in the plan's review
    */
   connectors?: PlanConnectors | null;
   /**
    * The keyed seal under the state store's plan-sealing key (`key_seal.ts`), set when the plan
    * is sealed; apply refuses a plan file without this store's keyed seal. Absent in plans the
    * planner has not sealed yet and in plans written before keyed seals existed.
+   * @internal the plan's sealed content, read by apply; read what it does in the plan's review
    */
   key_seal?: KeySeal | null;
   /**
    * Under `kafka.security`: the runner principal's permissions for the runners this plan
    * creates or replaces, as the broker's ACLs show them (missing ones are blockers, excess ones
    * warnings in the review). Absent for a project without security, and when no runner is.
+   * @internal the plan's sealed content, read by apply; read what it does in the plan's review
    */
   runner_permissions?: RunnerPermissions;
 }

@@ -54,7 +54,10 @@ export interface AbandonResult {
   recorded_now: boolean;
   /** The last durable boundary the operation had reached. */
   last_boundary: string | null;
-  /** The read-only observation recorded with it. */
+  /**
+   * The read-only observation recorded with it.
+   * @internal what was pending, as recorded; its shape is not part of the versioned SDK
+   */
   evidence: Record<string, Json>;
   /** Ownership serial (unchanged by an abandonment). */
   serial: number;

@@ -59,13 +59,21 @@ export interface ApplyResult {
   operation_id: string | null;
   /** The ownership serial after the apply. */
   serial: number;
-  /** The actions carried out. */
+  /**
+   * The actions carried out.
+   * @internal the plan's actions and the connector journal as applied; their shape is not part of
+   * the versioned SDK
+   */
   actions: PlannedAction[];
   /** Each runner created: its container and its volume's instance UUID. */
   runners: Array<
     { model: string; application_id: string; container_id: string; volume_instance: string }
   >;
-  /** The connector operation, when the plan changes connectors (absent otherwise). */
+  /**
+   * The connector operation, when the plan changes connectors (absent otherwise).
+   * @internal the plan's actions and the connector journal as applied; their shape is not part of
+   * the versioned SDK
+   */
   connectors?: ConnectorApplyResult;
   /** The runner removal operation, when the plan removes runners (absent otherwise). */
   removals?: RemovalResult;

@@ -38,17 +38,41 @@ export interface UuidSource {
 
 /** Injectable dependencies of every journey; each absent one is the real thing. */
 export interface RuntimeDeps {
-  /** The Docker Engine (default: the daemon at `DOCKER_HOST` or the default socket). */
+  /**
+   * The Docker Engine (default: the daemon at `DOCKER_HOST` or the default socket).
+   * @internal a port or test hook: its interface is not part of the versioned SDK (leave it to
+   * the real adapter, or give a test double)
+   */
   docker?: DockerPort;
-  /** The Kafka cluster (default: a client for the manifest's `kafka.bootstrap_host`). */
+  /**
+   * The Kafka cluster (default: a client for the manifest's `kafka.bootstrap_host`).
+   * @internal a port or test hook: its interface is not part of the versioned SDK (leave it to
+   * the real adapter, or give a test double)
+   */
   kafka?: KafkaPort;
-  /** The Connect port of a declared cluster (default: the REST adapter on its `rest_host`). */
+  /**
+   * The Connect port of a declared cluster (default: the REST adapter on its `rest_host`).
+   * @internal a port or test hook: its interface is not part of the versioned SDK (leave it to
+   * the real adapter, or give a test double)
+   */
   connect?: (cluster: { alias: string; restHost: string }) => ConnectPort;
-  /** A state store to use instead of the one the manifest names (the caller closes it). */
+  /**
+   * A state store to use instead of the one the manifest names (the caller closes it).
+   * @internal a port or test hook: its interface is not part of the versioned SDK (leave it to
+   * the real adapter, or give a test double)
+   */
   store?: StateStore;
-  /** The clock (default: the system clock). */
+  /**
+   * The clock (default: the system clock).
+   * @internal a port or test hook: its interface is not part of the versioned SDK (leave it to
+   * the real adapter, or give a test double)
+   */
   clock?: Clock;
-  /** The UUID source (default: `crypto.randomUUID`). */
+  /**
+   * The UUID source (default: `crypto.randomUUID`).
+   * @internal a port or test hook: its interface is not part of the versioned SDK (leave it to
+   * the real adapter, or give a test double)
+   */
   uuids?: UuidSource;
   /** Warnings that do not change a result (default: dropped; lib never prints). */
   logger?: Logger;

@@ -41,7 +41,10 @@ export interface JourneyStatusReport {
   state: "in_progress" | "interrupted" | "completed";
   /** The last durable boundary: `intent`, a checkpoint, or `committed`. */
   last_boundary: string;
-  /** The durable checkpoints, in order. */
+  /**
+   * The durable checkpoints, in order.
+   * @internal journal evidence; its shape is not part of the versioned SDK
+   */
   checkpoints: Checkpoint[];
   /**
    * The next row of the journey's table a fresh observation shows (it is not authorized by this

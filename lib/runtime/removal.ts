@@ -84,7 +84,10 @@ export interface RemovedRunner {
   container_name: string;
   /** The raw exit code of its clean close; null when the container was found already absent. */
   exit_code: number | null;
-  /** Kept: the state volume, the consumer group with its offsets, the topics. */
+  /**
+   * Kept: the state volume, the consumer group with its offsets, the topics.
+   * @internal the plan's removal action; its shape is not part of the versioned SDK
+   */
   kept: RemoveRunnerAction["keeps"] & { volume_instance: string };
 }
 

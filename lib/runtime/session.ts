@@ -233,11 +233,17 @@ export interface PlanResult {
   bytes: Uint8Array;
   /** The sha256 of those bytes: what `apply` verifies. */
   sha256: string;
-  /** The observation the plan was computed from (null offline). */
+  /**
+   * The observation the plan was computed from (null offline).
+   * @internal the evidence the plan was computed from; its shape is not part of the versioned SDK
+   */
   observation: ProjectObservation | null;
   /** True when applying the plan would do nothing: no action, no blocker. */
   noop: boolean;
-  /** The connector observation the plan was computed from (null offline or without any). */
+  /**
+   * The connector observation the plan was computed from (null offline or without any).
+   * @internal the evidence the plan was computed from; its shape is not part of the versioned SDK
+   */
   connectors?: ConnectorsObservation | null;
 }
 

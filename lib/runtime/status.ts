@@ -89,7 +89,10 @@ export interface ConnectorStatusRow {
 
 /** The status of a project: the verified state store and one row per runner model. */
 export interface ProjectStatus {
-  /** The state store, verified byte by byte. */
+  /**
+   * The state store, verified byte by byte.
+   * @internal the state store's integrity evidence; its shape is not part of the versioned SDK
+   */
   state: {
     ok: true;
     store: StoreIdentity | null;

@@ -212,6 +212,10 @@ export interface ProjectObservation {
   clusterId: string;
   /** One observation per runner model. */
   runners: RunnerObservation[];
-  /** The project's connectors (`observe` only; absent when it declares and owns none). */
+  /**
+   * The project's connectors (`observe` only; absent when it declares and owns none).
+   * @internal the connectors' evidence; its shape is not part of the versioned SDK (`status`
+   * reports them)
+   */
   connectors?: ConnectorsObservation;
 }

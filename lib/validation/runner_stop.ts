@@ -9,7 +9,6 @@
  * ```ts
  * import { runnerStopOf } from "./runner_stop.ts";
  * import type { ContainerEvidence } from "./observation.ts";
-import type { CLEAN_CLOSE_BLOCKERS } from "../protocol/replacement.ts";
  * const why = (c: ContainerEvidence) => runnerStopOf(c)?.summary ?? "running";
  * ```
  * @module
@@ -51,10 +50,9 @@ export interface RunnerStopReport {
  * ```ts
  * import { runnerStopOf } from "./runner_stop.ts";
  * import type { ContainerEvidence } from "./observation.ts";
-import type { CLEAN_CLOSE_BLOCKERS } from "../protocol/replacement.ts";
- * declare const c: ContainerEvidence;
- * const stop = runnerStopOf(c);
- * if (stop?.runner?.record) console.log(stop.runner.record.offset);
+ * function failingRecord(c: ContainerEvidence): number | undefined {
+ *   return runnerStopOf(c)?.runner?.record?.offset;
+ * }
  * ```
  */
 export function runnerStopOf(c: ContainerEvidence): RunnerStopReport | null {
@@ -110,7 +108,6 @@ const START_SLACK_MS = 1_000;
  * ```ts
  * import { notACleanClose } from "./runner_stop.ts";
  * import type { ContainerEvidence } from "./observation.ts";
-import type { CLEAN_CLOSE_BLOCKERS } from "../protocol/replacement.ts";
  * const clean = (c: ContainerEvidence) => notACleanClose(c).length === 0;
  * ```
  */

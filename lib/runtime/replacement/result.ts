@@ -36,7 +36,10 @@ export interface ReplacementResult {
   reason: string | null;
   /** The ownership serial after a commit; null otherwise. */
   serial: number | null;
-  /** The completion receipt of a committed replacement. */
+  /**
+   * The completion receipt of a committed replacement.
+   * @internal the journal's completion receipt; its shape is not part of the versioned SDK
+   */
   receipt: CompletionReceipt | null;
   /** Exact commands to inspect and resume this operation. */
   commands: { status: string; resume: string };
@@ -52,7 +55,10 @@ export interface RunnerStatusReport {
   state: "in_progress" | "interrupted" | "completed";
   /** The last durable boundary; null for an absent operation. */
   last_boundary: Stage | "finalized" | null;
-  /** The durable checkpoints, in order. */
+  /**
+   * The durable checkpoints, in order.
+   * @internal journal and observation evidence; its shape is not part of the versioned SDK
+   */
   checkpoints: Checkpoint[];
   /**
    * The next step the fresh evidence would authorize (it is not authorized by this report), and
@@ -70,7 +76,10 @@ export interface RunnerStatusReport {
   incidents: number;
   /** Resumes authorized. */
   resumes: number;
-  /** The fresh read-only observation the report was made from. */
+  /**
+   * The fresh read-only observation the report was made from.
+   * @internal journal and observation evidence; its shape is not part of the versioned SDK
+   */
   observation: RunnerObservation | null;
   /** Exact commands to inspect and resume this operation. */
   commands: { status: string; resume: string };

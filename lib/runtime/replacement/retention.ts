@@ -53,7 +53,10 @@ export interface RetentionOptions extends OperationOptions {
 export interface RetentionResult {
   /** The operation whose retention loss was accepted. */
   operation_id: string;
-  /** The recorded decision (new, or the one a previous, interrupted run recorded). */
+  /**
+   * The recorded decision (new, or the one a previous, interrupted run recorded).
+   * @internal the audit's record of the decision; its shape is not part of the versioned SDK
+   */
   decision: OperatorDecision;
   /** False when a previous run had recorded it and only the move remained. */
   recorded_now: boolean;
