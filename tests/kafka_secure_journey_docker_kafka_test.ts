@@ -4,7 +4,8 @@
 // the whole journey through the CLI on it, the runner connecting as its own principal with
 // exactly the ACLs its job needs: init → plan → apply (create; first with a wrong runner password,
 // refused with the runner's own code, then continued) → exact output → a predicate change whose
-// apply is killed once the candidate exists → state resume → exact output → no-op.
+// apply is killed once the candidate exists → state resume (first with a wrong runner password:
+// the candidate's start-up failure, resumable) → exact output → no-op.
 // Then the planted-secret search: neither principal's password is in anything sluice wrote (its
 // output, the plan files, the project's state and runtime directories, `docker inspect` of every
 // runner, their logs), while the runner's own copy is where sluice put it (mode 0400).
@@ -180,16 +181,31 @@ Deno.test(
         pending_operation: { operation_id: string };
         lock: { holder: { lock_id: string } };
       };
-      const resumed = await cli("state resume", [
-        "state",
-        "resume",
-        "--plan",
-        join(p.dir, "replace.plan.json"),
-        "--operation-id",
-        view.pending_operation.operation_id,
-        "--break-stale-lock",
-        view.lock.holder.lock_id,
-      ]);
+      const resume = (what: string, breakLock: string[], extra: Record<string, string> = {}) =>
+        cli(what, [
+          "state",
+          "resume",
+          "--plan",
+          join(p.dir, "replace.plan.json"),
+          "--operation-id",
+          view.pending_operation.operation_id,
+          ...breakLock,
+        ], extra);
+      // the runner password rotated on the broker's side before the resume: the candidate's
+      // login is refused (KAFKA_AUTHENTICATION_FAILED before RUNNING, nothing consumed), the
+      // operation stays pending; resumed with the right one, the same candidate starts again
+      const stalled = await resume(
+        "state resume (wrong runner password)",
+        ["--break-stale-lock", view.lock.holder.lock_id],
+        { SLUICE_KAFKA_RUNNER_PASSWORD: WRONG },
+      );
+      assertExit(stalled, 4);
+      assert.equal(
+        JSON.parse(stalled.stdout).errors[0].code,
+        "BLOCKED_CANDIDATE_STARTUP_FAILED",
+        stalled.stdout,
+      );
+      const resumed = await resume("state resume", []);
       assertExit(resumed, 0);
       assert.equal(data(resumed).committed, true, resumed.stdout);
 
