@@ -34,7 +34,7 @@ Deno.test("every planned action type belongs to exactly one journey, and every j
   assert.equal(new Set(kinds).size, kinds.length);
   assert.equal(journeyOfKind("runner_removal")?.name, "removal");
   assert.equal(journeyOfKind("nothing"), undefined);
-  assert.equal(journeyOfAction("annotate_runner"), undefined);
+  assert.equal(journeyOfAction("no_such_action"), undefined);
 });
 
 Deno.test("the inventory names exactly the registry's crossings, and every crossing crosses a site", () => {
