@@ -9,7 +9,7 @@
  * @example
  * ```ts
  * import { CREATE_TABLE } from "./create.ts";
- * for (const row of CREATE_TABLE) console.log(row.id, row.site?.name ?? "(read-only)");
+ * for (const row of CREATE_TABLE) console.log(row.step, row.site?.name ?? "(read-only)");
  * ```
  * @module
  */
