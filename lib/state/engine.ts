@@ -988,21 +988,22 @@ export class StateEngine implements StateStore {
     return o;
   }
 
-  finalizeCompletedRunner(
+  async finalizeCompletedRunner(
     snapshot: StateSnapshot,
     options: { recordedAt?: string } = {},
   ): Promise<FinalizeResult> {
+    // (async: a refusal of the lock or of the operation is a rejected promise, as before)
     const lock = this.#requireLock(snapshot);
     const c = this.#runnerControl(snapshot);
-    return this.#finalizeWithReceipt(snapshot, lock, c, RUNNER_COMPLETION, options);
+    return await this.#finalizeWithReceipt(snapshot, lock, c, RUNNER_COMPLETION, options);
   }
 
   /**
    * The receipt protocol of an operation that completes by an archived receipt, written once:
-   * under the lock `lock`, the journey's `completion` checks the pending operation `c` and computes its
-   * result; the receipt, the result ownership and the clear of control are one write group. A
-   * retry after a partial local write finishes exactly what is missing, checked against the
-   * archived receipt (its terminal control frozen, the state either its prior or its result).
+   * under the lock `lock`, the journey's `completion` checks the pending operation `c` and
+   * computes its result; the receipt, the result ownership and the clear of control are one
+   * write group. A retry after a partial local write finishes exactly what is missing, checked
+   * against the archived receipt (its terminal control frozen, the state its prior or result).
    */
   async #finalizeWithReceipt(
     snapshot: StateSnapshot,
