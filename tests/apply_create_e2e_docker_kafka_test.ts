@@ -58,6 +58,7 @@ Deno.test(
     assert.equal(applied.noop, false);
     assert.equal(applied.serial, 1);
     assert.deepEqual(steps, [
+      "started",
       "intent",
       "topic",
       "topic",

@@ -65,7 +65,8 @@ Deno.test(
       const steps = applied.stdout.split("\n").map((l) => l.trim().split(/\s+/)[1]).filter(
         (s) => s && s !== "wait",
       );
-      assert.deepEqual(steps.slice(0, 8), [
+      assert.deepEqual(steps.slice(0, 9), [
+        "started",
         "intent",
         "topic",
         "topic",

@@ -111,6 +111,7 @@ Deno.test(
       assert.deepEqual(conforms(e), { valid: true, errors: [] }, `${e.eventType} event`);
     }
     assert.deepEqual(steps, [
+      "started",
       "intent",
       "action_started",
       "term",
@@ -121,6 +122,7 @@ Deno.test(
       "replacement_created",
       "start",
       "action_completed",
+      "commit",
     ]);
 
     // records produced after the change follow the new predicate; nothing lost or duplicated

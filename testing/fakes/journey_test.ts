@@ -80,6 +80,7 @@ Deno.test("create, reviewed predicate replacement and no-op plan run to completi
     assert.equal(r.outcome, "completed");
     assert.equal(r.serial, 2);
     assert.deepEqual(steps, [
+      "started",
       "intent",
       "action_started",
       "term",
@@ -90,6 +91,7 @@ Deno.test("create, reviewed predicate replacement and no-op plan run to completi
       "replacement_created",
       "start",
       "action_completed",
+      "commit",
     ]);
     // exactly one of each provider mutation, in the boundary table's order
     const mutations = world.control.mutations().slice(logBefore)

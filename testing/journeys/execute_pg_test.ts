@@ -23,6 +23,7 @@ for (const backend of BACKENDS) {
     assert.equal(r.serial, 2);
     assert.equal(r.last_boundary, "finalized");
     assert.deepEqual(steps, [
+      "started",
       "intent",
       "action_started",
       "term",
@@ -33,6 +34,7 @@ for (const backend of BACKENDS) {
       "replacement_created",
       "start",
       "action_completed",
+      "commit",
     ]);
     // the intent before any row, the finalization last; the lock taken first and released last
     const lock = `lock.${backend}`;
