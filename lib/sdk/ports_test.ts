@@ -230,3 +230,35 @@ Deno.test("configuration in code: a plan is bound to the handle's settings overr
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a handle's own store is made again from the manifest's new state: between two calls", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "sluice-ports-" });
+  const world = createFakeWorld({ seed: "ports-store" });
+  await fakeProject(world, dir, world.env.bootstrapHost);
+  try {
+    // Docker and Kafka given, the store the handle's own (the real local backend)
+    await using project = await openProject({
+      dir,
+      docker: world.docker,
+      kafka: world.kafka(world.env.bootstrapHost),
+      clock: world.clock,
+      uuids: world.ids,
+    });
+    await project.initState();
+    assert.equal((await project.state()).ownership, null);
+    const manifest = `${dir}/sluice.yaml`;
+    await Deno.writeTextFile(
+      manifest,
+      (await Deno.readTextFile(manifest)).replace("dir: .sluice/state", "dir: .sluice/moved"),
+    );
+    // the old store is initialized; the new one is not, and that is what the handle now reads
+    await assert.rejects(
+      () => project.state(),
+      (e: unknown) => e instanceof SluiceError && e.code === "STATE_NOT_INITIALIZED",
+    );
+    await project.initState();
+    assert.ok((await Deno.stat(`${dir}/.sluice/moved`)).isDirectory);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
