@@ -8,6 +8,8 @@
 // replacement) must finish it exact — the sweep's own invariants (testing/sweep/invariants.ts).
 // A run cancelled inside a long wait (the clock's sleep never returns) must stop at once.
 import assert from "node:assert/strict";
+import { Ajv2020 } from "npm:ajv@8.20.0/dist/2020.js";
+import addFormatsModule from "npm:ajv-formats@3.0.1";
 import { SluiceError } from "../errors.ts";
 import { writePlanFile } from "../plan/plan_file.ts";
 import type { ProgressEvent } from "../runtime/progress.ts";
@@ -34,9 +36,23 @@ import { committedOf, readState, readWorldFile } from "../../testing/sweep/reads
 const shape = (events: ProgressEvent[]) =>
   events.filter((e) => e.kind !== "wait").map((e) => `${e.kind}:${e.boundary ?? ""}`);
 
-/** A run's events are numbered 1, 2, 3, ... on the clock, one operation, one journey, schema 1. */
+// ajv-formats is CommonJS: its callable export is the module itself (or its `default`)
+type AddFormats = (ajv: Ajv2020) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ??
+  addFormatsModule) as unknown as AddFormats;
+const conforms = addFormats(new Ajv2020({ allErrors: true })).compile(
+  JSON.parse(await Deno.readTextFile(new URL("../../docs/events.schema.json", import.meta.url))),
+);
+
+/**
+ * A run's events conform to docs/events.schema.json and are numbered 1, 2, 3, ... on the clock,
+ * one operation, one journey, schema 1.
+ */
 function assertStamped(events: ProgressEvent[], journey: string): void {
   assert.ok(events.length > 0);
+  for (const e of events) {
+    assert.ok(conforms(e), `${JSON.stringify(e)}: ${JSON.stringify(conforms.errors)}`);
+  }
   assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1));
   assert.ok(events.every((e) => e.schema === 1 && e.journey === journey), journey);
   assert.ok(events.every((e) => e.operation_id === events[0].operation_id));
@@ -139,6 +155,11 @@ Deno.test("create: started, each boundary, committed — numbered on the clock",
   assert.equal(r.kind === "apply" && r.result.operation_id, events[0].operation_id);
   assert.deepEqual(shape(events), CREATE);
   assertStamped(events, "create");
+  // the schema refuses what the stamp must never be
+  assert.equal(conforms({ ...events[0], seq: 0 }), false);
+  assert.equal(conforms({ ...events[0], at: "yesterday" }), false);
+  const { continued: _, ...noContinued } = events[0] as Extract<ProgressEvent, { kind: "started" }>;
+  assert.equal(conforms(noContinued), false);
 });
 
 Deno.test("create: cancelled at each boundary, then the same plan file finishes it exact", async (t) => {
