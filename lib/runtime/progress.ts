@@ -34,7 +34,17 @@ import { EXIT, exitCodeFor, SluiceError } from "../errors.ts";
 import { pendingCommands } from "../plan/plan.ts";
 import { type Clock, isoNow, sleep, SYSTEM_CLOCK } from "./deps.ts";
 
-/** The version of the event schema (docs/events.md); a change to a field's meaning bumps it. */
+/**
+ * The version of the event schema (docs/events.md, docs/events.schema.json): every event's
+ * `schema`. A change to a field's meaning, or a removed field or kind, raises it.
+ *
+ * @example
+ * ```ts
+ * import { EVENT_SCHEMA_VERSION, type ProgressEvent } from "./progress.ts";
+ * const known = (e: ProgressEvent) => e.schema === EVENT_SCHEMA_VERSION;
+ * console.log(EVENT_SCHEMA_VERSION); // 1
+ * ```
+ */
 export const EVENT_SCHEMA_VERSION = 1;
 
 /** The journey an operation run belongs to. */
