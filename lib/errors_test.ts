@@ -21,6 +21,7 @@ const AREA: Array<[string, number]> = [
   ["DOCKER_", EXIT.ERROR],
   ["KAFKA_", EXIT.ERROR],
   ["POSTGRES_", EXIT.ERROR],
+  ["CANCELLED", EXIT.CANCELLED],
 ];
 const EXCEPTIONS: Record<string, number> = {
   INTERNAL: EXIT.ERROR,
