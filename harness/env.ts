@@ -19,6 +19,7 @@
  */
 import process from "node:process";
 import { dirname } from "node:path";
+import type { Readable } from "node:stream";
 import { randomBytes } from "node:crypto";
 import { GenericContainer, Wait } from "npm:testcontainers@12.2.0";
 import { docker, dockerCli, removeLabelled } from "./docker.ts";
@@ -165,6 +166,9 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
       const hostPort = freePort();
       const securePort = secure ? freePort() : null;
       const name = `${runId}-kafka-${attempt}`;
+      // the broker's own lines, kept as they arrive: testcontainers removes a container that
+      // never became ready, so `docker logs` after the failure finds nothing to read
+      const seen = logTail();
       try {
         let container = new GenericContainer(options.image ?? KAFKA_IMAGE);
         const properties = { ...secure?.properties, ...options.brokerProperties };
@@ -203,6 +207,7 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
             CLUSTER_ID: clusterId,
             ADVERTISED_LISTENERS: advertised.join(","),
           })
+          .withLogConsumer((stream) => seen.follow(stream))
           .withWaitStrategy(Wait.forLogMessage("Kafka Server started"))
           .withStartupTimeout(options.startupTimeoutMs ?? 120_000)
           .start();
@@ -232,7 +237,7 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
         // every attempt's cause is kept: the last one alone hid why the first failed
         lastError = new Error(
           `${lastError instanceof Error ? `${lastError.message}\n` : ""}broker ${name} did not ` +
-            `start (attempt ${attempt}): ${String(error)}\n${await containerLogTail(name)}`,
+            `start (attempt ${attempt}): ${String(error)}\n${seen.text(name)}`,
           { cause: error },
         );
         await docker().getContainer(name).remove({ force: true }).catch(() => {});
@@ -249,14 +254,28 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
   }
 }
 
-async function containerLogTail(name: string): Promise<string> {
-  const out = await new Deno.Command(dockerCli(), {
-    args: ["logs", "--tail", "30", name],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return `last log lines of ${name}:\n${dec.decode(out.stdout)}${dec.decode(out.stderr)}`;
+/** The last lines a container wrote, collected from its log stream while it starts. */
+function logTail(keep = 40) {
+  const lines: string[] = [];
+  let partial = "";
+  return {
+    follow(stream: Readable) {
+      stream.on("data", (chunk: string | Uint8Array) => {
+        const text = partial +
+          (typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk));
+        const parts = text.split("\n");
+        partial = parts.pop() ?? "";
+        lines.push(...parts);
+        if (lines.length > keep) lines.splice(0, lines.length - keep);
+      });
+      stream.on("error", (e: unknown) => lines.push(`(log stream error: ${String(e)})`));
+      stream.on("end", () => lines.push("(log stream ended)"));
+    },
+    text(name: string): string {
+      const all = partial ? [...lines, partial] : lines;
+      return `last log lines of ${name}:\n${all.join("\n") || "(none)"}`;
+    },
+  };
 }
 
 /** Remove what carries the run label, then the files of the run (the Connect data directory). */
