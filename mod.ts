@@ -19,13 +19,17 @@
  *   dir: "./orders",
  *   onProgress: (e) => console.log(`${e.kind}: ${e.message}`),
  * });
- * const { plan, review } = await project.plan();
+ * // offline: from the state alone; the default (online) also observes Docker and Kafka
+ * const { plan, review } = await project.plan({ offline: true });
  * if (plan.blockers.length > 0) throw new Error(plan.blockers[0].message);
  * console.log(review.summary);
- * await writePlanFile("replace.plan.json", plan);
- * const outcome = await project.apply({ plan: "replace.plan.json" });
- * if (outcome.kind === "replacement" && outcome.result.committed !== true) {
- *   console.log(outcome.result.commands.resume);
+ * await writePlanFile("reviewed.plan.json", plan);
+ * if (plan.format === 6) {
+ *   // a reviewed predicate replacement is applied from its file, boundary by boundary
+ *   const outcome = await project.apply({ plan: "reviewed.plan.json" });
+ *   if (outcome.kind === "replacement" && outcome.result.committed !== true) {
+ *     console.log(outcome.result.commands.resume);
+ *   }
  * }
  * ```
  * @module

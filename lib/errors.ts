@@ -6,7 +6,8 @@
  * @example
  * ```ts
  * import { SluiceError } from "./errors.ts";
- * throw new SluiceError("PROJECT_INVALID", "sluice.yaml:3:7: unknown key 'sourcez'");
+ * const e = new SluiceError("PROJECT_INVALID", "sluice.yaml:3:7: unknown key 'sourcez'");
+ * console.log(e.code, e.message);
  * ```
  * @module
  */

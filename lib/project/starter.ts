@@ -135,7 +135,9 @@ async function exists(path: string): Promise<boolean> {
  * listing the files, when any would be overwritten without `force`; writes nothing then.
  * @example
  * ```ts
- * const { files } = await initProject("orders", { force: false });
+ * import { initProject } from "./starter.ts";
+ * const { files } = await initProject("inventory", { force: false });
+ * console.log(files.length);
  * ```
  */
 export async function initProject(dir: string, options: InitOptions = {}): Promise<InitResult> {

@@ -7,7 +7,8 @@
  * @example
  * ```ts
  * import { diff, planReview } from "./journey.ts";
- * const r = await planReview({ dir: "./orders", preview: true });
+ * // offline here; online, `preview: true` also runs each changed filter on recent records
+ * const r = await planReview({ dir: "./orders", offline: true });
  * console.log(r.review.changes[0]?.predicate?.new?.sql);
  * const d = await diff({ dir: "./orders", base: "HEAD~1" });
  * console.log(d.summary);
@@ -60,7 +61,9 @@ export interface PlanReviewResult extends PlanResult {
  * consumer reads are read-only).
  * @example
  * ```ts
- * const { plan, review } = await planReview({ dir: ".", preview: 1000 });
+ * import { planReview } from "./journey.ts";
+ * const { plan, review } = await planReview({ dir: "./orders", offline: true });
+ * console.log(plan.format, review.summary);
  * ```
  */
 export async function planReview(options: PlanReviewOptions = {}): Promise<PlanReviewResult> {
@@ -201,7 +204,9 @@ export interface DiffOptions {
  * objects and the working tree.
  * @example
  * ```ts
- * const review = await diff({ dir: ".", base: "HEAD~1" });
+ * import { diff } from "./journey.ts";
+ * const review = await diff({ dir: "./orders", base: "HEAD~1" });
+ * console.log(review.summary);
  * ```
  */
 export async function diff(options: DiffOptions): Promise<Review> {

@@ -7,11 +7,12 @@
  * @example
  * ```ts
  * import { modelLogs } from "./logs.ts";
- * const r = await modelLogs({ dir: "./orders" }, "eligible_orders", {
- *   tail: 50,
- *   onLine: (l) => console.log(l.line),
- * });
- * console.log(r.container, r.end);
+ * // online: reads the runner container's log from Docker
+ * async function lastLines(dir: string, model: string): Promise<void> {
+ *   const r = await modelLogs({ dir }, model, { tail: 50, onLine: (l) => console.log(l.line) });
+ *   console.log(r.container, r.end);
+ * }
+ * console.log(typeof lastLines);
  * ```
  * @module
  */
@@ -56,12 +57,11 @@ export interface LogsResult {
  * @example
  * ```ts
  * import { modelLogs } from "./logs.ts";
- * const ac = new AbortController();
- * await modelLogs({ dir: "." }, "eligible_orders", {
- *   follow: true,
- *   signal: ac.signal,
- *   onLine: (l) => console.log(l.line),
- * });
+ * // online: follows the runner container's log in Docker until it stops or `signal` aborts
+ * async function follow(dir: string, model: string, signal: AbortSignal): Promise<void> {
+ *   await modelLogs({ dir }, model, { follow: true, signal, onLine: (l) => console.log(l.line) });
+ * }
+ * console.log(typeof follow);
  * ```
  */
 export async function modelLogs(

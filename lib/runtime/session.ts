@@ -9,8 +9,15 @@
  * @example
  * ```ts
  * import { apply, plan } from "./session.ts";
- * const p = await plan({ dir: "./orders" });
- * if (p.plan.blockers.length === 0) await apply({ dir: "./orders", plan: p.plan, planSha256: p.sha256 });
+ * const p = await plan({ dir: "./orders", offline: true });
+ * // a create is applied from an online plan (it observes Docker and Kafka first)
+ * async function create(dir: string): Promise<void> {
+ *   const online = await plan({ dir });
+ *   if (online.plan.blockers.length === 0) {
+ *     await apply({ dir, plan: online.plan, planSha256: online.sha256 });
+ *   }
+ * }
+ * console.log(p.plan.format, typeof create);
  * ```
  * @module
  */

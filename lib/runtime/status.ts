@@ -11,8 +11,12 @@
  * @example
  * ```ts
  * import { projectStatus } from "./status.ts";
- * const s = await projectStatus({ dir: "./orders" });
- * for (const m of s.models) console.log(m.model, m.healthy, m.lag);
+ * // online: reads Docker and Kafka
+ * async function report(dir: string): Promise<void> {
+ *   const s = await projectStatus({ dir });
+ *   for (const m of s.models) console.log(m.model, m.healthy, m.lag);
+ * }
+ * console.log(typeof report);
  * ```
  * @module
  */
@@ -112,8 +116,12 @@ export interface ProjectStatus {
  * @example
  * ```ts
  * import { projectStatus } from "./status.ts";
- * const s = await projectStatus({ dir: "./orders" });
- * if (s.models.some((m) => !m.healthy)) Deno.exitCode = 4;
+ * // online: reads Docker and Kafka
+ * async function allHealthy(dir: string): Promise<boolean> {
+ *   const s = await projectStatus({ dir });
+ *   return s.models.every((m) => m.healthy);
+ * }
+ * console.log(typeof allHealthy);
  * ```
  */
 export async function projectStatus(options: SessionOptions = {}): Promise<ProjectStatus> {

@@ -22,7 +22,8 @@
  *   dir: "./orders",
  *   onProgress: (e) => console.log(e.kind, e.message),
  * });
- * const { plan, review } = await project.plan();
+ * // offline: from the state alone; the default (online) also observes Docker and Kafka
+ * const { plan, review } = await project.plan({ offline: true });
  * console.log(review.summary, plan.blockers.length);
  * ```
  * @module
@@ -335,10 +336,15 @@ type HandleDeps = SessionOptions & Required<Pick<SessionOptions, "docker" | "kaf
  * @example
  * ```ts
  * import { openProject } from "./project.ts";
+ * import { readPlanFile } from "../plan/plan_file.ts";
  * await using project = await openProject({ dir: "./orders" });
- * const outcome = await project.apply({ plan: "replace.plan.json" });
- * if (outcome.kind === "replacement" && outcome.result.committed !== true) {
- *   console.log(outcome.result.commands.resume);
+ * const { plan } = await readPlanFile("replace.plan.json");
+ * if (plan.format === 6) {
+ *   // a reviewed predicate replacement: carried out boundary by boundary
+ *   const outcome = await project.apply({ plan: "replace.plan.json" });
+ *   if (outcome.kind === "replacement" && outcome.result.committed !== true) {
+ *     console.log(outcome.result.commands.resume);
+ *   }
  * }
  * ```
  */

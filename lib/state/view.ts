@@ -154,10 +154,13 @@ export async function inspectState(store: StateStore): Promise<StateView> {
  *
  * @example
  * ```ts
- * import { showStateStore } from "./view.ts";
- * const v = await showStateStore({
+ * import { initStateStore, showStateStore } from "./view.ts";
+ * import type { StateStoreConfig } from "./open.ts";
+ * const config: StateStoreConfig = {
  *   backend: "local", dir: await Deno.makeTempDir(), project: "orders", environment: null,
- * });
+ * };
+ * await initStateStore(config);
+ * const v = await showStateStore(config);
  * console.log(v.ownership); // null: nothing deployed
  * ```
  */

@@ -54,7 +54,8 @@ export function blocker(
  * @example
  * ```ts
  * import { blocker, blockerError } from "./blocker.ts";
- * throw blockerError([blocker("BLOCKED_WRONG_IMAGE", "the runner image disappeared")]);
+ * const e = blockerError([blocker("BLOCKED_WRONG_IMAGE", "the runner image disappeared")]);
+ * console.log(e.code); // BLOCKED_WRONG_IMAGE
  * ```
  */
 export function blockerError(blockers: Blocker[]): SluiceError {
