@@ -8,7 +8,7 @@
  * `replace.plan.json`, an offline plan of it. An example that needs a running Docker daemon or
  * Kafka broker is fenced `ts ignore` and says why beside it; none needs more than this.
  *
- *   deno run -A tools/doc_test.ts
+ *   deno run -A tools/doc_examples.ts
  *
  * @module
  */
