@@ -123,6 +123,26 @@ async function setPredicate(dir: string, sql: string): Promise<void> {
   await Deno.writeTextFile(path, t.replace(/WHERE .*$/m, `WHERE ${sql}`));
 }
 
+/** The operation of the starter's state store's last ownership commit. */
+async function lastCommitted(dir: string): Promise<string> {
+  const store = openStateStore({
+    backend: "local",
+    dir: `${dir}/.sluice/state`,
+    project: "orders",
+    environment: null,
+  });
+  try {
+    const events = (await store.load()).history.events;
+    const last = events.filter((e) => e.kind === "ownership_committed").at(-1);
+    if (!last || last.kind !== "ownership_committed" || !last.operation_id) {
+      throw new Error("no committed operation");
+    }
+    return last.operation_id;
+  } finally {
+    await store.close();
+  }
+}
+
 async function pendingOperation(dir: string): Promise<string> {
   const store = openStateStore({
     backend: "local",
@@ -202,6 +222,14 @@ async function transcript(format: Format): Promise<Entry[]> {
       "--plan",
       `${dir}/create.plan.json`,
     ]);
+    // the create's operation, for runner-status and resume at the end (read without the lock:
+    // no seeded ID is taken, so the transcript in between is unchanged)
+    const createOp = [
+      "--plan",
+      `${dir}/create.plan.json`,
+      "--operation-id",
+      await lastCommitted(dir),
+    ];
     await run("plan: no changes", ["plan", ...project]);
     await run("apply: no plan, no changes", ["apply", ...project]);
     await run("observe", ["observe", ...project]);
@@ -354,6 +382,25 @@ async function transcript(format: Format): Promise<Entry[]> {
     await run("restart: a killed runner", ["restart", "eligible_orders", ...project, ...why]);
     await run("restart: again, already done", ["restart", "eligible_orders", ...project, ...why]);
     await run("restart: no --reason", ["restart", "eligible_orders", ...project]);
+
+    // runner-status and resume take every journey's plan file: the create's, long completed; the
+    // replacement's operation with the create's plan file is refused precisely
+    await run("state runner-status: a completed create", [
+      "state",
+      "runner-status",
+      ...project,
+      ...createOp,
+    ]);
+    await run("state resume: a completed create", ["state", "resume", ...project, ...createOp]);
+    await run("state resume: the create's plan file for the replacement's operation", [
+      "state",
+      "resume",
+      ...project,
+      "--plan",
+      `${dir}/create.plan.json`,
+      "--operation-id",
+      operationId,
+    ]);
 
     const manifest = `${dir}/sluice.yaml`;
     await Deno.writeTextFile(

@@ -126,7 +126,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
 /** A create, runner removal or connector change continued (or found committed) by resume. */
 function renderContinued(r: ApplyResult): string {
   return r.already_applied
-    ? `Operation ${r.operation_id} of this plan was already committed (verified); nothing was written.`
+    ? `Operation ${r.operation_id} of this plan was already committed; nothing was written.`
     : `Operation ${r.operation_id} continued and committed: ${r.actions.length} action(s); ownership serial ${r.serial}.`;
 }
 

@@ -38,7 +38,12 @@ import { currentContext, verifyPlanCurrent } from "../plan/plan_file.ts";
 import { isConnectorAction, runtimeActions } from "../plan/connectors.ts";
 import type { StateSnapshot } from "../state/store.ts";
 import type { OpenedControl } from "../state/journal.ts";
-import { commitOfOperation, commitOfPlan, type OwnershipCommitted } from "../state/history.ts";
+import {
+  commitOfOperation,
+  commitOfPlan,
+  type CompletionReceipt,
+  type OwnershipCommitted,
+} from "../state/history.ts";
 import { findAbandonment } from "../state/engine.ts";
 import { blockerError } from "../validation/blocker.ts";
 import { CONNECTOR_JOURNEY, connectorOperationId } from "../protocol/connector.ts";
@@ -346,16 +351,20 @@ export function operationOfPlanFile(
   planSha256: string,
 ): PlanOperation {
   const pending = snap.control?.opened ?? null;
+  // a predicate replacement, pending or completed (its receipt), is its reviewed plan's
+  const replacement = pending?.operation_id === operationId && pending.kind === "runner_update"
+    ? pending.intent
+    : snap.history.events.find((e): e is CompletionReceipt =>
+      e.kind === "runner_completed" && e.operation_id === operationId
+    )?.intent;
+  if (replacement) {
+    throw new SluiceError(
+      "PLAN_NOT_REVIEWED",
+      `operation ${operationId} is a predicate replacement (runner_update): it is inspected and resumed with its reviewed format-6 plan file (the one with sha256 ${replacement.reviewed_plan_sha256}), not with this format-5 plan`,
+      { evidence: { operation_id: operationId, plan_sha256: replacement.reviewed_plan_sha256 } },
+    );
+  }
   if (pending?.operation_id === operationId) {
-    if (pending.kind === "runner_update") {
-      throw new SluiceError(
-        "PLAN_NOT_REVIEWED",
-        `operation ${operationId} is a predicate replacement (runner_update): it is inspected and resumed with its reviewed format-6 plan file (the one with sha256 ${pending.intent.reviewed_plan_sha256}), not with this format-5 plan`,
-        {
-          evidence: { operation_id: operationId, plan_sha256: pending.intent.reviewed_plan_sha256 },
-        },
-      );
-    }
     if (pending.intent.reviewed_plan_sha256 !== planSha256) {
       throw new SluiceError(
         "BLOCKED_PLAN_MISMATCH",
