@@ -63,7 +63,7 @@ export type { GitLimits } from "./lib/providers/git/git.ts";
 export type { LogsOptions, LogsResult } from "./lib/runtime/logs.ts";
 export type { LogLine } from "./lib/providers/docker/port.ts";
 
-// progress events (EVENT_SCHEMA_VERSION versions their shape)
+// progress events (their versioned schema: docs/events.md)
 export { EVENT_SCHEMA_VERSION, progressLabel } from "./lib/runtime/progress.ts";
 export type {
   ActionEvent,
