@@ -18,6 +18,7 @@ import { openStateStore } from "../../lib/state/open.ts";
 import type { StateSnapshot, StateStore } from "../../lib/state/store.ts";
 import { isoNow } from "../../lib/runtime/deps.ts";
 import type { DriveContext } from "../../lib/runtime/replacement/drive.ts";
+import { replacementEvents } from "../../lib/runtime/replacement/finalize.ts";
 import type { CandidateExpectation } from "../../lib/runtime/replacement/candidate.ts";
 import {
   type OperationOptions,
@@ -220,6 +221,7 @@ export async function beginDrive(
   }, [op.reviewed.action]);
   const ctx: DriveContext = {
     operationId,
+    events: replacementEvents(op, operationId),
     docker: p.docker,
     kafka: p.kafka,
     store: store ?? p.store,

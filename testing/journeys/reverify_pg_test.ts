@@ -12,6 +12,7 @@ import { resumeReviewed } from "../../lib/runtime/replacement/resume.ts";
 import type { ProgressEvent } from "../../lib/runtime/progress.ts";
 import { checkpointNames } from "../sweep/reads.ts";
 import { NEW_WHERE } from "../sweep/fixture.ts";
+import { OperationEvents } from "../../lib/runtime/progress.ts";
 import { BACKENDS, beginDrive, type ReplacementCase, replacementCase } from "./replacement_case.ts";
 
 /**
@@ -25,7 +26,15 @@ async function driveWith(
   await using op = await openOperation(rc.options());
   const b = await beginDrive(rc, op);
   const outcome = await drive(
-    { ...b.ctx, onProgress },
+    {
+      ...b.ctx,
+      events: new OperationEvents({
+        journey: "replacement",
+        operationId: b.operationId,
+        listener: onProgress,
+        clock: op.project.clock,
+      }),
+    },
     b.snap,
     op.reviewed.action,
     b.candidate,
