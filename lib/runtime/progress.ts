@@ -389,6 +389,12 @@ export class OperationEvents {
     this.stopped(blocked ? "blocked" : "interrupted", code, message);
   }
 
+  /** {@link OperationEvents.end} for `error`, then `error` (to throw: `throw events.ended(e)`). */
+  ended(error: unknown): unknown {
+    this.end(error);
+    return error;
+  }
+
   /** The run's last event for an outcome without a commit (a result, not an error). Sent once. */
   stopped(kind: "blocked" | "interrupted", code: string, message: string): void {
     if (this.#ended) return;

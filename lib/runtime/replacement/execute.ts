@@ -23,7 +23,7 @@ import { isoNow } from "../deps.ts";
 import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide } from "./decide.ts";
-import { driveThenFinalize, replacementEvents } from "./finalize.ts";
+import { driveThenFinalize, endOfRun, replacementEvents } from "./finalize.ts";
 import { lineageFor } from "./lineage.ts";
 import { openOperation, type ReviewedOptions } from "./operation.ts";
 import { lostWrite, type ReplacementResult } from "./result.ts";
@@ -103,12 +103,13 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
   } catch (error) {
     // the intent's response lost: the operation may or may not be recorded — never a throw
     // without its ID (a refusal before the write is still the refusal)
-    if (unacknowledged(error)) return lostWrite(base, "the intent", null, error);
+    if (unacknowledged(error)) return endOfRun(events, lostWrite(base, "the intent", null, error));
     // a lock lost once the write went through (the session ended right after its commit): the
     // intent is recorded, so the answer names the operation as for a lost acknowledgement
     if (await recordedDespite(p.store, operationId, error)) {
-      return lostWrite(base, "the intent", null, error);
+      return endOfRun(events, lostWrite(base, "the intent", null, error));
     }
+    events.end(error);
     throw error;
   }
   const lineage = lineageFor(op, operationId);

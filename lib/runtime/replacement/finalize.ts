@@ -95,8 +95,17 @@ export async function finishRun(
   return result;
 }
 
-/** The run's last event for a replacement's result. */
-function endOfRun(events: OperationEvents, r: ReplacementResult): void {
+/**
+ * The run's last event for a replacement's result (`committed`, `blocked` or `interrupted`);
+ * gives the result back.
+ *
+ * @example
+ * ```ts
+ * import { endOfRun } from "./finalize.ts";
+ * // return endOfRun(events, lostWrite(base, "the intent", null, error));
+ * ```
+ */
+export function endOfRun(events: OperationEvents, r: ReplacementResult): ReplacementResult {
   if (r.committed === true) {
     events.committed(
       r.serial,
@@ -113,6 +122,7 @@ function endOfRun(events: OperationEvents, r: ReplacementResult): void {
     const code = r.outcome === "timeout" ? "UNKNOWN_OUTCOME_TIMEOUT" : "UNKNOWN_OUTCOME";
     events.stopped("interrupted", code, r.reason ?? r.outcome);
   }
+  return r;
 }
 
 async function driveAndFinalize(

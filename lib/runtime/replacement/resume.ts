@@ -35,6 +35,7 @@ import { startupFailureEvidence } from "./guards.ts";
 import { checkpointsOf, decisionsOf } from "./drive.ts";
 import {
   driveThenFinalize,
+  endOfRun,
   finalizeOperation,
   finishRun,
   journalOf,
@@ -149,8 +150,10 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
           reason: "resumed under a new lock: the previous invocation ended without finishing",
         }));
     } catch (error) {
-      if (!unacknowledged(error)) throw error;
-      return await lineage.finish(lostWrite(base, "the interruption", stage, error));
+      if (!unacknowledged(error)) throw events.ended(error);
+      return await lineage.finish(
+        endOfRun(events, lostWrite(base, "the interruption", stage, error)),
+      );
     }
   }
   if (stage === "action_completed") {
@@ -177,8 +180,10 @@ export async function resumeReviewed(options: OperationOptions): Promise<Replace
   try {
     snap = await atSite(OPERATION_WRITES.resume, () => p.store.resumeOperation(snap, record));
   } catch (error) {
-    if (!unacknowledged(error)) throw error;
-    return await lineage.finish(lostWrite(base, "the resume authorization", stage, error));
+    if (!unacknowledged(error)) throw events.ended(error);
+    return await lineage.finish(
+      endOfRun(events, lostWrite(base, "the resume authorization", stage, error)),
+    );
   }
   // the authorization is durable: a cancelled run stops here
   events.boundary({
