@@ -21,7 +21,7 @@ import {
   Producer,
   stringDeserializers,
   stringSerializers,
-} from "@platformatic/kafka";
+} from "npm:@platformatic/kafka@2.12.1";
 import { toKafkaUuid } from "../lib/providers/kafka/uuid.ts";
 
 /** A key/value record as tests see it; `value: null` is a tombstone. */

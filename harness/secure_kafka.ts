@@ -23,7 +23,7 @@ import {
   AclPermissionTypes,
   ResourcePatternTypes,
   ResourceTypes,
-} from "@platformatic/kafka";
+} from "npm:@platformatic/kafka@2.12.1";
 import { withAdmin } from "./kafka.ts";
 
 /** The secured listener's users. */
