@@ -1,7 +1,7 @@
 /**
  * Tamperings of evidence files, for the mutation tests of `deno task verify`
- * (tools/verify_test.ts on built evidence, tests/evidence_probe_test.ts on evidence from a real
- * run). Each one edits a parsed copy the way someone hiding a failure might — keeping the file
+ * (tools/verify_test.ts on built evidence, testing/evidence_checks.ts on the evidence of the
+ * suite's own probe run). Each one edits a parsed copy the way someone hiding a failure might — keeping the file
  * valid against the schema and, where that helps the forgery, the summary consistent — and says
  * which case and which assertion the verifier's message must name.
  *

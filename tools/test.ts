@@ -34,6 +34,8 @@
 import { startEnv, writeEnvFile } from "../harness/env.ts";
 import type { Env } from "../harness/env.ts";
 import { PROBES, runProbes, runVerify } from "../probes/all.ts";
+import { gitState } from "../probes/provenance.ts";
+import { evidenceCheckFailures, plantPassword } from "../testing/evidence_checks.ts";
 import { type Declaration, declaredNeeds } from "./test_files.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -290,7 +292,9 @@ function mavenJob(estimate: number): Job {
 /**
  * The probes' `suite` tier on the shared environment, tallied as one test per case from the
  * evidence files they wrote (each summary is computed from its assertions), plus one failure
- * when a probe crashed or `tools/verify.ts` rejects the evidence. The evidence goes to a
+ * when a probe crashed or `tools/verify.ts` rejects the evidence, plus the checks of
+ * `testing/evidence_checks.ts` on that evidence (every tampering rejected; a password planted in
+ * the probes' DSN in no file). The evidence goes to a
  * scratch directory: `verification/` keeps the committed full-tier run.
  */
 async function probesStage(envFile: string, stages: StageTime[]): Promise<Tally> {
@@ -299,8 +303,14 @@ async function probesStage(envFile: string, stages: StageTime[]): Promise<Tally>
   await Deno.remove(dir, { recursive: true }).catch(() => {});
   await Deno.mkdir(dir, { recursive: true });
   const crashed: string[] = [];
+  // the probes reach PostgreSQL through a DSN with a planted password (the server trusts):
+  // no evidence file may hold it (evidenceCheckFailures below)
+  const env = JSON.parse(await Deno.readTextFile(envFile)) as Env;
+  const planted = plantPassword(env.pgUrl);
+  const probeEnv = `${RESULTS}/env-planted.json`;
+  await Deno.writeTextFile(probeEnv, JSON.stringify({ ...env, pgUrl: planted.url }));
   await runProbes(PROBES, ["--tier", "suite"], {
-    envFile,
+    envFile: probeEnv,
     verificationDir: dir,
     onProbe(name, code, seconds) {
       stages.push({
@@ -327,6 +337,14 @@ async function probesStage(envFile: string, stages: StageTime[]): Promise<Tally>
       }
     }
   }
+  await Deno.remove(probeEnv).catch(() => {});
+  // the verifier against this real evidence: every tampering rejected, naming what it hid
+  const checks = await evidenceCheckFailures(dir, planted.password, {
+    dirty: (await gitState()).dirty,
+  });
+  tally.passed += checks.checked - checks.failures.length;
+  tally.failed += checks.failures.length;
+  tally.failures.push(...checks.failures.map((f) => `evidence check > ${f}`));
   if (tally.failed === 0) {
     for (const name of crashed) {
       tally.failed++;
