@@ -72,9 +72,10 @@ export async function evidenceCheckFailures(
     }
   }
   const out: EvidenceChecks = { checked: 0, failures: [] };
-  const check = (ok: boolean, failure: () => string) => {
+  /** One check, by its ID (the name a failure carries). */
+  const check = (id: string, ok: boolean, failure: () => string) => {
     out.checked++;
-    if (!ok) out.failures.push(failure());
+    if (!ok) out.failures.push(`${id}: ${failure()}`);
   };
 
   // the planted password: a PostgreSQL case ran and passed, and no file holds the password
@@ -83,6 +84,7 @@ export async function evidenceCheckFailures(
     (JSON.parse(matrix) as EvidenceFile).cases.some((c) => c.backend === "postgres" && c.ok);
   const holding = Object.entries(files).filter(([, text]) => text.includes(password));
   check(
+    "evidence.planted_password_absent",
     pgPassed && holding.length === 0,
     () =>
       pgPassed
@@ -102,6 +104,7 @@ export async function evidenceCheckFailures(
       const named = target.caseId ? errors.filter((e) => e.includes(target.caseId!)) : errors;
       const checked = target.check ? named.filter((e) => e.includes(target.check!)) : named;
       check(
+        "evidence.tampering_rejected",
         errors.length > 0 && checked.length > 0,
         () =>
           errors.length === 0
@@ -115,6 +118,7 @@ export async function evidenceCheckFailures(
   const missing = TAMPERINGS.filter((t) => !applied.has(t.name)).map((t) => t.name);
   const expected = options.dirty ? [DIRTY_TREE] : [];
   check(
+    "evidence.tamperings_applied",
     JSON.stringify(missing) === JSON.stringify(expected),
     () => `tamperings that found nothing to tamper with: ${missing.join("; ")}`,
   );
