@@ -28,7 +28,11 @@ export interface GitRepo {
 /** A fresh repository in a temporary directory (or `dir`, which must exist). */
 export async function gitRepo(dir?: string): Promise<GitRepo> {
   const root = dir ?? await Deno.makeTempDir({ prefix: "sluice-git-" });
-  const env = {
+  // a clean environment: a test run from a Git hook or `git bisect run` inherits GIT_DIR (and
+  // GIT_INDEX_FILE, GIT_WORK_TREE), with which `git init` here re-initialized the enclosing
+  // repository as bare and the commits went to its HEAD
+  const env: Record<string, string> = {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
     GIT_AUTHOR_NAME: "sluice test",
@@ -41,6 +45,7 @@ export async function gitRepo(dir?: string): Promise<GitRepo> {
       args,
       cwd: root,
       env,
+      clearEnv: true,
       stdout: "piped",
       stderr: "piped",
     }).output();
