@@ -443,7 +443,8 @@ async function containerEvidence(
     imageId: c.imageId,
     networkMode: c.networkMode,
     networks: c.networks,
-    mounts: c.mounts,
+    // by destination: Docker's inspect gives its mounts in no promised order
+    mounts: [...c.mounts].sort((a, b) => a.destination.localeCompare(b.destination)),
     labels: {
       applicationId: label(LABEL.applicationId),
       artifactSha256: label(LABEL.artifactSha256),
