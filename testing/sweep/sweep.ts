@@ -19,8 +19,10 @@
  * ```
  * @module
  */
+import type { Journey } from "../../lib/protocol/journeys.ts";
 import { type CaseFilter, caseId, type SweepCase, sweepCases } from "./cases.ts";
 import {
+  type CaseWorld,
   connectorScenario,
   deployStarter,
   openCaseWorld,
@@ -62,6 +64,120 @@ export interface SweepOptions extends CaseFilter {
   keepFailing?: boolean;
 }
 
+/** What a harness leaves of its case: the journey's steps and the invariants that did not hold. */
+export interface HarnessRun {
+  journey: JourneyRun;
+  problems: string[];
+}
+
+/**
+ * How the sweep crosses one journey of the registry at a case's site: the world it needs, then
+ * the journey armed at the site (its recovery included) and the invariants on independent reads.
+ */
+export interface JourneyHarness {
+  /** Whether the case's world has a data pipeline (a Connect cluster and a sink database). */
+  readonly pipeline?: boolean;
+  /** Run the case in its world. */
+  run(cw: CaseWorld, c: SweepCase): Promise<HarnessRun>;
+}
+
+/** A replacement from the deployed starter, records arriving while the process is dead. */
+const replacementHarness: JourneyHarness = {
+  async run(cw, c) {
+    const deployed = await deployStarter(cw);
+    const before = committedOf(
+      readWorldFile(cw.worldPath),
+      cw.applicationId,
+      cw.project.inputTopic,
+    );
+    const journey = await runJourney(cw, c, deployed, {
+      // records arrive while the process is dead, as they would on a live topic
+      whileDead: () => cw.produce(orders("d", [150, 250, 99, 200, 320, 130])),
+    });
+    return { journey, problems: await checkReplacement(cw, deployed, journey, before) };
+  },
+};
+
+/**
+ * The sweep's harness of every crossing the registry names ({@link Journey}: the journey
+ * registry's `crossings[].by`, `lib/protocol/journeys.ts`). The type asks for every one: a
+ * journey registered without its harness here is a type error (and `sweep_test.ts` fails), never
+ * a case run by another journey's harness. A new journey's harness is one entry.
+ */
+export const HARNESSES: { readonly [J in Journey]: JourneyHarness } = {
+  replacement: replacementHarness,
+  // `state resume` of a replacement: the replacement's harness arms it (runJourney)
+  resume: replacementHarness,
+  create: {
+    async run(cw, c) {
+      const journey = await runJourney(cw, c, null);
+      return { journey, problems: await checkCreate(cw, journey) };
+    },
+  },
+  operator: {
+    async run(cw, c) {
+      const deployed = await deployStarter(cw);
+      const before = committedOf(
+        readWorldFile(cw.worldPath),
+        cw.applicationId,
+        cw.project.inputTopic,
+      );
+      const decision = operatorDecision(c.site);
+      let deathSeq = 0;
+      let deleted: Deleted | undefined;
+      const journey = await runJourney(cw, c, deployed, {
+        whileDead: () => {
+          deathSeq = readWorldFile(cw.worldPath).log.at(-1)?.seq ?? 0;
+          cw.produce(orders("d", [150, 250, 99, 200, 320, 130]));
+          // retention overtakes the stopped operation: every unprocessed record is gone
+          if (decision === "accept-retention-loss") deleted = expireInput(cw);
+        },
+      });
+      const problems = decision === "abandon"
+        ? await checkAbandon(cw, journey, deathSeq)
+        : await checkReplacement(cw, deployed, journey, before, deleted ?? new Map());
+      return { journey, problems };
+    },
+  },
+  connector: {
+    pipeline: true,
+    async run(cw, c) {
+      const change = await prepareConnector(cw, connectorScenario(c.site));
+      const journey = await runJourney(cw, c, change);
+      return { journey, problems: await checkConnector(cw, journey, change) };
+    },
+  },
+  day_two: { run: (cw, c) => runDayTwoCase(cw, c) },
+  removal: {
+    async run(cw, c) {
+      const change = await prepareRemoval(cw);
+      const journey = await runJourney(cw, c, change);
+      return { journey, problems: await checkRemoval(cw, journey, change) };
+    },
+  },
+};
+
+/**
+ * The harness of a case's journey; a journey the table does not know (a case built by hand, or
+ * a registry the type check did not see) is an error of the case, never another harness's run.
+ *
+ * @example
+ * ```ts
+ * import { harnessOf } from "./sweep.ts";
+ * console.log(harnessOf("connector").pipeline); // true
+ * ```
+ */
+export function harnessOf(journey: Journey): JourneyHarness {
+  const h = Object.hasOwn(HARNESSES, journey) ? HARNESSES[journey] : undefined;
+  if (!h) {
+    throw new Error(
+      `the sweep has no harness for the journey ${JSON.stringify(journey)} ` +
+        `(add its entry to HARNESSES in testing/sweep/sweep.ts)`,
+    );
+  }
+  return h;
+}
+
 /**
  * Run one case to its end (never throws: a setup error is a problem of the case).
  *
@@ -83,59 +199,14 @@ export async function runCase(
   let problems: string[] = [];
   let keep = false;
   try {
+    const harness = harnessOf(c.journey);
     const cw = await openCaseWorld({
       backend: c.backend,
       seed: id,
-      pipeline: c.journey === "connector",
+      pipeline: harness.pipeline ?? false,
     });
     try {
-      if (c.journey === "create") {
-        journey = await runJourney(cw, c, null);
-        problems = await checkCreate(cw, journey);
-      } else if (c.journey === "connector") {
-        const change = await prepareConnector(cw, connectorScenario(c.site));
-        journey = await runJourney(cw, c, change);
-        problems = await checkConnector(cw, journey, change);
-      } else if (c.journey === "removal") {
-        const change = await prepareRemoval(cw);
-        journey = await runJourney(cw, c, change);
-        problems = await checkRemoval(cw, journey, change);
-      } else if (c.journey === "day_two") {
-        ({ journey, problems } = await runDayTwoCase(cw, c));
-      } else if (c.journey === "operator") {
-        const deployed = await deployStarter(cw);
-        const before = committedOf(
-          readWorldFile(cw.worldPath),
-          cw.applicationId,
-          cw.project.inputTopic,
-        );
-        const decision = operatorDecision(c.site);
-        let deathSeq = 0;
-        let deleted: Deleted | undefined;
-        journey = await runJourney(cw, c, deployed, {
-          whileDead: () => {
-            deathSeq = readWorldFile(cw.worldPath).log.at(-1)?.seq ?? 0;
-            cw.produce(orders("d", [150, 250, 99, 200, 320, 130]));
-            // retention overtakes the stopped operation: every unprocessed record is gone
-            if (decision === "accept-retention-loss") deleted = expireInput(cw);
-          },
-        });
-        problems = decision === "abandon"
-          ? await checkAbandon(cw, journey, deathSeq)
-          : await checkReplacement(cw, deployed, journey, before, deleted ?? new Map());
-      } else {
-        const deployed = await deployStarter(cw);
-        const before = committedOf(
-          readWorldFile(cw.worldPath),
-          cw.applicationId,
-          cw.project.inputTopic,
-        );
-        journey = await runJourney(cw, c, deployed, {
-          // records arrive while the process is dead, as they would on a live topic
-          whileDead: () => cw.produce(orders("d", [150, 250, 99, 200, 320, 130])),
-        });
-        problems = await checkReplacement(cw, deployed, journey, before);
-      }
+      ({ journey, problems } = await harness.run(cw, c));
       if (c.pass === "lock_lost" && journey) problems.push(...checkLockLoss(c, journey));
     } finally {
       keep = (options.keepFailing ?? false) && problems.length > 0;
