@@ -28,6 +28,7 @@ const SECTIONS = [
   "Acceptance requirements",
   "Public command contract",
   "Hostile input (issue 27)",
+  "Production clusters (issue 29)",
 ];
 
 const HEADER = [
