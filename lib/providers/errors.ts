@@ -110,6 +110,7 @@ const NAMES: Record<Provider, string> = {
 const CODES = {
   docker: {
     unreachable: "ENV_DOCKER_UNREACHABLE",
+    untrusted: "ENV_DOCKER_TLS",
     denied: "ENV_DOCKER_DENIED",
     refused: "DOCKER_REFUSED",
     bad: "DOCKER_BAD_RESPONSE",
@@ -125,6 +126,7 @@ const CODES = {
   },
   postgres: {
     unreachable: "ENV_POSTGRES_UNREACHABLE",
+    untrusted: "ENV_POSTGRES_TLS",
     denied: "ENV_POSTGRES_DENIED",
     refused: "POSTGRES_REFUSED",
     bad: "POSTGRES_BAD_RESPONSE",
@@ -343,8 +345,7 @@ export function failureError(
       }: ${failure.detail}; ${START[target.provider]}, or ${fix} if the address is wrong`;
       break;
     case "untrusted":
-      // only a provider sluice reaches over TLS has the code; another reads it as unreachable
-      code = "untrusted" in C ? C.untrusted : C.unreachable;
+      code = C.untrusted;
       message = `${at} failed the TLS handshake: ${failure.detail}; check the CA it is trusted ` +
         `with, its certificate's host names and validity, and the client certificate, or ${fix}`;
       break;
