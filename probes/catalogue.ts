@@ -26,6 +26,7 @@ import {
   resumeOnlySites,
 } from "../lib/protocol/inventory.ts";
 import { DAY_TWO_SITES } from "../lib/protocol/day_two.ts";
+import { JOURNEY_DESCRIPTORS } from "../lib/protocol/journeys.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";
 
@@ -81,7 +82,10 @@ export const TIERS = ["suite", "full"] as const;
 export type Tier = typeof TIERS[number];
 
 /**
- * The journeys the real fault matrix drives, each armed at the sites it crosses first:
+ * The journeys the real fault matrix drives: every crossing of the journey registry
+ * (`lib/protocol/journeys.ts`, its descriptors' `crossings[].by`, in registry order), each armed
+ * at the sites it crosses first — a journey's cases are its points in {@link SUITE_MATRIX}
+ * and its harness in `fault_matrix.ts` ({@link matrixArms}):
  * `replacement` (`apply --plan` of a reviewed replacement, continued by `state resume`),
  * `resume` (the apply dies at {@link PRE_RESUME_FAULT}, the first resume is armed), `create`
  * (a fresh starter: `plan --out` — armed for the store's `init` writes — then `apply --plan`,
@@ -101,18 +105,17 @@ export type Tier = typeof TIERS[number];
  * finish the replacement.
  */
 export const MATRIX_JOURNEYS: readonly Journey[] = [
-  "replacement",
-  "resume",
-  "create",
-  "operator",
-  "connector",
-  "removal",
-  "day_two",
+  ...new Set(JOURNEY_DESCRIPTORS.flatMap((j) => j.crossings.map((c) => c.by))),
 ];
 
-/** Whether the real matrix arms `e`: its first journey is one the matrix drives. */
+/**
+ * Whether the real matrix arms `e`: its first journey has its cases in the matrix (its points in
+ * {@link SUITE_MATRIX}, so `fault_matrix.ts` drives it). A journey registered without them
+ * leaves its sites unarmed, never armed in another journey's harness, and fails
+ * `catalogue_test.ts`.
+ */
 export function matrixArms(e: InventoryEntry): boolean {
-  return MATRIX_JOURNEYS.includes(e.journeys[0]);
+  return SUITE_MATRIX.some((r) => r.journey === e.journeys[0]);
 }
 
 /** The day-two command a site is armed in. */
@@ -171,6 +174,102 @@ export interface MatrixPoint {
   backend: Backend;
 }
 
+/** The points of {@link SUITE_MATRIX}, each with what it shows. */
+const SUITE_POINTS: ReadonlyArray<{ backend: Backend; point: string; shows: string }> = [
+  {
+    backend: "local",
+    point: "docker.remove_old:after",
+    shows:
+      "the old runner's real clean close holds the group's offsets while nothing runs; resume creates the candidate, which starts at exactly the close vector (EOS output, every record once)",
+  },
+  {
+    backend: "postgres",
+    point: "docker.create_candidate:after",
+    shows:
+      "a lost create response: the real daemon's candidate is adopted by its generation labels and mounted plan, never created twice",
+  },
+  {
+    backend: "local",
+    point: "journal.interruption:after",
+    shows:
+      "a resume killed after recording the interruption, the real old runner TERMed or not: the next resume continues the same operation",
+  },
+  {
+    backend: "postgres",
+    point: "journal.resume:after",
+    shows:
+      "a resume killed after its authorization committed in PostgreSQL: the next resume reuses it and completes against the real runner",
+  },
+  {
+    backend: "local",
+    point: "kafka.position_offsets:after",
+    shows:
+      "the new group's committed offsets positioned on the real broker, no runner yet: the create continues without positioning again",
+  },
+  {
+    backend: "postgres",
+    point: "docker.create_runner:after",
+    shows:
+      "a created, never started runner on the real daemon: the create adopts it and the runner starts from the positioned offsets",
+  },
+  {
+    backend: "local",
+    point: "kafka.move_offsets_to_retained:after",
+    shows:
+      "an acceptance killed after moving the real group's offsets past records DeleteRecords removed: the decision finishes once, the replacement completes",
+  },
+  {
+    backend: "postgres",
+    point: "journal.abandon:before",
+    shows:
+      "an abandonment killed before its write: containers, volume, offsets, members and topic IDs as the dead apply left them",
+  },
+  {
+    backend: "local",
+    point: "connect.create_connector:after",
+    shows:
+      "a connector created on the real Connect worker, its response lost: the same apply adopts it, never a second one",
+  },
+  {
+    backend: "postgres",
+    point: "connect.update_connector_config:after",
+    shows:
+      "a reviewed config update applied on the real worker, its response lost: the same apply commits exactly that config",
+  },
+  {
+    backend: "local",
+    point: "docker.term_removed_runner:after",
+    shows:
+      "TERM sent to the real runner being removed, the apply dead: its clean close keeps the offsets and the volume, the same apply removes it",
+  },
+  {
+    backend: "postgres",
+    point: "docker.remove_removed_runner:before",
+    shows:
+      "a removal killed with the runner closed but present: the same apply removes exactly that container, the volume kept",
+  },
+  {
+    backend: "local",
+    point: "kafka.skip_record_offset:after",
+    shows:
+      "a skip killed after moving the real group past the poison record: exactly one partition moved by exactly one, the runner restarted once",
+  },
+  {
+    backend: "postgres",
+    point: "docker.start_stopped:after",
+    shows:
+      "a restart killed after starting the real stopped runner: the same generation runs, no offset moved, audited once",
+  },
+];
+
+/** The journey that first crosses a fault point's site (the inventory's first journey). */
+function firstJourney(point: string): Journey {
+  const site = point.slice(0, point.lastIndexOf(":"));
+  const e = faultInventory().find((x) => x.site.name === site);
+  if (!e) throw new Error(`SUITE_MATRIX names ${point}, whose site is not in the fault inventory`);
+  return e.journeys[0];
+}
+
 /**
  * The real matrix's `suite` tier: per journey and state backend, one fault point — a death there
  * leaves a state only the real services can show what follows from (the real runner's clean
@@ -179,110 +278,12 @@ export interface MatrixPoint {
  * fresh processes with every check of the case's kind. What a death at every other point of the
  * inventory leaves is proven over fakes of Docker, Kafka and Connect with the real state stores
  * by the crash sweep (testing/sweep: every site in every test run, every site × side × backend
- * in its full tier), and by this matrix's `full` tier. Each row names what it shows.
+ * in its full tier), and by this matrix's `full` tier. Each row names what it shows; its journey
+ * is the one the inventory arms first at its site.
  */
 export const SUITE_MATRIX: ReadonlyArray<
   { journey: Journey; backend: Backend; point: string; shows: string }
-> = [
-  {
-    journey: "replacement",
-    backend: "local",
-    point: "docker.remove_old:after",
-    shows:
-      "the old runner's real clean close holds the group's offsets while nothing runs; resume creates the candidate, which starts at exactly the close vector (EOS output, every record once)",
-  },
-  {
-    journey: "replacement",
-    backend: "postgres",
-    point: "docker.create_candidate:after",
-    shows:
-      "a lost create response: the real daemon's candidate is adopted by its generation labels and mounted plan, never created twice",
-  },
-  {
-    journey: "resume",
-    backend: "local",
-    point: "journal.interruption:after",
-    shows:
-      "a resume killed after recording the interruption, the real old runner TERMed or not: the next resume continues the same operation",
-  },
-  {
-    journey: "resume",
-    backend: "postgres",
-    point: "journal.resume:after",
-    shows:
-      "a resume killed after its authorization committed in PostgreSQL: the next resume reuses it and completes against the real runner",
-  },
-  {
-    journey: "create",
-    backend: "local",
-    point: "kafka.position_offsets:after",
-    shows:
-      "the new group's committed offsets positioned on the real broker, no runner yet: the create continues without positioning again",
-  },
-  {
-    journey: "create",
-    backend: "postgres",
-    point: "docker.create_runner:after",
-    shows:
-      "a created, never started runner on the real daemon: the create adopts it and the runner starts from the positioned offsets",
-  },
-  {
-    journey: "operator",
-    backend: "local",
-    point: "kafka.move_offsets_to_retained:after",
-    shows:
-      "an acceptance killed after moving the real group's offsets past records DeleteRecords removed: the decision finishes once, the replacement completes",
-  },
-  {
-    journey: "operator",
-    backend: "postgres",
-    point: "journal.abandon:before",
-    shows:
-      "an abandonment killed before its write: containers, volume, offsets, members and topic IDs as the dead apply left them",
-  },
-  {
-    journey: "connector",
-    backend: "local",
-    point: "connect.create_connector:after",
-    shows:
-      "a connector created on the real Connect worker, its response lost: the same apply adopts it, never a second one",
-  },
-  {
-    journey: "connector",
-    backend: "postgres",
-    point: "connect.update_connector_config:after",
-    shows:
-      "a reviewed config update applied on the real worker, its response lost: the same apply commits exactly that config",
-  },
-  {
-    journey: "removal",
-    backend: "local",
-    point: "docker.term_removed_runner:after",
-    shows:
-      "TERM sent to the real runner being removed, the apply dead: its clean close keeps the offsets and the volume, the same apply removes it",
-  },
-  {
-    journey: "removal",
-    backend: "postgres",
-    point: "docker.remove_removed_runner:before",
-    shows:
-      "a removal killed with the runner closed but present: the same apply removes exactly that container, the volume kept",
-  },
-  {
-    journey: "day_two",
-    backend: "local",
-    point: "kafka.skip_record_offset:after",
-    shows:
-      "a skip killed after moving the real group past the poison record: exactly one partition moved by exactly one, the runner restarted once",
-  },
-  {
-    journey: "day_two",
-    backend: "postgres",
-    point: "docker.start_stopped:after",
-    shows:
-      "a restart killed after starting the real stopped runner: the same generation runs, no offset moved, audited once",
-  },
-];
+> = SUITE_POINTS.map((r) => ({ journey: firstJourney(r.point), ...r }));
 
 /**
  * The real matrix's cases of a tier, in inventory order, local backend first. `full`: every

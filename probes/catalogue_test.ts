@@ -4,7 +4,8 @@
  * no site of the inventory is left without a crash case (the real matrix or the crash sweep).
  */
 import assert from "node:assert/strict";
-import { faultInventory } from "../lib/protocol/inventory.ts";
+import { faultInventory, type Journey } from "../lib/protocol/inventory.ts";
+import { JOURNEY_DESCRIPTORS } from "../lib/protocol/journeys.ts";
 import { operatorSites } from "../lib/protocol/operator.ts";
 import { sweepCases } from "../testing/sweep/cases.ts";
 import {
@@ -77,6 +78,27 @@ Deno.test("the suite's matrix is one point per journey and state backend, each i
     matrixPoints("full").map((m) => `${m.point}:${m.backend}`).filter((id) => ids.includes(id)),
     ids,
   );
+});
+
+Deno.test("the matrix's journeys are the registry's, and every registered site has its journey's matrix case on each backend", () => {
+  const crossings = [...new Set(JOURNEY_DESCRIPTORS.flatMap((j) => j.crossings.map((c) => c.by)))];
+  assert.ok(crossings.length >= 7, "the registry is read");
+  assert.deepEqual([...MATRIX_JOURNEYS], crossings);
+  const keys = new Set(SUITE_MATRIX.map((r) => `${r.journey}:${r.backend}`));
+  for (const e of faultInventory()) {
+    for (const backend of BACKENDS) {
+      assert.ok(
+        keys.has(`${e.journeys[0]}:${backend}`),
+        `${e.site.name}: its journey ${
+          e.journeys[0]
+        } has no matrix case on ${backend} (SUITE_MATRIX)`,
+      );
+    }
+  }
+  // a site of a journey with no matrix case is not armed (never in another journey's harness)
+  const [first] = faultInventory();
+  assert.equal(matrixArms(first), true);
+  assert.equal(matrixArms({ ...first, journeys: ["toy" as Journey] }), false);
 });
 
 Deno.test("no site is left without a crash case: the crash sweep crosses every one on every backend", () => {
