@@ -48,6 +48,7 @@
 import { SluiceError } from "../errors.ts";
 import { atSite } from "../fault/site.ts";
 import { DAY_TWO_SITES } from "../protocol/day_two.ts";
+import { admitsDayTwo } from "../protocol/journeys.ts";
 import { removalBinding } from "../protocol/removal.ts";
 import type {
   HistoryEvent,
@@ -215,8 +216,10 @@ export async function observeOwned(
   const name = compiled?.model ?? removed!.model;
   const owned = own?.runners.find((r) => r.model === name) ?? null;
   const c = snap.control?.opened ?? null;
-  const binding = c && owned ? removalBinding(c, owned.application_id) : null;
-  if (c && !binding) {
+  // beside a pending operation, only a runner its journey admits (the registry's rule, the one
+  // the state store applies to the audit event: a removal's own runner)
+  const admitted = c !== null && owned !== null && admitsDayTwo(c, owned.application_id);
+  if (c && !admitted) {
     throw blockerError([blocker(
       "BLOCKED_OPERATION_PENDING",
       `operation ${c.operation_id} (${c.kind}) is pending: 'sluice state show' names it; finish it ('sluice state resume', or 'sluice apply --plan FILE' for a create) or 'sluice state abandon' it first`,
@@ -244,8 +247,10 @@ export async function observeOwned(
   const obs = await observeRunner(p, target);
   const { blockers, container } = verifyOwnedRunner(obs, owned, own.topics, { expect: "any" });
   if (blockers.length > 0 || !container) throw blockerError(blockers);
+  // the runner of a pending removal: brought back only from a stop the removal cannot use, of
+  // the container the removal binds (its intent's binding)
+  const binding = c && admitted ? removalBinding(c, owned.application_id) : null;
   if (c && binding) {
-    // the runner of a pending removal: brought back only from a stop the removal cannot use
     const why = binding.container_id !== container.id
       ? `it binds container ${binding.container_id.slice(0, 12)}, not ${container.id.slice(0, 12)}`
       : !container.running && notACleanClose(container).length === 0
