@@ -51,6 +51,7 @@ function differingField(a: unknown, b: unknown): string {
 }
 
 function describe(a: PlannedAction): string {
+  if (a.type === "destroy") return `destroy of ${a.runners.length} runner(s)`;
   return `${a.type} ${"topic" in a ? a.topic : "model" in a ? a.model : a.connector}`;
 }
 
@@ -132,6 +133,10 @@ export function verifyPlanBindsProject(plan: Plan, truth: ProjectTruth): void {
             "is not declared in lifecycle.runner_removals (or is still declared under models)",
           );
         }
+        return;
+      case "destroy":
+        // a destroy takes down what the state owns, not what the project declares: its apply
+        // checks each bound runner against ownership exactly (lib/runtime/destroy.ts)
         return;
       case "create_connector":
       case "update_connector": {
