@@ -41,7 +41,12 @@ import { planImpact } from "./impact.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
 import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
 import { planConnectors } from "./connectors.ts";
-import { planRunnerRemovals, type RemoveRunnerAction } from "./removals.ts";
+import {
+  type DestroyAction,
+  planDestroy,
+  planRunnerRemovals,
+  type RemoveRunnerAction,
+} from "./removals.ts";
 import { REMOVAL_OPERATION_KIND } from "../protocol/removal.ts";
 import { planMixes } from "../protocol/journeys.ts";
 import {
@@ -73,6 +78,7 @@ export type PlannedAction =
   }
   | RunnerAction
   | RemoveRunnerAction
+  | DestroyAction
   | ConnectorAction;
 
 export type { ProviderIdentities };
@@ -213,6 +219,12 @@ export interface PlanInput {
    * runner_acls.ts`); absent for a project without security (the plan is then unchanged).
    */
   runnerAcls?: RunnerAclObservation | null;
+  /**
+   * `plan --destroy`: plan the removal of everything this project owns in the environment
+   * instead of the project's changes (`deleteData`: `--delete-data`, refused today). Absent or
+   * null: the project's plan.
+   */
+  destroy?: { deleteData: boolean } | null;
 }
 
 /** The pending operation as the planner shows it. */
@@ -291,6 +303,50 @@ export function planProject(input: PlanInput): Plan {
   const blockers: Blocker[] = [];
   const pending = input.pending ?? null;
   if (pending) blockers.push(pendingBlocker(pending));
+  if (input.destroy) {
+    if ((input.select ?? null) !== null) {
+      throw new SluiceError(
+        "USAGE_DESTROY_OPTIONS",
+        "--destroy plans the removal of everything the project owns: it takes no --select",
+      );
+    }
+    const d = planDestroy({
+      owned: ownership?.runners ?? [],
+      ownedTopics,
+      retained: ownership?.retained ?? [],
+      ownedConnectors: (ownership?.connectors ?? []).map((c) => c.name),
+      deleteData: input.destroy.deleteData,
+      observation,
+    });
+    actions.push(...d.actions);
+    blockers.push(...d.blockers);
+    for (const m of planMixes(actions)) {
+      blockers.push(blocker(m.code, m.message, { evidence: m.evidence }));
+    }
+    return {
+      format: 5,
+      project: compiled.project,
+      environment: compiled.environment,
+      mode: online ? "online" : "offline",
+      scope: "full",
+      selected: null,
+      created_at: input.now,
+      source_sha256: input.sourceSha256,
+      protected_state: { checksum: state.checksum, serial: ownership?.serial ?? 0 },
+      store: state.identity,
+      artifacts: [],
+      actions,
+      blockers,
+      typed_action: null,
+      impact: planImpact({
+        project,
+        changes: impactChanges(actions, blockers, new Set()),
+        live: online ? input.consumers ?? null : null,
+        liveUnobserved: online ? input.consumersUnobserved ?? "not read" : "offline plan",
+      }),
+      preview: null,
+    };
+  }
   const selected = selectedModels(project, input.select ?? null);
   const inScope = (model: string) => selected === null || selected.includes(model);
   const models = project.models.filter((m) => inScope(m.name));
@@ -587,6 +643,9 @@ function impactChanges(
   for (const a of actions) {
     if (a.type === "create_runner") out.push({ model: a.model, change: "create" });
     if (a.type === "remove_runner") out.push({ model: a.model, change: "remove" });
+    if (a.type === "destroy") {
+      for (const r of a.runners) out.push({ model: r.model, change: "remove" });
+    }
     if (a.type === "replace_runner_predicate") {
       out.push({ model: a.model, change: "replace_predicate" });
     }

@@ -21,7 +21,7 @@
  * ```
  * @module
  */
-import type { OwnedRunner, OwnedTopic } from "../state/ownership.ts";
+import type { OwnedRunner, OwnedTopic, RetainedRunner } from "../state/ownership.ts";
 import type { RunnerRemovalDecl } from "../project/removals.ts";
 import { type Blocker, blocker } from "../validation/blocker.ts";
 import type { ProjectObservation } from "../validation/observation.ts";
@@ -81,8 +81,8 @@ export interface RunnerRemovalInput {
   owned: OwnedRunner[];
   /** The owned topics (a removed runner's topics are checked as any owned runner's). */
   ownedTopics: OwnedTopic[];
-  /** The declared removals. */
-  removals: RunnerRemovalDecl[];
+  /** The declared removals (a destroy: every owned model). */
+  removals: readonly Pick<RunnerRemovalDecl, "model">[];
   /** The models the project declares (compiled). */
   declared: ReadonlySet<string>;
   /** Null offline. */
@@ -182,5 +182,122 @@ export function planRunnerRemovals(
       },
     });
   }
+  return { actions, blockers };
+}
+
+/**
+ * The plan of `sluice plan --destroy`: every owned runner taken down, each bound exactly as a
+ * runner removal binds it ({@link RemoveRunnerAction}), applied by the destroy journey
+ * (`lib/protocol/destroy.ts`) as one operation.
+ */
+export interface DestroyAction {
+  /** The action's type. */
+  type: "destroy";
+  /** Every owned runner, in ownership order, bound as a removal binds it (the last one too). */
+  runners: RemoveRunnerAction[];
+  /** What the destroy keeps: nothing data-bearing is deleted. */
+  keeps: {
+    /** The owned topics (with their records); they stay owned. */
+    topics: string[];
+    /** The state volumes of the runners it takes down and of those removed before. */
+    volumes: string[];
+    /** The consumer groups (application IDs) with their committed offsets. */
+    consumer_groups: string[];
+  };
+}
+
+/** What {@link planDestroy} reads. */
+export interface DestroyInput {
+  /** The owned runners, topics and what earlier removals kept. */
+  owned: OwnedRunner[];
+  ownedTopics: OwnedTopic[];
+  retained: RetainedRunner[];
+  /** The owned connectors' exact names (a destroy does not take them down yet). */
+  ownedConnectors: string[];
+  /** Whether the data-bearing resources were asked to be deleted (`--delete-data`). */
+  deleteData: boolean;
+  /** Null offline. */
+  observation: ProjectObservation | null;
+}
+
+/** What a destroy keeps, said once wherever a destroy is reviewed. */
+export const DESTROY_NOTE =
+  "A destroy takes down every runner this project owns in the environment (TERM, clean close, its container removed) and keeps every data-bearing resource: each runner's state volume, its consumer group with its committed offsets, and the owned topics with their records. Planning the project again afterwards is a create that resumes from them. docs/runbook.md says how to delete them by hand and what is lost.";
+
+/**
+ * The destroy plan's action and blockers: the owned runners × a fresh observation of each
+ * one's exact generation, the same checks and bindings as a declared removal's
+ * ({@link planRunnerRemovals}, with every owned model removed and none declared). No action
+ * when nothing runs (a destroy after a destroy changes nothing). A destroy never deletes data:
+ * `deleteData` is refused (`BLOCKED_DESTROY_DATA_DELETION`), and owned connectors are not yet
+ * taken down by it (`BLOCKED_DESTROY_CONNECTORS`).
+ *
+ * @example
+ * ```ts
+ * import { planDestroy } from "./removals.ts";
+ * planDestroy({ owned: [], ownedTopics: [], retained: [], ownedConnectors: [], deleteData: false, observation: null });
+ * // { actions: [], blockers: [] }
+ * ```
+ */
+export function planDestroy(
+  input: DestroyInput,
+): { actions: DestroyAction[]; blockers: Blocker[] } {
+  const blockers: Blocker[] = [];
+  const kept = {
+    topics: input.ownedTopics.map((t) => t.name),
+    volumes: [
+      ...input.owned.map((r) => r.volume.name),
+      ...input.retained.map((r) => r.volume.name),
+    ],
+    consumer_groups: [
+      ...input.owned.map((r) => r.application_id),
+      ...input.retained.map((r) => r.application_id),
+    ],
+  };
+  if (input.deleteData) {
+    blockers.push(blocker(
+      "BLOCKED_DESTROY_DATA_DELETION",
+      `a destroy does not delete data-bearing resources yet: ${
+        [
+          kept.topics.length > 0 ? `topics ${kept.topics.join(", ")}` : "",
+          kept.volumes.length > 0 ? `state volumes ${kept.volumes.join(", ")}` : "",
+          kept.consumer_groups.length > 0
+            ? `consumer groups (with their offsets) ${kept.consumer_groups.join(", ")}`
+            : "",
+        ].filter((x) => x !== "").join("; ") || "nothing is owned"
+      } would stay. Plan the destroy without --delete-data, then delete them by hand (docs/runbook.md, "Destroy")`,
+      { evidence: { keeps: kept } },
+    ));
+  }
+  if (input.ownedConnectors.length > 0) {
+    blockers.push(blocker(
+      "BLOCKED_DESTROY_CONNECTORS",
+      `this project owns connector${input.ownedConnectors.length === 1 ? "" : "s"} ${
+        input.ownedConnectors.join(", ")
+      }, which a destroy does not take down yet: declare their removal (lifecycle.connector_removals), plan and apply it, then plan the destroy`,
+      { evidence: { connectors: input.ownedConnectors } },
+    ));
+  }
+  if (input.observation === null && input.owned.length > 0) {
+    blockers.push(blocker(
+      "BLOCKED_OFFLINE_REMOVAL",
+      `a destroy takes down ${input.owned.length} runner${
+        input.owned.length === 1 ? "" : "s"
+      } and is planned online (it binds each exact running generation): plan again without --offline`,
+      { evidence: { runners: input.owned.map((r) => r.model) } },
+    ));
+    return { actions: [], blockers };
+  }
+  const removals = planRunnerRemovals({
+    owned: input.owned,
+    ownedTopics: input.ownedTopics,
+    removals: input.owned.map((r) => ({ model: r.model })),
+    declared: new Set(),
+    observation: input.observation,
+  });
+  blockers.push(...removals.blockers);
+  const actions: DestroyAction[] = input.owned.length === 0
+    ? []
+    : [{ type: "destroy", runners: removals.actions, keeps: kept }];
   return { actions, blockers };
 }
