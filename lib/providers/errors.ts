@@ -205,12 +205,19 @@ export function errorChain(error: unknown): object[] {
   return out;
 }
 
+/** Node.js's TLS and OpenSSL error codes: a certificate not trusted, expired, for another name. */
+const TLS_CODES =
+  /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT)/;
+
 function systemErrors(error: unknown): SystemError[] {
   const out: SystemError[] = [];
   for (const e of errorChain(error)) {
     const x = e as Partial<Record<keyof SystemError, unknown>>;
-    // Node's errno codes; `syscall` is absent on some (a `socket hang up` is a bare ECONNRESET)
-    if (typeof x.code !== "string" || !/^E[A-Z_]+$/.test(x.code)) continue;
+    // Node's errno codes; `syscall` is absent on some (a `socket hang up` is a bare ECONNRESET);
+    // a TLS code (`ERR_TLS_CERT_ALTNAME_INVALID`) is no system error: `tlsFailure` reads it
+    if (typeof x.code !== "string" || !/^E[A-Z_]+$/.test(x.code) || TLS_CODES.test(x.code)) {
+      continue;
+    }
     out.push({
       code: x.code,
       syscall: typeof x.syscall === "string" ? x.syscall : undefined,
@@ -255,10 +262,6 @@ function describeSystemError(s: SystemError): string {
   }
   return s.message;
 }
-
-/** Node.js's TLS and OpenSSL error codes: a certificate not trusted, expired, for another name. */
-const TLS_CODES =
-  /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT)/;
 
 /**
  * The TLS handshake failure in an error's chain (`untrusted`), or null when there is none.
@@ -449,10 +452,12 @@ export function providerFailure(
   specific?: (error: unknown) => Failure | null,
 ): unknown {
   if (error instanceof SluiceError || isBug(error)) return error;
-  const seen = [transportFailure(error), specific?.(error) ?? null];
+  const seen = [transportFailure(error), specific?.(error) ?? null, tlsFailure(error)];
   const first = (kind: FailureKind) => seen.find((f) => f?.kind === kind);
+  // a failed TLS handshake: the connection was never usable, whatever broke it after;
   // a broken connection outweighs a refused one: a mutation may then have been applied
-  const failure = first("denied") ?? first("lost") ?? first("unreachable") ?? seen[1] ?? {
+  const failure = first("denied") ?? first("untrusted") ?? first("lost") ??
+    first("unreachable") ?? seen[1] ?? {
     kind: "refused" as const,
     detail: chainMessages(error),
   };
