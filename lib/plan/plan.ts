@@ -54,6 +54,7 @@ import {
   type RunnerAclObservation,
   type RunnerPermissions,
 } from "../validation/runner_permissions.ts";
+import type { RunnerCredentialsBinding } from "./runner_credentials.ts";
 
 /** A planned provider mutation. */
 export type PlannedAction =
@@ -169,6 +170,13 @@ export interface Plan {
    * @internal the plan's sealed content, read by apply; read what it does in the plan's review
    */
   runner_permissions?: RunnerPermissions;
+  /**
+   * Under `kafka.security`, in an unblocked plan that starts a runner: the keyed hash of the
+   * runner principal's client file (`runner_credentials.ts`), which apply compares with the
+   * current credentials. Absent otherwise (the plan is then unchanged).
+   * @internal the plan's sealed content, read by apply; read what it does in the plan's review
+   */
+  runner_credentials?: RunnerCredentialsBinding;
 }
 
 /** A plan's keyed seal: the key's ID and the HMAC-SHA256 of the plan under it. */
