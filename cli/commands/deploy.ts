@@ -194,7 +194,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .action(async (opts: Common & { health?: boolean }, cmd: Command) => {
       await using project = await openCommandProject(deps, opts);
       const status = await project.status();
-      printResult(outputFormat(cmd), "status", status, () => renderStatus(status));
+      printResult(outputFormat(cmd), "status", statusJson(status), () => renderStatus(status));
       const sick = status.models.filter((m) => !m.healthy).length +
         (status.connectors ?? []).filter((c) => !c.healthy).length;
       if (opts.health && sick > 0) {
@@ -204,6 +204,20 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         );
       }
     });
+}
+
+/**
+ * The `status -o json` envelope's data as it was before SDK 0.2.0 (the CLI's JSON is stable):
+ * each model row's `model` is its application ID, with no `application_id` field.
+ */
+function statusJson(s: ProjectStatus): unknown {
+  return {
+    ...s,
+    models: s.models.map(({ application_id, model: _name, ...row }) => ({
+      model: application_id,
+      ...row,
+    })),
+  };
 }
 
 function renderStatus(s: ProjectStatus): string {
@@ -222,7 +236,7 @@ function renderStatus(s: ProjectStatus): string {
       : [],
   ).concat(
     s.models.flatMap((r) => [
-      `${r.healthy ? "ok  " : "FAIL"} ${r.model}  ${r.state}  container=${
+      `${r.healthy ? "ok  " : "FAIL"} ${r.application_id}  ${r.state}  container=${
         r.container ?? "-"
       }  generation=${r.generation ?? "-"}${
         r.candidate_of ? ` (candidate of pending operation ${r.candidate_of})` : ""

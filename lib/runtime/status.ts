@@ -22,6 +22,7 @@
  */
 import { resolve } from "node:path";
 import { SluiceError } from "../errors.ts";
+import { applicationId } from "../artifact/application_id.ts";
 import { loadProject } from "../project/load.ts";
 import { openStateStore } from "../state/open.ts";
 import type { StoreIdentity } from "../state/journal.ts";
@@ -36,8 +37,10 @@ import { projectStoreConfig } from "./state_store.ts";
 
 /** The health and lag of one runner model. */
 export interface ModelStatus {
-  /** The model's application ID. */
+  /** The model's name (as `sluice.yaml` declares it; `sluice logs MODEL` takes it). */
   model: string;
+  /** The model's application ID (container label, volume name, consumer group ID). */
+  application_id: string;
   /**
    * The pending operation whose candidate this model's container is (a container of the pending
    * operation is its candidate, not a foreign generation), or null.
@@ -127,11 +130,16 @@ export interface ProjectStatus {
 export async function projectStatus(options: SessionOptions = {}): Promise<ProjectStatus> {
   await using owned = new AsyncDisposableStack();
   let store = options.store;
+  const project = await loadProject(resolve(options.dir ?? "."), {
+    environment: options.environment ?? null,
+    settings: options.settings,
+  });
+  // each observed application ID's model, named as the manifest declares it
+  const m = project.manifest;
+  const modelOf = new Map(
+    project.models.map((x) => [applicationId(m.project, m.environment, x.name), x.name]),
+  );
   if (!store) {
-    const project = await loadProject(resolve(options.dir ?? "."), {
-      environment: options.environment ?? null,
-      settings: options.settings,
-    });
     const clock = options.clock ?? SYSTEM_CLOCK;
     const opened = openStateStore(projectStoreConfig(project), {
       clock: () => new Date(clock.now()),
@@ -158,7 +166,12 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
       pending: integrity.pending,
     },
     models: obs.runners.map((r) =>
-      modelStatus(r, integrity.pending?.operation_id ?? null, history)
+      modelStatus(
+        r,
+        modelOf.get(r.target.applicationId) ?? r.target.applicationId,
+        integrity.pending?.operation_id ?? null,
+        history,
+      )
     ),
     ...(obs.connectors
       ? {
@@ -175,9 +188,13 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
   };
 }
 
-/** One model's row (pure: from its observation and the pending operation's ID, if any). */
+/**
+ * One model's row (pure: from its observation, the model's name and the pending operation's ID,
+ * if any).
+ */
 export function modelStatus(
   r: RunnerObservation,
+  model: string,
   pendingId: string | null = null,
   history: readonly HistoryEvent[] = [],
 ): ModelStatus {
@@ -194,7 +211,8 @@ export function modelStatus(
     ? runnerDrift(c[0], history, { topic: r.target.inputTopic, committed: r.kafka.committed })
     : null;
   return {
-    model: r.target.applicationId,
+    model,
+    application_id: r.target.applicationId,
     candidate_of: candidate ? pendingId : null,
     containers: c.length,
     state: c.length === 1 ? c[0].status : c.length === 0 ? "absent" : "several",
