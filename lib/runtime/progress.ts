@@ -51,6 +51,7 @@ export const EVENT_SCHEMA_VERSION = 1;
 export type Journey =
   | "create"
   | "runner_removal"
+  | "destroy"
   | "connector_change"
   | "replacement"
   | "restart"
