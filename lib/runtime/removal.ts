@@ -1,20 +1,24 @@
 /**
  * Apply a plan's runner removals (`remove_runner`, from `lifecycle.runner_removals`): the rows of
- * the removal table (`lib/protocol/removal.ts`), in order, each crossing its row's fault site.
- * Under the deployment lock it re-verifies that each runner is exactly the generation the plan
- * bound (container ID, generation, mounted plan, artifact checksum) and running, records the
- * intent (each bound generation and the owned record it releases), then per runner sends TERM,
- * waits for the clean-close evidence a replacement's `old_closed` row requires (exited 0 or 143,
- * no OOM kill, no Docker error, its own fresh CLOSED status file, the group without members), removes that
- * exact container — never its volume — and finally commits ownership without the runners
- * (serial + 1). The state volume, the consumer group with its committed offsets and the topics
- * stay; the result lists them.
+ * the removal table (`lib/protocol/removal.ts`), each crossing its row's fault site. Under the
+ * deployment lock it re-verifies that each runner is exactly the generation the plan bound
+ * (container ID, generation, mounted plan, artifact checksum) and running, and records the intent
+ * (each bound generation and the owned record it releases). From there the journey driver
+ * (`journey_driver.ts`) runs the table: fresh readings (`removal_reading.ts`), the table's
+ * decision (`decideRemoval`, `removal_next.ts` — the one `state runner-status` reports), one
+ * step. Per runner that is TERM, the wait for the clean-close evidence a replacement's
+ * `old_closed` row requires (exited 0 or 143, no OOM kill, no Docker error, its own fresh CLOSED
+ * status file, the group without members), the removal of that exact container — never its
+ * volume — and finally the commit of ownership without the runners (serial + 1). The state
+ * volume, the consumer group with its committed offsets and the topics stay; the result lists
+ * them.
  *
  * **Continuation.** A process killed anywhere leaves the operation pending; `apply --plan` with
- * the same plan file continues it: each runner is decided by a fresh exact observation (running:
- * TERM again; stopped: the clean-close evidence, then remove; absent: removed), anything else
- * blocks (`BLOCKED_REMOVAL_GENERATION_CHANGED`). A commit whose acknowledgement was lost is
- * recognized by the audit's `ownership_committed` event of the plan's operation ID.
+ * the same plan file continues it with the same driver: each runner is decided by a fresh exact
+ * observation (running: TERM again; stopped: the clean-close evidence, then remove; absent:
+ * removed), anything else blocks (`BLOCKED_REMOVAL_GENERATION_CHANGED`). A commit whose
+ * acknowledgement was lost is recognized by the audit's `ownership_committed` event of the plan's
+ * operation ID.
  *
  * @example
  * ```ts
@@ -33,7 +37,7 @@ import { parseMountedPlan } from "../protocol/mounted_plan.ts";
 import { REMOVAL_OPERATION_KIND, removalOperationId, removalSite } from "../protocol/removal.ts";
 import type { RunnerRemovalDecl } from "../project/removals.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
-import { commitOfOperation, type HistoryEvent } from "../state/history.ts";
+import type { HistoryEvent } from "../state/history.ts";
 import {
   emptyOwnership,
   type OwnedRunner,
@@ -45,19 +49,32 @@ import {
 import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { Json } from "../state/_canonical.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
-import {
-  type ContainerEvidence,
-  type RunnerObservation,
-  type RunnerTarget,
-  targetOfArtifact,
-} from "../validation/observation.ts";
+import { type RunnerTarget, targetOfArtifact } from "../validation/observation.ts";
 import { validateArtifact } from "../artifact/artifact.ts";
-import { notACleanClose } from "../validation/runner_stop.ts";
 import { type Clock, isoNow, SYSTEM_CLOCK } from "./deps.ts";
+import { driveJourney } from "./journey_driver.ts";
 import { LABEL, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
 import { type ObserverPorts, observeRunner } from "./observer.ts";
 import { OperationEvents, type ProgressListener } from "./progress.ts";
 import { providerMutation } from "./provider_mutation.ts";
+import {
+  readRemoval,
+  removalActions,
+  type RemovalReadings,
+  seen,
+  targetOfRemoval,
+  wayBack,
+} from "./removal_reading.ts";
+import { decideRemoval, type RemovalGo, type RemovalWait } from "./removal_next.ts";
+
+// the readings the removal decides by, where its callers have always found them
+export {
+  removalActions,
+  type Seen,
+  seen,
+  targetOfRemoval,
+  uncleanClose,
+} from "./removal_reading.ts";
 
 /** What the removal journey takes from the apply's context. */
 export interface RemovalContext extends ObserverPorts {
@@ -106,32 +123,6 @@ export interface RemovalResult {
 }
 
 /**
- * The plan's runner removals.
- *
- * @example
- * ```ts
- * import { removalActions } from "./removal.ts";
- * import type { Plan } from "../plan/plan.ts";
- * const count = (p: Plan) => removalActions(p).length;
- * ```
- */
-export function removalActions(plan: Plan): RemoveRunnerAction[] {
-  return plan.actions.filter((a): a is RemoveRunnerAction => a.type === "remove_runner");
-}
-
-/** The observer's target of a bound removal (exported for `state runner-status`). */
-export function targetOfRemoval(a: RemoveRunnerAction): RunnerTarget {
-  return {
-    applicationId: a.application_id,
-    inputTopic: a.runner.input_topic,
-    outputTopic: a.runner.output_topic,
-    ...(a.runner.dead_letter_topic ? { deadLetterTopic: a.runner.dead_letter_topic } : {}),
-    image: a.runner.image,
-    network: a.runner.network,
-  };
-}
-
-/**
  * What the planner observes for each owned runner declared removed: the target read from the
  * mounted plan of the container that carries its application ID (the model is no longer
  * compiled, so its generation says what it runs). A runner with no container, or whose plan
@@ -170,85 +161,6 @@ export async function removalTargets(
     } catch {
       // an unreadable plan: no target, the planner blocks the removal
     }
-  }
-  return out;
-}
-
-/** The bound generation's exact state on a fresh observation. */
-export type Seen =
-  | { kind: "present"; container: ContainerEvidence }
-  | { kind: "absent" }
-  | { kind: "changed"; blocker: Blocker };
-
-/** Where the bound generation stands on one exact observation (also `state runner-status`). */
-export function seen(a: RemoveRunnerAction, obs: RunnerObservation): Seen {
-  const changed = (why: string, evidence: Record<string, unknown>): Seen => ({
-    kind: "changed",
-    blocker: blocker(
-      "BLOCKED_REMOVAL_GENERATION_CHANGED",
-      `model ${a.model}: ${why}; the removal names container ${
-        a.container.id.slice(0, 12)
-      } (${a.container.name}, generation ${a.container.generation}) only. Plan again to see the runner as it is now`,
-      { model: a.model, evidence: { bound: a.container, ...evidence } },
-    ),
-  });
-  const others = obs.containers.filter((c) => c.id !== a.container.id);
-  if (others.length > 0) {
-    return changed(
-      `${others.length} other container${
-        others.length === 1 ? "" : "s"
-      } carry application ID ${a.application_id}`,
-      { others: others.map((c) => ({ id: c.id, name: c.name, generation: c.labels.generation })) },
-    );
-  }
-  const c = obs.containers.find((x) => x.id === a.container.id);
-  if (!c) return { kind: "absent" };
-  if (
-    c.labels.generation !== a.container.generation ||
-    c.labels.planSha256 !== a.container.plan_sha256 ||
-    c.labels.artifactSha256 !== a.artifact_sha256
-  ) {
-    return changed(`container ${c.id.slice(0, 12)} carries other generation labels`, {
-      observed: {
-        generation: c.labels.generation,
-        plan_sha256: c.labels.planSha256,
-        artifact_sha256: c.labels.artifactSha256,
-      },
-    });
-  }
-  return { kind: "present", container: c };
-}
-
-/**
- * The way back to a removable runner through sluice, when the bound runner stopped without a
- * clean close (killed, crashed, OOM, or its close bound hit): its last transaction is not proven
- * committed, so it is neither removed nor released. `sluice restart` runs the same generation
- * again from its committed offsets — also while its removal is pending, with the manifest as the
- * removal left it — and the removal then stops it with TERM and checks its clean close.
- */
-function wayBack(model: string, operationId: string | null): string {
-  return operationId
-    ? `removal ${operationId} stays pending with the container kept. Way out: 'sluice restart ${model} --reason TEXT' (the same generation runs again from its committed offsets), then the same 'sluice apply --plan FILE' (TERM, a clean close, removed); or give up: 'sluice state abandon --operation-id ${operationId} --reason TEXT' (docs/runbook.md, "Removal blockers")`
-    : `Way out: 'sluice restart ${model} --reason TEXT' (the same generation runs again from its committed offsets), then 'sluice plan --out FILE' and 'sluice apply --plan FILE' (docs/runbook.md, "Removal blockers")`;
-}
-
-/** Why a stopped bound runner may not be removed, with the way back (also `state runner-status`). */
-export function uncleanClose(
-  a: RemoveRunnerAction,
-  c: ContainerEvidence,
-  operationId: string,
-): Blocker[] {
-  // the clean-close rule a replacement's old_closed row applies too (notACleanClose)
-  const out = notACleanClose(c).map((f) =>
-    blocker(f.code, `model ${a.model}: ${f.message}`, {
-      model: a.model,
-      evidence: { container: c.id, status: c.status, exitCode: c.exitCode, oomKilled: c.oomKilled },
-    })
-  );
-  // the way out is said once, after the last reason
-  if (out.length > 0) {
-    const last = out[out.length - 1];
-    out[out.length - 1] = { ...last, message: `${last.message}; ${wayBack(a.model, operationId)}` };
   }
   return out;
 }
@@ -462,7 +374,12 @@ function removedOf(a: RemoveRunnerAction, exit: number | null): RemovedRunner {
   };
 }
 
-/** The rows after the intent: per runner TERM, clean close, remove; then the commit. */
+/**
+ * The rows after the intent, run by the journey driver: each decision is the removal table's
+ * ({@link decideRemoval}, the one `state runner-status` reports) on fresh readings; this crosses
+ * the step it names at its row's site — TERM, the removal of the container, the commit — or
+ * waits on the row that waits (the runner's exit, its group emptied).
+ */
 async function drive(
   ctx: RemovalContext,
   events: OperationEvents,
@@ -475,115 +392,110 @@ async function drive(
   const actions = removalActions(plan);
   const control = start.control!.opened;
   const released = control.intent.details.released as unknown as OwnedRunner[];
-  // only the clear was lost: the commit the history recorded is the state; clear it
-  const committed = commitOfOperation(start.history.events, operationId);
-  if (committed && start.ownership?.checksum === committed.state_checksum) {
-    const done = await atSite(
-      removalSite("commit"),
-      () =>
-        ctx.store.commitOwnership(start, start.ownership!.document, {
-          operationId,
-          recordedAt: isoNow(clock),
-        }),
-    );
-    events.committed(
-      done.ownership!.document.serial,
-      `ownership serial ${
-        done.ownership!.document.serial
-      } (committed before; its clear is now recorded)`,
-    );
-    return {
-      operation_id: operationId,
-      serial: done.ownership!.document.serial,
-      continued,
-      already_applied: false,
-      removed: actions.map((a) => removedOf(a, null)),
-    };
-  }
-  const current = start.ownership?.document ??
-    emptyOwnership(ctx.store.project, ctx.store.environment);
-  if (stateChecksum(current) !== control.intent.original_state_checksum) {
-    throw new SluiceError(
-      "BLOCKED_STATE_CHANGED",
-      `ownership changed while runner removal ${operationId} was pending (${control.intent.original_state_checksum} → ${
-        stateChecksum(current)
-      })`,
-    );
-  }
-  const bound = ctx.closeTimeoutMs ?? (RUNNER_EXECUTION.stopTimeoutSeconds + 60) * 1000;
-  const removed: RemovedRunner[] = [];
-  for (const a of actions) {
-    const deadline = clock.now() + bound;
-    let termSent = false;
-    let exit: number | null = null;
-    while (true) {
-      const obs = await observeRunner(ctx, targetOfRemoval(a));
-      const s = seen(a, obs);
-      if (s.kind === "changed") throw blockerError([s.blocker]);
-      if (s.kind === "absent") {
+  const termSent = new Set<string>();
+  // the runners this run took down, with the exit code of their clean close (null: found absent)
+  const done = new Map<string, number | null>();
+  const result = (serial: number, exits: boolean): RemovalResult => ({
+    operation_id: operationId,
+    serial,
+    continued,
+    already_applied: false,
+    removed: actions.map((a) => removedOf(a, exits ? done.get(a.model) ?? null : null)),
+  });
+  return await driveJourney<RemovalReadings, RemovalGo, RemovalResult>({
+    events,
+    clock,
+    boundMs: ctx.closeTimeoutMs ?? (RUNNER_EXECUTION.stopTimeoutSeconds + 60) * 1000,
+    read: async () => {
+      const readings = await readRemoval(ctx, plan, start, new Set(done.keys()));
+      for (const r of readings.runners) {
+        if (r.seen.kind !== "absent") continue;
         // removed (a lost remove response), by this operation or by hand: it is gone either way
+        done.set(r.action.model, null);
         events.boundary({
           kind: "action",
           action: "remove",
           boundary: "remove_container",
-          message: `${a.container.name} is absent`,
+          message: `${r.action.container.name} is absent`,
         });
-        break;
       }
-      const c = s.container;
-      if (c.running) {
-        if (!termSent) {
-          await providerMutation(
-            ctx.store,
-            removalSite("term_runner"),
-            () => ctx.docker.signalTerm(c.id),
-          );
-          termSent = true;
+      return readings;
+    },
+    decide: (readings) => decideRemoval(readings, { termSent }),
+    wake: async (w, _readings, left) => {
+      const wait = w as RemovalWait;
+      if (wait.on === "exit") {
+        await ctx.docker.awaitExit(wait.container.id, Math.max(1, Math.min(5_000, left)));
+      } else await events.sleep(200);
+    },
+    cross: async (step) => {
+      switch (step.kind) {
+        case "term_runner": {
+          const c = step.container;
+          await providerMutation(ctx.store, step.row.site, () => ctx.docker.signalTerm(c.id));
+          termSent.add(c.id);
           events.emit({ kind: "action", action: "term", message: `${c.name} sent TERM` });
+          return undefined;
         }
-        if (clock.now() > deadline) {
-          throw new SluiceError(
-            "UNKNOWN_OUTCOME_TIMEOUT",
-            `runner ${c.name} did not stop within ${
-              bound / 1000
-            }s of TERM; it was left as it is. Run 'sluice apply --plan FILE' again to continue the removal`,
-          );
+        case "remove_container": {
+          const c = step.container;
+          await providerMutation(ctx.store, step.row.site, () => ctx.docker.removeContainer(c.id));
+          done.set(step.runner.action.model, c.exitCode);
+          events.boundary({
+            kind: "action",
+            action: "remove",
+            boundary: "remove_container",
+            message: `${c.name} closed cleanly (exit ${c.exitCode}) and removed`,
+          });
+          return undefined;
         }
-        // a cancelled run stops waiting at once (the runner is left as a timeout leaves it)
-        await events.wait(
-          ctx.docker.awaitExit(c.id, Math.max(1, Math.min(5_000, deadline - clock.now()))),
-        );
-        continue;
+        case "commit":
+          return step.recorded
+            ? await clearCommitted(ctx, events, start, operationId).then((serial) =>
+              result(serial, false)
+            )
+            : await commitRemoval(ctx, events, start, operationId, released, actions).then((
+              serial,
+            ) => result(serial, true));
       }
-      const unclean = uncleanClose(a, c, operationId);
-      if (unclean.length > 0) throw blockerError(unclean);
-      const g = obs.kafka.group;
-      if (g.members.length > 0 || !["Empty", "Dead"].includes(g.state)) {
-        if (clock.now() > deadline) {
-          throw new SluiceError(
-            "UNKNOWN_OUTCOME_TIMEOUT",
-            `group ${a.application_id} still has ${g.members.length} members (${g.state}) after its runner stopped; run 'sluice apply --plan FILE' again to continue the removal`,
-          );
-        }
-        await events.sleep(200);
-        continue;
-      }
-      exit = c.exitCode;
-      await providerMutation(
-        ctx.store,
-        removalSite("remove_container"),
-        () => ctx.docker.removeContainer(c.id),
-      );
-      events.boundary({
-        kind: "action",
-        action: "remove",
-        boundary: "remove_container",
-        message: `${c.name} closed cleanly (exit ${c.exitCode}) and removed`,
-      });
-      break;
-    }
-    removed.push(removedOf(a, exit));
-  }
+    },
+  });
+}
+
+/** Only the clear was lost: the commit the history recorded is the state; clear it. */
+async function clearCommitted(
+  ctx: RemovalContext,
+  events: OperationEvents,
+  start: StateSnapshot,
+  operationId: string,
+): Promise<number> {
+  const done = await atSite(
+    removalSite("commit"),
+    () =>
+      ctx.store.commitOwnership(start, start.ownership!.document, {
+        operationId,
+        recordedAt: isoNow(ctx.clock ?? SYSTEM_CLOCK),
+      }),
+  );
+  const serial = done.ownership!.document.serial;
+  events.committed(
+    serial,
+    `ownership serial ${serial} (committed before; its clear is now recorded)`,
+  );
+  return serial;
+}
+
+/** Commit ownership without the released runners, their volumes and groups recorded as kept. */
+async function commitRemoval(
+  ctx: RemovalContext,
+  events: OperationEvents,
+  start: StateSnapshot,
+  operationId: string,
+  released: OwnedRunner[],
+  actions: RemoveRunnerAction[],
+): Promise<number> {
+  const current = start.ownership?.document ??
+    emptyOwnership(ctx.store.project, ctx.store.environment);
   // the released runners' volumes and groups are kept: recorded, so that the model declared
   // again resumes from them (its create adopts exactly this volume and keeps the offsets)
   const kept: RetainedRunner[] = released.map((r) => ({
@@ -603,7 +515,11 @@ async function drive(
   );
   const done = await atSite(
     removalSite("commit"),
-    () => ctx.store.commitOwnership(start, next, { operationId, recordedAt: isoNow(clock) }),
+    () =>
+      ctx.store.commitOwnership(start, next, {
+        operationId,
+        recordedAt: isoNow(ctx.clock ?? SYSTEM_CLOCK),
+      }),
   );
   events.committed(
     next.serial,
@@ -611,11 +527,5 @@ async function drive(
       actions.map((a) => a.model).join(", ")
     } released; volume, group offsets and topics kept`,
   );
-  return {
-    operation_id: operationId,
-    serial: done.ownership!.document.serial,
-    continued,
-    already_applied: false,
-    removed,
-  };
+  return done.ownership!.document.serial;
 }

@@ -1,0 +1,230 @@
+/**
+ * What a pending runner removal is decided by, read fresh and read-only: whether its commit is
+ * already the state, whether ownership is still the one its intent recorded, and per bound
+ * runner (in plan order) where its exact generation stands — present, absent, or changed. The
+ * removal's continuation (`removal.ts`) and `state runner-status` (`removal_next.ts`) decide from
+ * these same readings, by the same function.
+ *
+ * @example
+ * ```ts
+ * import { readRemoval } from "./removal_reading.ts";
+ * // const r = await readRemoval(ctx, plan, snap);
+ * // r.committed ? "only the clear" : r.runners.map((x) => x.seen.kind)
+ * ```
+ * @module
+ */
+import type { Plan } from "../plan/plan.ts";
+import type { RemoveRunnerAction } from "../plan/removals.ts";
+import { commitOfOperation } from "../state/history.ts";
+import { emptyOwnership, stateChecksum } from "../state/ownership.ts";
+import type { StateSnapshot, StateStore } from "../state/store.ts";
+import { type Blocker, blocker } from "../validation/blocker.ts";
+import type {
+  ContainerEvidence,
+  RunnerObservation,
+  RunnerTarget,
+} from "../validation/observation.ts";
+import { notACleanClose } from "../validation/runner_stop.ts";
+import { type ObserverPorts, observeRunner } from "./observer.ts";
+
+/**
+ * The plan's runner removals.
+ *
+ * @example
+ * ```ts
+ * import { removalActions } from "./removal_reading.ts";
+ * import type { Plan } from "../plan/plan.ts";
+ * const count = (p: Plan) => removalActions(p).length;
+ * ```
+ */
+export function removalActions(plan: Plan): RemoveRunnerAction[] {
+  return plan.actions.filter((a): a is RemoveRunnerAction => a.type === "remove_runner");
+}
+
+/**
+ * The observer's target of a bound removal.
+ *
+ * @example
+ * ```ts
+ * import { targetOfRemoval } from "./removal_reading.ts";
+ * // observeRunner(ctx, targetOfRemoval(action))
+ * ```
+ */
+export function targetOfRemoval(a: RemoveRunnerAction): RunnerTarget {
+  return {
+    applicationId: a.application_id,
+    inputTopic: a.runner.input_topic,
+    outputTopic: a.runner.output_topic,
+    ...(a.runner.dead_letter_topic ? { deadLetterTopic: a.runner.dead_letter_topic } : {}),
+    image: a.runner.image,
+    network: a.runner.network,
+  };
+}
+
+/** The bound generation's exact state on a fresh observation. */
+export type Seen =
+  | { kind: "present"; container: ContainerEvidence }
+  | { kind: "absent" }
+  | { kind: "changed"; blocker: Blocker };
+
+/**
+ * Where the bound generation stands on one exact observation.
+ *
+ * @example
+ * ```ts
+ * import { seen } from "./removal_reading.ts";
+ * // seen(action, obs).kind → "present" | "absent" | "changed"
+ * ```
+ */
+export function seen(a: RemoveRunnerAction, obs: RunnerObservation): Seen {
+  const changed = (why: string, evidence: Record<string, unknown>): Seen => ({
+    kind: "changed",
+    blocker: blocker(
+      "BLOCKED_REMOVAL_GENERATION_CHANGED",
+      `model ${a.model}: ${why}; the removal names container ${
+        a.container.id.slice(0, 12)
+      } (${a.container.name}, generation ${a.container.generation}) only. Plan again to see the runner as it is now`,
+      { model: a.model, evidence: { bound: a.container, ...evidence } },
+    ),
+  });
+  const others = obs.containers.filter((c) => c.id !== a.container.id);
+  if (others.length > 0) {
+    return changed(
+      `${others.length} other container${
+        others.length === 1 ? "" : "s"
+      } carry application ID ${a.application_id}`,
+      { others: others.map((c) => ({ id: c.id, name: c.name, generation: c.labels.generation })) },
+    );
+  }
+  const c = obs.containers.find((x) => x.id === a.container.id);
+  if (!c) return { kind: "absent" };
+  if (
+    c.labels.generation !== a.container.generation ||
+    c.labels.planSha256 !== a.container.plan_sha256 ||
+    c.labels.artifactSha256 !== a.artifact_sha256
+  ) {
+    return changed(`container ${c.id.slice(0, 12)} carries other generation labels`, {
+      observed: {
+        generation: c.labels.generation,
+        plan_sha256: c.labels.planSha256,
+        artifact_sha256: c.labels.artifactSha256,
+      },
+    });
+  }
+  return { kind: "present", container: c };
+}
+
+/**
+ * The way back to a removable runner through sluice, when the bound runner stopped without a
+ * clean close (killed, crashed, OOM, or its close bound hit): its last transaction is not proven
+ * committed, so it is neither removed nor released. `sluice restart` runs the same generation
+ * again from its committed offsets — also while its removal is pending, with the manifest as the
+ * removal left it — and the removal then stops it with TERM and checks its clean close.
+ *
+ * @example
+ * ```ts
+ * import { wayBack } from "./removal_reading.ts";
+ * console.log(wayBack("orders", null)); // "Way out: 'sluice restart orders --reason TEXT' …"
+ * ```
+ */
+export function wayBack(model: string, operationId: string | null): string {
+  return operationId
+    ? `removal ${operationId} stays pending with the container kept. Way out: 'sluice restart ${model} --reason TEXT' (the same generation runs again from its committed offsets), then the same 'sluice apply --plan FILE' (TERM, a clean close, removed); or give up: 'sluice state abandon --operation-id ${operationId} --reason TEXT' (docs/runbook.md, "Removal blockers")`
+    : `Way out: 'sluice restart ${model} --reason TEXT' (the same generation runs again from its committed offsets), then 'sluice plan --out FILE' and 'sluice apply --plan FILE' (docs/runbook.md, "Removal blockers")`;
+}
+
+/**
+ * Why a stopped bound runner may not be removed, with the way back.
+ *
+ * @example
+ * ```ts
+ * import { uncleanClose } from "./removal_reading.ts";
+ * // uncleanClose(action, container, operationId).length === 0 → a clean close
+ * ```
+ */
+export function uncleanClose(
+  a: RemoveRunnerAction,
+  c: ContainerEvidence,
+  operationId: string,
+): Blocker[] {
+  // the clean-close rule a replacement's old_closed row applies too (notACleanClose)
+  const out = notACleanClose(c).map((f) =>
+    blocker(f.code, `model ${a.model}: ${f.message}`, {
+      model: a.model,
+      evidence: { container: c.id, status: c.status, exitCode: c.exitCode, oomKilled: c.oomKilled },
+    })
+  );
+  // the way out is said once, after the last reason
+  if (out.length > 0) {
+    const last = out[out.length - 1];
+    out[out.length - 1] = { ...last, message: `${last.message}; ${wayBack(a.model, operationId)}` };
+  }
+  return out;
+}
+
+/** One bound runner as a fresh exact observation shows it. */
+export interface RunnerReading {
+  /** The plan's removal of it. */
+  action: RemoveRunnerAction;
+  /** The observation (its containers, its group). */
+  obs: RunnerObservation;
+  /** Where its bound generation stands. */
+  seen: Seen;
+}
+
+/** What the removal's decision reads (see the module documentation). */
+export interface RemovalReadings {
+  /** The pending removal operation. */
+  operationId: string;
+  /** The plan's removals, in plan order. */
+  actions: RemoveRunnerAction[];
+  /** The audit recorded this operation's commit and the state is its result: only the clear remains. */
+  committed: boolean;
+  /** Ownership's checksum when it is no longer the one the intent recorded (null: unchanged). */
+  changedOwnership: { recorded: string; now: string } | null;
+  /**
+   * The bound runners in plan order, observed up to the first one not absent (the decision goes
+   * no further); none when the commit is recorded or ownership changed. Runners this run already
+   * took down are not read again.
+   */
+  runners: RunnerReading[];
+}
+
+/**
+ * Read a pending removal fresh (see the module documentation); `done` names the models this run
+ * already took down (not read again).
+ *
+ * @example
+ * ```ts
+ * import { readRemoval } from "./removal_reading.ts";
+ * // const readings = await readRemoval(ctx, plan, snap);
+ * ```
+ */
+export async function readRemoval(
+  ctx: ObserverPorts & { store: Pick<StateStore, "project" | "environment"> },
+  plan: Plan,
+  snap: StateSnapshot,
+  done: ReadonlySet<string> = new Set(),
+): Promise<RemovalReadings> {
+  const control = snap.control!.opened;
+  const operationId = control.operation_id;
+  const actions = removalActions(plan);
+  const commit = commitOfOperation(snap.history.events, operationId);
+  const committed = commit !== null && snap.ownership?.checksum === commit.state_checksum;
+  const now = stateChecksum(
+    snap.ownership?.document ?? emptyOwnership(ctx.store.project, ctx.store.environment),
+  );
+  const recorded = control.intent.original_state_checksum;
+  const changedOwnership = !committed && now !== recorded ? { recorded, now } : null;
+  const runners: RunnerReading[] = [];
+  if (!committed && !changedOwnership) {
+    for (const action of actions) {
+      if (done.has(action.model)) continue;
+      const obs = await observeRunner(ctx, targetOfRemoval(action));
+      const s = seen(action, obs);
+      runners.push({ action, obs, seen: s });
+      if (s.kind !== "absent") break;
+    }
+  }
+  return { operationId, actions, committed, changedOwnership, runners };
+}
