@@ -660,6 +660,7 @@ function verifyResume(model: string, resume: RunnerResume, obs: RunnerObservatio
 }
 
 function describe(a: PlannedAction): string {
+  if (a.type === "destroy") return "destroy";
   return "topic" in a ? a.topic : "model" in a ? a.model : a.name;
 }
 
