@@ -230,6 +230,12 @@ export interface PlanOptions extends SessionOptions {
   offline?: boolean;
   /** Plan only these models (`plan --select`): creates and no-ops, never a replacement. */
   select?: string[] | null;
+  /**
+   * Plan the removal of everything the project owns in the environment (`plan --destroy`)
+   * instead of its changes; `deleteData` (`--delete-data`) is refused today
+   * (`BLOCKED_DESTROY_DATA_DELETION`). Absent or null: the project's plan.
+   */
+  destroy?: { deleteData: boolean } | null;
 }
 
 /** A computed plan with its sealed bytes (ready to write with `writePlanFile`). */
@@ -257,7 +263,12 @@ export interface PlanResult {
 /** Compute a plan for a project. Writes nothing. */
 export async function plan(options: PlanOptions = {}): Promise<PlanResult> {
   await using s = await openSession(options);
-  return await planSession(s, options.offline ?? false, options.select ?? null);
+  return await planSession(
+    s,
+    options.offline ?? false,
+    options.select ?? null,
+    options.destroy ?? null,
+  );
 }
 
 /** Compute a plan in an opened session. */
@@ -265,6 +276,7 @@ export async function planSession(
   s: Session,
   offline: boolean,
   select: string[] | null = null,
+  destroy: { deleteData: boolean } | null = null,
 ): Promise<PlanResult> {
   const snap = await s.store.load();
   let observation: ProjectObservation | null = null;
@@ -274,10 +286,19 @@ export async function planSession(
   if (!offline) {
     live = await observeConsumers(s.kafka, s.project.models.map((m) => m.decl.outputTopic));
     // owned runners declared removed are observed too, at the generation their container runs
-    const removed = select === null
+    // a destroy observes every owned runner, declared or not
+    const owned = snap.ownership?.document ?? null;
+    const removed = destroy
       ? await removalTargets(
         s.docker,
-        snap.ownership?.document ?? null,
+        owned,
+        (owned?.runners ?? []).map((r) => ({ model: r.model, span: { start: 0, end: 0 } })),
+        new Set(),
+      )
+      : select === null
+      ? await removalTargets(
+        s.docker,
+        owned,
         s.project.manifest.runnerRemovals,
         new Set(s.compiled.artifacts.map((a) => a.model)),
       )
@@ -317,6 +338,7 @@ export async function planSession(
     consumers: live.consumers,
     consumersUnobserved: live.unobserved,
     pending: pendingOf(snap),
+    destroy,
     runnerAcls,
     connectors: setup
       ? {
