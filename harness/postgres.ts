@@ -4,6 +4,11 @@
  * loopback only. Restarting or stopping it never touches the machine's server. As root the
  * server runs as the `postgres` user (PostgreSQL refuses root).
  *
+ * Secured ({@link PrivatePostgresOptions.secure}): TLS on (`ssl=on`, the certificate and key
+ * given, e.g. made by `tls_certs.ts`), TCP connections only over TLS and only with a password
+ * (`hostssl … scram-sha-256`; plain TCP is rejected), and a login role with a generated
+ * password and a database of its own. The socket stays trusted, for the harness's own administration.
+ *
  * @example
  * ```ts
  * import { startPrivatePostgres } from "./postgres.ts";
@@ -14,10 +19,28 @@
  * @module
  */
 
+/** How {@link startPrivatePostgres} sets the server up. */
+export interface PrivatePostgresOptions {
+  /** TLS and a password role (see the module doc). */
+  secure?: {
+    /** The server's certificate and key (PEM files; copied into the data directory). */
+    certFile: string;
+    keyFile: string;
+    /** The login role to create (default `sluice`). */
+    role?: string;
+  };
+}
+
 /** A started private server. */
 export interface PrivatePostgres {
-  /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust auth, no password). */
+  /**
+   * `postgres://postgres@127.0.0.1:<port>/postgres` (trust auth, no password); secured,
+   * `postgres://<role>:<password>@localhost:<port>/<role>` (a database the role owns; no
+   * `sslmode`: the test adds it).
+   */
   url: string;
+  /** The secured server's login role and its password (null when not secured). */
+  login: { role: string; password: string } | null;
   port: number;
   dataDir: string;
   /** The server's version string (`SHOW server_version` as `postgres --version` reports it). */
@@ -72,7 +95,9 @@ function freePort(): number {
 }
 
 /** initdb + start a private server on a free port. The caller must `stop()` it. */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(
+  options: PrivatePostgresOptions = {},
+): Promise<PrivatePostgres> {
   const bin = await bindir();
   const dataDir = await Deno.makeTempDir({ dir: "/var/tmp", prefix: "sluice-pg-" });
   if (isRoot()) {
@@ -94,10 +119,12 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     throw new Error(`private PostgreSQL: initdb failed: ${init.out.slice(-800)}`);
   }
+  if (options.secure) await secureServer(dataDir, options.secure);
   let port = 0;
   const log = `${dataDir}/server.log`;
-  const options = () =>
-    `-p ${port} -k ${dataDir} -c listen_addresses=127.0.0.1 -c max_connections=40`;
+  const serverOptions = () =>
+    `-p ${port} -k ${dataDir} -c listen_addresses=127.0.0.1 -c max_connections=40` +
+    (options.secure ? " -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key" : "");
   let stopped = false;
   const start = async (): Promise<void> => {
     const r = await run(`${bin}/pg_ctl`, [
@@ -109,7 +136,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       "-t",
       "60",
       "-o",
-      options(),
+      serverOptions(),
       "start",
     ]);
     if (r.code !== 0) {
@@ -132,8 +159,33 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     throw lastError;
   }
   const version = (await run(`${bin}/postgres`, ["--version"])).out.trim();
+  let login: PrivatePostgres["login"] = null;
+  if (options.secure) {
+    login = { role: options.secure.role ?? "sluice", password: crypto.randomUUID() };
+    for (
+      const sql of [
+        `CREATE ROLE "${login.role}" LOGIN PASSWORD '${login.password}'`,
+        `CREATE DATABASE "${login.role}" OWNER "${login.role}"`,
+      ]
+    ) {
+      const r = await run(`${bin}/psql`, [
+        "-h",
+        dataDir,
+        "-p",
+        String(port),
+        "-U",
+        "postgres",
+        "-c",
+        sql,
+      ]);
+      if (r.code !== 0) throw new Error(`private PostgreSQL: setting up the role failed: ${r.out}`);
+    }
+  }
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    url: login
+      ? `postgres://${login.role}:${login.password}@localhost:${port}/${login.role}`
+      : `postgres://postgres@127.0.0.1:${port}/postgres`,
+    login,
     port,
     dataDir,
     version,
@@ -150,7 +202,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
         "-t",
         "60",
         "-o",
-        options(),
+        serverOptions(),
         "restart",
       ]);
       if (r.code !== 0) throw new Error(`private PostgreSQL: restart failed: ${r.out.slice(-800)}`);
@@ -163,4 +215,34 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     },
   };
+}
+
+/**
+ * TLS on and passwords over TCP: the certificate and key copied where the server reads them
+ * (readable by its user only, as it demands), and pg_hba.conf allowing TCP only over TLS with a
+ * SCRAM password.
+ */
+async function secureServer(
+  dataDir: string,
+  secure: NonNullable<PrivatePostgresOptions["secure"]>,
+): Promise<void> {
+  await Deno.copyFile(secure.certFile, `${dataDir}/server.crt`);
+  await Deno.copyFile(secure.keyFile, `${dataDir}/server.key`);
+  await Deno.chmod(`${dataDir}/server.key`, 0o600);
+  await Deno.writeTextFile(
+    `${dataDir}/pg_hba.conf`,
+    [
+      "local all all trust",
+      "hostssl all all 127.0.0.1/32 scram-sha-256",
+      "hostnossl all all 127.0.0.1/32 reject",
+      "",
+    ].join("\n"),
+  );
+  if (isRoot()) {
+    for (const f of ["server.crt", "server.key", "pg_hba.conf"]) {
+      const o = await new Deno.Command("chown", { args: ["postgres:postgres", `${dataDir}/${f}`] })
+        .output();
+      if (o.code !== 0) throw new Error(`private PostgreSQL: cannot chown ${f}`);
+    }
+  }
 }

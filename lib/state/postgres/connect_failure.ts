@@ -3,7 +3,9 @@
  * (`lib/providers/errors.ts`) naming the redacted address and where the DSN came from:
  * `ENV_POSTGRES_UNREACHABLE` (nothing answered, or it closed before the session was ready) or
  * `ENV_POSTGRES_DENIED` (the server refused the role, the password or the database: SQLSTATE
- * class 28 and 3D000). Both exit 7.
+ * class 28 and 3D000) or `ENV_POSTGRES_TLS` (the TLS handshake failed: the server's certificate
+ * is not signed by the CA trusted, is for another host name or expired; or the server does not
+ * speak TLS at all). All exit 7.
  *
  * @example
  * ```ts
@@ -31,6 +33,10 @@ function pgConnectFailure(error: unknown): Failure | null {
     }
   }
   const message = error instanceof Error ? error.message : String(error);
+  // node-postgres's words when the server answers the TLS request with 'N'
+  if (/does not support SSL/i.test(message)) {
+    return { kind: "untrusted", detail: `${message}: TLS was asked for (sslmode)` };
+  }
   return {
     kind: "unreachable",
     detail: /timeout/i.test(message)

@@ -44,6 +44,7 @@ import {
 import { CREATED_AT_TEXT, insertHistoryRows, MIGRATIONS, utcText } from "./migrations.ts";
 import type { AddressOrigin } from "../../providers/errors.ts";
 import { connectFailure, PG_CONNECT_TIMEOUT_MS } from "./connect_failure.ts";
+import { pgConnectionOptions } from "./pg_tls.ts";
 
 /** Connection settings of the PostgreSQL backend. */
 export interface PgStoreConfig {
@@ -152,8 +153,13 @@ export class PgPrimitive implements StatePrimitive {
       this.#client = null;
       this.#dead = null;
     }
+    const { connectionString, ssl } = await pgConnectionOptions(
+      this.#config.url,
+      this.#config.origin ?? {},
+    );
     const c = new pg.Client({
-      connectionString: this.#config.url,
+      connectionString,
+      ...(ssl !== undefined ? { ssl } : {}),
       connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
     });
     c.on("error", (e: unknown) => {
