@@ -69,7 +69,7 @@ export interface PlanReviewResult extends PlanResult {
 export async function planReview(options: PlanReviewOptions = {}): Promise<PlanReviewResult> {
   const offline = checkPlanReviewOptions(options);
   await using p = await openSession(options);
-  const computed = await planSession(p, offline, options.select ?? null);
+  const computed = await planSession(p, offline, options.select ?? null, options.destroy ?? null);
   let plan: Plan = computed.plan;
   const previews: PreviewModel[] = [];
   if (options.preview) {
@@ -164,7 +164,7 @@ function offlineGateNote(base: string): string {
 
 /**
  * Refuse options that contradict each other before anything is opened
- * (`USAGE_PREVIEW_OFFLINE`); returns whether the plan is offline.
+ * (`USAGE_PREVIEW_OFFLINE`, `USAGE_DESTROY_OPTIONS`); returns whether the plan is offline.
  *
  * @example
  * ```ts
@@ -173,9 +173,31 @@ function offlineGateNote(base: string): string {
  * ```
  */
 export function checkPlanReviewOptions(
-  options: { offline?: boolean; base?: string; preview?: unknown },
+  options: {
+    offline?: boolean;
+    base?: string;
+    preview?: unknown;
+    select?: string[] | null;
+    destroy?: { deleteData: boolean } | null;
+  },
 ): boolean {
   const offline = options.offline === true || options.base !== undefined;
+  if (options.destroy) {
+    // a destroy plans the removal of what is owned, never the project's changes
+    const other = [
+      options.select ? "--select" : null,
+      options.preview ? "--preview" : null,
+      options.base !== undefined ? "--base" : null,
+    ].filter((x) => x !== null);
+    if (other.length > 0) {
+      throw new SluiceError(
+        "USAGE_DESTROY_OPTIONS",
+        `--destroy plans the removal of everything the project owns; it takes no ${
+          other.join(", ")
+        } (they plan the project's changes)`,
+      );
+    }
+  }
   if (offline && options.preview) {
     throw new SluiceError(
       "USAGE_PREVIEW_OFFLINE",
