@@ -116,6 +116,13 @@ export interface ProjectPlanOptions {
   base?: string;
   /** The file the plan will be written to, recorded in the review. */
   file?: string | null;
+  /**
+   * Plan the removal of everything the project owns in the environment (`plan --destroy`):
+   * every owned runner taken down, the last one too; what is kept (state volumes, consumer
+   * groups with their offsets, topics) is listed in the review. `true`, or
+   * `{ deleteData: true }` (`--delete-data`: refused today, `BLOCKED_DESTROY_DATA_DELETION`).
+   */
+  destroy?: boolean | { deleteData?: boolean };
 }
 
 /** Options of {@link SluiceProject.apply}. */
@@ -404,8 +411,10 @@ class ProjectHandle implements SluiceProject {
 
   plan(options: ProjectPlanOptions = {}): Promise<PlanReviewResult> {
     return this.#run(async () => {
-      checkPlanReviewOptions(options);
-      return await planReview({ ...(await this.#deps()), ...options });
+      const { destroy: asked, ...rest } = options;
+      const destroy = asked ? { deleteData: asked !== true && asked.deleteData === true } : null;
+      checkPlanReviewOptions({ ...rest, destroy });
+      return await planReview({ ...(await this.#deps()), ...rest, destroy });
     });
   }
 
