@@ -31,6 +31,8 @@ interface PlanFlags extends Common {
   preview?: boolean | string;
   base?: string;
   format?: string;
+  destroy?: boolean;
+  deleteData?: boolean;
 }
 
 /** `--preview` (true) or `--preview=N` (a record count). */
@@ -72,10 +74,24 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       "preview each changed filter on the last N records of its input (default 1000; read-only)",
     )
     .option("--base <ref>", "also compare with the project at this Git revision (offline plan)")
+    .option(
+      "--destroy",
+      "plan the removal of everything the project owns in the environment (every runner; data-bearing resources are kept)",
+    )
+    .option(
+      "--delete-data",
+      "with --destroy: also delete topics, state volumes and consumer-group offsets (refused today: BLOCKED_DESTROY_DATA_DELETION)",
+    )
     .addOption(formatOption())
     .action(async (opts: PlanFlags, cmd: Command) => {
       const render = reviewRenderer(cmd, opts.format);
       const preview = previewFlag(opts.preview);
+      if (opts.deleteData && !opts.destroy) {
+        throw new SluiceError(
+          "USAGE_DESTROY_OPTIONS",
+          "--delete-data is a choice of a destroy: give it with --destroy",
+        );
+      }
       await using project = await openCommandProject(deps, opts);
       const result = await project.plan({
         offline: opts.offline,
@@ -83,6 +99,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         preview,
         base: opts.base,
         file: opts.out ?? null,
+        ...(opts.destroy ? { destroy: { deleteData: opts.deleteData === true } } : {}),
       });
       const format = outputFormat(cmd);
       const blockers = result.plan.blockers;
