@@ -25,7 +25,7 @@ import {
   PRE_RESUME_FAULT as PRE_RESUME,
   resumeOnlySites,
 } from "../lib/protocol/inventory.ts";
-import { DAY_TWO_SITES } from "../lib/protocol/day_two.ts";
+import { type DayTwoCommand, dayTwoSites } from "../lib/protocol/day_two.ts";
 import { JOURNEY_DESCRIPTORS } from "../lib/protocol/journeys.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";
@@ -119,18 +119,17 @@ export function matrixArms(e: InventoryEntry): boolean {
 }
 
 /** The day-two command a site is armed in. */
-export type DayTwoCommand = "skip-record" | "restart";
+export type { DayTwoCommand };
 
 /**
- * The day-two command a `day_two` site is armed in: `skip-record` for the skip's own record
- * and offset move (a runner stopped by a record it cannot decode), `restart` for every other
- * (the restart's record and start, the audit's state writes; a runner stopped by
+ * The day-two command a `day_two` site is armed in: `skip-record` for the rows only a skip
+ * crosses (its record and offset move: a runner stopped by a record it cannot decode), `restart`
+ * for every other (the restart's rows, the audit's state writes; a runner stopped by
  * `docker stop`) — the crash sweep's split (testing/sweep/day_two.ts).
  */
 export function dayTwoCommand(site: string): DayTwoCommand {
-  return site === DAY_TWO_SITES.skipRecord.name || site === DAY_TWO_SITES.advanceOffset.name
-    ? "skip-record"
-    : "restart";
+  const crosses = (c: DayTwoCommand) => dayTwoSites(c).some((s) => s.name === site);
+  return crosses("skip-record") && !crosses("restart") ? "skip-record" : "restart";
 }
 
 /** The ownership serial before a removal case's removal (its create of both models). */

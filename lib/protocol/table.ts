@@ -1,7 +1,7 @@
 /**
  * What every journey table shares, written once: how a table declares its fault sites
  * ({@link siteMaker}), how a step finds its row and its site ({@link rowOf}, {@link siteOf}), the
- * sites of a table in order ({@link tableSites}), and the operation ID a plan derives for a
+ * sites of a table in order ({@link tableSites}) or of one command of it ({@link commandSites}), and the operation ID a plan derives for a
  * journey that a plan starts at most once ({@link derivedOperationId}). The tables themselves
  * (`create.ts`, `removal.ts`, `connector.ts`, `replacement.ts`, `day_two.ts`, `operator.ts`) hold
  * only their rows.
@@ -91,6 +91,23 @@ export function siteOf<Row extends StepRow<string>>(
  */
 export function tableSites(rows: readonly { readonly site: FaultSite | null }[]): FaultSite[] {
   return rows.flatMap((r) => (r.site ? [r.site] : []));
+}
+
+/**
+ * The sites one command crosses, in table order: the rows whose `by` names it (a table of
+ * several commands, each crossing some of its rows).
+ *
+ * @example
+ * ```ts
+ * import { commandSites } from "./table.ts";
+ * console.log(commandSites([{ by: ["restart"], site: null }], "restart").length); // 0
+ * ```
+ */
+export function commandSites<Command extends string>(
+  rows: readonly { readonly by: readonly Command[]; readonly site: FaultSite | null }[],
+  command: Command,
+): FaultSite[] {
+  return tableSites(rows.filter((r) => r.by.includes(command)));
 }
 
 /**

@@ -23,7 +23,7 @@
  */
 import { SluiceError } from "../errors.ts";
 import { atSite } from "../fault/site.ts";
-import { OPERATOR_SITES } from "../protocol/operator.ts";
+import { operatorSite } from "../protocol/operator.ts";
 import { findAbandonment } from "../state/engine.ts";
 import type { Json } from "../state/_canonical.ts";
 import { targetOf } from "./create.ts";
@@ -104,7 +104,7 @@ export async function abandon(options: AbandonOptions): Promise<AbandonResult> {
         );
       }
       const evidence = archived ? archived.evidence : await runtimeEvidence(p);
-      snap = await atSite(OPERATOR_SITES.abandon, () =>
+      snap = await atSite(operatorSite("abandon"), () =>
         p.store.abandonOperation(snap, {
           operation_id: c.operation_id,
           actor: p.actor,

@@ -47,7 +47,7 @@
  */
 import { SluiceError } from "../errors.ts";
 import { atSite } from "../fault/site.ts";
-import { DAY_TWO_SITES } from "../protocol/day_two.ts";
+import { dayTwoSite } from "../protocol/day_two.ts";
 import { admitsDayTwo } from "../protocol/journeys.ts";
 import { removalBinding } from "../protocol/removal.ts";
 import type {
@@ -420,10 +420,10 @@ export async function restartObserved(
       after_skip: skipped?.event_id ?? null,
     };
     const e = event;
-    snap = await atSite(DAY_TWO_SITES.restartRecord, () => p.store.recordAudit(snap, e));
+    snap = await atSite(dayTwoSite("record_restart"), () => p.store.recordAudit(snap, e));
     recordedNow = true;
   }
-  await providerMutation(p.store, DAY_TWO_SITES.startStopped, () => p.docker.startContainer(c.id));
+  await providerMutation(p.store, dayTwoSite("start_stopped"), () => p.docker.startContainer(c.id));
   new OperationEvents({
     journey: "restart",
     operationId: event.event_id,

@@ -32,7 +32,7 @@
  */
 import { SluiceError } from "../errors.ts";
 import { atSite } from "../fault/site.ts";
-import { DAY_TWO_SITES } from "../protocol/day_two.ts";
+import { dayTwoSite } from "../protocol/day_two.ts";
 import type { RecordSkipped } from "../state/history.ts";
 import { blocker, blockerError } from "../validation/blocker.ts";
 import { runnerStopOf } from "../validation/runner_stop.ts";
@@ -188,14 +188,14 @@ export async function skipRecord(options: SkipRecordRequest): Promise<SkipRecord
         },
       };
       const e = event;
-      snap = await atSite(DAY_TWO_SITES.skipRecord, () => p.store.recordAudit(snap, e));
+      snap = await atSite(dayTwoSite("record_skip"), () => p.store.recordAudit(snap, e));
       recordedNow = true;
     }
     let movedNow = false;
     if (now === at) {
       await providerMutation(
         p.store,
-        DAY_TWO_SITES.advanceOffset,
+        dayTwoSite("advance_offset"),
         () => p.kafka.setGroupOffsets(appId, topic, new Map([[rec.partition, BigInt(next)]])),
       );
       movedNow = true;

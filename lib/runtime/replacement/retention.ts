@@ -25,7 +25,7 @@
  */
 import { SluiceError } from "../../errors.ts";
 import { atSite } from "../../fault/site.ts";
-import { OPERATOR_SITES } from "../../protocol/operator.ts";
+import { operatorSite } from "../../protocol/operator.ts";
 import type { OperatorDecision } from "../../state/journal.ts";
 import { blocker, blockerError } from "../../validation/blocker.ts";
 import { verifyReviewedRuntime } from "../../validation/reviewed_runtime.ts";
@@ -187,7 +187,7 @@ export async function acceptRetentionLoss(options: RetentionOptions): Promise<Re
         ranges: obs.kafka.ranges.map((x) => ({ ...x })),
       },
     };
-    snap = await atSite(OPERATOR_SITES.decision, () => p.store.recordDecision(snap, made));
+    snap = await atSite(operatorSite("record_decision"), () => p.store.recordDecision(snap, made));
     decision = made;
     events.emit({
       kind: "decision",
@@ -200,7 +200,7 @@ export async function acceptRetentionLoss(options: RetentionOptions): Promise<Re
   const positions = new Map(lost.map((l) => [l.partition, BigInt(l.to)]));
   await providerMutation(
     p.store,
-    OPERATOR_SITES.moveOffsets,
+    operatorSite("move_offsets"),
     () => p.kafka.setGroupOffsets(obs.applicationId, topic, positions),
   );
   events.emit({
