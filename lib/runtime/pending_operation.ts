@@ -29,7 +29,23 @@ import {
 import type { ReplacementResult, RunnerStatusReport } from "./replacement/result.ts";
 import { resumeReviewed } from "./replacement/resume.ts";
 import { runnerStatus } from "./replacement/runner_status.ts";
-import { applyInSession, openSession, type Session } from "./session.ts";
+import { applyInSession, checkSessionCredentials, openSession, type Session } from "./session.ts";
+import type { RunnerCredentialsCheck } from "../plan/runner_credentials.ts";
+import type { Plan } from "../plan/plan.ts";
+
+/**
+ * The runner credentials a replacement's plan bound, compared with the current ones before it
+ * is resumed (never refused: the operation is pending); the evidence of a change, or null.
+ */
+async function replacementCredentials(
+  options: OperationOptions,
+  plan: Plan,
+): Promise<RunnerCredentialsCheck["evidence"] | null> {
+  if (!plan.runner_credentials) return null;
+  await using s = await openSession(options);
+  const check = await checkSessionCredentials(s, plan, true);
+  return check?.changed ? check.evidence : null;
+}
 
 /** The runner-status report of a create, runner removal or connector change. */
 export interface JourneyStatusReport {
@@ -71,13 +87,23 @@ export type OperationStatusReport =
 
 /** What `state resume` did: a replacement's result, or another journey's apply result. */
 export type ResumeOutcome =
-  | { kind: "replacement"; result: ReplacementResult }
+  | {
+    kind: "replacement";
+    result: ReplacementResult;
+    /**
+     * The replacement went on with other runner credentials than its plan bound: the plan's and
+     * the current keyed hashes (`lib/plan/runner_credentials.ts`). Absent otherwise.
+     */
+    runner_credentials_changed?: RunnerCredentialsCheck["evidence"];
+  }
   | {
     kind: "apply";
     /** The continued (or verified) operation's apply result. */
     result: ApplyResult;
     /** The sha256 of the plan file. */
     plan_sha256: string;
+    /** As for a replacement: the operation went on with changed runner credentials. */
+    runner_credentials_changed?: RunnerCredentialsCheck["evidence"];
   };
 
 /** The router's context from an open session. */
@@ -145,14 +171,29 @@ export async function operationStatus(options: OperationOptions): Promise<Operat
  */
 export async function resumeOperation(options: OperationOptions): Promise<ResumeOutcome> {
   const { plan, sha256 } = await readPlanFile(options.planPath);
-  if (plan.format === 6) return { kind: "replacement", result: await resumeReviewed(options) };
+  if (plan.format === 6) {
+    // a rotation during the replacement is a way out: it goes on with the current credentials
+    // (the candidate starts with them), and the change is said and returned
+    const changed = await replacementCredentials(options, plan);
+    const result = await resumeReviewed(options);
+    return {
+      kind: "replacement",
+      result,
+      ...(changed ? { runner_credentials_changed: changed } : {}),
+    };
+  }
   await using s = await openSession(options);
   requireConfirmedEnv(s, options.confirmEnv ?? null);
-  const { plan: _applied, ...result } = await applyInSession(s, {
+  const { plan: _applied, runner_credentials_changed, ...result } = await applyInSession(s, {
     ...options,
     plan,
     planSha256: sha256,
     operationId: options.operationId,
   });
-  return { kind: "apply", result, plan_sha256: sha256 };
+  return {
+    kind: "apply",
+    result,
+    plan_sha256: sha256,
+    ...(runner_credentials_changed ? { runner_credentials_changed } : {}),
+  };
 }

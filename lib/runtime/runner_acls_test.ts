@@ -51,6 +51,8 @@ async function setUp(
   }, { image: world.env.runnerImage });
   if (secured) {
     await p.editManifest((t) => t.replace(/(bootstrap_internal: .*\n)/, `$1${SECURITY}`));
+    // a plan that creates a runner binds its credentials (lib/plan/runner_credentials.ts)
+    Deno.env.set("SLUICE_KAFKA_RUNNER_PASSWORD", "runner-pw");
   }
   const inner = world.kafka(world.env.bootstrapHost);
   const calls: string[] = [];
@@ -68,6 +70,7 @@ async function setUp(
     kafka,
     calls,
     async [Symbol.asyncDispose]() {
+      Deno.env.delete("SLUICE_KAFKA_RUNNER_PASSWORD");
       await inner.close();
       await Deno.remove(p.dir, { recursive: true });
     },

@@ -34,7 +34,11 @@ import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
 import { projectKafka } from "../providers/real.ts";
 import { projectDocker } from "../providers/docker/endpoint.ts";
-import { withRunnerPrincipal } from "../providers/docker/runner_client_file.ts";
+import {
+  type RunnerPrincipal,
+  runnerPrincipal,
+  withRunnerPrincipal,
+} from "../providers/docker/runner_client_file.ts";
 import type { SettingsOverride } from "../project/settings_override.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { PendingOperation, Plan } from "../plan/plan.ts";
@@ -42,6 +46,13 @@ import { isNoop, planProject } from "../plan/plan.ts";
 import { sealPlan } from "../plan/plan_file.ts";
 import { verifyPlanBindsProject } from "../plan/bind.ts";
 import { verifyPlanAuthority } from "../plan/key_seal.ts";
+import {
+  bindRunnerCredentials,
+  checkRunnerCredentials,
+  credentialsChangedLine,
+  type RunnerCredentialsCheck,
+  startsRunner,
+} from "../plan/runner_credentials.ts";
 import { compileConnectors } from "../project/compile_connectors.ts";
 import { projectSourceSha256 } from "../plan/source_hash.ts";
 import { applyPlan } from "./journeys.ts";
@@ -97,6 +108,8 @@ export interface Session extends AsyncDisposable {
   store: StateStore;
   docker: DockerPort;
   kafka: KafkaPort;
+  /** The runner principal the session's runners start as (its client file, read once). */
+  runner: RunnerPrincipal;
   /** The Connect port of a declared cluster alias (created on first use). */
   connect: (cluster: string) => ConnectPort;
   sourceSha256: string;
@@ -151,9 +164,12 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     throw error;
   }
   // runners start as the runner principal (kafka.security.runner): its client file goes in first
+  const runner = runnerPrincipal(project.manifest);
   const docker = withRunnerPrincipal(
     options.docker ?? await projectDocker(project.manifest),
     project.manifest,
+    undefined,
+    runner,
   );
   const kafka = options.kafka ??
     await projectKafka(project.manifest);
@@ -182,6 +198,7 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     store,
     docker,
     kafka,
+    runner,
     connect,
     sourceSha256,
     plansDir: join(dir, ".sluice", "runtime", "plans"),
@@ -349,14 +366,22 @@ export async function planSession(
       }
       : null,
   });
-  const { bytes, sha256, sealed } = sealPlan(computed, await s.store.sealKey());
+  const key = await s.store.sealKey();
+  // a plan that starts a runner binds the credentials it starts with (keyed: never a plain hash)
+  const file = computed.blockers.length === 0 && startsRunner(computed.actions)
+    ? await s.runner.file()
+    : null;
+  const bound = file
+    ? { ...computed, runner_credentials: bindRunnerCredentials(file.bytes, key) }
+    : computed;
+  const { bytes, sha256, sealed } = sealPlan(bound, key);
   const { seal: _seal, ...keyed } = sealed;
   return {
     plan: keyed,
     bytes,
     sha256,
     observation,
-    noop: isNoop(computed),
+    noop: isNoop(bound),
     ...(connectorObs ? { connectors: connectorObs } : {}),
   };
 }
@@ -373,6 +398,16 @@ function pendingOf(snap: StateSnapshot): PendingOperation | null {
     plan_sha256: c.intent.reviewed_plan_sha256,
   };
 }
+
+/** What {@link apply} returns: the apply's result and the plan it carried out. */
+export type AppliedPlan = ApplyResult & {
+  plan: Plan;
+  /**
+   * A pending operation continued with other runner credentials than its plan bound: the plan's
+   * and the current keyed hashes (`lib/plan/runner_credentials.ts`). Absent otherwise.
+   */
+  runner_credentials_changed?: RunnerCredentialsCheck["evidence"];
+};
 
 /** Options of {@link apply}. */
 export interface ApplyOptions extends SessionOptions {
@@ -391,7 +426,7 @@ export interface ApplyOptions extends SessionOptions {
 }
 
 /** Apply a format-5 plan (or a fresh online plan) to a project. */
-export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & { plan: Plan }> {
+export async function apply(options: ApplyOptions = {}): Promise<AppliedPlan> {
   await using s = await openSession(options);
   return await applyInSession(s, options);
 }
@@ -409,7 +444,7 @@ export async function apply(options: ApplyOptions = {}): Promise<ApplyResult & {
 export async function applyInSession(
   s: Session,
   options: ApplyOptions,
-): Promise<ApplyResult & { plan: Plan }> {
+): Promise<AppliedPlan> {
   let planned = options.plan;
   let sha = options.planSha256;
   if (!planned) {
@@ -418,7 +453,7 @@ export async function applyInSession(
     sha = fresh.sha256;
   }
   sha ??= sealPlan(planned).sha256;
-  if (options.plan) await verifyAuthority(s, options.plan, sha);
+  const credentials = options.plan ? await verifyAuthority(s, options.plan, sha) : null;
   if (options.plan && planned.format === 5 && planned.source_sha256 === s.sourceSha256) {
     // a plan from outside carries review, not authority: it does only what the project says
     // (a plan of other sources is refused as stale by applyPlan, PLAN_STALE_SOURCE)
@@ -450,12 +485,59 @@ export async function applyInSession(
     sha,
     options.operationId,
   );
-  return { ...result, plan: planned };
+  return {
+    ...result,
+    plan: planned,
+    ...(credentials?.changed ? { runner_credentials_changed: credentials.evidence } : {}),
+  };
 }
 
-/** A plan from outside acts only under this store's keyed seal (`key_seal.ts`). */
-async function verifyAuthority(s: Session, plan: Plan, sha256: string): Promise<void> {
+/**
+ * A plan from outside acts only under this store's keyed seal (`key_seal.ts`), and with the
+ * runner credentials it bound (`runner_credentials.ts`): a change refuses to start an operation
+ * (`PLAN_KAFKA_CREDENTIALS_CHANGED`), before anything is written; the operation pending from this
+ * plan goes on with the current ones, the change said (a warning) and returned as evidence.
+ */
+async function verifyAuthority(
+  s: Session,
+  plan: Plan,
+  sha256: string,
+): Promise<RunnerCredentialsCheck | null> {
   const snap = await s.store.load();
   const pending = snap.control?.opened.intent.reviewed_plan_sha256 ?? null;
-  verifyPlanAuthority(plan, sha256, pending, await s.store.sealKey());
+  const key = await s.store.sealKey();
+  verifyPlanAuthority(plan, sha256, pending, key);
+  return await checkSessionCredentials(s, plan, pending === sha256, key, snap);
+}
+
+/**
+ * Compare the runner credentials `plan` bound with the session's (`runner_credentials.ts`):
+ * refused when `pending` is false; otherwise a change is warned about, naming the operation.
+ *
+ * @example
+ * ```ts
+ * import { checkSessionCredentials } from "./session.ts";
+ * // const check = await checkSessionCredentials(s, plan, true); // check?.changed
+ * ```
+ */
+export async function checkSessionCredentials(
+  s: Session,
+  plan: Plan,
+  pending: boolean,
+  key?: Awaited<ReturnType<StateStore["sealKey"]>>,
+  snap?: StateSnapshot,
+): Promise<RunnerCredentialsCheck | null> {
+  if (!plan.runner_credentials) return null;
+  const file = await s.runner.file();
+  const check = checkRunnerCredentials(
+    plan.runner_credentials,
+    file?.bytes ?? null,
+    key ?? await s.store.sealKey(),
+    pending,
+  );
+  if (check?.changed) {
+    const operation = (snap ?? await s.store.load()).control?.opened.operation_id ?? null;
+    s.logger.warn(credentialsChangedLine(operation));
+  }
+  return check;
 }

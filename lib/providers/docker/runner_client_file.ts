@@ -57,12 +57,51 @@ export function withRunnerClientFile(
 }
 
 /**
+ * The runner principal of a session (`kafka.security.runner`) as its client file: read from the
+ * operator's environment at the first call (a command that starts no runner — observe, a plan
+ * that starts none — never needs it), kept in memory only, read again after a failure. One per
+ * session, so the file a plan's credential binding is checked against
+ * (`lib/plan/runner_credentials.ts`) is the file the runners are started with.
+ */
+export interface RunnerPrincipal {
+  /** The runner's client file now (null under PLAINTEXT); `ENV_KAFKA_CREDENTIAL_MISSING` when a variable or file is missing. */
+  file(): Promise<RunnerClientFile | null>;
+}
+
+/**
+ * The {@link RunnerPrincipal} of a manifest.
+ *
+ * @example
+ * ```ts
+ * import { runnerPrincipal } from "./runner_client_file.ts";
+ * import type { Manifest } from "../../project/manifest.ts";
+ * import { PLAINTEXT } from "../../project/kafka_security.ts";
+ * const none = runnerPrincipal({ kafkaSecurity: PLAINTEXT } as Manifest);
+ * console.log(await none.file()); // null
+ * ```
+ */
+export function runnerPrincipal(manifest: Manifest, env?: SecurityEnv): RunnerPrincipal {
+  if (manifest.kafkaSecurity.protocol === "PLAINTEXT") return { file: () => Promise.resolve(null) };
+  let resolved: Promise<RunnerClientFile | null> | null = null;
+  return {
+    file(): Promise<RunnerClientFile | null> {
+      resolved ??= resolveKafkaSecurity(manifest.kafkaSecurity, "runner", env)
+        .then(runnerClientFile)
+        .catch((error) => {
+          resolved = null; // read again at the next call
+          throw error;
+        });
+      return resolved;
+    },
+  };
+}
+
+/**
  * `docker` starting a manifest's runners as its runner principal (`kafka.security.runner`),
- * `docker` itself under PLAINTEXT. The principal's variables and PEM files are read at the first
- * start of the session (a command that starts no runner — plan, observe — never needs them) and
- * kept in memory only; one that is missing is `ENV_KAFKA_CREDENTIAL_MISSING` before the start,
- * so the container stays created and the operation pending until the same command runs again
- * with it set.
+ * `docker` itself under PLAINTEXT. The principal is read at the first start of the session
+ * ({@link RunnerPrincipal}); one that is missing is `ENV_KAFKA_CREDENTIAL_MISSING` before the
+ * start, so the container stays created and the operation pending until the same command runs
+ * again with it set.
  *
  * @example
  * ```ts
@@ -74,19 +113,13 @@ export function withRunnerPrincipal(
   docker: DockerPort,
   manifest: Manifest,
   env?: SecurityEnv,
+  principal: RunnerPrincipal = runnerPrincipal(manifest, env),
 ): DockerPort {
   if (manifest.kafkaSecurity.protocol === "PLAINTEXT") return docker;
-  let resolved: Promise<DockerPort> | null = null;
   return {
     ...docker,
     async startContainer(id: string): Promise<void> {
-      resolved ??= resolveKafkaSecurity(manifest.kafkaSecurity, "runner", env)
-        .then((runner) => withRunnerClientFile(docker, runnerClientFile(runner)))
-        .catch((error) => {
-          resolved = null; // read again at the next start
-          throw error;
-        });
-      await (await resolved).startContainer(id);
+      await withRunnerClientFile(docker, await principal.file()).startContainer(id);
     },
   };
 }

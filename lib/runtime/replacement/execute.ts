@@ -21,6 +21,7 @@ import { OPERATION_WRITES } from "../../protocol/replacement.ts";
 import { blockerError } from "../../validation/blocker.ts";
 import { isoNow } from "../deps.ts";
 import { observeRunner } from "../observer.ts";
+import { checkSessionCredentials } from "../session.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide } from "./decide.ts";
 import { driveThenFinalize, endOfRun, replacementEvents } from "./finalize.ts";
@@ -48,6 +49,12 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
     snap.control?.opened.intent.reviewed_plan_sha256 ?? null,
     await p.store.sealKey(),
     options.planPath,
+  );
+  // the runner credentials the plan bound (a change refuses before anything is written)
+  await checkSessionCredentials(
+    p,
+    r.plan,
+    snap.control?.opened.intent.reviewed_plan_sha256 === r.sha256,
   );
   verifyPlanCurrent(r.plan, {
     ...currentContext(p.store, p.sourceSha256, snap),

@@ -1,0 +1,173 @@
+// The runner credentials a plan binds (lib/plan/runner_credentials.ts), through the SDK's plan
+// and apply on the fake world (testing/fakes): under kafka.security a plan that creates a runner
+// records a keyed hash of its client file (never the password, never a plain sha256); a change
+// between plan and apply refuses with PLAN_KAFKA_CREDENTIALS_CHANGED having written nothing; a
+// create already pending goes on with the new credentials and says so; PLAINTEXT plans carry
+// nothing of it.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { starterProject, type TestProject } from "../../harness/project.ts";
+import { createFakeWorld, type FakeWorld } from "../../testing/fakes/fake_world.ts";
+import type { AclBinding } from "../providers/kafka/port.ts";
+import { apply, plan } from "./session.ts";
+import { SluiceError } from "../errors.ts";
+import { onCrossing } from "../fault/site.ts";
+import { RUNNER_CLIENT_FILE_PATH } from "../providers/kafka/security.ts";
+import { bindRunnerCredentials, checkRunnerCredentials } from "../plan/runner_credentials.ts";
+import { newSealKey } from "../state/seal_key.ts";
+
+const SECURITY = `  security:
+    protocol: SASL_SSL
+    admin:
+      sasl_mechanism: SCRAM-SHA-512
+      username: sluice-admin
+      password_env: SLUICE_TEST_ADMIN_PW
+    runner:
+      sasl_mechanism: SCRAM-SHA-512
+      username: orders-runner
+      password_env: SLUICE_TEST_RUNNER_PW
+`;
+const FIRST = "first-Runner-pw";
+const SECOND = "second-Runner-pw";
+
+async function setUp(seed: string, secured: boolean) {
+  const world: FakeWorld = createFakeWorld({ seed });
+  const p: TestProject = await starterProject({
+    runId: "fake",
+    bootstrapHost: world.env.bootstrapHost,
+    bootstrapInternal: world.env.bootstrapInternal,
+    network: world.env.network,
+    clusterId: world.env.clusterId,
+    pgUrl: "",
+    brokerContainerId: "",
+    labels: {},
+    connect: null,
+  }, { image: world.env.runnerImage });
+  if (secured) {
+    await p.editManifest((t) => t.replace(/(bootstrap_internal: .*\n)/, `$1${SECURITY}`));
+  }
+  const appId = `sluice-${p.name}-eligible_orders`;
+  const allow = (
+    resourceType: AclBinding["resourceType"],
+    resourceName: string,
+    operation: string,
+    patternType: AclBinding["patternType"] = "LITERAL",
+  ): AclBinding => ({
+    resourceType,
+    resourceName,
+    patternType,
+    principal: "User:orders-runner",
+    host: "*",
+    operation,
+    permission: "ALLOW",
+  });
+  world.store.transact((w) => {
+    w.kafka.acls = [
+      allow("TOPIC", p.inputTopic, "READ"),
+      allow("TOPIC", p.outputTopic, "WRITE"),
+      allow("GROUP", appId, "READ"),
+      allow("TRANSACTIONAL_ID", appId, "WRITE", "PREFIXED"),
+    ];
+  });
+  Deno.env.set("SLUICE_TEST_ADMIN_PW", "admin-pw");
+  Deno.env.set("SLUICE_TEST_RUNNER_PW", FIRST);
+  const kafka = world.kafka(world.env.bootstrapHost);
+  return {
+    world,
+    p,
+    ports: { docker: world.docker, kafka },
+    async [Symbol.asyncDispose]() {
+      Deno.env.delete("SLUICE_TEST_ADMIN_PW");
+      Deno.env.delete("SLUICE_TEST_RUNNER_PW");
+      await kafka.close();
+      await Deno.remove(p.dir, { recursive: true });
+    },
+  };
+}
+
+/** The runner client file the fake container holds, as text ("" when none). */
+function clientFileOf(world: FakeWorld): string {
+  const containers = Object.values(world.store.read().docker.containers) as Array<
+    { rootfs?: Record<string, string> }
+  >;
+  const b64 = containers.map((c) => c.rootfs?.[RUNNER_CLIENT_FILE_PATH]).find((x) => x);
+  return b64 ? new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))) : "";
+}
+
+Deno.test("runner credentials: the binding is keyed (not the file's sha256) and compares only under the same key", () => {
+  const key = newSealKey("2026-01-01T00:00:00Z");
+  const file = new TextEncoder().encode(`{"password":"${FIRST}"}`);
+  const bound = bindRunnerCredentials(file, key);
+  assert.notEqual(bound.hmac_sha256, createHash("sha256").update(file).digest("hex"));
+  assert.equal(checkRunnerCredentials(bound, file, key, false)?.changed, false);
+  assert.equal(checkRunnerCredentials(null, file, key, false), null);
+  const other = new TextEncoder().encode(`{"password":"${SECOND}"}`);
+  assert.throws(
+    () => checkRunnerCredentials(bound, other, key, false),
+    (e) => e instanceof SluiceError && e.code === "PLAN_KAFKA_CREDENTIALS_CHANGED",
+  );
+  const pending = checkRunnerCredentials(bound, other, key, true);
+  assert.equal(pending?.changed, true);
+  assert.equal(JSON.stringify(pending).includes(SECOND), false);
+  // another key's binding cannot be compared: changed, never silently equal
+  const rotated = newSealKey("2026-01-02T00:00:00Z");
+  assert.equal(checkRunnerCredentials(bound, file, rotated, true)?.changed, true);
+});
+
+Deno.test("runner credentials on fakes: a PLAINTEXT plan carries nothing of them", async () => {
+  await using s = await setUp("cred-plaintext", false);
+  const r = await plan({ dir: s.p.dir, ...s.ports });
+  assert.equal(r.plan.actions.some((a) => a.type === "create_runner"), true);
+  assert.equal("runner_credentials" in r.plan, false);
+  assert.equal(new TextDecoder().decode(r.bytes).includes("runner_credentials"), false);
+});
+
+Deno.test("runner credentials on fakes: changed between plan and apply is refused before anything is written; a pending create goes on with the new ones", async () => {
+  await using s = await setUp("cred-secured", true);
+  const planned = await plan({ dir: s.p.dir, ...s.ports });
+  assert.deepEqual(planned.plan.blockers, []);
+  const bound = planned.plan.runner_credentials;
+  assert.ok(bound, "the create's plan binds the runner's credentials");
+  assert.equal(new TextDecoder().decode(planned.bytes).includes(FIRST), false);
+  const applyIt = () =>
+    apply({ dir: s.p.dir, ...s.ports, plan: planned.plan, planSha256: planned.sha256 });
+
+  // rotated before apply: refused, nothing written
+  Deno.env.set("SLUICE_TEST_RUNNER_PW", SECOND);
+  await assert.rejects(applyIt, (e) => {
+    assert.ok(e instanceof SluiceError && e.code === "PLAN_KAFKA_CREDENTIALS_CHANGED", String(e));
+    assert.equal(JSON.stringify(e.evidence).includes(SECOND), false);
+    return true;
+  });
+  assert.deepEqual(s.world.control.mutations(), [], "nothing was created");
+
+  // with the plan's credentials the create starts; it is interrupted before the runner starts
+  Deno.env.set("SLUICE_TEST_RUNNER_PW", FIRST);
+  const stop = onCrossing((c) => {
+    if (c.site.name === "docker.start_runner" && c.side === "before") {
+      throw new Error("interrupted before the start");
+    }
+  });
+  try {
+    await assert.rejects(applyIt, /interrupted before the start/);
+  } finally {
+    stop();
+  }
+  assert.equal(clientFileOf(s.world), "", "the runner was not started");
+
+  // rotated while the create is pending: it goes on with the new ones, and says so
+  Deno.env.set("SLUICE_TEST_RUNNER_PW", SECOND);
+  const warnings: string[] = [];
+  const done = await apply({
+    dir: s.p.dir,
+    ...s.ports,
+    plan: planned.plan,
+    planSha256: planned.sha256,
+    logger: { warn: (m) => warnings.push(m) },
+  });
+  assert.equal(done.runners.length, 1);
+  assert.equal(done.runner_credentials_changed?.plan_hmac_sha256, bound.hmac_sha256);
+  assert.notEqual(done.runner_credentials_changed?.current_hmac_sha256, bound.hmac_sha256);
+  assert.match(warnings.join("\n"), /runner's Kafka credentials .* changed since the plan/);
+  assert.match(clientFileOf(s.world), new RegExp(SECOND), "the runner got the current ones");
+});
