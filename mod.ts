@@ -13,7 +13,7 @@
  *
  * @example
  * ```ts
- * import { openProject, writePlanFile } from "./mod.ts";
+ * import { openProject, planKind, writePlanFile } from "./mod.ts";
  *
  * await using project = await openProject({
  *   dir: "./orders",
@@ -24,10 +24,10 @@
  * if (plan.blockers.length > 0) throw new Error(plan.blockers[0].message);
  * console.log(review.summary);
  * await writePlanFile("reviewed.plan.json", plan);
- * if (plan.format === 6) {
+ * if (planKind(plan) === "replacement") {
  *   // a reviewed predicate replacement is applied from its file, boundary by boundary
  *   const outcome = await project.apply({ plan: "reviewed.plan.json" });
- *   if (outcome.kind === "replacement" && outcome.result.committed !== true) {
+ *   if (outcome.kind === "replacement" && outcome.result.outcome !== "completed") {
  *     console.log(outcome.result.commands.resume);
  *   }
  * }
@@ -45,7 +45,6 @@ export { openProject } from "./lib/sdk/project.ts";
 export type {
   AbandonRequest,
   AcknowledgeDriftRequest,
-  ApplyOutcome,
   OpenProjectOptions,
   OperationRef,
   ProjectApplyOptions,
@@ -57,6 +56,13 @@ export type {
   SkipRecordOptions,
   SluiceProject,
 } from "./lib/sdk/project.ts";
+export { planKind } from "./lib/sdk/results.ts";
+export type {
+  ApplyOutcome,
+  PlanKind,
+  ReplacementResult,
+  ResumeOutcome,
+} from "./lib/sdk/results.ts";
 export type { RuntimeDeps } from "./lib/runtime/deps.ts";
 export type { PreviewLimits } from "./lib/review/preview.ts";
 export type { GitLimits } from "./lib/providers/git/git.ts";
@@ -119,11 +125,10 @@ export type {
 } from "./lib/project/environments.ts";
 export type { ApplyResult } from "./lib/runtime/apply_context.ts";
 export type { RemovalResult, RemovedRunner } from "./lib/runtime/removal.ts";
-export type { ReplacementResult, RunnerStatusReport } from "./lib/runtime/replacement/result.ts";
+export type { RunnerStatusReport } from "./lib/runtime/replacement/result.ts";
 export type {
   JourneyStatusReport,
   OperationStatusReport,
-  ResumeOutcome,
 } from "./lib/runtime/pending_operation.ts";
 export { CHECKPOINT_NAMES } from "./lib/protocol/replacement.ts";
 export type { CheckpointName, Stage, StepKind } from "./lib/protocol/replacement.ts";

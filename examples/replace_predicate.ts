@@ -42,14 +42,14 @@ async function main(): Promise<number> {
   const outcome = await project.apply({ plan: planFile });
   if (outcome.kind !== "replacement") throw new Error("a format-6 plan is always a replacement");
   const r = outcome.result;
-  if (r.committed === true) {
+  if (r.outcome === "completed") {
     console.log(`committed: operation ${r.operation_id}, ownership serial ${r.serial}`);
     return 0;
   }
   console.error(`${r.outcome} after ${r.last_boundary}: ${r.reason ?? ""}`);
   for (const b of r.blockers) console.error(`  [${b.code}] ${b.message}`);
   console.error(`inspect: ${r.commands.status}\nresume:  ${r.commands.resume}`);
-  return r.committed === null ? 6 : 4;
+  return r.outcome === "unknown" ? 6 : 4;
 }
 
 Deno.exitCode = await main().catch((error) => {

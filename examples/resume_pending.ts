@@ -46,7 +46,7 @@ async function main(): Promise<number> {
   console.log(`next proven step: ${report.next.step} (${report.next.detail})`);
 
   const outcome = await project.resume({ plan: planFile, operationId: pending.operation_id });
-  if (outcome.kind === "apply") {
+  if (outcome.kind === "change") {
     // a create, runner removal or connector change: continued to its commit, or it threw
     console.log(
       `committed: operation ${outcome.result.operation_id}, serial ${outcome.result.serial}`,
@@ -54,13 +54,13 @@ async function main(): Promise<number> {
     return 0;
   }
   const r = outcome.result;
-  if (r.committed === true) {
+  if (r.outcome === "completed") {
     console.log(`committed: operation ${r.operation_id}, ownership serial ${r.serial}`);
     return 0;
   }
   console.error(`${r.outcome} after ${r.last_boundary}: ${r.reason ?? ""}`);
   for (const b of r.blockers) console.error(`  [${b.code}] ${b.message}`);
-  return r.committed === null ? 6 : 4;
+  return r.outcome === "unknown" ? 6 : 4;
 }
 
 Deno.exitCode = await main().catch((error) => {

@@ -20,7 +20,9 @@ async function main(): Promise<number> {
     const waiting = status.models.filter((m) => !m.healthy);
     if (waiting.length === 0) {
       for (const m of status.models) {
-        console.log(`healthy: ${m.model} generation ${m.generation} lag ${m.lag}`);
+        console.log(
+          `healthy: ${m.model} (${m.application_id}) generation ${m.generation} lag ${m.lag}`,
+        );
       }
       return 0;
     }

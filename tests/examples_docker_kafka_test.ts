@@ -58,15 +58,19 @@ Deno.test("the examples run against the real environment", opts, async () => {
     const planFile = `${p.dir}/create.plan.json`;
     await writePlanFile(planFile, created.plan);
     const applied = await project.apply({ plan: planFile });
-    assert.equal(applied.kind, "apply");
-    if (applied.kind !== "apply") return;
+    assert.equal(applied.kind, "change");
+    if (applied.kind !== "change") return;
     appId = applied.result.runners[0].application_id;
     const instance = applied.result.runners[0].volume_instance;
 
     // wait for a job to be healthy
     const healthy = await example("wait_healthy.ts", [p.dir, "180"]);
     assert.equal(healthy.code, 0, healthy.all);
-    assert.match(healthy.stdout, new RegExp(`healthy: ${appId} generation \\S+ lag 0`));
+    const modelName = applied.result.runners[0].model;
+    assert.match(
+      healthy.stdout,
+      new RegExp(`healthy: ${modelName} \\(${appId}\\) generation \\S+ lag 0`),
+    );
 
     // the CI gate: nothing changed → passes
     const quiet = await example("ci_gate.ts", [p.dir]);

@@ -155,7 +155,7 @@ async function journeyThrough(sdk: string, extra: string[]): Promise<void> {
     const replaced = await script("apply", dir);
     assert.equal(replaced.format, 6, JSON.stringify(replaced));
     assert.equal(replaced.outcome.kind, "replacement", JSON.stringify(replaced));
-    assert.equal(replaced.outcome.result.committed, true, JSON.stringify(replaced));
+    assert.equal(replaced.outcome.result.outcome, "completed", JSON.stringify(replaced));
 
     // output exact: the old predicate's records once, then the new predicate's
     const after = orders("b", [150, 250, 199, 200, 500, 90, 201, 230]);

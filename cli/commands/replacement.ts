@@ -32,12 +32,25 @@ interface OperationFlags {
   openlineage?: string;
 }
 
+/**
+ * The CLI's JSON of a replacement result: the SDK's result with the `committed` field the CLI's
+ * envelope has always carried (SDK 0.2.0 left it out: `outcome` determines it — true for
+ * `completed`, null for `unknown`, false for `blocked` and `timeout`).
+ */
+function replacementJson(r: ReplacementResult): ReplacementResult & { committed: boolean | null } {
+  return {
+    ...r,
+    committed: r.outcome === "completed" ? true : r.outcome === "unknown" ? null : false,
+  };
+}
+
 /** Render a replacement result and throw for the non-success outcomes (mapped to exit codes). */
 export function reportReplacement(
   format: "text" | "json",
   command: string,
-  r: ReplacementResult,
+  result: ReplacementResult,
 ): void {
+  const r = replacementJson(result);
   if (r.committed === true) {
     printResult(
       format,

@@ -152,7 +152,7 @@ Deno.test("create: started, each boundary, committed — numbered on the clock",
   const events: ProgressEvent[] = [];
   await using project = await handle(cw, cw.project.dir, events);
   const r = await project.apply({ plan: planPath });
-  assert.equal(r.kind === "apply" && r.result.operation_id, events[0].operation_id);
+  assert.equal(r.kind === "change" && r.result.operation_id, events[0].operation_id);
   assert.deepEqual(shape(events), CREATE);
   assertStamped(events, "create");
   // the schema refuses what the stamp must never be
@@ -183,7 +183,7 @@ Deno.test("create: cancelled at each boundary, then the same plan file finishes 
       const again: ProgressEvent[] = [];
       await using project = await handle(cw, cw.project.dir, again);
       const r = await project.apply({ plan: planPath });
-      assert.equal(r.kind === "apply" && r.result.operation_id, events[0].operation_id);
+      assert.equal(r.kind === "change" && r.result.operation_id, events[0].operation_id);
       assert.equal(again[0].kind === "started" && again[0].continued, true);
       assert.equal(again.at(-1)!.kind, "committed");
       assertStamped(again, "create");
@@ -248,7 +248,7 @@ Deno.test("replacement: started, each checkpoint, committed — the commit reach
   const events: ProgressEvent[] = [];
   await using project = await handle(cw, cw.project.dir, events);
   const r = await project.apply({ plan: d.planPath });
-  assert.equal(r.kind === "replacement" && r.result.committed, true);
+  assert.equal(r.kind === "replacement" && r.result.outcome, "completed");
   assert.deepEqual(shape(events), REPLACEMENT);
   assertStamped(events, "replacement");
   const committed = events.at(-1)!;
@@ -279,7 +279,7 @@ Deno.test("replacement: cancelled at each boundary, then resume finishes it exac
       const resumed: ProgressEvent[] = [];
       await using project = await handle(cw, cw.project.dir, resumed);
       const r = await project.resume({ plan: d.planPath, operationId: op });
-      assert.equal(r.kind === "replacement" && r.result.committed, true, JSON.stringify(r));
+      assert.equal(r.kind === "replacement" && r.result.outcome, "completed", JSON.stringify(r));
       assert.equal(resumed[0].kind === "started" && resumed[0].continued, true);
       assert.equal(resumed.at(-1)!.kind, "committed");
       assertStamped(resumed, "replacement");
@@ -317,7 +317,7 @@ Deno.test("replacement: a resume cancelled at its authorization is resumed again
   }
   await using project = await handle(cw, cw.project.dir, []);
   const done = await project.resume({ plan: d.planPath, operationId: op });
-  assert.equal(done.kind === "replacement" && done.result.committed, true);
+  assert.equal(done.kind === "replacement" && done.result.outcome, "completed");
   assert.deepEqual(await checkReplacement(cw, d, completedRun(op), before), []);
 });
 
@@ -354,7 +354,7 @@ Deno.test("replacement: cancelled inside the clean-close wait, it stops at once"
   }
   await using project = await handle(cw, cw.project.dir, []);
   const done = await project.resume({ plan: d.planPath, operationId: op });
-  assert.equal(done.kind === "replacement" && done.result.committed, true);
+  assert.equal(done.kind === "replacement" && done.result.outcome, "completed");
   assert.deepEqual(await checkReplacement(cw, d, completedRun(op), before), []);
 });
 

@@ -215,7 +215,7 @@ Deno.test("configuration in code: a plan is bound to the handle's settings overr
     }
     await using project = await handle(settings);
     const outcome = await project.apply({ plan: `${dir}/create.plan.json` });
-    assert.equal(outcome.kind, "apply");
+    assert.equal(outcome.kind, "change");
     const status = await project.status();
     assert.equal(status.models[0].healthy, true, JSON.stringify(status.models[0]));
     // an invalid override is refused with the manifest's code, named by its key path

@@ -48,7 +48,6 @@ import {
 import type { Review } from "../review/review.ts";
 import type { GitLimits } from "../providers/git/git.ts";
 import { readPlanFile } from "../plan/plan_file.ts";
-import type { ApplyResult } from "../runtime/apply_context.ts";
 import type { RuntimeDeps } from "../runtime/deps.ts";
 import { type ProgressListener, SILENT_LOGGER } from "../runtime/progress.ts";
 import { executeReviewed } from "../runtime/replacement/execute.ts";
@@ -56,14 +55,12 @@ import {
   operationStatus,
   type OperationStatusReport,
   resumeOperation,
-  type ResumeOutcome,
 } from "../runtime/pending_operation.ts";
 import { acceptRetentionLoss, type RetentionResult } from "../runtime/replacement/retention.ts";
 import { abandon, type AbandonResult } from "../runtime/abandon.ts";
 import { restart, type RestartResult } from "../runtime/restart.ts";
 import { acknowledgeDrift, type AcknowledgeDriftResult } from "../runtime/acknowledge_drift.ts";
 import { skipRecord, type SkipRecordResult } from "../runtime/skip_record.ts";
-import type { ReplacementResult } from "../runtime/replacement/result.ts";
 import { apply, observe, type SessionOptions } from "../runtime/session.ts";
 import { type ProjectStatus, projectStatus } from "../runtime/status.ts";
 import { type LogsOptions, type LogsResult, modelLogs } from "../runtime/logs.ts";
@@ -71,6 +68,13 @@ import type { StoreIdentity } from "../state/journal.ts";
 import { inspectState, type StateView } from "../state/view.ts";
 import type { ProjectObservation } from "../validation/observation.ts";
 import { HandlePorts } from "./ports.ts";
+import {
+  type ApplyOutcome,
+  planKind,
+  replacementResult,
+  type ResumeOutcome,
+  resumeOutcome,
+} from "./results.ts";
 
 /**
  * Where the project is, which environment, and what the journeys use from outside: the
@@ -128,8 +132,9 @@ export interface ProjectPlanOptions {
 /** Options of {@link SluiceProject.apply}. */
 export interface ProjectApplyOptions {
   /**
-   * A plan file written by `writePlanFile`: a reviewed predicate replacement (format 6) is
-   * carried out boundary by boundary, any other plan by the create journey. Without one, a
+   * A plan file written by `writePlanFile`: a reviewed predicate replacement (plan kind
+   * `"replacement"`, format 6) is carried out boundary by boundary, any other plan (kind
+   * `"change"`, format 5) by the create journey. Without one, a
    * fresh online plan is applied (never a replacement: those are applied from their file).
    */
   plan?: string;
@@ -148,20 +153,6 @@ export interface ProjectApplyOptions {
    */
   signal?: AbortSignal;
 }
-
-/** What {@link SluiceProject.apply} did: a create (or no-op) apply, or a replacement. */
-export type ApplyOutcome =
-  | {
-    kind: "apply";
-    result: ApplyResult;
-    /** The sha256 of the plan file applied; null for a fresh plan. */
-    plan_sha256: string | null;
-  }
-  | {
-    kind: "replacement";
-    /** `committed` is true (verified), null (unknown: inspect with runnerStatus) or false. */
-    result: ReplacementResult;
-  };
 
 /** The operation a runner-status or resume is about. */
 export interface OperationRef {
@@ -344,12 +335,13 @@ type HandleDeps = SessionOptions & Required<Pick<SessionOptions, "docker" | "kaf
  * ```ts
  * import { openProject } from "./project.ts";
  * import { readPlanFile } from "../plan/plan_file.ts";
+ * import { planKind } from "./results.ts";
  * await using project = await openProject({ dir: "./orders" });
  * const { plan } = await readPlanFile("replace.plan.json");
- * if (plan.format === 6) {
+ * if (planKind(plan) === "replacement") {
  *   // a reviewed predicate replacement: carried out boundary by boundary
  *   const outcome = await project.apply({ plan: "replace.plan.json" });
- *   if (outcome.kind === "replacement" && outcome.result.committed !== true) {
+ *   if (outcome.kind === "replacement" && outcome.result.outcome !== "completed") {
  *     console.log(outcome.result.commands.resume);
  *   }
  * }
@@ -423,7 +415,7 @@ class ProjectHandle implements SluiceProject {
       // the plan file is read (and verified) before anything is opened
       const file = options.plan ? await readPlanFile(options.plan) : undefined;
       const deps = await this.#deps();
-      if (file && file.plan.format === 6) {
+      if (file && planKind(file.plan) === "replacement") {
         // a reviewed replacement enters the coordinator before any generic mutation path
         const result = await executeReviewed({
           ...deps,
@@ -434,7 +426,7 @@ class ProjectHandle implements SluiceProject {
           closeTimeoutMs: options.closeTimeoutMs,
           signal: eitherSignal(deps.signal, options.signal),
         });
-        return { kind: "replacement", result };
+        return { kind: "replacement", result: replacementResult(result) };
       }
       const { plan: _applied, ...result } = await apply({
         ...deps,
@@ -444,7 +436,7 @@ class ProjectHandle implements SluiceProject {
         readyTimeoutMs: options.readyTimeoutMs,
         signal: eitherSignal(deps.signal, options.signal),
       });
-      return { kind: "apply", result, plan_sha256: file?.sha256 ?? null };
+      return { kind: "change", result, plan_sha256: file?.sha256 ?? null };
     });
   }
 
@@ -472,18 +464,20 @@ class ProjectHandle implements SluiceProject {
   }
 
   resume(operation: ResumeOptions): Promise<ResumeOutcome> {
-    return this.#online((deps) =>
-      resumeOperation({
-        ...deps,
-        planPath: operation.plan,
-        operationId: operation.operationId,
-        breakStaleLock: operation.breakStaleLock,
-        confirmEnv: operation.confirmEnv,
-        openlineage: operation.openlineage,
-        readyTimeoutMs: operation.readyTimeoutMs,
-        closeTimeoutMs: operation.closeTimeoutMs,
-        signal: eitherSignal(deps.signal, operation.signal),
-      })
+    return this.#online(async (deps) =>
+      resumeOutcome(
+        await resumeOperation({
+          ...deps,
+          planPath: operation.plan,
+          operationId: operation.operationId,
+          breakStaleLock: operation.breakStaleLock,
+          confirmEnv: operation.confirmEnv,
+          openlineage: operation.openlineage,
+          readyTimeoutMs: operation.readyTimeoutMs,
+          closeTimeoutMs: operation.closeTimeoutMs,
+          signal: eitherSignal(deps.signal, operation.signal),
+        }),
+      )
     );
   }
 

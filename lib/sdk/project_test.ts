@@ -62,8 +62,8 @@ Deno.test("a handle creates, observes and plans a no-op on the fake world, with 
       assert.deepEqual(planned.plan.blockers, []);
       await writePlanFile(`${dir}/create.plan.json`, planned.plan);
       const outcome = await project.apply({ plan: `${dir}/create.plan.json` });
-      assert.equal(outcome.kind, "apply");
-      if (outcome.kind !== "apply") return;
+      assert.equal(outcome.kind, "change");
+      if (outcome.kind !== "change") return;
       assert.equal(outcome.plan_sha256, planned.sha256);
       const operation = outcome.result.operation_id!;
       assert.deepEqual(
@@ -207,7 +207,7 @@ Deno.test("a lock release that fails after a verified replacement is a logged wa
     const outcome = await project.apply({ plan: `${dir}/replace.plan.json` });
     assert.equal(outcome.kind, "replacement");
     if (outcome.kind !== "replacement") return;
-    assert.equal(outcome.result.committed, true, JSON.stringify(outcome.result));
+    assert.equal(outcome.result.outcome, "completed", JSON.stringify(outcome.result));
     assert.equal(warnings.length, 1);
     assert.match(warnings[0], /deployment lock could not be released: the lock file vanished/);
   } finally {

@@ -1,7 +1,8 @@
 /**
- * What the reviewed-replacement journeys return: {@link ReplacementResult} for execute and
+ * What the reviewed-replacement journeys return: {@link ReplacementRecord} for execute and
  * resume (committed true / null = unknown / false), {@link RunnerStatusReport} for the read-only
- * diagnosis.
+ * diagnosis. The SDK returns the record without `committed` (`lib/sdk/results.ts`: one status
+ * field, `outcome`); the CLI's JSON keeps both.
  *
  * @example
  * ```ts
@@ -17,11 +18,15 @@ import type { Blocker } from "../../validation/blocker.ts";
 import type { RunnerObservation } from "../../validation/observation.ts";
 import type { StepKind } from "../../protocol/replacement.ts";
 
-/** The result of executing or resuming a reviewed replacement. */
-export interface ReplacementResult {
+/** The result of executing or resuming a reviewed replacement, as the coordinator records it. */
+export interface ReplacementRecord {
   /** The operation's UUID. */
   operation_id: string;
-  /** true: verified and committed; null: outcome unknown (a response was lost); false: not committed. */
+  /**
+   * true: verified and committed; null: outcome unknown (a response was lost); false: not
+   * committed. Always what `outcome` says: true for `completed`, null for `unknown`, false for
+   * `blocked` and `timeout` (the SDK leaves it out; the CLI's JSON keeps it).
+   */
   committed: boolean | null;
   /** How the invocation ended. */
   outcome: "completed" | "blocked" | "timeout" | "unknown";
@@ -46,6 +51,9 @@ export interface ReplacementResult {
   /** OpenLineage delivery warnings (never a reason to change `committed`). */
   lineage_warnings: string[];
 }
+
+/** The runtime's name of {@link ReplacementRecord} (the SDK's `ReplacementResult` has no `committed`). */
+export type ReplacementResult = ReplacementRecord;
 
 /** A read-only status report. */
 export interface RunnerStatusReport {
