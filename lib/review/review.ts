@@ -16,7 +16,7 @@
  * ```
  * @module
  */
-import { RUNNER_REMOVAL_NOTE } from "../plan/removals.ts";
+import { DESTROY_NOTE, RUNNER_REMOVAL_NOTE } from "../plan/removals.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { isSensitiveKey, REDACTED, redactForDisplay } from "../artifact/redact.ts";
 import type { Expr } from "../expr/ast.ts";
@@ -165,7 +165,9 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
   const changes: ModelReview[] = [];
   const impactOf = (model: string) => plan.impact?.models.find((m) => m.model === model) ?? null;
   const previewOf = (model: string) => input.previews?.find((p) => p.model === model) ?? null;
-  for (const a of plan.actions) {
+  // a destroy's runners are reviewed as removals are (what stops, what stays)
+  const destroy = plan.actions.find((a) => a.type === "destroy");
+  for (const a of plan.actions.flatMap((x) => x.type === "destroy" ? x.runners : [x])) {
     if (a.type === "create_runner") {
       const artifact = plan.artifacts.find((x) => x.model === a.model)!.artifact;
       changes.push({
@@ -198,7 +200,7 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
         application_id: a.application_id,
         kind: "remove",
         reviewable: true,
-        changed: ["removed model"],
+        changed: [destroy ? "taken down by the destroy" : "removed model"],
         why: [],
         predicate: null,
         stays: {
@@ -297,6 +299,17 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
   if (changes.some((c) => c.kind === "replace_predicate")) notes.push(FORWARD_ONLY_NOTE);
   if (plan.connectors?.items.some((i) => i.change === "remove")) notes.push(CONNECTOR_REMOVAL_NOTE);
   if (plan.actions.some((a) => a.type === "remove_runner")) notes.push(RUNNER_REMOVAL_NOTE);
+  if (destroy) {
+    notes.push(DESTROY_NOTE);
+    const k = destroy.keeps;
+    notes.push(
+      `KEPT by this destroy (nothing data-bearing is deleted): topics ${
+        k.topics.join(", ") || "(none)"
+      }; state volumes ${k.volumes.join(", ") || "(none)"}; consumer groups with their offsets ${
+        k.consumer_groups.join(", ") || "(none)"
+      }.`,
+    );
+  }
   notes.push(...runnerPermissionWarnings(plan.runner_permissions));
   if (plan.scope === "selected") {
     notes.push(
