@@ -114,8 +114,22 @@ Deno.test(
 
       // plan → apply: topics, volume, runner; the runner passes its identity gate as
       // orders-runner over SASL_SSL and reaches RUNNING
-      assertExit(await cli("plan create", ["plan", "--out", join(p.dir, "create.plan.json")]), 0);
-      // first with a wrong runner password: the runner's login is refused at its identity gate
+      // planned with a wrong runner password (the plan binds its keyed hash): applied with the
+      // right one, a new operation is refused before anything is written
+      const wrongPw = { SLUICE_KAFKA_RUNNER_PASSWORD: WRONG };
+      assertExit(
+        await cli("plan create", ["plan", "--out", join(p.dir, "create.plan.json")], wrongPw),
+        0,
+      );
+      const changed = await cli("apply create (credentials changed since the plan)", [
+        "apply",
+        "--plan",
+        join(p.dir, "create.plan.json"),
+      ]);
+      assertExit(changed, 3);
+      assert.equal(JSON.parse(changed.stdout).errors[0].code, "PLAN_KAFKA_CREDENTIALS_CHANGED");
+      assert.deepEqual(await containersOf(appId), []);
+      // with the plan's wrong password: the runner's login is refused at its identity gate
       // (exit 15, KAFKA_AUTHENTICATION_FAILED, nothing consumed) and the create stays pending
       const refused = await cli(
         "apply create (wrong runner password)",
@@ -128,7 +142,8 @@ Deno.test(
       const stop = JSON.parse((await docker(["logs", "--tail", "1", failed])).trim());
       assert.equal(stop.sluice_runner_exit, 15, JSON.stringify(stop));
       assert.equal(stop.reason, "KAFKA_AUTHENTICATION_FAILED", JSON.stringify(stop));
-      // the same plan with the right one: the same container starts again, its file rewritten
+      // the same plan with the right one: the pending create goes on with the rotated password
+      // (never a dead end), the same container starts again, its file rewritten
       const created = await cli("apply create", [
         "apply",
         "--plan",
