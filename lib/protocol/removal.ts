@@ -4,9 +4,12 @@
  * applying a plan's `remove_runner` actions (`lifecycle.runner_removals`) — what a fresh, exact
  * observation must show before it, the one mutation or write it makes, the fault site that
  * mutation crosses, what a fresh observation proves after a lost response, and the codes it can
- * give. `lib/runtime/removal.ts` performs the rows in this order (the runner rows once per
- * removed runner, in plan order) and crosses each row's site; the fault inventory lists them
- * with the `removal` journey.
+ * give. This order is the only one: `decideRemoval` (`lib/runtime/removal_next.ts`) walks these
+ * rows (the runner rows once per removed runner, in plan order) on fresh readings to find the
+ * one step to take — the step `lib/runtime/removal.ts` crosses at the row's site and the row
+ * `state runner-status` reports; the fault inventory lists the sites with the `removal` journey.
+ * A row whose `site` is null is the one that may wait (read-only); a row gives only the codes
+ * its `blockers` declare.
  *
  * A removal stops the exact generation the plan bound (container ID, generation, mounted plan,
  * artifact checksum, application ID), checks the clean-close evidence a replacement's
