@@ -40,7 +40,14 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .option("--dry-run", "list the files that would be written; write nothing")
     .action(async (dir: string, opts: { force?: boolean; dryRun?: boolean }, cmd: Command) => {
       const result = await initProject(dir, { force: opts.force, dryRun: opts.dryRun });
-      printResult(outputFormat(cmd), "init", result, (d) => renderInit(d as InitResult));
+      // the CLI's JSON as before SDK 0.2.0 renamed the field (`dry_run`): `dryRun`
+      const { dry_run, ...rest } = result;
+      printResult(
+        outputFormat(cmd),
+        "init",
+        { ...rest, dryRun: dry_run },
+        () => renderInit(result),
+      );
     });
 
   program
@@ -95,7 +102,7 @@ function renderValidate(r: ValidateResult): string {
 }
 
 function renderInit(r: InitResult): string {
-  const verb = r.dryRun ? "would write" : "wrote";
+  const verb = r.dry_run ? "would write" : "wrote";
   const lines = r.files.map((f) =>
     `  ${f.action === "overwrite" ? "overwrite" : "create"} ${f.path}`
   );

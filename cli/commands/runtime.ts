@@ -13,7 +13,6 @@
  */
 import type { Command } from "npm:commander@15.1.0";
 import { buildRunnerImage } from "../../mod.ts";
-import type { RunnerImageResult } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
 
 /** Adds `runtime build` to the program. */
@@ -25,11 +24,12 @@ export function register(program: Command): void {
     .option("--check", "only check that the up-to-date image exists")
     .action(async (opts: { check?: boolean }, cmd: Command) => {
       const result = await buildRunnerImage({ check: opts.check === true });
+      // the CLI's JSON as before SDK 0.2.0 renamed the field (`checked_only`): `checkedOnly`
       printResult(
         outputFormat(cmd),
         "runtime build",
-        result,
-        (d) => (d as RunnerImageResult).image,
+        { image: result.image, checkedOnly: result.checked_only },
+        () => result.image,
       );
     });
 }

@@ -115,8 +115,8 @@ export interface InitOptions {
 export interface InitResult {
   /** The project directory. */
   dir: string;
-  /** True when nothing was written. */
-  dryRun: boolean;
+  /** True when nothing was written (the `dryRun` option was given). */
+  dry_run: boolean;
   /** Each file, created or overwritten. */
   files: Array<{ path: string; action: "create" | "overwrite" }>;
 }
@@ -166,5 +166,5 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
       await atomicReplace(path, f.content);
     }
   }
-  return { dir: resolve(dir), dryRun: options.dryRun === true, files: plan };
+  return { dir: resolve(dir), dry_run: options.dryRun === true, files: plan };
 }

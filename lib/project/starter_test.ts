@@ -9,7 +9,7 @@ import { initProject } from "./starter.ts";
 Deno.test("init writes the starter; a dry run writes nothing", async () => {
   const dir = await Deno.makeTempDir();
   const dry = await initProject(join(dir, "p"), { dryRun: true });
-  strictEqual(dry.dryRun, true);
+  strictEqual(dry.dry_run, true);
   deepStrictEqual(dry.files.map((f) => f.path), [
     "sluice.yaml",
     "models/eligible_orders.sql",

@@ -19,7 +19,7 @@ export interface RunnerImageResult {
   /** The runner image's immutable ID, `sha256:<64 hex>`. */
   image: string;
   /** True when only checked (`--check`), not built. */
-  checkedOnly: boolean;
+  checked_only: boolean;
 }
 
 const BUILD_SCRIPT = new URL("../../runner/build.sh", import.meta.url);
@@ -38,7 +38,7 @@ export interface RunnerImageOptions {
  * ```ts
  * import { buildRunnerImage } from "./runner_image.ts";
  * const built = await buildRunnerImage(); // builds unless an image of the same inputs exists
- * console.log(built.image, built.checkedOnly); // sha256:... false
+ * console.log(built.image, built.checked_only); // sha256:... false
  * ```
  */
 export async function buildRunnerImage(
@@ -79,5 +79,5 @@ export async function buildRunnerImage(
       `runner/build.sh printed '${stdout}' instead of an image ID`,
     );
   }
-  return { image: stdout, checkedOnly: check };
+  return { image: stdout, checked_only: check };
 }
