@@ -2,7 +2,8 @@
  * The next step of a pending create, runner removal or connector change as `state
  * runner-status` reports it: the row of that journey's table (`lib/protocol/create.ts`,
  * `removal.ts`, `connector.ts`) a fresh read-only observation says comes next, that row as the
- * table words it, or the blockers that stop it. The replacement has its own, derived from its
+ * table words it, or the blockers that stop it. The runner removal's is its continuation's own
+ * decision (`decideRemoval`, `removal_next.ts`); the replacement has its own, derived from its
  * table by `replacement/decide.ts`.
  *
  * @example
