@@ -20,7 +20,6 @@ import type { DockerPort } from "../providers/docker/port.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { ConnectPort } from "../providers/connect/port.ts";
 import type { StateStore } from "../state/store.ts";
-import type { Logger } from "./progress.ts";
 
 /** Milliseconds since the epoch, and a way to wait (a fake clock may advance instead). */
 export interface Clock {
@@ -134,3 +133,20 @@ export function isoNow(clock: Clock): string {
 export function sleep(clock: Clock, ms: number): Promise<void> {
   return clock.sleep ? clock.sleep(ms) : new Promise((r) => setTimeout(r, ms));
 }
+
+/** Where warnings go that do not change a result. */
+export interface Logger {
+  /** A warning: something failed without changing the result. */
+  warn(message: string): void;
+}
+
+/**
+ * The logger used when none is given: it drops warnings (lib never prints).
+ *
+ * @example
+ * ```ts
+ * import { SILENT_LOGGER } from "./deps.ts";
+ * SILENT_LOGGER.warn("nobody hears this");
+ * ```
+ */
+export const SILENT_LOGGER: Logger = { warn: () => {} };

@@ -261,22 +261,9 @@ export interface WaitEvent extends ProgressBase {
 /** The progress callback of the journeys. */
 export type ProgressListener = (event: ProgressEvent) => void;
 
-/** Where warnings go that do not change a result. */
-export interface Logger {
-  /** A warning: something failed without changing the result. */
-  warn(message: string): void;
-}
-
-/**
- * The logger used when none is given: it drops warnings (lib never prints).
- *
- * @example
- * ```ts
- * import { SILENT_LOGGER } from "./progress.ts";
- * SILENT_LOGGER.warn("nobody hears this");
- * ```
- */
-export const SILENT_LOGGER: Logger = { warn: () => {} };
+// the logger is declared with the other outside dependencies (deps.ts, below this module):
+// re-exported here, beside the events, for the SDK and mod.ts
+export { type Logger, SILENT_LOGGER } from "./deps.ts";
 
 /** What one operation run's {@link OperationEvents} needs. */
 export interface OperationEventsOptions {
