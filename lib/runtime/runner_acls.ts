@@ -22,7 +22,12 @@
 import { SluiceError } from "../errors.ts";
 import type { KafkaSecurity } from "../project/kafka_security.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
-import type { RunnerAclObservation } from "../validation/runner_permissions.ts";
+import {
+  checkRunnerPermissions,
+  type RunnerAclObservation,
+} from "../validation/runner_permissions.ts";
+import { blockerError } from "../validation/blocker.ts";
+import type { Plan } from "../plan/plan.ts";
 
 /** The runner principal's ACLs as the broker lists them, or why they are not known. */
 export async function observeRunnerAcls(
@@ -57,4 +62,36 @@ export async function observeRunnerAcls(
     }
     throw error;
   }
+}
+
+/**
+ * The proof again at apply, right before the first mutation of a create or a replacement
+ * started from a plan file: an ACL removed between plan and apply blocks with
+ * `BLOCKED_RUNNER_PERMISSION` (or `BLOCKED_RUNNER_PERMISSION_UNVERIFIED` when the ACLs can no
+ * longer be read), having written and created nothing. A plan without a `runner_permissions`
+ * section (no `kafka.security`, no runner started) reads nothing. An operation already pending is
+ * not checked here: a runner the broker refuses mid-operation exits with
+ * `KAFKA_AUTHORIZATION_FAILED`, and `state resume` restarts it once the grant is back.
+ *
+ * @example
+ * ```ts
+ * import { recheckRunnerAcls } from "./runner_acls.ts";
+ * import { PLAINTEXT } from "../project/kafka_security.ts";
+ * await recheckRunnerAcls(null as never, PLAINTEXT, { actions: [], artifacts: [] }, "b:9092");
+ * ```
+ */
+export async function recheckRunnerAcls(
+  kafka: KafkaPort,
+  security: KafkaSecurity,
+  plan: Pick<Plan, "actions" | "artifacts" | "runner_permissions">,
+  bootstrap: string,
+): Promise<void> {
+  if (!plan.runner_permissions) return;
+  const observation = await observeRunnerAcls(kafka, security, false);
+  const checked = checkRunnerPermissions(observation, {
+    actions: plan.actions,
+    artifacts: plan.artifacts,
+    bootstrap,
+  });
+  if (checked && checked.blockers.length > 0) throw blockerError(checked.blockers);
 }

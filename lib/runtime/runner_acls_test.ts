@@ -149,6 +149,27 @@ Deno.test("runner permissions on fakes: complete grants plan the create; one mis
   );
   assert.deepEqual(s.world.control.mutations(), [], "nothing was created");
 
+  // proven at plan time, removed before apply: the plan file's apply reads them again and
+  // blocks before its first mutation
+  grant(s.world, complete(s.p, appId));
+  const proven = await plan({ dir: s.p.dir, ...ports });
+  assert.deepEqual(proven.plan.blockers, []);
+  grant(s.world, complete(s.p, appId).filter((a) => a.resourceType !== "TOPIC"));
+  const before = s.calls.length;
+  await assert.rejects(
+    () => apply({ dir: s.p.dir, ...ports, plan: proven.plan, planSha256: proven.sha256 }),
+    (e) => {
+      assert.ok(e instanceof SluiceError && e.code === "BLOCKED_RUNNER_PERMISSION", String(e));
+      assert.match(e.message, new RegExp(`may not READ TOPIC ${s.p.inputTopic}`));
+      return true;
+    },
+  );
+  assert.deepEqual(s.calls.slice(before), [RUNNER, "User:*"], "read again at apply");
+  assert.deepEqual(s.world.control.mutations(), [], "nothing was created");
+  // no operation was recorded: with the grant back, the plan has no pending operation to name
+  grant(s.world, complete(s.p, appId));
+  assert.deepEqual((await plan({ dir: s.p.dir, ...ports })).plan.blockers, []);
+
   // what the admin principal may not read is said, never passed
   grant(s.world, complete(s.p, appId), true);
   const unverified = await plan({ dir: s.p.dir, ...ports });

@@ -77,7 +77,7 @@ import type { ConnectorsObservation } from "../validation/connector_observation.
 import { connectorSetup } from "./connector_setup.ts";
 import { observeConnectors } from "./connector_observer.ts";
 import { removalTargets } from "./removal.ts";
-import { observeRunnerAcls } from "./runner_acls.ts";
+import { observeRunnerAcls, recheckRunnerAcls } from "./runner_acls.ts";
 
 /**
  * Where the project is and which environment to use; the ports, clock, UUID source and logger
@@ -453,7 +453,8 @@ export async function applyInSession(
     sha = fresh.sha256;
   }
   sha ??= sealPlan(planned).sha256;
-  const credentials = options.plan ? await verifyAuthority(s, options.plan, sha) : null;
+  const authority = options.plan ? await verifyAuthority(s, options.plan, sha) : null;
+  const credentials = authority?.credentials ?? null;
   if (options.plan && planned.format === 5 && planned.source_sha256 === s.sourceSha256) {
     // a plan from outside carries review, not authority: it does only what the project says
     // (a plan of other sources is refused as stale by applyPlan, PLAN_STALE_SOURCE)
@@ -462,6 +463,15 @@ export async function applyInSession(
       compiled: s.compiled,
       connectors: () => compileConnectors(s.project.manifest),
     });
+  }
+  if (options.plan && authority?.pending === false && planned.blockers.length === 0) {
+    // an ACL removed since the plan blocks before the first mutation (runner_acls.ts)
+    await recheckRunnerAcls(
+      s.kafka,
+      s.project.manifest.kafkaSecurity,
+      planned,
+      s.project.manifest.kafka.bootstrapHost,
+    );
   }
   const result = await applyPlan(
     {
@@ -502,12 +512,15 @@ async function verifyAuthority(
   s: Session,
   plan: Plan,
   sha256: string,
-): Promise<RunnerCredentialsCheck | null> {
+): Promise<{ pending: boolean; credentials: RunnerCredentialsCheck | null }> {
   const snap = await s.store.load();
   const pending = snap.control?.opened.intent.reviewed_plan_sha256 ?? null;
   const key = await s.store.sealKey();
   verifyPlanAuthority(plan, sha256, pending, key);
-  return await checkSessionCredentials(s, plan, pending === sha256, key, snap);
+  return {
+    pending: pending === sha256,
+    credentials: await checkSessionCredentials(s, plan, pending === sha256, key, snap),
+  };
 }
 
 /**

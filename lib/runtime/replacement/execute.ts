@@ -22,6 +22,7 @@ import { blockerError } from "../../validation/blocker.ts";
 import { isoNow } from "../deps.ts";
 import { observeRunner } from "../observer.ts";
 import { checkSessionCredentials } from "../session.ts";
+import { recheckRunnerAcls } from "../runner_acls.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide } from "./decide.ts";
 import { driveThenFinalize, endOfRun, replacementEvents } from "./finalize.ts";
@@ -91,6 +92,9 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
     resuming: false,
   });
   if (first.kind === "blocked") throw blockerError(first.blockers);
+  // an ACL of the runner principal removed since the plan blocks before the intent (runner_acls.ts)
+  const m = p.project.manifest;
+  await recheckRunnerAcls(p.kafka, m.kafkaSecurity, r.plan, m.kafka.bootstrapHost);
   const base = { operation_id: operationId, commands: op.commands(operationId) };
   const events = replacementEvents(op, operationId);
   events.started(false, `replacement operation ${operationId}`);
