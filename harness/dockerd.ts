@@ -52,6 +52,20 @@ export interface PrivateDocker {
   /** The 10.x.0.0/16 block its bridge and network addresses come from. */
   block: number;
   liveRestore: boolean;
+  /**
+   * `tcp://localhost:<port>`: the daemon's TCP+TLS address beside its socket, when started with
+   * `tls` (it verifies clients: `--tlsverify`), else null.
+   */
+  tcp: string | null;
+}
+
+/** The daemon's TLS files (PEM paths), e.g. made by `tls_certs.ts`. */
+export interface PrivateDockerTls {
+  /** The CA its clients' certificates must be signed by. */
+  caFile: string;
+  /** Its server certificate and key (for `localhost`). */
+  certFile: string;
+  keyFile: string;
 }
 
 async function sh(
@@ -164,10 +178,22 @@ async function launch(d: PrivateDocker): Promise<void> {
   throw new Error(`private dockerd did not answer within 90 s:\n${tail.slice(-1500)}`);
 }
 
-/** Start a private daemon. The caller must {@link stopPrivateDocker} it. */
+function freeTcpPort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/**
+ * Start a private daemon. The caller must {@link stopPrivateDocker} it. With `tls` it also
+ * listens on `tcp://127.0.0.1:<port>` with TLS, verifying its clients (the Docker CLI's
+ * `--tlsverify`), while the harness keeps administering it on its socket.
+ */
 export async function startPrivateDocker(
-  options: { liveRestore?: boolean } = {},
+  options: { liveRestore?: boolean; tls?: PrivateDockerTls } = {},
 ): Promise<PrivateDocker> {
+  const tcpPort = options.tls ? freeTcpPort() : 0;
   const hex = randomBytes(4).toString("hex");
   const dir = `/var/tmp/sl-${hex}`;
   await Deno.mkdir(dir, { mode: 0o700 });
@@ -183,6 +209,7 @@ export async function startPrivateDocker(
     bridge,
     block: a,
     liveRestore: options.liveRestore ?? false,
+    tcp: options.tls ? `tcp://localhost:${tcpPort}` : null,
     args: [
       "--host",
       `unix://${dir}/d.sock`,
@@ -202,6 +229,19 @@ export async function startPrivateDocker(
       "--log-level",
       Deno.env.get("SLUICE_PRIVATE_DOCKERD_LOG_LEVEL") ?? "warn",
       ...(options.liveRestore ? ["--live-restore"] : []),
+      ...(options.tls
+        ? [
+          "--host",
+          `tcp://127.0.0.1:${tcpPort}`,
+          "--tlsverify",
+          "--tlscacert",
+          options.tls.caFile,
+          "--tlscert",
+          options.tls.certFile,
+          "--tlskey",
+          options.tls.keyFile,
+        ]
+        : []),
     ],
   };
   try {

@@ -19,10 +19,13 @@ import type { PlatformaticKafkaOptions } from "./kafka/platformatic.ts";
 import type { Manifest } from "../project/manifest.ts";
 import { resolveKafkaSecurity } from "./kafka/security.ts";
 
-/** The Docker daemon dockerode finds (`DOCKER_HOST` or the default socket). */
+/**
+ * The Docker daemon the Docker CLI's variables name (`DOCKER_HOST`, with TLS when
+ * `DOCKER_TLS_VERIFY` is set) or the default socket.
+ */
 export async function realDocker(): Promise<DockerPort> {
-  const { dockerodePort } = await import("./docker/dockerode.ts");
-  return dockerodePort();
+  const { dockerodeFromEnv } = await import("./docker/dockerode.ts");
+  return await dockerodeFromEnv();
 }
 
 /** The Kafka cluster at `bootstrap` (`host:port`, comma-separated). */

@@ -32,6 +32,7 @@ import {
 } from "../errors.ts";
 import { reachAny } from "../reach.ts";
 import { logLines, sinceParam, stdoutLines } from "./_log_stream.ts";
+import { dockerTlsFromEnv } from "./tls.ts";
 
 interface HttpError {
   statusCode?: number;
@@ -203,6 +204,18 @@ interface DockerModem {
 export interface DockerodePortOptions {
   /** Where the daemon's address came from (default: `$DOCKER_HOST`, or the default socket). */
   origin?: AddressOrigin;
+}
+
+/**
+ * A {@link DockerPort} for the daemon the Docker CLI's variables name: over TCP with TLS when
+ * `DOCKER_TLS_VERIFY` is set (`./tls.ts`: `DOCKER_CERT_PATH`'s `ca.pem`, `cert.pem`,
+ * `key.pem`), else the one dockerode finds (`DOCKER_HOST` or the default socket).
+ */
+export async function dockerodeFromEnv(): Promise<DockerPort> {
+  const tls = await dockerTlsFromEnv();
+  return tls === null
+    ? dockerodePort()
+    : dockerodePort(new Docker(tls.options), { origin: tls.origin });
 }
 
 /** A {@link DockerPort} for the daemon dockerode finds (`DOCKER_HOST` or the default socket). */

@@ -14,6 +14,7 @@
 import type { DockerPort } from "./port.ts";
 import type { Manifest } from "../../project/manifest.ts";
 import { realDocker } from "../real.ts";
+import { dockerTlsOptions } from "./tls.ts";
 
 /** The setting a Docker endpoint given in code is named by. */
 export const DOCKER_ENDPOINT_SETTING = "settings.docker.endpoint";
@@ -29,13 +30,23 @@ export async function projectDocker(manifest: Manifest): Promise<DockerPort> {
     : await dockerAtEndpoint(endpoint, DOCKER_ENDPOINT_SETTING);
 }
 
-/** A {@link DockerPort} for the daemon at `endpoint`, its origin named `setting` in errors. */
-export async function dockerAtEndpoint(endpoint: string, setting: string): Promise<DockerPort> {
+/**
+ * A {@link DockerPort} for the daemon at `endpoint`, its origin named `setting` in errors; with
+ * `tls` (PEM: the CA, the client certificate and key), a `tcp://` or `https://` endpoint is
+ * reached over TLS, the daemon's certificate checked against that CA and the endpoint's host.
+ */
+export async function dockerAtEndpoint(
+  endpoint: string,
+  setting: string,
+  tls: { ca: string; cert: string; key: string } | null = null,
+): Promise<DockerPort> {
   const [{ default: Docker }, { dockerodePort }] = await Promise.all([
     import("npm:dockerode@5.0.1"),
     import("./dockerode.ts"),
   ]);
   const url = new URL(endpoint);
+  const secured = tls === null ? null : dockerTlsOptions(endpoint, tls);
+  if (secured !== null) return dockerodePort(new Docker(secured), { origin: { setting } });
   const client = url.protocol === "unix:"
     ? new Docker({ socketPath: decodeURIComponent(url.pathname) })
     : new Docker({
