@@ -47,6 +47,13 @@ export interface RestConnectOptions {
   requestTimeoutMs?: number;
   /** Injected for tests. */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * The worker's REST API over HTTPS: the CA its certificate must be signed by (PEM; absent:
+   * the system's trust). Host names are always verified.
+   */
+  tls?: { ca: string | null };
+  /** HTTP basic authentication (Connect's `rest.extension.classes` JAAS login). */
+  basicAuth?: { username: string; password: string };
 }
 
 /**
@@ -129,6 +136,22 @@ export function restConnect(endpoint: string, options: RestConnectOptions = {}):
   const delayMs = options.conflictDelayMs ?? 500;
   const timeoutMs = options.requestTimeoutMs ?? 120_000;
   const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+  const ca = options.tls?.ca ?? null;
+  const auth: Record<string, string> = options.basicAuth
+    ? {
+      authorization: `Basic ${
+        btoa(
+          String.fromCharCode(
+            ...new TextEncoder().encode(
+              `${options.basicAuth.username}:${options.basicAuth.password}`,
+            ),
+          ),
+        )
+      }`,
+    }
+    : {};
+  // the password never leaves in a message, whatever the worker or the client echoes
+  const own = options.basicAuth ? [options.basicAuth.password] : [];
 
   const path = (name: string, suffix = "") => `/connectors/${encodeURIComponent(name)}${suffix}`;
 
@@ -143,7 +166,7 @@ export function restConnect(endpoint: string, options: RestConnectOptions = {}):
     mutation: boolean,
     secrets: readonly string[],
   ): Promise<Answer> {
-    const scrub = (text: string) => scrubSecrets(text, secrets);
+    const scrub = (text: string) => scrubSecrets(text, [...secrets, ...own]);
     const evidence = (extra: Record<string, unknown>) => ({
       method,
       path: target,
@@ -153,18 +176,30 @@ export function restConnect(endpoint: string, options: RestConnectOptions = {}):
     for (let attempt = 1;; attempt++) {
       let res: Response;
       let text: string;
+      // a client trusting the CA given, for this request only (the port has no close)
+      const client = ca === null ? undefined : Deno.createHttpClient({ caCerts: [ca] });
       try {
         res = await fetch(`${base}${target}`, {
           method,
           headers: body === undefined
-            ? { accept: "application/json" }
-            : { accept: "application/json", "content-type": "application/json" },
+            ? { accept: "application/json", ...auth }
+            : { accept: "application/json", "content-type": "application/json", ...auth },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(timeoutMs),
+          client,
         });
         text = await res.text();
       } catch (error) {
         const cause = scrub(describeFailure(error));
+        if (tlsRefused(error)) {
+          // the handshake failed: nothing reached the worker, whatever the method
+          throw new SluiceError(
+            "ENV_CONNECT_TLS",
+            `Kafka Connect at ${base} failed the TLS handshake (${method} ${target}): ${cause}; ` +
+              "check the CA it is trusted with and its certificate's host names and validity",
+            { evidence: evidence({ cause }) },
+          );
+        }
         if (!mutation || nothingSent(error)) {
           throw new SluiceError(
             "ENV_CONNECT_UNREACHABLE",
@@ -178,6 +213,8 @@ export function restConnect(endpoint: string, options: RestConnectOptions = {}):
             "it may or may not have been applied: observe the connector",
           { evidence: evidence({ cause }) },
         );
+      } finally {
+        client?.close();
       }
       let parsed: unknown = null;
       if (text.length > 0) {
@@ -201,6 +238,18 @@ export function restConnect(endpoint: string, options: RestConnectOptions = {}):
       if (!mutation && res.status >= 500 && /rebalance/i.test(message) && attempt < attempts) {
         await sleep(delayMs);
         continue;
+      }
+      if (res.status === 401 || res.status === 403) {
+        // refused before the request was handled: nothing happened, even for a mutation
+        throw new SluiceError(
+          "ENV_CONNECT_DENIED",
+          `Kafka Connect at ${base} denied ${method} ${target} (${res.status}${
+            message ? `: ${message}` : ""
+          }); check the REST user and password ${
+            options.basicAuth ? `of ${options.basicAuth.username}` : "(none was given)"
+          }`,
+          { evidence: evidence({ status: res.status, message }) },
+        );
       }
       if (res.status >= 500 && mutation) {
         throw new SluiceError(
@@ -399,6 +448,12 @@ function nothingSent(error: unknown): boolean {
   // Deno's fetch says "client error (Connect)" when the TCP connection was never made
   // (and refuses outright to connect to a port the fetch standard blocks)
   return /client error \(Connect\)|Connection refused|dns error|failed to lookup|Requests to port \d+ are blocked/i
+    .test(describeFailure(error));
+}
+
+/** Whether a fetch failed in the TLS handshake (Deno's rustls words, in the cause). */
+function tlsRefused(error: unknown): boolean {
+  return /invalid peer certificate|certificate|tls handshake|InvalidCertificate|UnknownIssuer|NotValidForName/i
     .test(describeFailure(error));
 }
 
