@@ -26,7 +26,7 @@
  */
 import type { FaultSite } from "../fault/site.ts";
 import { derivedOperationId, rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
-import type { OperationJourney } from "./descriptor.ts";
+import type { OperationJourney, PendingControl } from "./descriptor.ts";
 import { type RemovalRow, removalRow } from "./removal.ts";
 
 const site = siteMaker(import.meta.url);
@@ -135,6 +135,27 @@ export function destroyOperationId(planSha256: string): string {
 }
 
 /**
+ * Whether a pending operation is a destroy taking down the runner of `applicationId`: while it
+ * is pending, the day-two commands act on its own runners only (`sluice restart` of a runner
+ * that stopped without a clean close, so that the destroy can stop it cleanly).
+ *
+ * @example
+ * ```ts
+ * import { destroyTakesDown } from "./destroy.ts";
+ * destroyTakesDown({ kind: "create", intent: { details: {} } }, "app"); // false
+ * ```
+ */
+export function destroyTakesDown(control: PendingControl, applicationId: string): boolean {
+  if (control.kind !== DESTROY_OPERATION_KIND) return false;
+  const actions = control.intent.details.actions;
+  return Array.isArray(actions) &&
+    (actions as unknown[]).some((x) =>
+      typeof x === "object" && x !== null &&
+      (x as Record<string, unknown>).application_id === applicationId
+    );
+}
+
+/**
  * The destroy journey, as the registry reads it: `apply --plan` of a `plan --destroy` file
  * crosses its sites (continued by the same `apply --plan` again, or `state resume` with it); a
  * destroy is its own operation, never mixed with another change, and a plan carries at most one.
@@ -166,4 +187,5 @@ export const DESTROY_JOURNEY: OperationJourney<"destroy"> = {
         others.length === 1 ? "" : "s"
       }: a destroy plan ('sluice plan --destroy') carries nothing but the destroy`,
   }],
+  admitsDayTwo: destroyTakesDown,
 };

@@ -24,6 +24,7 @@ import { OPERATOR_JOURNEY } from "./operator.ts";
 import { CONNECTOR_JOURNEY } from "./connector.ts";
 import { DAY_TWO_JOURNEY } from "./day_two.ts";
 import { REMOVAL_JOURNEY } from "./removal.ts";
+import { DESTROY_JOURNEY } from "./destroy.ts";
 
 /** The registry, in the order the inventory lists their sites (the sweep's order too). */
 const REGISTRY = [
@@ -33,6 +34,7 @@ const REGISTRY = [
   CONNECTOR_JOURNEY,
   DAY_TWO_JOURNEY,
   REMOVAL_JOURNEY,
+  DESTROY_JOURNEY,
 ] as const;
 
 /** The crossings a descriptor declares. */

@@ -16,6 +16,7 @@ const PLANNED_TYPES = [
   "create_runner",
   "replace_runner_predicate",
   "remove_runner",
+  "destroy",
   ...CONNECTOR_ACTION_TYPES,
 ];
 

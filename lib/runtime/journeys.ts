@@ -48,6 +48,14 @@ import { findAbandonment } from "../state/engine.ts";
 import { blockerError } from "../validation/blocker.ts";
 import { CONNECTOR_JOURNEY, connectorOperationId } from "../protocol/connector.ts";
 import { REMOVAL_JOURNEY } from "../protocol/removal.ts";
+import { DESTROY_JOURNEY } from "../protocol/destroy.ts";
+import {
+  continueDestroy,
+  destroyActionOf,
+  destroyNext,
+  startDestroy,
+  verifyCommittedDestroy,
+} from "./destroy.ts";
 import { CREATE_JOURNEY } from "../protocol/create.ts";
 import { type Clock, SYSTEM_CLOCK } from "./deps.ts";
 import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
@@ -157,6 +165,21 @@ function connectorsApplied(
  * is a create (followed by its connector changes).
  */
 const JOURNEYS: readonly RoutedJourney[] = [
+  {
+    // a destroy is a plan's only change (plan --destroy)
+    kind: DESTROY_JOURNEY.kind,
+    continues: () => true,
+    continue: async (r) =>
+      removalApplied(r.plan, await continueDestroy(r.removal, r.plan, r.planSha256, r.snap)),
+    committed: async (r) => {
+      const done = await verifyCommittedDestroy(r.removal, r.plan, r.planSha256, r.snap);
+      return done ? removalApplied(r.plan, done) : null;
+    },
+    claims: (plan) => destroyActionOf(plan) !== null,
+    start: async (r) =>
+      removalApplied(r.plan, await startDestroy(r.removal, r.plan, r.planSha256, r.snap)),
+    next: (r) => destroyNext(r.removal, r.plan, r.snap),
+  },
   {
     kind: REMOVAL_JOURNEY.kind,
     continues: () => true,

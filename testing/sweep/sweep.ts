@@ -43,6 +43,7 @@ import {
 import { type JourneyRun, operatorDecision, runJourney } from "./operator.ts";
 import { committedOf, readWorldFile } from "./reads.ts";
 import { runDayTwoCase } from "./day_two.ts";
+import { checkDestroy, prepareDestroy } from "./destroy.ts";
 
 /** The result of one case. */
 export interface CaseResult {
@@ -153,6 +154,13 @@ export const HARNESSES: { readonly [J in Journey]: JourneyHarness } = {
       const change = await prepareRemoval(cw);
       const journey = await runJourney(cw, c, change);
       return { journey, problems: await checkRemoval(cw, journey, change) };
+    },
+  },
+  destroy: {
+    async run(cw, c) {
+      const change = await prepareDestroy(cw);
+      const journey = await runJourney(cw, c, change);
+      return { journey, problems: await checkDestroy(cw, journey, change) };
     },
   },
 };
