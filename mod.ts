@@ -135,13 +135,13 @@ export type { CheckpointName, Stage, StepKind } from "./lib/protocol/replacement
 export type {
   ContainerEvidence,
   KafkaEvidence,
+  ObservedTopic,
   ProjectObservation,
   RunnerObservation,
   RunnerTarget,
   VolumeEvidence,
-} from "./lib/validation/observation.ts";
+} from "./lib/sdk/observation.ts";
 export type { MountedIdentity } from "./lib/protocol/mounted_plan.ts";
-export type { ContainerInfo } from "./lib/providers/docker/port.ts";
 export type { ConnectorStatusRow, ModelStatus, ProjectStatus } from "./lib/runtime/status.ts";
 export type {
   MovedPartition,
@@ -151,7 +151,7 @@ export type {
 } from "./lib/state/history.ts";
 export type { RunnerStopReport } from "./lib/validation/runner_stop.ts";
 export type { RunnerStop, RunnerStopRecord } from "./lib/artifact/runner_exits.ts";
-export { runnerStopOf } from "./lib/validation/runner_stop.ts";
+export { runnerStopOf } from "./lib/sdk/observation.ts";
 export type { AbandonResult } from "./lib/runtime/abandon.ts";
 export type { RetentionResult } from "./lib/runtime/replacement/retention.ts";
 export type { RestartResult } from "./lib/runtime/restart.ts";

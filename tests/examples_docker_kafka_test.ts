@@ -141,8 +141,8 @@ Deno.test("the examples run against the real environment", opts, async () => {
 
     // what stays: application ID and volume instance; the output follows each filter in turn
     const obs = (await project.observe()).runners[0];
-    assert.equal(obs.applicationId, appId);
-    assert.equal(obs.volume.instanceLabel, instance);
+    assert.equal(obs.application_id, appId);
+    assert.equal(obs.volume.instance_label, instance);
     assert.equal(obs.containers.length, 1);
     await produce(env.bootstrapHost, p.inputTopic, [order("b1", 250), order("b2", 350)]);
     const out = await waitForRecords(env.bootstrapHost, p.outputTopic, 3, {

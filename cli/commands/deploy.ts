@@ -16,6 +16,7 @@ import {
 import type { ApplyResult, ProjectObservation, ProjectStatus, RuntimeDeps } from "../../mod.ts";
 import { formatOption, reviewRenderer } from "./review.ts";
 import { reportReplacement } from "./replacement.ts";
+import { observationJson } from "../observation_json.ts";
 import { FailureWithResult, outputFormat, printResult } from "../output.ts";
 import { openCommandProject } from "./_options.ts";
 
@@ -199,7 +200,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .action(async (opts: Common, cmd: Command) => {
       await using project = await openCommandProject(deps, opts);
       const obs = await project.observe();
-      printResult(outputFormat(cmd), "observe", obs, () => renderObservation(obs));
+      printResult(outputFormat(cmd), "observe", observationJson(obs), () => renderObservation(obs));
     });
 
   program
@@ -306,15 +307,15 @@ function connectorLines(r: ApplyResult["connectors"]): string {
 }
 
 function renderObservation(obs: ProjectObservation): string {
-  const lines = [`cluster ${obs.clusterId}  docker daemon ${obs.daemonId}`];
+  const lines = [`cluster ${obs.cluster_id}  docker daemon ${obs.daemon_id}`];
   for (const r of obs.runners) {
-    lines.push(`${r.applicationId}:`);
+    lines.push(`${r.application_id}:`);
     for (const c of r.containers) {
       lines.push(
         `  container ${c.id.slice(0, 12)} ${c.name} ${c.status}${
-          c.status === "exited" ? ` (exit ${c.exitCode})` : ""
+          c.status === "exited" ? ` (exit ${c.exit_code})` : ""
         } generation=${c.labels.generation ?? "-"} plan=${
-          c.plan.matchesLabel ? "matches label" : "MISMATCH"
+          c.plan.matches_label ? "matches label" : "MISMATCH"
         }`,
       );
       const stop = runnerStopOf(c);
@@ -323,14 +324,14 @@ function renderObservation(obs: ProjectObservation): string {
     if (r.containers.length === 0) lines.push("  no container");
     lines.push(
       `  volume ${r.volume.name} ${
-        r.volume.exists ? `instance ${r.volume.instanceLabel}` : "absent"
+        r.volume.exists ? `instance ${r.volume.instance_label}` : "absent"
       }`,
     );
     const k = r.kafka;
     lines.push(
-      `  input ${r.target.inputTopic} ${
+      `  input ${r.target.input_topic} ${
         k.input ? `id ${k.input.id}` : "absent"
-      }; output ${r.target.outputTopic} ${k.output ? `id ${k.output.id}` : "absent"}`,
+      }; output ${r.target.output_topic} ${k.output ? `id ${k.output.id}` : "absent"}`,
     );
     lines.push(
       `  group ${k.group.state} (${k.group.members.length} members), committed ${

@@ -66,8 +66,8 @@ import { type ProjectStatus, projectStatus } from "../runtime/status.ts";
 import { type LogsOptions, type LogsResult, modelLogs } from "../runtime/logs.ts";
 import type { StoreIdentity } from "../state/journal.ts";
 import { inspectState, type StateView } from "../state/view.ts";
-import type { ProjectObservation } from "../validation/observation.ts";
 import { HandlePorts } from "./ports.ts";
+import { type ProjectObservation, sdkObservation } from "./observation.ts";
 import {
   type ApplyOutcome,
   planKind,
@@ -441,7 +441,7 @@ class ProjectHandle implements SluiceProject {
   }
 
   observe(): Promise<ProjectObservation> {
-    return this.#online((deps) => observe(deps));
+    return this.#online(async (deps) => sdkObservation(await observe(deps)));
   }
 
   status(): Promise<ProjectStatus> {

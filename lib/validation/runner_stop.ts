@@ -55,7 +55,9 @@ export interface RunnerStopReport {
  * }
  * ```
  */
-export function runnerStopOf(c: ContainerEvidence): RunnerStopReport | null {
+export function runnerStopOf(
+  c: Pick<ContainerEvidence, "running" | "everStarted" | "exitCode" | "oomKilled" | "runnerStatus">,
+): RunnerStopReport | null {
   // running, or created and never started: nothing stopped
   if (c.running || !c.everStarted) return null;
   const row = runnerExit(c.exitCode);
