@@ -18,10 +18,10 @@ import VERSIONS_SH from "../scripts/versions.sh" with { type: "text" };
  * @example
  * ```ts
  * import { SLUICE_VERSION } from "./version.ts";
- * console.log(SLUICE_VERSION); // 0.1.0
+ * console.log(SLUICE_VERSION); // 0.2.0
  * ```
  */
-export const SLUICE_VERSION = "0.1.0";
+export const SLUICE_VERSION = "0.2.0";
 
 /**
  * The `NAME=value` pins of `scripts/versions.sh` (values that expand a variable, such as a

@@ -5,7 +5,7 @@
  * @example
  * ```sh
  * sluice version
- * sluice -o json version   # {"ok":true,"command":"version","data":{"cli":"0.1.0",...}}
+ * sluice -o json version   # {"ok":true,"command":"version","data":{"cli":"0.2.0",...}}
  * ```
  * @module
  */

@@ -77,7 +77,7 @@ Deno.test("buildRunEvent: run = operation UUID, job = application, datasets = Ka
     job: { namespace: "sluice://orders/prod", name: "sluice-orders-big_orders" },
     inputs: [{ namespace: "kafka://kafka:9092", name: "orders" }],
     outputs: [{ namespace: "kafka://kafka:9092", name: "big_orders" }],
-    producer: "https://github.com/sluice/sluice/tree/0.1.0",
+    producer: "https://github.com/sluice/sluice/tree/0.2.0",
     schemaURL: "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
   });
   assert.equal(complete.eventType, "COMPLETE");
