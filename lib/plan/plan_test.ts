@@ -642,7 +642,9 @@ Deno.test("planner: --select plans creates for the selected model only, and a se
   assert.deepEqual(created.selected, ["big_orders"]);
   assert.deepEqual(created.blockers, []);
   assert.deepEqual(
-    created.actions.map((a) => "topic" in a ? a.topic : "model" in a ? a.model : a.name),
+    created.actions.map((a) =>
+      "topic" in a ? a.topic : "model" in a ? a.model : "name" in a ? a.name : a.type
+    ),
     [
       "raw_orders",
       "big_orders",
