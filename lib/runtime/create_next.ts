@@ -84,7 +84,9 @@ export async function createNext(
     if (!c.running) {
       return nextAt(
         createRow("start_container"),
-        `${about}: ${c.name} is ${c.status} (exit ${c.exitCode}); started again if it exited before RUNNING with its positions untouched`,
+        `${about}: ${c.name} is ${c.status} (exit ${c.exitCode}${
+          c.runnerStatus?.reason ? ` ${c.runnerStatus.reason}` : ""
+        }); started again if it exited before RUNNING with its positions untouched`,
       );
     }
     if (c.runnerStatus?.state !== "RUNNING") {
