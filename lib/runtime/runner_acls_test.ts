@@ -11,6 +11,9 @@ import { apply, plan } from "./session.ts";
 import { observeRunnerAcls } from "./runner_acls.ts";
 import { SluiceError } from "../errors.ts";
 import { PLAINTEXT } from "../project/kafka_security.ts";
+import { join } from "node:path";
+import { readPlanFile, writePlanFile } from "../plan/plan_file.ts";
+import { operationStatus } from "./pending_operation.ts";
 
 const SECURITY = `  security:
     protocol: SASL_SSL
@@ -214,4 +217,37 @@ Deno.test("observeRunnerAcls: nothing under PLAINTEXT; a certificate principal c
       }, false),
     /connection reset/,
   );
+});
+
+Deno.test("runner permissions on fakes: a runner the broker refuses mid-create exits 15 KAFKA_AUTHORIZATION_FAILED, runner-status names it, and the same plan continues once the grant is back", async () => {
+  await using s = await setUp("acl-midway", true);
+  const ports = { docker: s.world.docker, kafka: s.kafka };
+  const appId = `sluice-${s.p.name}-eligible_orders`;
+  grant(s.world, complete(s.p, appId));
+  const planned = await plan({ dir: s.p.dir, ...ports });
+  assert.deepEqual(planned.plan.blockers, []);
+  const planPath = join(s.p.dir, "create.plan.json");
+  await writePlanFile(planPath, planned.plan);
+  const sha256 = (await readPlanFile(planPath)).sha256;
+  // the ACL removed after apply's check: the broker refuses the runner at its start
+  s.world.control.failRunner("start", { code: 15, reason: "KAFKA_AUTHORIZATION_FAILED" }, {
+    match: appId,
+  });
+  const applyIt = () => apply({ dir: s.p.dir, ...ports, plan: planned.plan, planSha256: sha256 });
+  await assert.rejects(
+    applyIt,
+    (e) =>
+      e instanceof SluiceError && e.code === "BLOCKED_RUNNER_EXITED" && /code 15/.test(e.message),
+  );
+  const pending = (await plan({ dir: s.p.dir, ...ports, offline: true })).plan.blockers
+    .find((b) => b.code === "BLOCKED_OPERATION_PENDING");
+  const operationId = String(pending?.evidence?.operation_id ?? "");
+  assert.ok(operationId, JSON.stringify(pending));
+  const report = await operationStatus({ dir: s.p.dir, ...ports, planPath, operationId });
+  assert.equal(report.journey, "create");
+  assert.equal(report.next.step, "start_container");
+  assert.match(report.next.detail, /exit 15 KAFKA_AUTHORIZATION_FAILED/);
+  // the grant back (the hook was for one start): the same plan file starts the same container
+  const done = await applyIt();
+  assert.equal(done.runners.length, 1);
 });
