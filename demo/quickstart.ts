@@ -17,6 +17,13 @@
  *     offsets carry over, records before the change keep the old predicate, records after it get
  *     the new one, and a repeated plan is a no-op again.
  *
+ * `--secure` (`./run demo --secure`): the same journey against the broker's SASL_SSL listener
+ * with the StandardAuthorizer (`harness/secure_kafka.ts`): sluice as its admin principal
+ * (`sluice-admin`), the runner as its own (`orders-runner`) with exactly the ACLs its job needs,
+ * sluice.yaml's `kafka.security` naming only environment variables (the passwords and the CA
+ * file stay in this process's environment). The sample records are produced and read on the
+ * plaintext listener, as an existing producer and consumer would.
+ *
  * It exits non-zero if any step does not give exactly the expected result, and removes
  * everything it created (the runner container and volume, the broker, the network).
  * @module
@@ -24,6 +31,7 @@
 import { removeLabelled } from "../harness/docker.ts";
 import { startEnv } from "../harness/env.ts";
 import { produce, waitForRecords } from "../harness/kafka.ts";
+import { grantRunnerAcls } from "../harness/secure_kafka.ts";
 import { decodeRecord } from "../lib/expr/decode.ts";
 import { evaluate } from "../lib/expr/evaluate.ts";
 import { compile } from "../lib/project/compile.ts";
@@ -127,11 +135,50 @@ async function observed(dir: string) {
   };
 }
 
-say("starting a Docker network and a Kafka broker (KRaft) for this demo");
-const env = await startEnv();
-console.log(
-  `broker ${env.bootstrapHost} (from this machine), ${env.bootstrapInternal} (network ${env.network})`,
+const secured = Deno.args.includes("--secure");
+const unknown = Deno.args.filter((a) => a !== "--secure");
+if (unknown.length > 0) fail(`unknown argument ${unknown[0]} (usage: ./run demo [--secure])`);
+
+/** sluice.yaml's kafka.security for `--secure`: variables' names only, never a secret. */
+const SECURITY = `  security:
+    protocol: SASL_SSL
+    tls:
+      ca_file_env: KAFKA_CA_FILE
+    admin:
+      sasl_mechanism: SCRAM-SHA-512
+      username: sluice-admin
+      password_env: SLUICE_KAFKA_ADMIN_PASSWORD
+    runner:
+      sasl_mechanism: SCRAM-SHA-512
+      username: orders-runner
+      password_env: SLUICE_KAFKA_RUNNER_PASSWORD
+`;
+
+say(
+  `starting a Docker network and a Kafka broker (KRaft) for this demo${
+    secured ? ", with a SASL_SSL listener and ACLs" : ""
+  }`,
 );
+const env = await startEnv(
+  secured
+    ? {
+      connect: false,
+      secure: { users: [{ name: "sluice-admin", superUser: true }, { name: "orders-runner" }] },
+    }
+    : {},
+);
+// where sluice and the runner reach the broker: the SASL_SSL listener under --secure
+const sluiceBootstrap = env.secure?.bootstrapHost ?? env.bootstrapHost;
+const runnerBootstrap = env.secure?.bootstrapInternal ?? env.bootstrapInternal;
+console.log(
+  `broker ${sluiceBootstrap} (from this machine), ${runnerBootstrap} (network ${env.network})`,
+);
+if (env.secure) {
+  // the secrets reach sluice only through its environment (the children inherit it)
+  Deno.env.set("KAFKA_CA_FILE", env.secure.caFile);
+  Deno.env.set("SLUICE_KAFKA_ADMIN_PASSWORD", env.secure.passwords["sluice-admin"]);
+  Deno.env.set("SLUICE_KAFKA_RUNNER_PASSWORD", env.secure.passwords["orders-runner"]);
+}
 const dir = await Deno.makeTempDir({ prefix: "sluice-quickstart-" });
 // Docker names containers and volumes after the application ID, daemon-wide: a per-run
 // project name keeps this demo clear of anything else on the machine.
@@ -151,13 +198,28 @@ try {
   const manifestPath = `${dir}/sluice.yaml`;
   const manifest = (await Deno.readTextFile(manifestPath))
     .replace(/^project: .*$/m, `project: ${project}`)
-    .replace(/bootstrap_host: .*$/m, `bootstrap_host: ${env.bootstrapHost}`)
-    .replace(/bootstrap_internal: .*$/m, `bootstrap_internal: ${env.bootstrapInternal}`)
+    .replace(/bootstrap_host: .*$/m, `bootstrap_host: ${sluiceBootstrap}`)
+    .replace(/bootstrap_internal: .*$/m, `bootstrap_internal: ${runnerBootstrap}`)
+    .replace(/(bootstrap_internal: .*\n)/, secured ? `$1${SECURITY}` : "$1")
     .replace(/^network: .*$/m, `network: ${env.network}`)
     .replace(/^image: .*$/m, `image: ${image}`);
   await Deno.writeTextFile(manifestPath, manifest);
   for (const key of ["project", "  bootstrap_host", "  bootstrap_internal", "network", "image"]) {
     console.log(manifest.split("\n").find((l) => l.startsWith(`${key}:`)));
+  }
+  if (secured) {
+    console.log(SECURITY.trimEnd());
+    say("the runner's principal may do exactly what its job needs (ACLs granted on the broker)");
+    const artifact = await compiledArtifact(dir);
+    await grantRunnerAcls(env.bootstrapHost, "User:orders-runner", {
+      applicationId,
+      inputTopic: artifact.input.topic,
+      outputTopic: artifact.output.topic,
+      ...(artifact.on_invalid ? { deadLetterTopic: artifact.on_invalid.topic } : {}),
+    });
+    console.log(
+      `User:orders-runner: READ ${artifact.input.topic}, WRITE ${artifact.output.topic}, READ group ${applicationId}, WRITE transactional IDs ${applicationId}*`,
+    );
   }
 
   const sql = await Deno.readTextFile(`${dir}/models/eligible_orders.sql`);
@@ -271,8 +333,12 @@ try {
   await checkOutput(env.bootstrapHost, [...first, ...second]);
 
   const after = await observed(dir);
-  if (after.applicationId !== before.applicationId) fail("the application ID changed");
-  if (after.volumeInstance !== before.volumeInstance) fail("the state volume instance changed");
+  if (after.applicationId !== before.applicationId) {
+    fail(`the application ID changed: ${before.applicationId} → ${after.applicationId}`);
+  }
+  if (after.volumeInstance !== before.volumeInstance) {
+    fail(`the state volume instance changed: ${before.volumeInstance} → ${after.volumeInstance}`);
+  }
   for (const [partition, offset] of Object.entries(before.committed)) {
     if (BigInt(after.committed[partition] ?? "-1") < BigInt(offset)) {
       fail(`partition ${partition}: committed offset went backwards`);
