@@ -11,8 +11,9 @@
  *
  * A runner never reads the operator's environment: {@link runnerClientFile} turns the runner
  * principal into the one file sluice copies into its stopped container before it starts
- * ({@link RUNNER_CLIENT_FILE_PATH}; `runner/…/KafkaClientSecurity.java` reads it), and whose
- * sha256 — never its content — stands for it anywhere else.
+ * ({@link RUNNER_CLIENT_FILE_PATH}; `runner/…/KafkaClientSecurity.java` reads it). A plan binds
+ * it by a hash keyed with the state store's sealing key (`lib/plan/runner_credentials.ts`), never
+ * by its content nor its plain sha256, which a plan file would expose to offline guessing.
  *
  * @example
  * ```ts
