@@ -69,12 +69,13 @@ export const DAY_TWO_REASON = "fault matrix: bring the stopped runner back";
 const BAD_PARTITION = 1;
 const PARTITIONS = [0, 1, 2];
 
-function stateWitnessOf(fx: CaseFixture) {
+/** The state witness of a case's backend. */
+export function stateWitnessOf(fx: CaseFixture) {
   return fx.backend === "local" ? "state-files" as const : "state-rows" as const;
 }
 
 /** The group's committed offsets, by the broker's own tools. */
-async function committed(fx: CaseFixture): Promise<Vec> {
+export async function committed(fx: CaseFixture): Promise<Vec> {
   const k = await kafkaTools(fx.env.brokerContainerId, {
     offsets: { group: fx.applicationId, topic: fx.project.inputTopic },
   });
@@ -100,7 +101,7 @@ async function caughtUp(fx: CaseFixture): Promise<{ ends: Vec; committed: Vec }>
 }
 
 /** Produce the first records and wait for their output and their commit. */
-async function warmUp(cs: CaseState): Promise<Vec> {
+export async function warmUp(cs: CaseState): Promise<Vec> {
   const { fx } = cs;
   const first = orders("a", [50, 150, 250, 120, 300, 90, 210, 180]);
   await fx.produce(first);
