@@ -60,6 +60,42 @@ Deno.test(
       );
 
       await t.step(
+        "docker: in sluice.yaml names the endpoint and the variables holding the TLS files",
+        async () => {
+          const manifest = `${p.dir}/sluice.yaml`;
+          const before = await Deno.readTextFile(manifest);
+          await Deno.writeTextFile(
+            manifest,
+            before + `docker:\n  endpoint: ${tcp}\n  tls:\n    ca_file_env: T_DOCKER_CA\n` +
+              "    cert_file_env: T_DOCKER_CERT\n    key_file_env: T_DOCKER_KEY\n",
+          );
+          try {
+            const files = {
+              T_DOCKER_CA: pki.caFile,
+              T_DOCKER_CERT: pki.clientCertFile,
+              T_DOCKER_KEY: pki.clientKeyFile,
+            };
+            const observed = await sluiceJson(["observe", "--project", p.dir], files);
+            assertExit(observed, 0);
+            assert.ok(observed.stdout.includes(daemonId), observed.stdout);
+            const untrusted = await sluiceJson(["observe", "--project", p.dir], {
+              ...files,
+              T_DOCKER_CA: pki.otherCaFile,
+            });
+            assertExit(untrusted, 7);
+            const e = untrusted.envelope.errors[0];
+            assert.equal(e.code, "ENV_DOCKER_TLS", untrusted.stdout);
+            assert.match(
+              e.message,
+              /\(docker\.endpoint at .*sluice\.yaml:\d+:\d+\) failed the TLS/,
+            );
+          } finally {
+            await Deno.writeTextFile(manifest, before);
+          }
+        },
+      );
+
+      await t.step(
         "a CA that did not sign the daemon's certificate is ENV_DOCKER_TLS (exit 7) naming the daemon",
         async () => {
           await Deno.copyFile(pki.otherCaFile, `${untrusted}/ca.pem`);

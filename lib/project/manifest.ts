@@ -36,6 +36,7 @@ import type {
 import type { MapEntry, YNode } from "./_yaml_reader.ts";
 import { readRunnerRemovals, type RunnerRemovalDecl } from "./removals.ts";
 import { type KafkaSecurity, PLAINTEXT, readKafkaSecurity } from "./kafka_security.ts";
+import { type DockerSettings, readDockerSettings } from "./docker_security.ts";
 import { OVERRIDE_ROOT, readSettingsOverride, type SettingsOverride } from "./settings_override.ts";
 import {
   isBootstrap,
@@ -153,6 +154,8 @@ export interface Manifest {
   kafka: KafkaAddresses;
   /** How sluice and its runners authenticate to Kafka (`kafka.security`; PLAINTEXT when absent). */
   kafkaSecurity: KafkaSecurity;
+  /** The Docker daemon named in sluice.yaml (`docker:`), or null: the Docker CLI's variables. */
+  docker: DockerSettings | null;
   /** Where each address setting's effective value is written (for errors that name it). */
   addressSources: Partial<Record<AddressSetting, SettingSource>>;
   network: string;
@@ -219,9 +222,18 @@ const TOP_KEYS = [
   "connectors",
   "lifecycle",
   "environments",
+  "docker",
 ];
 /** The settings an environment overlay may change. */
-const OVERLAY_KEYS = ["kafka", "network", "image", "initial_offsets", "state", "connect"];
+const OVERLAY_KEYS = [
+  "kafka",
+  "network",
+  "image",
+  "initial_offsets",
+  "state",
+  "connect",
+  "docker",
+];
 
 interface Settings {
   /** The kafka map or one of its keys was present but invalid (already reported). */
@@ -236,6 +248,8 @@ interface Settings {
   initialOffsets?: InitialOffsets;
   state?: StateBackendConfig;
   connect?: ConnectSettings;
+  /** `docker:` as written here (an environment's replaces the top-level one whole). */
+  docker?: DockerSettings;
 }
 
 /**
@@ -447,6 +461,7 @@ export function readManifest(
       kafka: { bootstrapHost: kafka.bootstrapHost, bootstrapInternal: kafka.bootstrapInternal },
       kafkaSecurity: forced.kafkaSecurity ?? overlay.kafkaSecurity ?? base.kafkaSecurity ??
         PLAINTEXT,
+      docker: overlay.docker ?? base.docker ?? null,
       addressSources,
       network,
       image,
@@ -592,6 +607,8 @@ function readSettings(r: YamlReader, map: Map<string, MapEntry>, where: string):
   }
   const connect = map.get("connect");
   if (connect) settings.connect = readConnectSettings(r, connect, where);
+  const docker = map.get("docker");
+  if (docker) settings.docker = readDockerSettings(r, docker, prefix) ?? undefined;
   return settings;
 }
 

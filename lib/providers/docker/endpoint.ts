@@ -14,20 +14,31 @@
 import type { DockerPort } from "./port.ts";
 import type { Manifest } from "../../project/manifest.ts";
 import { realDocker } from "../real.ts";
-import { dockerTlsOptions } from "./tls.ts";
+import { dockerTlsOptions, resolveDockerTls } from "./tls.ts";
+import type { SourceLocation } from "../../errors.ts";
 
 /** The setting a Docker endpoint given in code is named by. */
 export const DOCKER_ENDPOINT_SETTING = "settings.docker.endpoint";
 
 /**
  * The Docker daemon a loaded manifest's project uses: the endpoint its settings override names,
- * else the one dockerode finds (`$DOCKER_HOST` or the default socket).
+ * else the one its environment's `docker:` names (with TLS when `docker.tls` is given), else
+ * the Docker CLI's variables (`$DOCKER_HOST`, with TLS when `DOCKER_TLS_VERIFY` is set) or the
+ * default socket.
  */
 export async function projectDocker(manifest: Manifest): Promise<DockerPort> {
   const endpoint = manifest.override?.dockerEndpoint ?? null;
-  return endpoint === null
-    ? await realDocker()
-    : await dockerAtEndpoint(endpoint, DOCKER_ENDPOINT_SETTING);
+  if (endpoint !== null) return await dockerAtEndpoint(endpoint, DOCKER_ENDPOINT_SETTING);
+  const docker = manifest.docker ?? null;
+  if (docker === null) return await realDocker();
+  const where = docker.endpointAt.setting.replace(/\.endpoint$/, "");
+  const pem = docker.tls === null ? null : await resolveDockerTls(docker.tls, `${where}.tls`);
+  return await dockerAtEndpoint(
+    docker.endpoint,
+    docker.endpointAt.setting,
+    pem,
+    docker.endpointAt.location,
+  );
 }
 
 /**
@@ -39,14 +50,16 @@ export async function dockerAtEndpoint(
   endpoint: string,
   setting: string,
   tls: { ca: string; cert: string; key: string } | null = null,
+  location?: SourceLocation,
 ): Promise<DockerPort> {
+  const origin = { setting, ...(location ? { location } : {}) };
   const [{ default: Docker }, { dockerodePort }] = await Promise.all([
     import("npm:dockerode@5.0.1"),
     import("./dockerode.ts"),
   ]);
   const url = new URL(endpoint);
   const secured = tls === null ? null : dockerTlsOptions(endpoint, tls);
-  if (secured !== null) return dockerodePort(new Docker(secured), { origin: { setting } });
+  if (secured !== null) return dockerodePort(new Docker(secured), { origin });
   const client = url.protocol === "unix:"
     ? new Docker({ socketPath: decodeURIComponent(url.pathname) })
     : new Docker({
@@ -54,5 +67,5 @@ export async function dockerAtEndpoint(
       port: url.port || (url.protocol === "https:" ? "2376" : "2375"),
       protocol: url.protocol === "https:" ? "https" : "http",
     });
-  return dockerodePort(client, { origin: { setting } });
+  return dockerodePort(client, { origin });
 }

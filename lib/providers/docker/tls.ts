@@ -163,3 +163,42 @@ export function dockerTlsOptions(
   const address = tcpAddress(endpoint);
   return address === null ? null : { ...address, protocol: "https", ...pem };
 }
+
+/**
+ * The PEM material `docker.tls` names in sluice.yaml (`setting`: its key path): each variable's
+ * file read now. An unset variable or a file that cannot be read is `ENV_DOCKER_TLS_MISSING`
+ * naming the variable and the key, never a value.
+ *
+ * @example
+ * ```ts
+ * import { resolveDockerTls } from "./tls.ts";
+ * const env = new Map([["CA", "/c/ca.pem"], ["CERT", "/c/cert.pem"], ["KEY", "/c/key.pem"]]);
+ * const pem = await resolveDockerTls({ caFileEnv: "CA", certFileEnv: "CERT", keyFileEnv: "KEY" },
+ *   "docker.tls", { get: (n) => env.get(n) }, (p) => Promise.resolve(`PEM of ${p}`));
+ * console.log(pem.key); // PEM of /c/key.pem
+ * ```
+ */
+export async function resolveDockerTls(
+  tls: { caFileEnv: string; certFileEnv: string; keyFileEnv: string },
+  setting: string,
+  env: DockerEnv = Deno.env,
+  readText: ReadText = Deno.readTextFile,
+): Promise<{ ca: string; cert: string; key: string }> {
+  const file = (variable: string, key: string) => {
+    const path = env.get(variable);
+    const named = `the file $${variable} names (${setting}.${key})`;
+    if (path === undefined || path.length === 0) {
+      throw new SluiceError(
+        "ENV_DOCKER_TLS_MISSING",
+        `${setting}.${key} names the environment variable ${variable}, which is not set`,
+        { evidence: { variable, setting: `${setting}.${key}` } },
+      );
+    }
+    return { path, named };
+  };
+  return await readDockerTlsFiles({
+    ca: file(tls.caFileEnv, "ca_file_env"),
+    cert: file(tls.certFileEnv, "cert_file_env"),
+    key: file(tls.keyFileEnv, "key_file_env"),
+  }, readText);
+}

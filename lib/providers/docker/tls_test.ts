@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { SluiceError } from "../../errors.ts";
 import { exitCodeFor } from "../../errors.ts";
-import { dockerTlsFromEnv, dockerTlsOptions } from "./tls.ts";
+import { dockerTlsFromEnv, dockerTlsOptions, resolveDockerTls } from "./tls.ts";
 
 const envOf = (vars: Record<string, string>) => ({ get: (n: string) => vars[n] });
 const pemAt = (paths: string[]) => (p: string) =>
@@ -78,4 +78,37 @@ Deno.test("an endpoint with TLS material is https on its host, 2376 when no port
   });
   assert.equal(dockerTlsOptions("https://d:9999", pem)?.port, "9999");
   assert.equal(dockerTlsOptions("unix:///run/d.sock", pem), null);
+});
+
+Deno.test("docker.tls in sluice.yaml: each variable's file is read; an unset one is ENV_DOCKER_TLS_MISSING naming it and its key", async () => {
+  const tls = { caFileEnv: "D_CA", certFileEnv: "D_CERT", keyFileEnv: "D_KEY" };
+  const read = pemAt(["/p/ca.pem", "/p/cert.pem", "/p/key.pem"]);
+  const pem = await resolveDockerTls(
+    tls,
+    "environments.prod.docker.tls",
+    envOf({ D_CA: "/p/ca.pem", D_CERT: "/p/cert.pem", D_KEY: "/p/key.pem" }),
+    read,
+  );
+  assert.deepEqual(pem, { ca: "PEM /p/ca.pem", cert: "PEM /p/cert.pem", key: "PEM /p/key.pem" });
+  const unset = await resolveDockerTls(
+    tls,
+    "docker.tls",
+    envOf({ D_CA: "/p/ca.pem", D_KEY: "/p/key.pem" }),
+    read,
+  ).then(() => assert.fail("accepted"), (e: SluiceError) => e);
+  assert.equal(unset.code, "ENV_DOCKER_TLS_MISSING");
+  assert.equal(
+    unset.message,
+    "docker.tls.cert_file_env names the environment variable D_CERT, which is not set",
+  );
+  const gone = await resolveDockerTls(
+    tls,
+    "docker.tls",
+    envOf({ D_CA: "/p/none.pem", D_CERT: "/p/cert.pem", D_KEY: "/p/key.pem" }),
+    read,
+  ).then(() => assert.fail("accepted"), (e: SluiceError) => e);
+  assert.match(
+    gone.message,
+    /needs the file \$D_CA names \(docker\.tls\.ca_file_env\), but there is no such file/,
+  );
 });
