@@ -134,6 +134,8 @@ export function dayTwoCommand(site: string): DayTwoCommand {
 
 /** The ownership serial before a removal case's removal (its create of both models). */
 export const REMOVAL_SERIAL_BEFORE = 1;
+/** The ownership serial before a destroy case's destroy (its create of the starter). */
+export const DESTROY_SERIAL_BEFORE = 1;
 
 /** The journey the real matrix arms a site in (its first journey; null: not armed). */
 export function matrixJourney(site: string): Journey | null {
@@ -246,6 +248,18 @@ const SUITE_POINTS: ReadonlyArray<{ backend: Backend; point: string; shows: stri
     point: "docker.remove_removed_runner:before",
     shows:
       "a removal killed with the runner closed but present: the same apply removes exactly that container, the volume kept",
+  },
+  {
+    backend: "local",
+    point: "docker.term_destroyed_runner:after",
+    shows:
+      "a destroy killed right after TERM reached the last real runner: its clean close keeps the offsets and the volume, the same apply removes it and the project plans a create from them",
+  },
+  {
+    backend: "postgres",
+    point: "state.commit_destroy:before",
+    shows:
+      "a destroy killed with the real container already removed and its commit not written: the same apply commits once, the volume, offsets and topics kept",
   },
   {
     backend: "local",
@@ -775,6 +789,41 @@ function removalCompletion(): RequiredCheck[] {
 }
 
 /**
+ * The checks of a completed destroy (`plan --destroy`, the starter's only model taken down): no
+ * container of the model left, its volume kept with its instance, the group's committed offsets
+ * those of the clean close at every look, the topics kept with their IDs, no group member,
+ * ownership without runners (the volume retained, the topics still owned), serial + 1 exactly
+ * once, no pending control, a destroy planned again is a no-op and the project planned again a
+ * create on the kept volume.
+ */
+function destroyCompletion(): RequiredCheck[] {
+  return [
+    recoveredFresh,
+    {
+      check: "destroy.container_gone",
+      kind: "count",
+      pin: pinEqual("no container left", { max: 0 }),
+    },
+    { check: "volume.instance_kept", kind: "unchanged" },
+    { check: "offsets.kept", kind: "all-equal" },
+    { check: "kafka.topics_kept", kind: "unchanged" },
+    { check: "kafka.no_member", kind: "count", pin: pinEqual("no member", { max: 0 }) },
+    { check: "ownership.destroyed", kind: "equal" },
+    {
+      check: "generation.serial",
+      kind: "equal",
+      pin: pinEqual("serial change", {
+        before: DESTROY_SERIAL_BEFORE,
+        after: DESTROY_SERIAL_BEFORE + 1,
+      }),
+    },
+    controlCleared,
+    noopPlan,
+    { check: "destroy.plan_recreates", kind: "equal" },
+  ];
+}
+
+/**
  * The checks of a completed day-two command: the same container and generation runs again,
  * exactly one restart recorded naming its stop, the serial unchanged, exact output afterwards,
  * no pending control, a no-op plan; a skip also recorded once with the record's coordinates
@@ -895,6 +944,7 @@ export function requiredChecks(c: CaseEvidence): RequiredCheck[] {
         return [killedAt, ...connectorCompletion(connectorChange(c.boundary ?? ""))];
       }
       if (journey === "removal") return [killedAt, ...removalCompletion()];
+      if (journey === "destroy") return [killedAt, ...destroyCompletion()];
       if (journey === "day_two") {
         return [killedAt, ...dayTwoCompletion(dayTwoCommand(c.boundary ?? ""))];
       }

@@ -65,6 +65,7 @@ import {
   runOperatorCase,
 } from "./matrix_journeys.ts";
 import { runDayTwoCase, runRemovalCase } from "./matrix_lifecycle.ts";
+import { runDestroyCase } from "./matrix_destroy.ts";
 
 /** The cases of a tier, generated from the fault inventory (`matrixPoints`). */
 export function matrixCases(
@@ -95,6 +96,7 @@ export function runCase(
   if (journey === "connector") return runConnectorCase(env, image, c, runId);
   if (journey === "operator") return runOperatorCase(env, image, c, runId);
   if (journey === "removal") return runRemovalCase(env, image, c, runId);
+  if (journey === "destroy") return runDestroyCase(env, image, c, runId);
   if (journey === "day_two") return runDayTwoCase(env, image, c, runId);
   const point = `${c.boundary}:${c.side}`;
   return caseEvidence(
