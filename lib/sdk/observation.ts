@@ -133,8 +133,11 @@ export interface VolumeEvidence {
 
 /** A topic as the broker reports it. */
 export interface ObservedTopic {
+  /** The topic's name. */
   name: string;
+  /** The topic's ID (base64url UUID). */
   id: string;
+  /** Its partition count. */
   partitions: number;
 }
 

@@ -13,6 +13,8 @@
  * ```ts
  * import { planKind } from "./results.ts";
  * import type { Plan } from "../plan/plan.ts";
+import type { Stage } from "../protocol/replacement.ts";
+import type { Blocker } from "../validation/blocker.ts";
  * const describe = (plan: Plan) =>
  *   planKind(plan) === "replacement" ? "a reviewed predicate replacement" : "a change";
  * console.log(typeof describe);
@@ -23,6 +25,8 @@ import type { ApplyResult } from "../runtime/apply_context.ts";
 import type { ResumeOutcome as RuntimeResumeOutcome } from "../runtime/pending_operation.ts";
 import type { ReplacementRecord } from "../runtime/replacement/result.ts";
 import type { Plan } from "../plan/plan.ts";
+import type { Stage } from "../protocol/replacement.ts";
+import type { Blocker } from "../validation/blocker.ts";
 
 /**
  * What a plan does, by name: `"replacement"` is the reviewed plan of a sole typed predicate
@@ -38,9 +42,8 @@ export type PlanKind = "change" | "replacement";
  * @example
  * ```ts
  * import { planKind } from "./results.ts";
- * import { readPlanFile } from "../plan/plan_file.ts";
- * const { plan } = await readPlanFile("reviewed.plan.json");
- * if (planKind(plan) === "replacement") console.log("apply it from its file");
+ * console.log(planKind({ format: 6 })); // "replacement": apply it from its file
+ * console.log(planKind({ format: 5 })); // "change"
  * ```
  */
 export function planKind(plan: Pick<Plan, "format">): PlanKind {
@@ -52,7 +55,36 @@ export function planKind(plan: Pick<Plan, "format">): PlanKind {
  * `outcome`: `completed` (verified and committed), `unknown` (a response was lost: it may or may
  * not be recorded; `runnerStatus` tells), `blocked` or `timeout` (not committed).
  */
-export type ReplacementResult = Omit<ReplacementRecord, "committed">;
+export interface ReplacementResult {
+  /** The operation's UUID. */
+  operation_id: string;
+  /** How the invocation ended: its one status. */
+  outcome: "completed" | "blocked" | "timeout" | "unknown";
+  /**
+   * The last durable (acknowledged) boundary; null when not even the operation's intent was
+   * acknowledged (its write's response was lost: it may or may not be recorded).
+   */
+  last_boundary: Stage | "finalized" | null;
+  /** Why it is blocked (when `outcome` is `blocked`). */
+  blockers: Blocker[];
+  /** What happened, in words, when it did not complete. */
+  reason: string | null;
+  /** The ownership serial after a commit; null otherwise. */
+  serial: number | null;
+  /**
+   * The completion receipt of a committed replacement.
+   * @internal the journal's completion receipt; its shape is not part of the versioned SDK
+   */
+  receipt: ReplacementRecord["receipt"];
+  /** Exact commands to inspect and resume this operation. */
+  commands: { status: string; resume: string };
+  /** OpenLineage delivery warnings (never a reason to change `outcome`). */
+  lineage_warnings: string[];
+}
+
+/** Exactly the coordinator's record without `committed` (checked when this module compiles). */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _sameFields: Same<ReplacementResult, Omit<ReplacementRecord, "committed">> = true;
 
 /** What {@link SluiceProject.apply} did, by the applied plan's {@link PlanKind}. */
 export type ApplyOutcome =
