@@ -15,6 +15,7 @@
  * @module
  */
 import type { Span } from "../expr/diagnostic.ts";
+import { type ConnectSecurity, readConnectSecurity } from "./connect_security.ts";
 import { connectorName } from "../artifact/connector.ts";
 import { isSensitiveKey, literalCredential } from "../secrets.ts";
 import { parseSecretRefs } from "../artifact/secret_ref.ts";
@@ -29,6 +30,8 @@ export interface ConnectClusterDecl {
   restHost: string;
   /** REST base URL for containers on the project's network, e.g. `http://connect:8083`. */
   restInternal: string;
+  /** How sluice reaches the REST API when it is secured (`security:`; absent: plainly). */
+  security?: ConnectSecurity;
   span: Span;
 }
 
@@ -69,7 +72,10 @@ export interface ConnectorRemovalDecl {
 
 /** Connect cluster settings from `sluice.yaml` or one environment overlay (possibly partial). */
 export interface ConnectSettings {
-  clusters: Map<string, { restHost?: string; restInternal?: string; span: Span }>;
+  clusters: Map<
+    string,
+    { restHost?: string; restInternal?: string; security?: ConnectSecurity; span: Span }
+  >;
 }
 
 /** Configuration keys sluice sets itself, with the manifest key that says the same thing. */
@@ -101,9 +107,24 @@ export function readConnectSettings(
       );
       continue;
     }
-    const m = r.map(c.value, `${where}: ${at}`, ["rest_host", "rest_internal"], c.keySpan);
+    const m = r.map(
+      c.value,
+      `${where}: ${at}`,
+      ["rest_host", "rest_internal", "security"],
+      c.keySpan,
+    );
     if (!m) continue;
-    const out: { restHost?: string; restInternal?: string; span: Span } = { span: c.keySpan };
+    const out: {
+      restHost?: string;
+      restInternal?: string;
+      security?: ConnectSecurity;
+      span: Span;
+    } = { span: c.keySpan };
+    const security = m.get("security");
+    if (security) {
+      const prefix = where === "sluice.yaml" ? "" : `${where}.`;
+      out.security = readConnectSecurity(r, security, `${prefix}${at}.security`) ?? undefined;
+    }
     for (
       const [key, field] of [["rest_host", "restHost"], ["rest_internal", "restInternal"]] as const
     ) {
@@ -167,8 +188,10 @@ export function mergeConnectClusters(
         );
       }
     }
+    // an environment's security replaces the top-level one whole
+    const security = o?.security ?? b.security;
     if (restHost !== undefined && restInternal !== undefined) {
-      out.push({ alias, restHost, restInternal, span: b.span });
+      out.push({ alias, restHost, restInternal, ...(security ? { security } : {}), span: b.span });
     }
   }
   return out;

@@ -34,6 +34,8 @@ import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
 import { projectKafka } from "../providers/real.ts";
 import { projectDocker } from "../providers/docker/endpoint.ts";
+import { connectClientOptions } from "../providers/connect/security.ts";
+import { NO_CONNECT_SECURITY } from "../project/connect_security.ts";
 import {
   type RunnerPrincipal,
   runnerPrincipal,
@@ -187,7 +189,11 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     if (!connectPorts.has(alias)) {
       connectPorts.set(
         alias,
-        options.connect?.({ alias, restHost: decl.restHost }) ?? restConnect(decl.restHost),
+        options.connect?.({ alias, restHost: decl.restHost }) ??
+          restConnect(
+            decl.restHost,
+            connectClientOptions(decl.security ?? NO_CONNECT_SECURITY, alias),
+          ),
       );
     }
     return connectPorts.get(alias)!;
