@@ -50,7 +50,12 @@ export interface WaitDecision {
 }
 
 /** What {@link driveJourney} runs: the journey's readings, its decision, its steps. */
-export interface JourneyLoop<Readings, Step extends { kind: string }, Result> {
+export interface JourneyLoop<
+  Readings,
+  Step extends { kind: string },
+  Result,
+  Wait extends WaitDecision = WaitDecision,
+> {
   /** The run's events (cancellation inside a wait). */
   events: OperationEvents;
   /** The journey's clock (default: the system clock). */
@@ -60,18 +65,18 @@ export interface JourneyLoop<Readings, Step extends { kind: string }, Result> {
   /** A fresh read of what the decision needs (the same reads `state runner-status` makes). */
   read(): Promise<Readings>;
   /** The journey's decision over its table: a step to cross, a wait, or blockers. */
-  decide(readings: Readings): Step | WaitDecision | BlockedDecision;
+  decide(readings: Readings): Step | Wait | BlockedDecision;
   /** Block until the waited-for change may have happened, at most `leftMs` (never trusted). */
-  wake(wait: WaitDecision, readings: Readings, leftMs: number): Promise<void>;
+  wake(wait: Wait, readings: Readings, leftMs: number): Promise<void>;
   /** Cross the step at its row's site; a result ends the run, undefined reads again. */
   cross(step: Step, readings: Readings): Promise<Result | undefined>;
 }
 
-function isWait(d: { kind: string }): d is WaitDecision {
+function isWait<W extends WaitDecision>(d: { kind: string } | W): d is W {
   return d.kind === "wait";
 }
 
-function isBlocked(d: { kind: string }): d is BlockedDecision {
+function isBlocked(d: { kind: string } | BlockedDecision): d is BlockedDecision {
   return d.kind === "blocked";
 }
 
@@ -84,16 +89,19 @@ function isBlocked(d: { kind: string }): d is BlockedDecision {
  * // const r = await driveJourney({ events, boundMs, read, decide, wake, cross });
  * ```
  */
-export async function driveJourney<Readings, Step extends { kind: string }, Result>(
-  loop: JourneyLoop<Readings, Step, Result>,
-): Promise<Result> {
+export async function driveJourney<
+  Readings,
+  Step extends { kind: string },
+  Result,
+  Wait extends WaitDecision = WaitDecision,
+>(loop: JourneyLoop<Readings, Step, Result, Wait>): Promise<Result> {
   const clock = loop.clock ?? SYSTEM_CLOCK;
   const deadlines = new Map<string, number>();
   while (true) {
     const readings = await loop.read();
     const decided = loop.decide(readings);
     if (isBlocked(decided)) throw blockerError(decided.blockers);
-    if (isWait(decided)) {
+    if (isWait<Wait>(decided)) {
       let deadline = deadlines.get(decided.subject);
       if (deadline === undefined) {
         deadline = clock.now() + loop.boundMs;

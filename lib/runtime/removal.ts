@@ -402,7 +402,7 @@ async function drive(
     already_applied: false,
     removed: actions.map((a) => removedOf(a, exits ? done.get(a.model) ?? null : null)),
   });
-  return await driveJourney<RemovalReadings, RemovalGo, RemovalResult>({
+  return await driveJourney<RemovalReadings, RemovalGo, RemovalResult, RemovalWait>({
     events,
     clock,
     boundMs: ctx.closeTimeoutMs ?? (RUNNER_EXECUTION.stopTimeoutSeconds + 60) * 1000,
@@ -422,8 +422,7 @@ async function drive(
       return readings;
     },
     decide: (readings) => decideRemoval(readings, { termSent }),
-    wake: async (w, _readings, left) => {
-      const wait = w as RemovalWait;
+    wake: async (wait, _readings, left) => {
       if (wait.on === "exit") {
         await ctx.docker.awaitExit(wait.container.id, Math.max(1, Math.min(5_000, left)));
       } else await events.sleep(200);
@@ -449,14 +448,13 @@ async function drive(
           });
           return undefined;
         }
-        case "commit":
-          return step.recorded
-            ? await clearCommitted(ctx, events, start, operationId).then((serial) =>
-              result(serial, false)
-            )
-            : await commitRemoval(ctx, events, start, operationId, released, actions).then((
-              serial,
-            ) => result(serial, true));
+        case "commit": {
+          if (step.recorded) {
+            return result(await clearCommitted(ctx, events, start, operationId), false);
+          }
+          const serial = await commitRemoval(ctx, events, start, operationId, released, actions);
+          return result(serial, true);
+        }
       }
     },
   });
