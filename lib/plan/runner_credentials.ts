@@ -49,7 +49,17 @@ export interface RunnerCredentialsCheck {
    * hash under the same key (null when the plan's key is not the store's: then it cannot be
    * compared, and counts as changed).
    */
-  evidence: { key_id: string; plan_hmac_sha256: string; current_hmac_sha256: string | null };
+  evidence: RunnerCredentialsEvidence;
+}
+
+/** The evidence of changed runner credentials: hashes and the key's ID only. */
+export interface RunnerCredentialsEvidence {
+  /** The state store key the plan's hash is keyed with. */
+  key_id: string;
+  /** The plan's keyed hash. */
+  plan_hmac_sha256: string;
+  /** The current credentials' keyed hash (null when the plan's key is no longer the store's). */
+  current_hmac_sha256: string | null;
 }
 
 /** Whether a plan's actions start a runner (and so bind the runner's credentials). */
