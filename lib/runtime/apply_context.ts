@@ -9,6 +9,7 @@
  * ```
  * @module
  */
+import type { RunnerCredentialsEvidence } from "../plan/runner_credentials.ts";
 import type { PlannedAction } from "../plan/plan.ts";
 import type { StateStore } from "../state/store.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
@@ -77,4 +78,10 @@ export interface ApplyResult {
   connectors?: ConnectorApplyResult;
   /** The runner removal operation, when the plan removes runners (absent otherwise). */
   removals?: RemovalResult;
+  /**
+   * A pending operation continued with other runner credentials than its plan bound
+   * (`lib/plan/runner_credentials.ts`): the plan's and the current keyed hashes, never a secret.
+   * Absent otherwise.
+   */
+  runner_credentials_changed?: RunnerCredentialsEvidence;
 }
