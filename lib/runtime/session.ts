@@ -406,14 +406,7 @@ function pendingOf(snap: StateSnapshot): PendingOperation | null {
 }
 
 /** What {@link apply} returns: the apply's result and the plan it carried out. */
-export type AppliedPlan = ApplyResult & {
-  plan: Plan;
-  /**
-   * A pending operation continued with other runner credentials than its plan bound: the plan's
-   * and the current keyed hashes (`lib/plan/runner_credentials.ts`). Absent otherwise.
-   */
-  runner_credentials_changed?: RunnerCredentialsCheck["evidence"];
-};
+export type AppliedPlan = ApplyResult & { plan: Plan };
 
 /** Options of {@link apply}. */
 export interface ApplyOptions extends SessionOptions {
