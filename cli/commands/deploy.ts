@@ -186,7 +186,10 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
               ? `No changes: connector operation ${result.operation_id} of this plan was already committed (verified by exact reads). Nothing was written.`
               : "No changes: the running system matches the project. Nothing was written."
             : `Applied operation ${result.operation_id}: ${result.actions.length} action(s); ownership serial ${result.serial}.`) +
-          connectorLines(result.connectors) + removalLines(result.removals),
+          connectorLines(result.connectors) + removalLines(result.removals) +
+          (result.runner_credentials_changed
+            ? "\nnote: the runner's Kafka credentials changed since the plan; the operation went on with the current ones."
+            : ""),
       );
     });
 
