@@ -407,7 +407,7 @@ async function drive(
     clock,
     boundMs: ctx.closeTimeoutMs ?? (RUNNER_EXECUTION.stopTimeoutSeconds + 60) * 1000,
     read: async () => {
-      const readings = await readRemoval(ctx, plan, start, new Set(done.keys()));
+      const readings = await readRemoval(ctx, actions, start, new Set(done.keys()));
       for (const r of readings.runners) {
         if (r.seen.kind !== "absent") continue;
         // removed (a lost remove response), by this operation or by hand: it is gone either way

@@ -12,7 +12,7 @@
  * @example
  * ```ts
  * import { decideRemoval } from "./removal_next.ts";
- * // const d = decideRemoval(await readRemoval(ctx, plan, snap));
+ * // const d = decideRemoval(await readRemoval(ctx, removalActions(plan), snap));
  * // d.kind → "term_runner" | "remove_container" | "commit" | "wait" | "blocked"
  * ```
  * @module
@@ -26,6 +26,7 @@ import type { BlockedDecision, WaitDecision } from "./journey_driver.ts";
 import { blockedAt, nextAt, type NextStep } from "./next_step.ts";
 import {
   readRemoval,
+  removalActions,
   type RemovalReadings,
   type RunnerReading,
   uncleanClose,
@@ -236,7 +237,8 @@ const NOTHING_DONE: RemovalMemory = { termSent: new Set() };
 
 /**
  * The one step the removal table authorizes for these readings, a wait, or the blockers that
- * forbid any step (see the module documentation).
+ * forbid any step (see the module documentation). `table` is a table of the removal's rows with
+ * other sites or words (a journey that takes runners down the removal's way, such as destroy).
  *
  * @example
  * ```ts
@@ -247,10 +249,11 @@ const NOTHING_DONE: RemovalMemory = { termSent: new Set() };
 export function decideRemoval(
   readings: RemovalReadings,
   memory: RemovalMemory = NOTHING_DONE,
+  table: readonly RemovalRow[] = REMOVAL_TABLE,
 ): RemovalDecision {
   let i = 0;
-  while (i < REMOVAL_TABLE.length) {
-    const row = REMOVAL_TABLE[i];
+  while (i < table.length) {
+    const row = table[i];
     if (row.per === "operation") {
       const view = { readings, runner: null, memory };
       const v = GUARDS[row.step](view);
@@ -260,9 +263,9 @@ export function decideRemoval(
     }
     // a run of runner rows: each bound runner through all of them, in plan order
     let end = i;
-    while (end < REMOVAL_TABLE.length && REMOVAL_TABLE[end].per === "runner") end++;
+    while (end < table.length && table[end].per === "runner") end++;
     for (const runner of readings.runners) {
-      for (const r of REMOVAL_TABLE.slice(i, end)) {
+      for (const r of table.slice(i, end)) {
         const view = { readings, runner, memory };
         const v = GUARDS[r.step](view);
         if (v.kind !== "skip") return decisionOf(r, v, view);
@@ -270,7 +273,7 @@ export function decideRemoval(
     }
     i = end;
   }
-  throw new Error("the removal table's rows decided nothing (its last row always decides)");
+  throw new Error("the table's rows decided nothing (its last row, the commit, always decides)");
 }
 
 /**
@@ -300,5 +303,5 @@ export async function removalNext(
   plan: Plan,
   snap: StateSnapshot,
 ): Promise<NextStep> {
-  return reportedRemoval(decideRemoval(await readRemoval(ctx, plan, snap)));
+  return reportedRemoval(decideRemoval(await readRemoval(ctx, removalActions(plan), snap)));
 }

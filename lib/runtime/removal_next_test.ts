@@ -136,3 +136,15 @@ Deno.test("runner-status reports the continuation's own decision: the row, as th
   assert.equal(blocked.step, "blocked");
   assert.equal(blocked.row, "await_closed");
 });
+
+Deno.test("decideRemoval over another table of the removal's rows decides by that table's rows (its sites)", () => {
+  const a = action("orders");
+  const own = REMOVAL_TABLE.map((r) =>
+    r.step === "term_runner" && r.site
+      ? { ...r, site: { ...r.site, name: "docker.term_other" } }
+      : r
+  );
+  const d = decideRemoval(readings([reading(a, container(a, "running"))]), undefined, own);
+  assert.equal(d.kind, "term_runner");
+  assert.equal(d.row?.site?.name, "docker.term_other");
+});

@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import { readRemoval } from "./removal_reading.ts";
- * // const r = await readRemoval(ctx, plan, snap);
+ * // const r = await readRemoval(ctx, removalActions(plan), snap);
  * // r.committed ? "only the clear" : r.runners.map((x) => x.seen.kind)
  * ```
  * @module
@@ -191,24 +191,24 @@ export interface RemovalReadings {
 }
 
 /**
- * Read a pending removal fresh (see the module documentation); `done` names the models this run
- * already took down (not read again).
+ * Read a pending removal fresh (see the module documentation): the bound runners are `actions`
+ * (a plan's removals, {@link removalActions}, or every runner another journey takes down the same
+ * way); `done` names the models this run already took down (not read again).
  *
  * @example
  * ```ts
- * import { readRemoval } from "./removal_reading.ts";
- * // const readings = await readRemoval(ctx, plan, snap);
+ * import { readRemoval, removalActions } from "./removal_reading.ts";
+ * // const readings = await readRemoval(ctx, removalActions(plan), snap);
  * ```
  */
 export async function readRemoval(
   ctx: ObserverPorts & { store: Pick<StateStore, "project" | "environment"> },
-  plan: Plan,
+  actions: RemoveRunnerAction[],
   snap: StateSnapshot,
   done: ReadonlySet<string> = new Set(),
 ): Promise<RemovalReadings> {
   const control = snap.control!.opened;
   const operationId = control.operation_id;
-  const actions = removalActions(plan);
   const commit = commitOfOperation(snap.history.events, operationId);
   const committed = commit !== null && snap.ownership?.checksum === commit.state_checksum;
   const now = stateChecksum(
