@@ -152,7 +152,7 @@ Deno.test(
       assertExit(created, 0);
       assert.equal(data(created).serial, 1, created.stdout);
       // the rotation is in the apply's evidence: the plan's and the current keyed hashes
-      const rotated = data(created).runner_credentials_changed;
+      const rotated = data(created).runner_client_changed;
       assert.match(rotated?.current_hmac_sha256 ?? "", /^[0-9a-f]{64}$/, created.stdout);
       assert.notEqual(rotated.current_hmac_sha256, rotated.plan_hmac_sha256);
       const first = await containersOf(appId);

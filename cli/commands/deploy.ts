@@ -187,7 +187,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
               : "No changes: the running system matches the project. Nothing was written."
             : `Applied operation ${result.operation_id}: ${result.actions.length} action(s); ownership serial ${result.serial}.`) +
           connectorLines(result.connectors) + removalLines(result.removals) +
-          (result.runner_credentials_changed
+          (result.runner_client_changed
             ? "\nnote: the runner's Kafka credentials changed since the plan; the operation went on with the current ones."
             : ""),
       );

@@ -176,7 +176,7 @@ export interface Plan {
    * current credentials. Absent otherwise (the plan is then unchanged).
    * @internal the plan's sealed content, read by apply; read what it does in the plan's review
    */
-  runner_credentials?: RunnerCredentialsBinding;
+  runner_client_binding?: RunnerCredentialsBinding;
 }
 
 /** A plan's keyed seal: the key's ID and the HMAC-SHA256 of the plan under it. */

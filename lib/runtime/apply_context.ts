@@ -83,5 +83,5 @@ export interface ApplyResult {
    * (`lib/plan/runner_credentials.ts`): the plan's and the current keyed hashes, never a secret.
    * Absent otherwise.
    */
-  runner_credentials_changed?: RunnerCredentialsEvidence;
+  runner_client_changed?: RunnerCredentialsEvidence;
 }

@@ -41,7 +41,7 @@ async function replacementCredentials(
   options: OperationOptions,
   plan: Plan,
 ): Promise<RunnerCredentialsCheck["evidence"] | null> {
-  if (!plan.runner_credentials) return null;
+  if (!plan.runner_client_binding) return null;
   await using s = await openSession(options);
   const check = await checkSessionCredentials(s, plan, true);
   return check?.changed ? check.evidence : null;
@@ -94,7 +94,7 @@ export type ResumeOutcome =
      * The replacement went on with other runner credentials than its plan bound: the plan's and
      * the current keyed hashes (`lib/plan/runner_credentials.ts`). Absent otherwise.
      */
-    runner_credentials_changed?: RunnerCredentialsCheck["evidence"];
+    runner_client_changed?: RunnerCredentialsCheck["evidence"];
   }
   | {
     kind: "apply";
@@ -103,7 +103,7 @@ export type ResumeOutcome =
     /** The sha256 of the plan file. */
     plan_sha256: string;
     /** As for a replacement: the operation went on with changed runner credentials. */
-    runner_credentials_changed?: RunnerCredentialsCheck["evidence"];
+    runner_client_changed?: RunnerCredentialsCheck["evidence"];
   };
 
 /** The router's context from an open session. */
@@ -179,12 +179,12 @@ export async function resumeOperation(options: OperationOptions): Promise<Resume
     return {
       kind: "replacement",
       result,
-      ...(changed ? { runner_credentials_changed: changed } : {}),
+      ...(changed ? { runner_client_changed: changed } : {}),
     };
   }
   await using s = await openSession(options);
   requireConfirmedEnv(s, options.confirmEnv ?? null);
-  const { plan: _applied, runner_credentials_changed, ...result } = await applyInSession(s, {
+  const { plan: _applied, runner_client_changed, ...result } = await applyInSession(s, {
     ...options,
     plan,
     planSha256: sha256,
@@ -194,6 +194,6 @@ export async function resumeOperation(options: OperationOptions): Promise<Resume
     kind: "apply",
     result,
     plan_sha256: sha256,
-    ...(runner_credentials_changed ? { runner_credentials_changed } : {}),
+    ...(runner_client_changed ? { runner_client_changed } : {}),
   };
 }

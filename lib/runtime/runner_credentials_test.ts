@@ -15,6 +15,7 @@ import { onCrossing } from "../fault/site.ts";
 import { RUNNER_CLIENT_FILE_PATH } from "../providers/kafka/security.ts";
 import { bindRunnerCredentials, checkRunnerCredentials } from "../plan/runner_credentials.ts";
 import { newSealKey } from "../state/seal_key.ts";
+import { isSensitiveKey } from "../secrets.ts";
 
 const SECURITY = `  security:
     protocol: SASL_SSL
@@ -109,6 +110,11 @@ Deno.test("runner credentials: the binding is keyed (not the file's sha256) and 
   const pending = checkRunnerCredentials(bound, other, key, true);
   assert.equal(pending?.changed, true);
   assert.equal(JSON.stringify(pending).includes(SECOND), false);
+  // the names the plan and the apply's result show them under are not hidden by the CLI's
+  // redaction (a hidden object would break the JSON envelope): they hold hashes, never a secret
+  for (const name of ["runner_client_binding", "runner_client_changed", "key_id", "hmac_sha256"]) {
+    assert.equal(isSensitiveKey(name), false, name);
+  }
   // another key's binding cannot be compared: changed, never silently equal
   const rotated = newSealKey("2026-01-02T00:00:00Z");
   assert.equal(checkRunnerCredentials(bound, file, rotated, true)?.changed, true);
@@ -118,15 +124,15 @@ Deno.test("runner credentials on fakes: a PLAINTEXT plan carries nothing of them
   await using s = await setUp("cred-plaintext", false);
   const r = await plan({ dir: s.p.dir, ...s.ports });
   assert.equal(r.plan.actions.some((a) => a.type === "create_runner"), true);
-  assert.equal("runner_credentials" in r.plan, false);
-  assert.equal(new TextDecoder().decode(r.bytes).includes("runner_credentials"), false);
+  assert.equal("runner_client_binding" in r.plan, false);
+  assert.equal(new TextDecoder().decode(r.bytes).includes("runner_client_binding"), false);
 });
 
 Deno.test("runner credentials on fakes: changed between plan and apply is refused before anything is written; a pending create goes on with the new ones", async () => {
   await using s = await setUp("cred-secured", true);
   const planned = await plan({ dir: s.p.dir, ...s.ports });
   assert.deepEqual(planned.plan.blockers, []);
-  const bound = planned.plan.runner_credentials;
+  const bound = planned.plan.runner_client_binding;
   assert.ok(bound, "the create's plan binds the runner's credentials");
   assert.equal(new TextDecoder().decode(planned.bytes).includes(FIRST), false);
   const applyIt = () =>
@@ -166,8 +172,8 @@ Deno.test("runner credentials on fakes: changed between plan and apply is refuse
     logger: { warn: (m) => warnings.push(m) },
   });
   assert.equal(done.runners.length, 1);
-  assert.equal(done.runner_credentials_changed?.plan_hmac_sha256, bound.hmac_sha256);
-  assert.notEqual(done.runner_credentials_changed?.current_hmac_sha256, bound.hmac_sha256);
+  assert.equal(done.runner_client_changed?.plan_hmac_sha256, bound.hmac_sha256);
+  assert.notEqual(done.runner_client_changed?.current_hmac_sha256, bound.hmac_sha256);
   assert.match(warnings.join("\n"), /runner's Kafka credentials .* changed since the plan/);
   assert.match(clientFileOf(s.world), new RegExp(SECOND), "the runner got the current ones");
 });

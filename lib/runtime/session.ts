@@ -378,7 +378,7 @@ export async function planSession(
     ? await s.runner.file()
     : null;
   const bound = file
-    ? { ...computed, runner_credentials: bindRunnerCredentials(file.bytes, key) }
+    ? { ...computed, runner_client_binding: bindRunnerCredentials(file.bytes, key) }
     : computed;
   const { bytes, sha256, sealed } = sealPlan(bound, key);
   const { seal: _seal, ...keyed } = sealed;
@@ -497,7 +497,7 @@ export async function applyInSession(
   return {
     ...result,
     plan: planned,
-    ...(credentials?.changed ? { runner_credentials_changed: credentials.evidence } : {}),
+    ...(credentials?.changed ? { runner_client_changed: credentials.evidence } : {}),
   };
 }
 
@@ -539,10 +539,10 @@ export async function checkSessionCredentials(
   key?: Awaited<ReturnType<StateStore["sealKey"]>>,
   snap?: StateSnapshot,
 ): Promise<RunnerCredentialsCheck | null> {
-  if (!plan.runner_credentials) return null;
+  if (!plan.runner_client_binding) return null;
   const file = await s.runner.file();
   const check = checkRunnerCredentials(
-    plan.runner_credentials,
+    plan.runner_client_binding,
     file?.bytes ?? null,
     key ?? await s.store.sealKey(),
     pending,
