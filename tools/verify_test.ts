@@ -22,6 +22,7 @@ import {
   connectorChange,
   connectorSerialBefore,
   dayTwoCommand,
+  DESTROY_SERIAL_BEFORE,
   DISRUPTIONS,
   expectedCaseIds,
   inventory,
@@ -371,6 +372,40 @@ function removalCompletion(): Assertion[] {
   ];
 }
 
+/** The checks of a completed destroy (the same apply --plan again): a removal's, without a spare. */
+function destroyCompletion(): Assertion[] {
+  const renamed: Record<string, string> = {
+    "removal.container_gone": "destroy.container_gone",
+    "ownership.released": "ownership.destroyed",
+  };
+  return [
+    ...removalCompletion().filter((x) => x.check !== "removal.spare_untouched").map((x) =>
+      x.check === "ownership.released"
+        ? {
+          ...x,
+          check: "ownership.destroyed",
+          expected: { runners: [], retained: [{ application_id: "app", volume_instance: "v1" }] },
+          actual: { runners: [], retained: [{ application_id: "app", volume_instance: "v1" }] },
+        }
+        : x.check === "generation.serial"
+        ? {
+          ...x,
+          expected: { before: DESTROY_SERIAL_BEFORE, after: DESTROY_SERIAL_BEFORE + 1 },
+          actual: { before: DESTROY_SERIAL_BEFORE, after: DESTROY_SERIAL_BEFORE + 1 },
+        }
+        : { ...x, check: renamed[x.check] ?? x.check }
+    ),
+    a({
+      check: "destroy.plan_recreates",
+      name: "recreated on the kept volume",
+      kind: "equal",
+      witness: "sluice",
+      expected: { exit: 0, actions: [["create_runner", "v1"]] },
+      actual: { exit: 0, actions: [["create_runner", "v1"]] },
+    }),
+  ];
+}
+
 /** The checks of a completed day-two command (the same command again). */
 function dayTwoCompletion(site: string): Assertion[] {
   const skip = dayTwoCommand(site) === "skip-record";
@@ -682,12 +717,14 @@ function buildCase(probe: ProbeName, id: string): CaseEvidence {
       ? operatorCompletion(c.boundary)
       : journey === "removal"
       ? removalCompletion()
+      : journey === "destroy"
+      ? destroyCompletion()
       : journey === "day_two"
       ? dayTwoCompletion(c.boundary)
       : completion(1, true);
     if (
       journey === "create" || journey === "connector" || journey === "removal" ||
-      journey === "day_two"
+      journey === "destroy" || journey === "day_two"
     ) c.samples = [];
     if (journey === "operator") {
       c.history = operatorHistory(head);
