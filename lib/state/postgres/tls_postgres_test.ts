@@ -91,6 +91,30 @@ Deno.test("the PostgreSQL state over TLS with a password role: verify-full, an u
     });
 
     await t.step(
+      "the CLI over verify-full: state show reads the store; an untrusted CA is exit 7, the password never printed",
+      async () => {
+        const bin = new URL("../../../bin/sluice", import.meta.url).pathname;
+        const cli = async (url: string) => {
+          const o = await new Deno.Command(bin, {
+            args: ["-o", "json", "state", "show", "--pg-url", url, "--project-name", "orders"],
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+          const dec = new TextDecoder();
+          return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
+        };
+        const shownOk = await cli(dsn(`sslmode=verify-full&sslrootcert=${pki.caFile}`));
+        assert.equal(shownOk.code, 0, shownOk.stdout + shownOk.stderr);
+        const untrusted = await cli(dsn(`sslmode=verify-full&sslrootcert=${pki.otherCaFile}`));
+        assert.equal(untrusted.code, 7, untrusted.stdout + untrusted.stderr);
+        assert.equal(JSON.parse(untrusted.stdout).errors[0].code, "ENV_POSTGRES_TLS");
+        for (const r of [shownOk, untrusted]) {
+          assert.ok(!(r.stdout + r.stderr).includes(password), "the password is never printed");
+        }
+      },
+    );
+
+    await t.step(
       "sslmode=disable against a server that takes passwords over TLS only is ENV_POSTGRES_DENIED",
       async () => {
         const e = await refused(dsn("sslmode=disable"));
