@@ -58,6 +58,27 @@ export async function destroyScenario(backend: "local" | "postgres"): Promise<vo
   assert.match(text, /KEPT by this destroy \(nothing data-bearing is deleted\): topics /);
   for (const t of ch.topics) assert.match(text, new RegExp(`\\b${t}\\b`));
 
+  // the CLI plans the same destroy (its flag), printing what it stops and keeps; read-only
+  const cliPlan = await fakeCli(
+    cw.worldPath,
+    ["-o", "json", "plan", "--project", cw.project.dir, "--destroy"],
+    { env: cw.env },
+  );
+  assert.equal(cliPlan.code, 0, cliPlan.stderr);
+  const data = JSON.parse(cliPlan.stdout).data as {
+    plan: { actions: Array<{ type: string; runners: unknown[] }> };
+    review: { notes: string[] };
+  };
+  assert.deepEqual(data.plan.actions.map((a) => [a.type, a.runners.length]), [["destroy", 2]]);
+  assert.ok(data.review.notes.some((n) => n.startsWith("KEPT by this destroy")));
+  const refused = await fakeCli(
+    cw.worldPath,
+    ["plan", "--project", cw.project.dir, "--destroy", "--select", "eligible_orders"],
+    { env: cw.env },
+  );
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.match(refused.stderr + refused.stdout, /USAGE_DESTROY_OPTIONS/);
+
   // apply: both runners down, the last model included, nothing else mutated
   const events: ProgressEvent[] = [];
   const r = await apply({
