@@ -70,7 +70,6 @@ import { HandlePorts } from "./ports.ts";
 import { type ProjectObservation, sdkObservation } from "./observation.ts";
 import {
   type ApplyOutcome,
-  planKind,
   replacementResult,
   type ResumeOutcome,
   resumeOutcome,
@@ -415,7 +414,8 @@ class ProjectHandle implements SluiceProject {
       // the plan file is read (and verified) before anything is opened
       const file = options.plan ? await readPlanFile(options.plan) : undefined;
       const deps = await this.#deps();
-      if (file && planKind(file.plan) === "replacement") {
+      // a reviewed replacement (plan kind "replacement": `planKind`) is exactly a format-6 plan
+      if (file && file.plan.format === 6) {
         // a reviewed replacement enters the coordinator before any generic mutation path
         const result = await executeReviewed({
           ...deps,
