@@ -1,8 +1,9 @@
 /**
  * Apply a `plan --destroy` file's `destroy` action: the rows of the destroy table
  * (`lib/protocol/destroy.ts`), in order, each crossing its row's fault site. It takes down every
- * runner the plan bound — the runner removal's own steps and checks (`seen`, `uncleanClose`,
- * `targetOfRemoval` of `removal.ts`): under the deployment lock it re-verifies that each runner
+ * runner the plan bound — the runner removal's own readings and decision (`readRemoval`,
+ * `decideRemoval` over the destroy table, run by `driveJourney`, as the removal runs its own
+ * table): under the deployment lock it re-verifies that each runner
  * is exactly the generation the plan bound and running, records the intent, then per runner
  * sends TERM, waits for the clean-close evidence, removes that exact container — never its
  * volume — and finally commits ownership without any runner (serial + 1), each released
@@ -32,11 +33,11 @@ import { currentContext, verifyContinuation } from "../plan/plan_file.ts";
 import type { DestroyAction, RemoveRunnerAction } from "../plan/removals.ts";
 import {
   DESTROY_OPERATION_KIND,
+  DESTROY_TABLE,
   destroyOperationId,
-  destroyRow,
   destroySite,
 } from "../protocol/destroy.ts";
-import { commitOfOperation, type HistoryEvent } from "../state/history.ts";
+import type { HistoryEvent } from "../state/history.ts";
 import {
   emptyOwnership,
   type OwnedRunner,
@@ -50,7 +51,15 @@ import type { Json } from "../state/_canonical.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
 import { isoNow, SYSTEM_CLOCK } from "./deps.ts";
 import { RUNNER_EXECUTION } from "./labels.ts";
-import { blockedAt, complete, nextAt, type NextStep } from "./next_step.ts";
+import { complete, type NextStep } from "./next_step.ts";
+import { driveJourney } from "./journey_driver.ts";
+import {
+  decideRemoval,
+  type RemovalGo,
+  type RemovalWait,
+  reportedRemoval,
+} from "./removal_next.ts";
+import { readRemoval, type RemovalReadings } from "./removal_reading.ts";
 import { observeRunner } from "./observer.ts";
 import { OperationEvents } from "./progress.ts";
 import { providerMutation } from "./provider_mutation.ts";
@@ -61,7 +70,6 @@ import {
   type RemovedRunner,
   seen,
   targetOfRemoval,
-  uncleanClose,
 } from "./removal.ts";
 
 /** What the destroy journey takes from the apply's context (the removal's). */
@@ -285,7 +293,12 @@ export async function verifyCommittedDestroy(
   };
 }
 
-/** The rows after the intent: per runner TERM, clean close, remove; then the commit. */
+/**
+ * The rows after the intent, run by the journey driver: each decision is the removal's own
+ * ({@link decideRemoval}) over the destroy table's rows, on the same fresh readings
+ * ({@link readRemoval}); this crosses the step it names at its row's site — TERM, the removal
+ * of the container, the commit — or waits on the row that waits.
+ */
 async function drive(
   ctx: DestroyContext,
   events: OperationEvents,
@@ -298,114 +311,105 @@ async function drive(
   const actions = runnersOf(plan);
   const control = start.control!.opened;
   const released = control.intent.details.released as unknown as OwnedRunner[];
-  // only the clear was lost: the commit the history recorded is the state; clear it
-  const committed = commitOfOperation(start.history.events, operationId);
-  if (committed && start.ownership?.checksum === committed.state_checksum) {
-    const done = await atSite(
-      destroySite("commit"),
-      () =>
-        ctx.store.commitOwnership(start, start.ownership!.document, {
-          operationId,
-          recordedAt: isoNow(clock),
-        }),
-    );
-    const serial = done.ownership!.document.serial;
-    events.committed(
-      serial,
-      `ownership serial ${serial} (committed before; its clear is now recorded)`,
-    );
-    return {
-      operation_id: operationId,
-      serial,
-      continued,
-      already_applied: false,
-      removed: actions.map((a) => removedOf(a, null)),
-    };
-  }
-  const current = start.ownership?.document ??
-    emptyOwnership(ctx.store.project, ctx.store.environment);
-  if (stateChecksum(current) !== control.intent.original_state_checksum) {
-    throw new SluiceError(
-      "BLOCKED_STATE_CHANGED",
-      `ownership changed while destroy ${operationId} was pending (${control.intent.original_state_checksum} → ${
-        stateChecksum(current)
-      })`,
-    );
-  }
-  const bound = ctx.closeTimeoutMs ?? (RUNNER_EXECUTION.stopTimeoutSeconds + 60) * 1000;
-  const removed: RemovedRunner[] = [];
-  for (const a of actions) {
-    const deadline = clock.now() + bound;
-    let termSent = false;
-    let exit: number | null = null;
-    while (true) {
-      const obs = await observeRunner(ctx, targetOfRemoval(a));
-      const s = seen(a, obs);
-      if (s.kind === "changed") throw blockerError([s.blocker]);
-      if (s.kind === "absent") {
+  const termSent = new Set<string>();
+  // the runners this run took down, with the exit code of their clean close (null: found absent)
+  const done = new Map<string, number | null>();
+  const result = (serial: number, exits: boolean): RemovalResult => ({
+    operation_id: operationId,
+    serial,
+    continued,
+    already_applied: false,
+    removed: actions.map((a) => removedOf(a, exits ? done.get(a.model) ?? null : null)),
+  });
+  return await driveJourney<RemovalReadings, RemovalGo, RemovalResult, RemovalWait>({
+    events,
+    clock,
+    boundMs: ctx.closeTimeoutMs ?? (RUNNER_EXECUTION.stopTimeoutSeconds + 60) * 1000,
+    read: async () => {
+      const readings = await readRemoval(ctx, actions, start, new Set(done.keys()));
+      for (const r of readings.runners) {
+        if (r.seen.kind !== "absent") continue;
+        // removed (a lost remove response), by this operation or by hand: it is gone either way
+        done.set(r.action.model, null);
         events.boundary({
           kind: "action",
           action: "remove",
           boundary: "remove_container",
-          message: `${a.container.name} is absent`,
+          message: `${r.action.container.name} is absent`,
         });
-        break;
       }
-      const c = s.container;
-      if (c.running) {
-        if (!termSent) {
-          await providerMutation(
-            ctx.store,
-            destroySite("term_runner"),
-            () => ctx.docker.signalTerm(c.id),
-          );
-          termSent = true;
+      return readings;
+    },
+    decide: (readings) => decideRemoval(readings, { termSent }, DESTROY_TABLE),
+    wake: async (wait, _readings, left) => {
+      if (wait.on === "exit") {
+        await ctx.docker.awaitExit(wait.container.id, Math.max(1, Math.min(5_000, left)));
+      } else await events.sleep(200);
+    },
+    cross: async (step) => {
+      switch (step.kind) {
+        case "term_runner": {
+          const c = step.container;
+          await providerMutation(ctx.store, step.row.site, () => ctx.docker.signalTerm(c.id));
+          termSent.add(c.id);
           events.emit({ kind: "action", action: "term", message: `${c.name} sent TERM` });
+          return undefined;
         }
-        if (clock.now() > deadline) {
-          throw new SluiceError(
-            "UNKNOWN_OUTCOME_TIMEOUT",
-            `runner ${c.name} did not stop within ${
-              bound / 1000
-            }s of TERM; it was left as it is. Run 'sluice apply --plan FILE' again to continue the destroy`,
+        case "remove_container": {
+          const c = step.container;
+          await providerMutation(ctx.store, step.row.site, () => ctx.docker.removeContainer(c.id));
+          done.set(step.runner.action.model, c.exitCode);
+          events.boundary({
+            kind: "action",
+            action: "remove",
+            boundary: "remove_container",
+            message: `${c.name} closed cleanly (exit ${c.exitCode}) and removed`,
+          });
+          return undefined;
+        }
+        case "commit": {
+          if (step.recorded) {
+            // only the clear was lost: the commit the history recorded is the state; clear it
+            const cleared = await atSite(
+              destroySite("commit"),
+              () =>
+                ctx.store.commitOwnership(start, start.ownership!.document, {
+                  operationId,
+                  recordedAt: isoNow(clock),
+                }),
+            );
+            const serial = cleared.ownership!.document.serial;
+            events.committed(
+              serial,
+              `ownership serial ${serial} (committed before; its clear is now recorded)`,
+            );
+            return result(serial, false);
+          }
+          return result(
+            await commitDestroy(ctx, events, start, operationId, released, actions),
+            true,
           );
         }
-        await events.wait(
-          ctx.docker.awaitExit(c.id, Math.max(1, Math.min(5_000, deadline - clock.now()))),
-        );
-        continue;
       }
-      const unclean = uncleanClose(a, c, operationId);
-      if (unclean.length > 0) throw blockerError(unclean);
-      const g = obs.kafka.group;
-      if (g.members.length > 0 || !["Empty", "Dead"].includes(g.state)) {
-        if (clock.now() > deadline) {
-          throw new SluiceError(
-            "UNKNOWN_OUTCOME_TIMEOUT",
-            `group ${a.application_id} still has ${g.members.length} members (${g.state}) after its runner stopped; run 'sluice apply --plan FILE' again to continue the destroy`,
-          );
-        }
-        await events.sleep(200);
-        continue;
-      }
-      exit = c.exitCode;
-      await providerMutation(
-        ctx.store,
-        destroySite("remove_container"),
-        () => ctx.docker.removeContainer(c.id),
-      );
-      events.boundary({
-        kind: "action",
-        action: "remove",
-        boundary: "remove_container",
-        message: `${c.name} closed cleanly (exit ${c.exitCode}) and removed`,
-      });
-      break;
-    }
-    removed.push(removedOf(a, exit));
-  }
-  // every released runner's volume and group is kept and recorded: the project planned again
-  // resumes from exactly them (its create adopts the kept volume and keeps the offsets)
+    },
+  });
+}
+
+/**
+ * Commit ownership without any runner: every released runner's volume and group is kept and
+ * recorded, so that the project planned again resumes from exactly them (its create adopts the
+ * kept volume and keeps the offsets); the topics stay owned.
+ */
+async function commitDestroy(
+  ctx: DestroyContext,
+  events: OperationEvents,
+  start: StateSnapshot,
+  operationId: string,
+  released: OwnedRunner[],
+  actions: RemoveRunnerAction[],
+): Promise<number> {
+  const current = start.ownership?.document ??
+    emptyOwnership(ctx.store.project, ctx.store.environment);
   const kept: RetainedRunner[] = released.map((r) => ({
     model: r.model,
     application_id: r.application_id,
@@ -423,24 +427,22 @@ async function drive(
   );
   const done = await atSite(
     destroySite("commit"),
-    () => ctx.store.commitOwnership(start, next, { operationId, recordedAt: isoNow(clock) }),
+    () =>
+      ctx.store.commitOwnership(start, next, {
+        operationId,
+        recordedAt: isoNow(ctx.clock ?? SYSTEM_CLOCK),
+      }),
   );
   events.committed(
     next.serial,
     `ownership serial ${next.serial}: every runner released; volumes, group offsets and topics kept`,
   );
-  return {
-    operation_id: operationId,
-    serial: done.ownership!.document.serial,
-    continued,
-    already_applied: false,
-    removed,
-  };
+  return done.ownership!.document.serial;
 }
 
 /**
- * The next row of a pending destroy (`state runner-status`), read-only: the row a fresh exact
- * observation of each bound runner says comes next, decided as its continuation decides.
+ * The next row of a pending destroy (`state runner-status`), read-only: the continuation's own
+ * decision ({@link decideRemoval} over the destroy table) on fresh reads.
  *
  * @example
  * ```ts
@@ -452,45 +454,8 @@ export async function destroyNext(
   plan: Plan,
   snap: StateSnapshot,
 ): Promise<NextStep> {
-  const operationId = snap.control!.opened.operation_id;
-  const committed = commitOfOperation(snap.history.events, operationId);
-  if (committed && snap.ownership?.checksum === committed.state_checksum) {
-    return nextAt(
-      destroyRow("commit"),
-      "the commit is recorded; only clearing the operation remains",
-    );
-  }
-  if (destroyActionOf(plan) === null) {
-    return complete("the plan carries no destroy");
-  }
-  for (const a of runnersOf(plan)) {
-    const obs = await observeRunner(ctx, targetOfRemoval(a));
-    const s = seen(a, obs);
-    if (s.kind === "changed") return blockedAt(destroyRow("term_runner"), [s.blocker]);
-    if (s.kind === "absent") continue;
-    const c = s.container;
-    if (c.running) {
-      return nextAt(
-        destroyRow("term_runner"),
-        `model ${a.model}: send TERM to ${c.name} (if not sent yet), then wait for its clean close`,
-      );
-    }
-    const unclean = uncleanClose(a, c, operationId);
-    if (unclean.length > 0) return blockedAt(destroyRow("await_closed"), unclean);
-    const g = obs.kafka.group;
-    if (g.members.length > 0 || !["Empty", "Dead"].includes(g.state)) {
-      return nextAt(
-        destroyRow("await_closed"),
-        `model ${a.model}: ${c.name} closed cleanly (exit ${c.exitCode}); wait until group ${a.application_id} has no members`,
-      );
-    }
-    return nextAt(
-      destroyRow("remove_container"),
-      `model ${a.model}: ${c.name} closed cleanly (exit ${c.exitCode}); remove that container (never its volume)`,
-    );
-  }
-  return nextAt(
-    destroyRow("commit"),
-    "every bound container is absent; commit ownership without any runner",
+  if (destroyActionOf(plan) === null) return complete("the plan carries no destroy");
+  return reportedRemoval(
+    decideRemoval(await readRemoval(ctx, runnersOf(plan), snap), undefined, DESTROY_TABLE),
   );
 }
