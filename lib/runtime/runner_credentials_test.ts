@@ -16,6 +16,9 @@ import { RUNNER_CLIENT_FILE_PATH } from "../providers/kafka/security.ts";
 import { bindRunnerCredentials, checkRunnerCredentials } from "../plan/runner_credentials.ts";
 import { newSealKey } from "../state/seal_key.ts";
 import { isSensitiveKey } from "../secrets.ts";
+import { join } from "node:path";
+import { writePlanFile } from "../plan/plan_file.ts";
+import { executeReviewed } from "./replacement/execute.ts";
 
 const SECURITY = `  security:
     protocol: SASL_SSL
@@ -176,4 +179,40 @@ Deno.test("runner credentials on fakes: changed between plan and apply is refuse
   assert.notEqual(done.runner_client_changed?.current_hmac_sha256, bound.hmac_sha256);
   assert.match(warnings.join("\n"), /runner's Kafka credentials .* changed since the plan/);
   assert.match(clientFileOf(s.world), new RegExp(SECOND), "the runner got the current ones");
+});
+
+Deno.test("runner credentials and ACLs on fakes: a reviewed replacement's apply refuses rotated credentials and a removed ACL before its intent", async () => {
+  await using s = await setUp("cred-replacement", true);
+  const created = await plan({ dir: s.p.dir, ...s.ports });
+  await apply({ dir: s.p.dir, ...s.ports, plan: created.plan, planSha256: created.sha256 });
+  await s.p.setPredicate("amount >= 200 AND paid = TRUE");
+  const reviewed = await plan({ dir: s.p.dir, ...s.ports });
+  assert.equal(reviewed.plan.format, 6, JSON.stringify(reviewed.plan.blockers));
+  assert.ok(reviewed.plan.runner_client_binding, "a replacement binds the runner's credentials");
+  const planPath = join(s.p.dir, "replace.plan.json");
+  await writePlanFile(planPath, reviewed.plan);
+  const mutations = s.world.control.mutations().length;
+  const execute = () => executeReviewed({ dir: s.p.dir, ...s.ports, planPath });
+
+  Deno.env.set("SLUICE_TEST_RUNNER_PW", SECOND);
+  await assert.rejects(
+    execute,
+    (e) => e instanceof SluiceError && e.code === "PLAN_KAFKA_CREDENTIALS_CHANGED",
+  );
+  Deno.env.set("SLUICE_TEST_RUNNER_PW", FIRST);
+  // the group's READ removed after the plan proved it
+  s.world.store.transact((w) => {
+    w.kafka.acls = (w.kafka.acls ?? []).filter((a) => a.resourceType !== "GROUP");
+  });
+  await assert.rejects(
+    execute,
+    (e) => e instanceof SluiceError && e.code === "BLOCKED_RUNNER_PERMISSION",
+  );
+  assert.equal(s.world.control.mutations().length, mutations, "nothing was mutated");
+  const after = await plan({ dir: s.p.dir, ...s.ports, offline: true });
+  assert.equal(
+    after.plan.blockers.some((b) => b.code === "BLOCKED_OPERATION_PENDING"),
+    false,
+    "no operation was recorded",
+  );
 });
