@@ -7,7 +7,9 @@
  *
  * Apply checks the keyed seal before it starts an operation from a plan file
  * ({@link verifyKeySeal}); continuing a pending operation needs none, because its intent,
- * recorded in the state, already binds the plan's sha256.
+ * recorded in the state, already binds the plan's sha256. The same key keys the plan's binding of
+ * the runner's credentials (`runner_credentials.ts`), for the same reason: only who reads the
+ * state can recompute it.
  *
  * @example
  * ```ts
