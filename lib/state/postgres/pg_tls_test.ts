@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { SluiceError } from "../../errors.ts";
 import { pgConnectionOptions } from "./pg_tls.ts";
+import { connectFailure } from "./connect_failure.ts";
 
 const origin = { variable: "SLUICE_STATE_DSN", setting: "state.dsn_env" };
 const files: Record<string, string> = {
@@ -71,5 +72,28 @@ Deno.test("prefer, an unknown mode, a missing file and a lone certificate are EN
     assert.match(e.message, message);
     assert.match(e.message, /\$SLUICE_STATE_DSN, named by state\.dsn_env/);
     assert.ok(!JSON.stringify(e.toJSON()).includes("s3cret"), "the password is never shown");
+  }
+});
+
+Deno.test("a failed handshake is ENV_POSTGRES_TLS naming the host: a certificate for another name (an ERR_TLS_ code, not a lost connection), a server without TLS", () => {
+  const target = {
+    provider: "postgres" as const,
+    address: "postgres://db.prod:5432/sluice?schema=sluice",
+    origin,
+  };
+  const altname = Object.assign(
+    new Error(
+      "Hostname/IP does not match certificate's altnames: Host: db.prod. is not in the cert's altnames: DNS:localhost",
+    ),
+    { code: "ERR_TLS_CERT_ALTNAME_INVALID" },
+  );
+  const noTls = new Error("The server does not support SSL connections");
+  for (const error of [altname, noTls]) {
+    const e = connectFailure(error, target) as SluiceError;
+    assert.equal(e.code, "ENV_POSTGRES_TLS", e.message);
+    assert.match(
+      e.message,
+      /^PostgreSQL at postgres:\/\/db\.prod:5432\/sluice\?schema=sluice \(\$SLUICE_STATE_DSN, named by state\.dsn_env\) failed the TLS handshake: /,
+    );
   }
 });
