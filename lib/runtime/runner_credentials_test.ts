@@ -179,6 +179,18 @@ Deno.test("runner credentials on fakes: changed between plan and apply is refuse
   assert.notEqual(done.runner_client_changed?.current_hmac_sha256, bound.hmac_sha256);
   assert.match(warnings.join("\n"), /runner's Kafka credentials .* changed since the plan/);
   assert.match(clientFileOf(s.world), new RegExp(SECOND), "the runner got the current ones");
+
+  // the committed plan applied again after another rotation and an ACL removed: the verified
+  // no-op it is with any credentials (it starts nothing, so it checks neither)
+  Deno.env.set("SLUICE_TEST_RUNNER_PW", "third-Runner-pw");
+  s.world.store.transact((w) => {
+    w.kafka.acls = (w.kafka.acls ?? []).filter((a) => a.resourceType !== "GROUP");
+  });
+  const count = s.world.control.mutations().length;
+  const again = await applyIt();
+  assert.equal(again.already_applied, true);
+  assert.equal(again.runner_client_changed, undefined);
+  assert.equal(s.world.control.mutations().length, count, "nothing was mutated");
 });
 
 Deno.test("runner credentials and ACLs on fakes: a reviewed replacement's apply refuses rotated credentials and a removed ACL before its intent", async () => {
@@ -192,7 +204,9 @@ Deno.test("runner credentials and ACLs on fakes: a reviewed replacement's apply 
   const planPath = join(s.p.dir, "replace.plan.json");
   await writePlanFile(planPath, reviewed.plan);
   const mutations = s.world.control.mutations().length;
-  const execute = () => executeReviewed({ dir: s.p.dir, ...s.ports, planPath });
+  const execute = () =>
+    executeReviewed({ dir: s.p.dir, ...s.ports, clock: s.world.clock, planPath });
+  const granted = s.world.store.read().kafka.acls ?? [];
 
   Deno.env.set("SLUICE_TEST_RUNNER_PW", SECOND);
   await assert.rejects(
@@ -215,4 +229,27 @@ Deno.test("runner credentials and ACLs on fakes: a reviewed replacement's apply 
     false,
     "no operation was recorded",
   );
+
+  // applied with its grants and credentials, then applied again after a rotation: the same
+  // answer as without the rotation (a plan already applied starts nothing, so checks neither)
+  s.world.store.transact((w) => {
+    w.kafka.acls = [...(w.kafka.acls ?? []), ...granted.filter((a) => a.resourceType === "GROUP")];
+  });
+  const applied = await execute();
+  assert.equal(applied.outcome, "completed", JSON.stringify(applied).slice(0, 1500));
+  const outcome = async () => {
+    try {
+      return await execute();
+    } catch (e) {
+      return e instanceof SluiceError ? e.code : String(e);
+    }
+  };
+  const unrotated = await outcome();
+  Deno.env.set("SLUICE_TEST_RUNNER_PW", SECOND);
+  const rotated = await outcome();
+  assert.deepEqual(
+    typeof rotated === "string" ? rotated : rotated.outcome,
+    typeof unrotated === "string" ? unrotated : unrotated.outcome,
+  );
+  assert.notEqual(rotated, "PLAN_KAFKA_CREDENTIALS_CHANGED");
 });

@@ -79,6 +79,7 @@ import type { ConnectorsObservation } from "../validation/connector_observation.
 import { connectorSetup } from "./connector_setup.ts";
 import { observeConnectors } from "./connector_observer.ts";
 import { removalTargets } from "./removal.ts";
+import { commitOfPlan } from "../state/history.ts";
 import { observeRunnerAcls, recheckRunnerAcls } from "./runner_acls.ts";
 
 /**
@@ -463,7 +464,10 @@ export async function applyInSession(
       connectors: () => compileConnectors(s.project.manifest),
     });
   }
-  if (options.plan && authority?.pending === false && planned.blockers.length === 0) {
+  if (
+    options.plan && authority?.pending === false && !authority.committed &&
+    planned.blockers.length === 0
+  ) {
     // an ACL removed since the plan blocks before the first mutation (runner_acls.ts)
     await recheckRunnerAcls(
       s.kafka,
@@ -511,14 +515,20 @@ async function verifyAuthority(
   s: Session,
   plan: Plan,
   sha256: string,
-): Promise<{ pending: boolean; credentials: RunnerCredentialsCheck | null }> {
+): Promise<{ pending: boolean; committed: boolean; credentials: RunnerCredentialsCheck | null }> {
   const snap = await s.store.load();
   const pending = snap.control?.opened.intent.reviewed_plan_sha256 ?? null;
   const key = await s.store.sealKey();
   verifyPlanAuthority(plan, sha256, pending, key);
+  // a plan an operation already committed starts nothing: applied again it is the verified
+  // no-op (or its precise refusal) the router answers, whatever the credentials or ACLs are now
+  const committed = commitOfPlan(snap.history.events, sha256) !== null;
   return {
     pending: pending === sha256,
-    credentials: await checkSessionCredentials(s, plan, pending === sha256, key, snap),
+    committed,
+    credentials: committed
+      ? null
+      : await checkSessionCredentials(s, plan, pending === sha256, key, snap),
   };
 }
 

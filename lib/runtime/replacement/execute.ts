@@ -51,12 +51,6 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
     await p.store.sealKey(),
     options.planPath,
   );
-  // the runner credentials the plan bound (a change refuses before anything is written)
-  await checkSessionCredentials(
-    p,
-    r.plan,
-    snap.control?.opened.intent.reviewed_plan_sha256 === r.sha256,
-  );
   verifyPlanCurrent(r.plan, {
     ...currentContext(p.store, p.sourceSha256, snap),
     appliedBy: receiptOfPlan(snap.history.events, r.sha256),
@@ -92,6 +86,9 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
     resuming: false,
   });
   if (first.kind === "blocked") throw blockerError(first.blockers);
+  // a new operation starts only with the runner credentials the plan bound (a change refuses
+  // before anything is written; a plan already applied was answered above, whatever they are now)
+  await checkSessionCredentials(p, r.plan, false);
   // an ACL of the runner principal removed since the plan blocks before the intent (runner_acls.ts)
   const m = p.project.manifest;
   await recheckRunnerAcls(p.kafka, m.kafkaSecurity, r.plan, m.kafka.bootstrapHost);
