@@ -132,7 +132,7 @@ async function journeyThrough(sdk: string, extra: string[]): Promise<void> {
 
     // create
     const created = await script("apply", dir);
-    assert.equal(created.outcome.kind, "apply", JSON.stringify(created));
+    assert.equal(created.outcome.kind, "change", JSON.stringify(created));
     const runner = created.outcome.result.runners[0];
     assert.equal(runner.application_id, appId);
     const volume = `${appId}-state`;
