@@ -124,6 +124,7 @@ export type {
   ValidateResult,
 } from "./lib/project/environments.ts";
 export type { ApplyResult } from "./lib/runtime/apply_context.ts";
+export type { RunnerCredentialsEvidence } from "./lib/plan/runner_credentials.ts";
 export type { RemovalResult, RemovedRunner } from "./lib/runtime/removal.ts";
 export type { RunnerStatusReport } from "./lib/runtime/replacement/result.ts";
 export type {

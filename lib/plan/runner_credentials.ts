@@ -23,7 +23,7 @@
  * const key = newSealKey(new Date().toISOString());
  * const file = new TextEncoder().encode("{}");
  * const bound = bindRunnerCredentials(file, key);
- * console.log(checkRunnerCredentials(bound, file, key, false).changed); // false
+ * console.log(checkRunnerCredentials(bound, file, key, false)?.changed); // false
  * ```
  * @module
  */
