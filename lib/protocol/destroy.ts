@@ -27,7 +27,13 @@
 import type { FaultSite } from "../fault/site.ts";
 import { derivedOperationId, rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
 import type { OperationJourney, PendingControl } from "./descriptor.ts";
-import { type RemovalRow, removalRow } from "./removal.ts";
+import {
+  REMOVAL_OPERATION_KIND,
+  type RemovalBinding,
+  removalBinding,
+  type RemovalRow,
+  removalRow,
+} from "./removal.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -146,13 +152,26 @@ export function destroyOperationId(planSha256: string): string {
  * ```
  */
 export function destroyTakesDown(control: PendingControl, applicationId: string): boolean {
-  if (control.kind !== DESTROY_OPERATION_KIND) return false;
-  const actions = control.intent.details.actions;
-  return Array.isArray(actions) &&
-    (actions as unknown[]).some((x) =>
-      typeof x === "object" && x !== null &&
-      (x as Record<string, unknown>).application_id === applicationId
-    );
+  return destroyBinding(control, applicationId) !== null;
+}
+
+/**
+ * The binding of one application ID in a pending destroy taking it down (its model and exact
+ * container, as a removal's intent records them); null for any other operation or runner.
+ *
+ * @example
+ * ```ts
+ * import { destroyBinding } from "./destroy.ts";
+ * destroyBinding({ kind: "create", intent: { details: {} } }, "app"); // null
+ * ```
+ */
+export function destroyBinding(
+  control: PendingControl,
+  applicationId: string,
+): RemovalBinding | null {
+  if (control.kind !== DESTROY_OPERATION_KIND) return null;
+  // the destroy's intent records each runner as a removal's does: read by the removal's reader
+  return removalBinding({ ...control, kind: REMOVAL_OPERATION_KIND }, applicationId);
 }
 
 /**

@@ -50,6 +50,7 @@ import { atSite } from "../fault/site.ts";
 import { dayTwoSite } from "../protocol/day_two.ts";
 import { admitsDayTwo } from "../protocol/journeys.ts";
 import { removalBinding } from "../protocol/removal.ts";
+import { DESTROY_OPERATION_KIND, destroyBinding } from "../protocol/destroy.ts";
 import type {
   HistoryEvent,
   RecordSkipped,
@@ -249,17 +250,23 @@ export async function observeOwned(
   if (blockers.length > 0 || !container) throw blockerError(blockers);
   // the runner of a pending removal: brought back only from a stop the removal cannot use, of
   // the container the removal binds (its intent's binding)
-  const binding = c && admitted ? removalBinding(c, owned.application_id) : null;
+  const binding = c && admitted
+    ? removalBinding(c, owned.application_id) ?? destroyBinding(c, owned.application_id)
+    : null;
   if (c && binding) {
+    // a destroy takes its runners down the removal's way (lib/protocol/destroy.ts)
+    const what = c.kind === DESTROY_OPERATION_KIND ? "destroy" : "removal";
     const why = binding.container_id !== container.id
       ? `it binds container ${binding.container_id.slice(0, 12)}, not ${container.id.slice(0, 12)}`
       : !container.running && notACleanClose(container).length === 0
-      ? `${container.name} closed cleanly (exit ${container.exitCode}): the removal can use that close`
+      ? `${container.name} closed cleanly (exit ${container.exitCode}): the ${what} can use that close`
       : null;
     if (why) {
       throw blockerError([blocker(
         "BLOCKED_OPERATION_PENDING",
-        `runner removal ${c.operation_id} of ${name} is pending and ${why}; continue it with its plan file ('sluice apply --plan FILE') or 'sluice state abandon --operation-id ${c.operation_id} --reason TEXT'`,
+        `${
+          what === "removal" ? "runner removal" : what
+        } ${c.operation_id} of ${name} is pending and ${why}; continue it with its plan file ('sluice apply --plan FILE') or 'sluice state abandon --operation-id ${c.operation_id} --reason TEXT'`,
         { model: name, evidence: { operation_id: c.operation_id, kind: c.kind } },
       )]);
     }
