@@ -30,7 +30,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { SluiceError } from "../errors.ts";
 import type { SealKey } from "../state/seal_key.ts";
-import type { PlannedAction } from "./plan.ts";
 
 /** A plan's binding of the runner principal's credentials (never the credentials). */
 export interface RunnerCredentialsBinding {
@@ -63,7 +62,7 @@ export interface RunnerCredentialsEvidence {
 }
 
 /** Whether a plan's actions start a runner (and so bind the runner's credentials). */
-export function startsRunner(actions: readonly PlannedAction[]): boolean {
+export function startsRunner(actions: readonly { type: string }[]): boolean {
   return actions.some((a) => a.type === "create_runner" || a.type === "replace_runner_predicate");
 }
 
