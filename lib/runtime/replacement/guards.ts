@@ -245,13 +245,30 @@ export const STARTUP_FAILURES: Readonly<Record<number, readonly string[]>> = {
   ],
 };
 
-/** The container exited with a documented start-up failure and never reached RUNNING. */
+/**
+ * A TERM during start-up whose close could not finish: Kafka Streams had started but never
+ * reached RUNNING, and its close needed a broker that went away with it (a Docker daemon
+ * restarted stops the broker and the runner at once). The runner's status file says so: the
+ * close timed out (`CLOSE_TIMEOUT`, exit 15), or the kill came while it was still closing after
+ * the TERM (`CLOSING`, exit 137, no OOM kill).
+ */
+function termBeforeRunning(c: ContainerEvidence): boolean {
+  const s = c.runnerStatus!;
+  if (c.exitCode === 15) return s.state === "FAILED" && s.reason === "CLOSE_TIMEOUT";
+  return c.exitCode === 137 && s.state === "CLOSING" && s.reason === "SIGTERM";
+}
+
+/**
+ * The container stopped before processing anything: it never reached RUNNING (its status file,
+ * written by this runner, says so) and exited with a documented start-up failure, or was stopped
+ * by a TERM during start-up whose close could not finish ({@link termBeforeRunning}).
+ */
 export function failedBeforeProcessing(c: ContainerEvidence): boolean {
   const s = c.runnerStatus;
-  if (!s || c.oomKilled || c.status !== "exited") return false;
+  if (!s || c.oomKilled || c.status !== "exited" || (s.running_at ?? null) !== null) return false;
+  if (termBeforeRunning(c)) return true;
   const reasons = STARTUP_FAILURES[c.exitCode] ?? [];
-  return s.state === "FAILED" && (s.running_at ?? null) === null &&
-    reasons.includes(String(s.reason)) && s.exit_code === c.exitCode;
+  return s.state === "FAILED" && reasons.includes(String(s.reason)) && s.exit_code === c.exitCode;
 }
 
 /** The evidence of a start-up failure, as recorded with the resume that restarts the candidate. */

@@ -3,13 +3,24 @@ import { failedBeforeProcessing } from "./guards.ts";
 import type { ContainerEvidence } from "../../validation/observation.ts";
 
 /** A candidate that exited `exitCode` with `reason` in its status file, never RUNNING. */
-function exited(exitCode: number, reason: string, runningAt: string | null = null) {
+function exited(
+  exitCode: number,
+  reason: string,
+  runningAt: string | null = null,
+  state = "FAILED",
+  oomKilled = false,
+) {
   return {
     status: "exited",
     running: false,
     exitCode,
-    oomKilled: false,
-    runnerStatus: { state: "FAILED", running_at: runningAt, reason, exit_code: exitCode },
+    oomKilled,
+    runnerStatus: {
+      state,
+      running_at: runningAt,
+      reason,
+      exit_code: state === "FAILED" ? exitCode : null,
+    },
   } as unknown as ContainerEvidence;
 }
 
@@ -22,4 +33,19 @@ Deno.test("a runner principal's refused login or operation at start-up is a star
   // an invalid client file is not cured by a restart (sluice writes it: a defect, exit 10)
   strictEqual(failedBeforeProcessing(exited(10, "KAFKA_CLIENT_INVALID")), false);
   strictEqual(failedBeforeProcessing(exited(15, "STREAMS_FATAL")), false);
+});
+
+Deno.test("a TERM during start-up whose close could not finish (the broker gone with it) stopped the candidate before processing: state resume may restart it", () => {
+  // Streams started, never RUNNING; its close timed out (exit 15), or the kill came while closing
+  strictEqual(failedBeforeProcessing(exited(15, "CLOSE_TIMEOUT")), true);
+  strictEqual(failedBeforeProcessing(exited(137, "SIGTERM", null, "CLOSING")), true);
+  // once it was RUNNING it may have processed: a failed candidate, not a start-up stop
+  strictEqual(failedBeforeProcessing(exited(15, "CLOSE_TIMEOUT", "2026-12-06T00:00:00Z")), false);
+  strictEqual(
+    failedBeforeProcessing(exited(137, "SIGTERM", "2026-12-06T00:00:00Z", "CLOSING")),
+    false,
+  );
+  // an OOM kill, or a kill with no TERM recorded, is never taken for one
+  strictEqual(failedBeforeProcessing(exited(137, "SIGTERM", null, "CLOSING", true)), false);
+  strictEqual(failedBeforeProcessing(exited(137, "", null, "STARTING")), false);
 });
