@@ -129,10 +129,15 @@ export function defaultPgUrl(): string {
 
 /** A fresh 22-character base64url UUID, the form Kafka uses for cluster and topic IDs. */
 export function newKafkaUuid(): string {
-  const b = randomBytes(16);
-  b[6] = (b[6] & 0x0f) | 0x40; // version 4, as Kafka's Uuid.randomUuid
-  b[8] = (b[8] & 0x3f) | 0x80;
-  return b.toString("base64url");
+  while (true) {
+    const b = randomBytes(16);
+    b[6] = (b[6] & 0x0f) | 0x40; // version 4, as Kafka's Uuid.randomUuid
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const id = b.toString("base64url");
+    // never one that starts with "-", as Kafka's Uuid.randomUuid: kafka-storage.sh reads
+    // `--cluster-id -…` as a missing value, and the broker exits before it starts (1 in 64)
+    if (!id.startsWith("-")) return id;
+  }
 }
 
 function freePort(): number {
