@@ -42,20 +42,7 @@ export type { ErrorCode, ExitStatus, SourceLocation } from "./lib/errors.ts";
 
 // the front door: a project handle, its options and requests
 export { openProject } from "./lib/sdk/project.ts";
-export type {
-  AbandonRequest,
-  AcknowledgeDriftRequest,
-  OpenProjectOptions,
-  OperationRef,
-  ProjectApplyOptions,
-  ProjectDiffOptions,
-  ProjectPlanOptions,
-  RestartRequest,
-  ResumeOptions,
-  RetentionRequest,
-  SkipRecordOptions,
-  SluiceProject,
-} from "./lib/sdk/project.ts";
+export type { OpenProjectOptions, SluiceProject } from "./lib/sdk/project.ts";
 export { planKind } from "./lib/sdk/results.ts";
 export type {
   ApplyOutcome,
@@ -64,37 +51,12 @@ export type {
   ResumeOutcome,
 } from "./lib/sdk/results.ts";
 export type { RuntimeDeps } from "./lib/runtime/deps.ts";
-export type { PreviewLimits } from "./lib/review/preview.ts";
-export type { GitLimits } from "./lib/providers/git/git.ts";
-export type { LogsOptions, LogsResult } from "./lib/runtime/logs.ts";
+export type { LogsResult } from "./lib/runtime/logs.ts";
 export type { LogLine } from "./lib/providers/docker/port.ts";
 
 // progress events (their versioned schema: docs/events.md)
 export { EVENT_SCHEMA_VERSION, progressLabel } from "./lib/runtime/progress.ts";
-export type {
-  ActionEvent,
-  AdoptedEvent,
-  BlockedEvent,
-  CheckpointEvent,
-  CommittedEvent,
-  ConnectorEvent,
-  CreatedEvent,
-  DecisionEvent,
-  EventStamp,
-  IntentEvent,
-  InterruptedEvent,
-  Journey,
-  Logger,
-  OffsetsMovedEvent,
-  ProgressBase,
-  ProgressEvent,
-  ProgressEventBody,
-  ProgressListener,
-  ReadyEvent,
-  ResumeAuthorizedEvent,
-  StartedEvent,
-  WaitEvent,
-} from "./lib/runtime/progress.ts";
+export type { Logger, ProgressEvent, ProgressListener } from "./lib/runtime/progress.ts";
 
 // plans and their reviews
 export { readPlanFile, writePlanFile } from "./lib/plan/plan_file.ts";
@@ -104,21 +66,14 @@ export type { Plan } from "./lib/plan/plan.ts";
 export type { Blocker } from "./lib/validation/blocker.ts";
 export type { ChangeKind, ModelReview, PredicateSide, Review } from "./lib/review/review.ts";
 export type { ConnectorReview } from "./lib/review/review.ts";
-export type {
-  DeclaredConsumer,
-  ImpactChange,
-  LiveConsumer,
-  LiveGroup,
-  ModelImpact,
-} from "./lib/plan/impact.ts";
-export type { PreviewExample, PreviewModel } from "./lib/review/preview.ts";
+export type { ModelImpact } from "./lib/plan/impact.ts";
+export type { PreviewModel } from "./lib/review/preview.ts";
 export type { PreviewSummary } from "./lib/plan/preview_summary.ts";
 export { renderReviewMarkdown } from "./lib/review/render_markdown.ts";
 export { renderReviewText } from "./lib/review/render_text.ts";
 
 // what the journeys return
 export type {
-  CompiledModelSummary,
   CompileOutput,
   EnvironmentSummary,
   ValidateResult,
@@ -133,25 +88,11 @@ export type {
 } from "./lib/runtime/pending_operation.ts";
 export { CHECKPOINT_NAMES } from "./lib/protocol/replacement.ts";
 export type { CheckpointName, Stage, StepKind } from "./lib/protocol/replacement.ts";
-export type {
-  ContainerEvidence,
-  KafkaEvidence,
-  ObservedTopic,
-  ProjectObservation,
-  RunnerObservation,
-  RunnerTarget,
-  VolumeEvidence,
-} from "./lib/sdk/observation.ts";
-export type { MountedIdentity } from "./lib/protocol/mounted_plan.ts";
-export type { ConnectorStatusRow, ModelStatus, ProjectStatus } from "./lib/runtime/status.ts";
-export type {
-  MovedPartition,
-  OffsetsMovedWhileStopped,
-  RunnerDrift,
-  StartedOutsideSluice,
-} from "./lib/state/history.ts";
+export type { ProjectObservation } from "./lib/sdk/observation.ts";
+export type { ProjectStatus } from "./lib/runtime/status.ts";
+export type { RunnerDrift } from "./lib/state/history.ts";
 export type { RunnerStopReport } from "./lib/validation/runner_stop.ts";
-export type { RunnerStop, RunnerStopRecord } from "./lib/artifact/runner_exits.ts";
+export type { RunnerStop } from "./lib/artifact/runner_exits.ts";
 export { runnerStopOf } from "./lib/sdk/observation.ts";
 export type { AbandonResult } from "./lib/runtime/abandon.ts";
 export type { RetentionResult } from "./lib/runtime/replacement/retention.ts";
@@ -164,28 +105,25 @@ export type { StateView } from "./lib/state/view.ts";
 export type { StoreIdentity } from "./lib/state/journal.ts";
 export type { StateStoreConfig } from "./lib/state/open.ts";
 export type { AddressOrigin } from "./lib/providers/errors.ts";
-export type { LockOwner, LockStatus } from "./lib/state/primitive.ts";
+export type { LockStatus } from "./lib/state/primitive.ts";
 export { resolveStateStore } from "./lib/runtime/state_store.ts";
-export type { ProjectStoreRef } from "./lib/runtime/state_store.ts";
 export type {
   KafkaPrincipalOverride,
   KafkaSecurityOverride,
   SettingsOverride,
 } from "./lib/project/settings_override.ts";
 export { initStateStore, rotateSealKeyOf, showStateStore } from "./lib/state/view.ts";
-export type { SealKeyRotation } from "./lib/state/view.ts";
 
 // a new project, the runner image, the versions
 export { initProject } from "./lib/project/starter.ts";
-export type { InitOptions, InitResult } from "./lib/project/starter.ts";
+export type { InitResult } from "./lib/project/starter.ts";
 export { buildRunnerImage } from "./lib/providers/runner_image.ts";
-export type { RunnerImageOptions, RunnerImageResult } from "./lib/providers/runner_image.ts";
+export type { RunnerImageResult } from "./lib/providers/runner_image.ts";
 export { sluiceVersion } from "./lib/version_report.ts";
 export type { VersionReport } from "./lib/version_report.ts";
 
 // showing results and logs without secrets
 export { redactForDisplay, redactText } from "./lib/artifact/redact.ts";
-export type { RedactTextOptions } from "./lib/artifact/redact.ts";
 export { parseSince } from "./lib/runtime/logs.ts";
 
 // the start-up check of an entry point: a stray test-only fault switch is refused

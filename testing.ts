@@ -18,7 +18,14 @@
 import { type Env, startEnv, type StartEnvOptions } from "./harness/env.ts";
 import { type PrivatePostgres, startPrivatePostgres } from "./harness/postgres.ts";
 
-export type { Env, EnvDescriptor, StartEnvOptions, TeardownReport } from "./harness/env.ts";
+export type {
+  ConnectDescriptor,
+  Env,
+  EnvDescriptor,
+  StartEnvOptions,
+  TeardownReport,
+} from "./harness/env.ts";
+export type { SecureConnect } from "./harness/connect.ts";
 export type { SecureKafka, SecureKafkaOptions } from "./harness/secure_kafka.ts";
 export type { PrivatePostgres } from "./harness/postgres.ts";
 

@@ -58,8 +58,8 @@ const outputTopic = `bench_ce_out_${tag}`;
 const inputTopicId = await createTopic(env.bootstrapHost, inputTopic, 1);
 const outputTopicId = await createTopic(env.bootstrapHost, outputTopic, 1);
 const dir = await Deno.makeTempDir({ prefix: "sluice-bench-ce-" });
-const labels = { ...env.labels, "sluice.bench": `close_empty-${tag}` };
-const events = await dockerEvents("sluice.bench", `close_empty-${tag}`);
+const labels = { ...env.labels, "dev.sluice.bench": `close_empty-${tag}` };
+const events = await dockerEvents("dev.sluice.bench", `close_empty-${tag}`);
 const samples: Array<Record<string, unknown>> = [];
 
 try {

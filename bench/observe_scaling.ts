@@ -47,7 +47,7 @@ const tag = crypto.randomUUID().slice(0, 6);
 const biggest = Math.max(...sizes);
 const input = `bench_obs_in_${tag}`;
 const outputs = Array.from({ length: biggest }, (_, i) => `bench_obs_out_${tag}_${i}`);
-const labels = { ...env.labels, "sluice.bench": `observe_scaling-${tag}` };
+const labels = { ...env.labels, "dev.sluice.bench": `observe_scaling-${tag}` };
 const planDir = await Deno.makeTempDir({ prefix: "sluice-bench-obs-" });
 const planPath = `${planDir}/plan.json`;
 const PLAN_BYTES = new TextEncoder().encode("{}\n");
@@ -206,7 +206,7 @@ try {
   await setupKafka.close();
   const all = await d.listContainers({
     all: true,
-    filters: JSON.stringify({ label: [`sluice.bench=observe_scaling-${tag}`] }),
+    filters: JSON.stringify({ label: [`dev.sluice.bench=observe_scaling-${tag}`] }),
   });
   for (const c of all) await d.getContainer(c.Id).remove({ force: true }).catch(() => {});
   for (const t of targets) {

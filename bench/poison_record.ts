@@ -63,7 +63,7 @@ const d = new Docker();
 const kafka = platformaticKafka(env.bootstrapHost);
 const imageEnv = (await d.getImage(image).inspect()).Config?.Env ?? [];
 const tag = crypto.randomUUID().slice(0, 6);
-const labels = { ...env.labels, "sluice.bench": `poison_record-${tag}` };
+const labels = { ...env.labels, "dev.sluice.bench": `poison_record-${tag}` };
 const dir = await Deno.makeTempDir({ prefix: "sluice-bench-poison-" });
 
 type Input = "one" | "1pct";

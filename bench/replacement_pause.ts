@@ -31,7 +31,7 @@
 import { progressLabel } from "../lib/runtime/progress.ts";
 import Docker from "dockerode";
 import { Producer, stringSerializers } from "@platformatic/kafka";
-import { sharedEnv, startEnv } from "../harness/env.ts";
+import { RUN_LABEL, sharedEnv, startEnv } from "../harness/env.ts";
 import type { Env, EnvDescriptor } from "../harness/env.ts";
 import { starterProject } from "../harness/project.ts";
 import type { TestProject } from "../harness/project.ts";
@@ -101,7 +101,7 @@ async function prepare(env: EnvDescriptor) {
   const kafka = platformaticKafka(env.bootstrapHost);
   const tag = crypto.randomUUID().slice(0, 6);
   const benchLabel = `replacement_pause-${tag}`;
-  const labels = { ...env.labels, "sluice.bench": benchLabel };
+  const labels = { ...env.labels, "dev.sluice.bench": benchLabel };
   const work = await Deno.makeTempDir({ prefix: "sluice-bench-rp-" });
 
   /** A hand-managed application of the same image (naive swap and floor). */
@@ -188,7 +188,7 @@ async function prepare(env: EnvDescriptor) {
     return Date.now();
   }
 
-  const events = await dockerEvents("sluice.run", env.runId);
+  const events = await dockerEvents(RUN_LABEL, env.runId);
 
   /** Produce a probe as soon as the daemon reports the old container's exit. */
   async function probeAfterExit(
@@ -405,7 +405,7 @@ async function prepare(env: EnvDescriptor) {
       // the sluice runner and the manual apps: remove containers and volumes (labelled)
       const all = await d.listContainers({
         all: true,
-        filters: JSON.stringify({ label: [`sluice.bench=${benchLabel}`] }),
+        filters: JSON.stringify({ label: [`dev.sluice.bench=${benchLabel}`] }),
       });
       for (const c of all) await d.getContainer(c.Id).remove({ force: true }).catch(() => {});
       for (const app of [sluiceApp, naive.appId, floor.appId]) {

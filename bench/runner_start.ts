@@ -59,7 +59,7 @@ const port = dockerodePort(d);
 const kafka = platformaticKafka(env.bootstrapHost);
 const tag = crypto.randomUUID().slice(0, 6);
 const benchLabel = `runner_start-${tag}`;
-const labels = { ...env.labels, "sluice.bench": benchLabel };
+const labels = { ...env.labels, "dev.sluice.bench": benchLabel };
 const dir = await Deno.makeTempDir({ prefix: "sluice-bench-start-" });
 
 /** How a variant runs: which image, and its entrypoint (null: the image's own). */
@@ -138,7 +138,7 @@ for (const v of variants) {
     }),
   );
 }
-const events = await dockerEvents("sluice.bench", benchLabel);
+const events = await dockerEvents("dev.sluice.bench", benchLabel);
 
 /** The first stderr line matching `re`, as epoch ms of its ISO timestamp (runner log format). */
 function logTime(stderr: string, re: RegExp): number | null {

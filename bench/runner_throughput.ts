@@ -7,8 +7,29 @@
  * `--compare-image` adds another runner image (e.g. one built from an earlier commit), so a
  * change of the runner is measured before/after within one run.
  *
+ * The machine's limits (issue 32), alternating with those, in the same memory limit and with the
+ * same JVM flags (`--limits=false` leaves them out):
+ * - `read-limit`: Kafka's `kafka-consumer-perf-test` (ConsumerPerformance, run from the broker's
+ *   image) reading the same N records of the same topic (read_committed and a commit every
+ *   100 ms, as the runner reads);
+ *   its window is the tool's own fetch window (group assignment → record N), the CPU time over
+ *   it interpolated from the container's cgroup read every ~20 ms: at these rates a 100 ms
+ *   commit poll sees only a few points.
+ * - `write-limit`: Kafka's `kafka-producer-perf-test` (ProducerPerformance) writing N records with
+ *   a transactional ID, a transaction every 100 ms (Streams' commit interval under EOS),
+ *   unthrottled, values drawn from the runner's own output values (`{"order_id":…,"amount":…}`;
+ *   the tool sends no key); its window runs from the first reading (every ~20 ms) of its output
+ *   topic's end offsets above zero to the first at their final value.
+ * - `eos-loop`: bench/baseline's `EosLoop`, a plain consumer and a transactional producer (no
+ *   Streams) with the same filter and a commit every 100 ms: the least an exactly-once
+ *   read-process-write must do.
+ * The tools run under `sh -c '…; echo sluice-bench-exit $?; sleep'`, so their cgroup is still
+ * there to read when they have finished. The runner's fraction of the read limit and of the EOS
+ * loop compares input records; of the write limit, output records (the runner writes the passing
+ * share of its input, so its output rate is its input rate × passing / N).
+ *
  *   deno run -A bench/runner_throughput.ts [--records=500000] [--reps=5] [--c2=true]
- *                                          [--compare-image=sha256:…]
+ *                                          [--limits=true] [--compare-image=sha256:…]
  *
  * N records (`{"order_id","amount","paid","note"}`, ~75% paid, amounts 0–999) are produced
  * once to a 3-partition topic. Each sample is a fresh consumer group positioned at offset 0;
@@ -39,12 +60,14 @@ import {
   table,
   writeResult,
 } from "./_common.ts";
-import { containerCpuMs, createRunner } from "./_runner.ts";
+import { containerCpuMs, containerLog, createRunner } from "./_runner.ts";
+import { KAFKA_IMAGE } from "../harness/images.ts";
 
 const f = flags(Deno.args);
 const N = Number(f.get("records", "500000"));
 const reps = Number(f.get("reps", "5"));
 const withC2 = f.get("c2", "true") === "true";
+const withLimits = f.get("limits", "true") === "true";
 /** Another runner image (e.g. built from an earlier commit): a before/after pair in one run. */
 const compareImage = f.get("compare-image", "");
 const PARTITIONS = 3;
@@ -60,19 +83,33 @@ const runnerEnv = runnerInfo.Config?.Env ?? [];
 const runnerEntrypoint = (runnerInfo.Config?.Entrypoint ?? []) as string[];
 const compareEnv = compareImage ? (await d.getImage(compareImage).inspect()).Config?.Env ?? [] : [];
 const tag = crypto.randomUUID().slice(0, 6);
-const labels = { ...env.labels, "sluice.bench": `runner_throughput-${tag}` };
+const labels = { ...env.labels, "dev.sluice.bench": `runner_throughput-${tag}` };
 const input = `bench_tp_in_${tag}`;
 const outRunner = `bench_tp_out_runner_${tag}`;
 const outBaseline = `bench_tp_out_baseline_${tag}`;
+const outWrite = `bench_tp_out_write_${tag}`;
+const outLoop = `bench_tp_out_loop_${tag}`;
 const ids = {
   input: await kafka.createTopic(input, PARTITIONS),
   runner: await kafka.createTopic(outRunner, PARTITIONS),
   baseline: await kafka.createTopic(outBaseline, PARTITIONS),
+  ...(withLimits
+    ? {
+      write: await kafka.createTopic(outWrite, PARTITIONS),
+      loop: await kafka.createTopic(outLoop, PARTITIONS),
+    }
+    : {}),
 };
 const dir = await Deno.makeTempDir({ prefix: "sluice-bench-tp-" });
+/** The JVM flags of the baseline image (the runner's, but for its AppCDS archive). */
+const jvmFlags = ((await d.getImage(baseImage).inspect()).Config?.Entrypoint as string[] ?? [])
+  .filter((a) => a.startsWith("-XX:"));
+/** The runner's output values of the first 1,000 passing inputs: the write limit's payloads. */
+const payloadFile = `${dir}/payload.txt`;
 
 // ---- produce the input once
 let passing = 0;
+const payloads: string[] = [];
 {
   const producer = new Producer({
     clientId: "sluice-bench-tp",
@@ -97,27 +134,253 @@ let passing = 0;
           note: j % 5 === 0 ? null : `note ${j % 97}`,
         }),
       });
+      if (amount >= 100 && paid && payloads.length < 1000) {
+        payloads.push(JSON.stringify({ order_id: `o-${j}`, amount }));
+      }
     }
     await producer.send({ messages });
   }
   await producer.close();
+  await Deno.writeTextFile(payloadFile, payloads.join("\n") + "\n");
   console.log(`produced ${N} records in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 
 const committedSum = async (group: string) =>
   [...(await kafka.committedOffsets(group, input)).values()].reduce((a, b) => a + Number(b), 0);
 
-type Variant = "runner" | "baseline" | "runner-c2" | "runner-compare";
+const outputSum = async (topic: string) =>
+  (await kafka.offsetRanges(topic, [0, 1, 2])).reduce((a, r) => a + Number(r.latest), 0);
+
+type Limit = "read-limit" | "write-limit" | "eos-loop";
+type Variant = "runner" | "baseline" | "runner-c2" | "runner-compare" | Limit;
 const variants: Variant[] = ["runner", "baseline"];
 if (withC2) variants.push("runner-c2");
 if (compareImage) variants.push("runner-compare");
+const limits: Limit[] = withLimits ? ["read-limit", "write-limit", "eos-loop"] : [];
+variants.push(...limits);
+
+/** A Kafka tool in the broker's image, with the runner's JVM flags, kept alive after it ends. */
+function toolCommand(mainClass: string, args: string[], before = ""): string[] {
+  const java = ["java", ...jvmFlags, "-cp", "'/opt/kafka/libs/*'", mainClass, ...args].join(" ");
+  return ["sh", "-c", `${before}${java}; echo "sluice-bench-exit $?"; exec sleep 3600`];
+}
+
+/** The exit status the tool wrapper printed, or null while the tool runs. */
+async function toolExit(id: string): Promise<{ code: number; log: string } | null> {
+  const log = await containerLog(d, id, "stdout");
+  const m = /^sluice-bench-exit (\d+)$/m.exec(log);
+  return m ? { code: Number(m[1]), log } : null;
+}
+
+/**
+ * What the tool printed itself: its rate (the consumer's fetch.nMsg.sec, the producer's
+ * records/sec) and, for the consumer, the records, the end of its window and the window's length.
+ */
+function toolRate(
+  variant: Limit,
+  log: string,
+): { rate: number; records?: number; end?: number; fetchMs?: number } | null {
+  if (variant === "write-limit") {
+    const m = /(\d+) records sent, ([\d.]+) records\/sec/.exec(log);
+    return m ? { rate: Number(m[2]) } : null;
+  }
+  // start.time, end.time, MB, MB.sec, nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms,
+  // fetch.MB.sec, fetch.nMsg.sec (times as --date-format below: ISO 8601 with the zone)
+  const line = log.split("\n").find((l) => /^\d{4}-\d\d-\d\dT.*, [\d.]+$/.test(l.trim()));
+  const cols = line?.split(",").map((c) => c.trim());
+  if (!cols || cols.length !== 10) return null;
+  return {
+    rate: Number(cols[9]),
+    records: Number(cols[4]),
+    end: Date.parse(cols[1]),
+    fetchMs: Number(cols[7]),
+  };
+}
+
+async function createLimit(variant: Limit, appId: string): Promise<string> {
+  const host = {
+    NetworkMode: env.network,
+    RestartPolicy: { Name: "no" },
+    Memory: RUNNER_EXECUTION.memoryBytes,
+  };
+  if (variant === "eos-loop") {
+    const entry = (await d.getImage(baseImage).inspect()).Config?.Entrypoint as string[];
+    const c = await d.createContainer({
+      name: appId,
+      Image: baseImage,
+      Labels: labels,
+      Entrypoint: [...entry.slice(0, -1), "dev.sluice.bench.EosLoop"],
+      Env: [
+        `BOOTSTRAP=${env.bootstrapInternal}`,
+        `GROUP=${appId}`,
+        `INPUT=${input}`,
+        `OUTPUT=${outLoop}`,
+        "THRESHOLD=100",
+      ],
+      StopTimeout: RUNNER_EXECUTION.stopTimeoutSeconds,
+      HostConfig: host,
+    });
+    return c.id;
+  }
+  const cmd = variant === "read-limit"
+    ? toolCommand(
+      "org.apache.kafka.tools.ConsumerPerformance",
+      [
+        `--bootstrap-server ${env.bootstrapInternal}`,
+        `--topic ${input}`,
+        `--group ${appId}`,
+        `--messages ${N}`,
+        "--timeout 120000",
+        `--date-format "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"`,
+        "--consumer.config /tmp/consumer.properties",
+      ],
+      "printf 'auto.commit.interval.ms=100\\nisolation.level=read_committed\\n' > /tmp/consumer.properties; ",
+    )
+    : toolCommand("org.apache.kafka.tools.ProducerPerformance", [
+      `--topic ${outWrite}`,
+      `--num-records ${N}`,
+      "--payload-file /bench/payload.txt",
+      "--throughput -1",
+      `--transactional-id ${appId}`,
+      "--transaction-duration-ms 100",
+      `--producer-props bootstrap.servers=${env.bootstrapInternal}`,
+    ]);
+  const c = await d.createContainer({
+    name: appId,
+    Image: KAFKA_IMAGE,
+    Labels: labels,
+    Entrypoint: cmd,
+    Cmd: [],
+    StopTimeout: 1,
+    HostConfig: {
+      ...host,
+      ...(variant === "write-limit" ? { Binds: [`${payloadFile}:/bench/payload.txt:ro`] } : {}),
+    },
+  });
+  return c.id;
+}
+
+/** A measured window: its ends, the records in it, the container's CPU time over it. */
+interface Window {
+  how: "commits" | "tool" | "output offsets";
+  tFirst: number;
+  tDone: number;
+  records: number;
+  cpuMs: number | null;
+  toolRate: number | null;
+}
+
+/**
+ * The window between the first commit of the group and its commit of record N (polled every
+ * 100 ms): the runner, the baseline and the EOS loop, which all commit every 100 ms.
+ */
+async function commitWindow(variant: Variant, id: string, group: string): Promise<Window> {
+  const deadline = Date.now() + 600_000;
+  let first: { t: number; at: number; cpu: number | null } | null = null;
+  while (Date.now() < deadline) {
+    const t = Date.now();
+    const s = await committedSum(group).catch(() => 0);
+    if (s > 0 && first === null) first = { t, at: s, cpu: await containerCpuMs(id) };
+    if (first && s >= N) {
+      const cpu = await containerCpuMs(id);
+      return {
+        how: "commits",
+        tFirst: first.t,
+        tDone: t,
+        records: N - first.at,
+        cpuMs: first.cpu !== null && cpu !== null ? cpu - first.cpu : null,
+        toolRate: null,
+      };
+    }
+    const st = await d.getContainer(id).inspect();
+    if (!st.State.Running) throw new Error(`${variant} exited with ${st.State.ExitCode}`);
+    await sleep(100);
+  }
+  throw new Error(`${variant} did not finish`);
+}
+
+/** The container's CPU time at `t`, interpolated between the two readings around it. */
+function cpuAt(ticks: Array<{ t: number; cpu: number | null }>, t: number): number | null {
+  const known = ticks.filter((k) => k.cpu !== null) as Array<{ t: number; cpu: number }>;
+  const after = known.findIndex((k) => k.t >= t);
+  if (after <= 0) return after === 0 && known[0].t === t ? known[0].cpu : null;
+  const [a, b] = [known[after - 1], known[after]];
+  return a.cpu + (b.cpu - a.cpu) * (t - a.t) / (b.t - a.t);
+}
+
+/**
+ * A Kafka tool's window. The tools are too fast for 100 ms commits, so the container's CPU (and,
+ * for the write limit, its output topic's end offsets) is read every ~20 ms until the tool's
+ * wrapper prints its exit. Read limit: the tool's own fetch window (from the group's assignment
+ * to record N, `end.time − fetch.time.ms … end.time`). Write limit: from the first reading with
+ * output to the first with all of it (offsets count transaction markers: scaled to N records).
+ */
+async function toolWindow(limit: Limit, id: string, writeBefore: number): Promise<Window> {
+  const ticks: Array<{ t: number; cpu: number | null; out: number }> = [];
+  const deadline = Date.now() + 600_000;
+  let looked = 0;
+  let log = "";
+  while (!log) {
+    if (Date.now() > deadline) throw new Error(`${limit} did not finish`);
+    const t = Date.now();
+    const cpu = await containerCpuMs(id);
+    const out = limit === "write-limit"
+      ? await outputSum(outWrite).then((x) => x - writeBefore, () => 0)
+      : 0;
+    ticks.push({ t, cpu, out });
+    if (t - looked >= 250) {
+      looked = t;
+      const exit = await toolExit(id);
+      if (exit && exit.code !== 0) throw new Error(`${limit} exited with ${exit.code}`);
+      if (exit) log = exit.log;
+      const st = await d.getContainer(id).inspect();
+      if (!st.State.Running) throw new Error(`${limit} exited with ${st.State.ExitCode}`);
+    }
+    await sleep(20);
+  }
+  const own = toolRate(limit, log);
+  if (limit === "read-limit") {
+    if (!own?.end || !own.fetchMs) throw new Error(`read-limit printed no summary: ${log}`);
+    const [tFirst, tDone] = [own.end - own.fetchMs, own.end];
+    const [c0, c1] = [cpuAt(ticks, tFirst), cpuAt(ticks, tDone)];
+    return {
+      how: "tool",
+      tFirst,
+      tDone,
+      records: own.records ?? N,
+      cpuMs: c0 !== null && c1 !== null ? c1 - c0 : null,
+      toolRate: own.rate,
+    };
+  }
+  const total = (await outputSum(outWrite)) - writeBefore;
+  const first = ticks.find((k) => k.out > 0);
+  const done = ticks.find((k) => k.out >= total);
+  if (!first || !done || done.t <= first.t) {
+    throw new Error(
+      `write-limit wrote ${total} offsets faster than one reading: use more --records`,
+    );
+  }
+  return {
+    how: "output offsets",
+    tFirst: first.t,
+    tDone: done.t,
+    records: (done.out - first.out) * N / total,
+    cpuMs: first.cpu !== null && done.cpu !== null ? done.cpu - first.cpu : null,
+    toolRate: own?.rate ?? null,
+  };
+}
 
 async function sample(variant: Variant, rep: number) {
   const appId = `sluice-bench-tp-${tag}-${variant}-${rep}`;
   await kafka.setGroupOffsets(appId, input, new Map([[0, 0n], [1, 0n], [2, 0n]]));
   let id: string;
   const volume = `${appId}-state`;
-  if (variant === "baseline") {
+  const limit = (limits as Variant[]).includes(variant) ? variant as Limit : null;
+  // the write limit's progress is its output topic's end offsets (counted from before it starts)
+  const writeBefore = variant === "write-limit" ? await outputSum(outWrite) : 0;
+  if (limit) {
+    id = await createLimit(limit, appId);
+  } else if (variant === "baseline") {
     const c = await d.createContainer({
       name: appId,
       Image: baseImage,
@@ -171,42 +434,24 @@ async function sample(variant: Variant, rep: number) {
   try {
     const tStart = Date.now();
     await d.getContainer(id).start();
-    let tFirst: number | null = null;
-    let atFirst = 0;
-    let tDone: number | null = null;
-    let cpuFirst: number | null = null;
-    let cpuDone: number | null = null;
-    const deadline = Date.now() + 600_000;
-    while (Date.now() < deadline) {
-      const t = Date.now();
-      const s = await committedSum(appId).catch(() => 0);
-      if (s > 0 && tFirst === null) {
-        tFirst = t;
-        atFirst = s;
-        cpuFirst = await containerCpuMs(id);
-      }
-      if (s >= N) {
-        tDone = t;
-        cpuDone = await containerCpuMs(id);
-        break;
-      }
-      const st = await d.getContainer(id).inspect();
-      if (!st.State.Running) throw new Error(`${variant} exited with ${st.State.ExitCode}`);
-      await sleep(100);
-    }
-    if (tFirst === null || tDone === null) throw new Error(`${variant} did not finish`);
-    const rate = (N - atFirst) / ((tDone - tFirst) / 1000);
-    const cpuMs = cpuFirst !== null && cpuDone !== null ? cpuDone - cpuFirst : null;
+    const w = limit === "read-limit" || limit === "write-limit"
+      ? await toolWindow(limit, id, writeBefore)
+      : await commitWindow(variant, id, appId);
+    const rate = w.records / ((w.tDone - w.tFirst) / 1000);
     const r = {
       variant,
       rep,
       records: N,
-      start_to_first_commit_ms: tFirst - tStart,
-      first_to_last_commit_ms: tDone - tFirst,
-      records_in_window: N - atFirst,
-      records_per_s: rate,
-      cpu_ms_in_window: cpuMs,
-      records_per_cpu_s: cpuMs ? (N - atFirst) / (cpuMs / 1000) : null,
+      /** How the window was found: the group's commits, the tool's own, its output's offsets. */
+      window: w.how,
+      start_to_first_commit_ms: w.tFirst - tStart,
+      first_to_last_commit_ms: w.tDone - w.tFirst,
+      records_in_window: w.records,
+      records_per_s: Number.isFinite(rate) ? rate : null,
+      cpu_ms_in_window: w.cpuMs,
+      records_per_cpu_s: w.cpuMs ? w.records / (w.cpuMs / 1000) : null,
+      /** The rate Kafka's tool printed itself (its own window), for the limits it runs. */
+      tool_records_per_s: w.toolRate,
       loadavg1: loadavg1(),
     };
     console.log(
@@ -238,11 +483,12 @@ const stats = (metric: Metric) =>
     const rs = samples.filter((s) => s.variant === v).map((s) => s[metric]);
     return [v, { median: median(rs), min: min(rs), max: max(rs), samples: rs }];
   }));
-const paired = (metric: Metric) =>
+/** runner ÷ `other` per repetition; `scale` turns the runner's input records into output ones. */
+const paired = (metric: Metric, other: Variant = "baseline", scale = 1) =>
   Array.from({ length: reps }, (_, rep) => {
     const a = samples.find((s) => s.variant === "runner" && s.rep === rep)?.[metric];
-    const b = samples.find((s) => s.variant === "baseline" && s.rep === rep)?.[metric];
-    return a && b ? a / b : null;
+    const b = samples.find((s) => s.variant === other && s.rep === rep)?.[metric];
+    return a && b ? (a * scale) / b : null;
   });
 const byVariant = stats("records_per_s");
 const byVariantCpu = stats("records_per_cpu_s");
@@ -256,6 +502,12 @@ const label = (v: Variant) =>
     ? "hand-written Streams + Jackson (C1)"
     : v === "runner-c2"
     ? "sluice runner with C2"
+    : v === "read-limit"
+    ? "read limit: kafka-consumer-perf-test"
+    : v === "write-limit"
+    ? "txn write limit: kafka-producer-perf-test (output records)"
+    : v === "eos-loop"
+    ? "EOS loop: consumer + txn producer, no Streams"
     : `runner image ${compareImage.slice(7, 19)} (--compare-image)`;
 for (
   const [metric, by] of [["records/s", byVariant], [
@@ -289,6 +541,61 @@ console.log(
     samples.map((x) => x.loadavg1).join(", ")
   }`,
 );
+// The runner's fraction of each limit: input records against the read limit and the EOS loop,
+// output records (input × passing / N) against the transactional write limit.
+const outputShare = passing / N;
+const limitRows = limits.map((l) => {
+  const scale = l === "write-limit" ? outputShare : 1;
+  const perRepRate = paired("records_per_s", l, scale);
+  const perRepCpuRate = paired("records_per_cpu_s", l, scale);
+  return {
+    limit: l,
+    compares: l === "write-limit" ? "output records" : "input records",
+    limit_records_per_s: byVariant[l].median,
+    limit_records_per_cpu_s: byVariantCpu[l].median,
+    tool_records_per_s: median(
+      samples.filter((s) => s.variant === l).map((s) => s.tool_records_per_s),
+    ),
+    runner_fraction: ((byVariant.runner.median ?? NaN) * scale) / (byVariant[l].median ?? NaN),
+    runner_fraction_per_cpu_s: ((byVariantCpu.runner.median ?? NaN) * scale) /
+      (byVariantCpu[l].median ?? NaN),
+    per_rep: perRepRate,
+    per_rep_median: median(perRepRate),
+    per_rep_cpu: perRepCpuRate,
+    per_rep_cpu_median: median(perRepCpuRate),
+  };
+});
+if (limitRows.length > 0) {
+  const pct = (x: number | null) =>
+    typeof x === "number" && Number.isFinite(x) ? `${num(x * 100, 0)}%` : "–";
+  console.log(
+    `\nThe runner against the machine's limits (medians; runner's output = ${
+      num(outputShare * 100, 1)
+    }% of its input)\n` +
+      table(
+        [
+          "limit",
+          "compares",
+          "limit records/s",
+          "tool's own figure",
+          "runner's fraction",
+          "per rep (median)",
+          "limit records/CPU-s",
+          "runner's fraction per CPU-s",
+        ],
+        limitRows.map((r) => [
+          label(r.limit),
+          r.compares,
+          num(r.limit_records_per_s, 0),
+          num(r.tool_records_per_s, 0),
+          pct(r.runner_fraction),
+          pct(r.per_rep_median),
+          num(r.limit_records_per_cpu_s, 0),
+          pct(r.runner_fraction_per_cpu_s),
+        ]),
+      ),
+  );
+}
 const path = await writeResult("runner_throughput", {
   name: "runner_throughput",
   environment: envInfo,
@@ -303,6 +610,19 @@ const path = await writeResult("runner_throughput", {
     runner_image: runnerImage,
     baseline_image: baseImage,
     commit_poll_ms: 100,
+    kafka_image: KAFKA_IMAGE,
+    limit_jvm_flags: jvmFlags,
+    limit_settings: withLimits
+      ? {
+        "read-limit":
+          "ConsumerPerformance, 1 consumer, auto.commit.interval.ms=100, read_committed, the tool's defaults otherwise",
+        "write-limit":
+          "ProducerPerformance, --transactional-id, --transaction-duration-ms 100, --throughput -1, runner output values, no key",
+        "eos-loop":
+          "bench/baseline EosLoop: consumer (read_committed) + transactional producer, commit every 100 ms",
+      }
+      : null,
+    output_share: outputShare,
   },
   samples,
   medians: byVariant,
@@ -314,5 +634,6 @@ const path = await writeResult("runner_throughput", {
     per_rep_cpu: perRepCpu,
     per_rep_cpu_median: median(perRepCpu),
   },
+  limits: limitRows,
 });
 console.log(`wrote ${path}`);

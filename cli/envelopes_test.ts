@@ -14,12 +14,12 @@
  */
 import assert from "node:assert/strict";
 import { hostname } from "node:os";
-import { runCli } from "./main.ts";
 import { initProject } from "../lib/project/starter.ts";
 import { openStateStore } from "../lib/state/open.ts";
 import { createFakeWorld } from "../testing/fakes/fake_world.ts";
 import type { FakeWorld } from "../testing/fakes/fake_world.ts";
 import { gitRepo } from "../testing/git_repo.ts";
+import { runInProcess } from "../testing/in_process_cli.ts";
 
 const GOLDEN_DIR = new URL("./testdata/", import.meta.url).pathname;
 const UPDATE = Deno.env.get("SLUICE_UPDATE_GOLDEN") === "1";
@@ -34,27 +34,6 @@ interface Entry {
 }
 
 type Format = "json" | "text";
-
-/** Run the CLI in this process, capturing console output. */
-async function capture(
-  args: string[],
-  deps: Parameters<typeof runCli>[1],
-): Promise<{ status: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const { log, error, warn } = console;
-  console.log = (...xs: unknown[]) => out.push(xs.map(String).join(" "));
-  console.error = (...xs: unknown[]) => err.push(xs.map(String).join(" "));
-  console.warn = console.error;
-  try {
-    const status = await runCli(args, deps);
-    return { status, stdout: out.join("\n"), stderr: err.join("\n") };
-  } finally {
-    console.log = log;
-    console.error = error;
-    console.warn = warn;
-  }
-}
 
 /** Replaces what differs between runs by stable placeholders, numbered by first appearance. */
 class Normalizer {
@@ -176,7 +155,7 @@ async function transcript(format: Format): Promise<Entry[]> {
   const entries: Entry[] = [];
   const run = async (step: string, args: string[]) => {
     const full = format === "json" ? ["-o", "json", ...args] : args;
-    const r = await capture(full, deps);
+    const r = await runInProcess(full, deps);
     let stdout: unknown = r.stdout.length > 0 ? norm.text(r.stdout).split("\n") : [];
     if (format === "json" && r.stdout.startsWith("{")) {
       // one JSON document per envelope printed (each starts with "{" on its own line)
@@ -186,7 +165,7 @@ async function transcript(format: Format): Promise<Entry[]> {
     const entry = {
       step,
       args: full.map((a) => norm.text(a)),
-      status: r.status,
+      status: r.code,
       stdout,
       stderr: r.stderr.length > 0 ? norm.text(r.stderr).split("\n") : [],
     };

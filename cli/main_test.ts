@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import { SLUICE_VERSION } from "../lib/version.ts";
 import { tempStarter } from "../lib/project/_test_project.ts";
-import type { RuntimeDeps } from "../lib/runtime/deps.ts";
 import type { DockerPort } from "../lib/providers/docker/port.ts";
 import type { KafkaPort } from "../lib/providers/kafka/port.ts";
-import { runCli } from "./main.ts";
+import { runInProcess } from "../testing/in_process_cli.ts";
 
 const launcher = new URL("../bin/sluice", import.meta.url).pathname;
 
@@ -98,22 +97,6 @@ Deno.test("a fault switch without the test-only permission is refused before any
   assert.equal(allowed.env.errors[0].code, "PROJECT_NOT_FOUND");
 });
 
-/** Run the CLI in this process and capture what it prints on stdout. */
-async function inProcess(
-  args: string[],
-  deps: RuntimeDeps,
-): Promise<{ code: number; out: string }> {
-  const lines: string[] = [];
-  const log = console.log;
-  console.log = (...xs: unknown[]) => lines.push(xs.join(" "));
-  try {
-    const code = await runCli(args, deps);
-    return { code, out: lines.join("\n") };
-  } finally {
-    console.log = log;
-  }
-}
-
 Deno.test("runCli passes the injected ports to the SDK: observe reads the given Docker and Kafka", async () => {
   const dir = await tempStarter();
   const calls: string[] = [];
@@ -138,9 +121,9 @@ Deno.test("runCli passes the injected ports to the SDK: observe reads the given 
     close: () => Promise.resolve(),
   } as Partial<KafkaPort> as KafkaPort;
   try {
-    const r = await inProcess(["-o", "json", "observe", "--project", dir], { docker, kafka });
-    assert.equal(r.code, 0, r.out);
-    const data = JSON.parse(r.out).data;
+    const r = await runInProcess(["-o", "json", "observe", "--project", dir], { docker, kafka });
+    assert.equal(r.code, 0, r.stdout);
+    const data = JSON.parse(r.stdout).data;
     assert.equal(data.daemonId, "INJECTED-DAEMON");
     assert.equal(data.clusterId, "INJECTED-CLUSTER");
     // both were called (concurrently: their order is not a property)
@@ -154,11 +137,11 @@ Deno.test("runCli passes the injected clock: an offline plan is stamped with its
   const dir = await tempStarter();
   const t = Date.parse("2031-02-03T04:05:06.000Z");
   try {
-    const r = await inProcess(["-o", "json", "plan", "--project", dir, "--offline"], {
+    const r = await runInProcess(["-o", "json", "plan", "--project", dir, "--offline"], {
       clock: { now: () => t },
     });
-    assert.equal(r.code, 0, r.out);
-    assert.equal(JSON.parse(r.out).data.plan.created_at, "2031-02-03T04:05:06.000Z");
+    assert.equal(r.code, 0, r.stdout);
+    assert.equal(JSON.parse(r.stdout).data.plan.created_at, "2031-02-03T04:05:06.000Z");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

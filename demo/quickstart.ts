@@ -31,7 +31,7 @@
 import { removeLabelled } from "../harness/docker.ts";
 import { startEnv } from "../harness/env.ts";
 import { produce, waitForRecords } from "../harness/kafka.ts";
-import { grantRunnerAcls } from "../harness/secure_kafka.ts";
+import { grantRunnerAcls, scramSecurityYaml, scramVariables } from "../harness/secure_kafka.ts";
 import { decodeRecord } from "../lib/expr/decode.ts";
 import { evaluate } from "../lib/expr/evaluate.ts";
 import { compile } from "../lib/project/compile.ts";
@@ -140,19 +140,7 @@ const unknown = Deno.args.filter((a) => a !== "--secure");
 if (unknown.length > 0) fail(`unknown argument ${unknown[0]} (usage: ./run demo [--secure])`);
 
 /** sluice.yaml's kafka.security for `--secure`: variables' names only, never a secret. */
-const SECURITY = `  security:
-    protocol: SASL_SSL
-    tls:
-      ca_file_env: KAFKA_CA_FILE
-    admin:
-      sasl_mechanism: SCRAM-SHA-512
-      username: sluice-admin
-      password_env: SLUICE_KAFKA_ADMIN_PASSWORD
-    runner:
-      sasl_mechanism: SCRAM-SHA-512
-      username: orders-runner
-      password_env: SLUICE_KAFKA_RUNNER_PASSWORD
-`;
+const SECURITY = scramSecurityYaml();
 
 say(
   `starting a Docker network and a Kafka broker (KRaft) for this demo${
@@ -175,9 +163,9 @@ console.log(
 );
 if (env.secure) {
   // the secrets reach sluice only through its environment (the children inherit it)
-  Deno.env.set("KAFKA_CA_FILE", env.secure.caFile);
-  Deno.env.set("SLUICE_KAFKA_ADMIN_PASSWORD", env.secure.passwords["sluice-admin"]);
-  Deno.env.set("SLUICE_KAFKA_RUNNER_PASSWORD", env.secure.passwords["orders-runner"]);
+  for (const [name, value] of Object.entries(scramVariables(env.secure))) {
+    Deno.env.set(name, value);
+  }
 }
 const dir = await Deno.makeTempDir({ prefix: "sluice-quickstart-" });
 // Docker names containers and volumes after the application ID, daemon-wide: a per-run

@@ -3,7 +3,7 @@
  * network and a single-node KRaft broker on it (reachable from containers by an alias and
  * from the host by a published port), a Kafka Connect worker beside it (`harness/connect.ts`;
  * `connect: false` leaves it out), plus the PostgreSQL URL. Everything it creates carries
- * the label `sluice.run=<runId>`, and tear-down removes exactly what has that label: never a
+ * the label `dev.sluice.run=<runId>`, and tear-down removes exactly what has that label: never a
  * broad prune.
  *
  * Many test files in one run share one environment: `tools/test.ts` starts it once and
@@ -19,7 +19,6 @@
  */
 import process from "node:process";
 import { dirname } from "node:path";
-import type { Readable } from "node:stream";
 import { randomBytes } from "node:crypto";
 import { GenericContainer, Wait } from "npm:testcontainers@12.2.0";
 import { docker, dockerCli, removeLabelled } from "./docker.ts";
@@ -28,14 +27,21 @@ import { KAFKA_IMAGE } from "./images.ts";
 import SERVER_PROPERTIES from "../images/kafka/server.properties" with { type: "text" };
 import { removeConnectData, startConnectWorker } from "./connect.ts";
 import type { ConnectDescriptor } from "./connect.ts";
+import { logTail } from "./log_tail.ts";
 import {
   KEYSTORE_TARGET,
+  MTLS_INTERNAL_PORT,
+  MTLS_PORT,
   SECURE_INTERNAL_PORT,
   SECURE_PORT,
   type SecureKafka,
   type SecureKafkaOptions,
   secureListenerFiles,
+  TRUSTSTORE_TARGET,
 } from "./secure_kafka.ts";
+
+/** The broker's log lines that tell how far its start got, and every warning and error. */
+const BROKER_MILESTONES = /\] (WARN|ERROR) |Exception|Kafka Server started|Transition from/;
 
 export type { ConnectDescriptor } from "./connect.ts";
 
@@ -45,7 +51,7 @@ process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
 
 /** What a test, probe or demo needs to reach the real services. */
 export interface EnvDescriptor {
-  /** Unique ID of this environment; the value of the `sluice.run` label on all it created. */
+  /** Unique ID of this environment; the value of the `dev.sluice.run` label on all it created. */
   runId: string;
   /** `host:port` of the broker's listener for clients on the host. */
   bootstrapHost: string;
@@ -75,8 +81,11 @@ export interface Env extends EnvDescriptor, AsyncDisposable {
 
 /** What tear-down removed. */
 export interface TeardownReport {
+  /** Containers removed. */
   containers: number;
+  /** Volumes removed. */
   volumes: number;
+  /** Networks removed. */
   networks: number;
   /** Containers without the run label found attached to the run's network (a leak). */
   strays: string[];
@@ -120,7 +129,11 @@ export function brokerServerProperties(
 }
 
 /** The label every harness resource carries; its value is the run ID. */
-export const RUN_LABEL = "sluice.run";
+/**
+ * The label on everything an environment created. Outside sluice's own namespace (`sluice.*`):
+ * tests pass the environment's labels to sluice as extra labels, which may not use it.
+ */
+export const RUN_LABEL = "dev.sluice.run";
 
 /** The default PostgreSQL URL (trust auth on loopback, as on this machine kind). */
 export function defaultPgUrl(): string {
@@ -170,10 +183,11 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
     for (let attempt = 1; attempt <= 3; attempt++) {
       const hostPort = freePort();
       const securePort = secure ? freePort() : null;
+      const mtlsPort = secure?.certificates ? freePort() : null;
       const name = `${runId}-kafka-${attempt}`;
       // the broker's own lines, kept as they arrive: testcontainers removes a container that
       // never became ready, so `docker logs` after the failure finds nothing to read
-      const seen = logTail();
+      const seen = logTail({ notable: BROKER_MILESTONES });
       try {
         let container = new GenericContainer(options.image ?? KAFKA_IMAGE);
         const properties = { ...secure?.properties, ...options.brokerProperties };
@@ -189,13 +203,21 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
               content: secure.scramUsers,
               target: "/opt/kafka/config/scram-users",
             }])
-            .withCopyFilesToContainer([{ source: secure.keystore, target: KEYSTORE_TARGET }]);
+            .withCopyFilesToContainer([
+              { source: secure.keystore, target: KEYSTORE_TARGET },
+              ...(secure.certificates
+                ? [{ source: secure.caFile, target: TRUSTSTORE_TARGET }]
+                : []),
+            ]);
         }
         const advertised = [
           `INTERNAL://${alias}:9092`,
           `EXTERNAL://127.0.0.1:${hostPort}`,
           ...(securePort
             ? [`SECURE://127.0.0.1:${securePort}`, `SECURE_INT://${alias}:${SECURE_INTERNAL_PORT}`]
+            : []),
+          ...(mtlsPort
+            ? [`MTLS://127.0.0.1:${mtlsPort}`, `MTLS_INT://${alias}:${MTLS_INTERNAL_PORT}`]
             : []),
         ];
         const started = await container
@@ -207,6 +229,7 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
           .withExposedPorts(
             { container: 9094, host: hostPort },
             ...(securePort ? [{ container: SECURE_PORT, host: securePort }] : []),
+            ...(mtlsPort ? [{ container: MTLS_PORT, host: mtlsPort }] : []),
           )
           .withEnvironment({
             CLUSTER_ID: clusterId,
@@ -233,6 +256,15 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
                 bootstrapInternal: `${alias}:${SECURE_INTERNAL_PORT}`,
                 caFile: secure.caFile,
                 passwords: secure.passwords,
+                ...(secure.certificates && mtlsPort
+                  ? {
+                    mtls: {
+                      bootstrapHost: `127.0.0.1:${mtlsPort}`,
+                      bootstrapInternal: `${alias}:${MTLS_INTERNAL_PORT}`,
+                      certificates: secure.certificates,
+                    },
+                  }
+                  : {}),
               },
             }
             : {}),
@@ -257,30 +289,6 @@ export async function startEnv(options: StartEnvOptions = {}): Promise<Env> {
     await removeLabelled(RUN_LABEL, runId);
     throw error;
   }
-}
-
-/** The last lines a container wrote, collected from its log stream while it starts. */
-function logTail(keep = 40) {
-  const lines: string[] = [];
-  let partial = "";
-  return {
-    follow(stream: Readable) {
-      stream.on("data", (chunk: string | Uint8Array) => {
-        const text = partial +
-          (typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk));
-        const parts = text.split("\n");
-        partial = parts.pop() ?? "";
-        lines.push(...parts);
-        if (lines.length > keep) lines.splice(0, lines.length - keep);
-      });
-      stream.on("error", (e: unknown) => lines.push(`(log stream error: ${String(e)})`));
-      stream.on("end", () => lines.push("(log stream ended)"));
-    },
-    text(name: string): string {
-      const all = partial ? [...lines, partial] : lines;
-      return `last log lines of ${name}:\n${all.join("\n") || "(none)"}`;
-    },
-  };
 }
 
 /** Remove what carries the run label, then the files of the run (the Connect data directory). */

@@ -75,6 +75,9 @@ export async function produce(bootstrap: string, topic: string, records: TestRec
     clientId: "sluice-harness-producer",
     bootstrapBrokers: [bootstrap],
     serializers: stringSerializers,
+    // a retried send whose first attempt was appended would write its records twice: the
+    // broker drops such a retry by the producer's ID and sequence
+    idempotent: true,
   });
   try {
     await producer.send({

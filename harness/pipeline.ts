@@ -104,8 +104,8 @@ export async function pipelineProject(o: PipelineOptions): Promise<PipelineProje
     name,
     inputTopic,
     outputTopic,
-    sourceConnector: `sluice-${name}-orders_in`,
-    sinkConnector: `sluice-${name}-orders_out`,
+    sourceConnector: pipelineConnectorNames(name).source,
+    sinkConnector: pipelineConnectorNames(name).sink,
     inputFileHost: host === null ? null : join(host, inputFile),
     outputFileHost: host === null ? null : join(host, outputFile),
     async setPredicate(sql: string) {
@@ -121,6 +121,11 @@ export async function pipelineProject(o: PipelineOptions): Promise<PipelineProje
 /** The FileStream files of a project's connectors, relative to the data directory. */
 export function pipelineFiles(project: string): { inputFile: string; outputFile: string } {
   return { inputFile: `${project}-orders.jsonl`, outputFile: `${project}-eligible.jsonl` };
+}
+
+/** The names sluice gives a pipeline project's two connectors (`sluice-<project>-<connector>`). */
+export function pipelineConnectorNames(project: string): { source: string; sink: string } {
+  return { source: `sluice-${project}-orders_in`, sink: `sluice-${project}-orders_out` };
 }
 
 /**

@@ -41,7 +41,9 @@ export interface PrivatePostgres {
   url: string;
   /** The secured server's login role and its password (null when not secured). */
   login: { role: string; password: string } | null;
+  /** The server's TCP port on 127.0.0.1. */
   port: number;
+  /** The server's data directory (removed when it stops). */
   dataDir: string;
   /** The server's version string (`SHOW server_version` as `postgres --version` reports it). */
   version: string;

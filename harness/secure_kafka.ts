@@ -25,11 +25,24 @@ import {
   ResourceTypes,
 } from "npm:@platformatic/kafka@2.12.1";
 import { withAdmin } from "./kafka.ts";
+import { openssl, selfSignedCa, signed } from "./tls_certs.ts";
 
 /** The secured listener's users. */
 export interface SecureKafkaOptions {
   /** SCRAM-SHA-512 users to create; a super user may do anything on the secured listeners. */
   users: { name: string; superUser?: boolean }[];
+  /**
+   * Also an SSL listener that requires a client certificate (`ssl.client.auth=required`), on
+   * which a certificate's `CN=<name>` is the principal `User:<name>`
+   * (`ssl.principal.mapping.rules`): each user gets a certificate signed by the listeners' CA.
+   */
+  mtls?: boolean;
+}
+
+/** A client certificate and its key, PEM files on the host. */
+export interface ClientCertificate {
+  certFile: string;
+  keyFile: string;
 }
 
 /** What a test needs to reach the secured listener. */
@@ -42,6 +55,15 @@ export interface SecureKafka {
   caFile: string;
   /** Each user's generated password. */
   passwords: Record<string, string>;
+  /** The mutual-TLS listener (`mtls` option), absent when there is none. */
+  mtls?: {
+    /** `127.0.0.1:port` of the SSL listener for clients on the host. */
+    bootstrapHost: string;
+    /** `alias:9098` of the SSL listener for containers on the network. */
+    bootstrapInternal: string;
+    /** Each user's certificate (`CN=<name>`, signed by the CA at `caFile`). */
+    certificates: Record<string, ClientCertificate>;
+  };
 }
 
 /** The files and settings {@link secureListenerFiles} makes. */
@@ -54,6 +76,8 @@ export interface SecureListenerFiles {
   passwords: Record<string, string>;
   /** server.properties overrides for the secured listeners. */
   properties: Record<string, string>;
+  /** Each user's client certificate, when the `mtls` listener was asked for. */
+  certificates: Record<string, ClientCertificate> | null;
 }
 
 /** Where the keystore goes in the broker's container. */
@@ -61,18 +85,82 @@ export const KEYSTORE_TARGET = "/opt/kafka/config/secrets/broker.p12";
 /** The secured listeners' container ports: host-facing and network-facing. */
 export const SECURE_PORT = 9095;
 export const SECURE_INTERNAL_PORT = 9096;
+/** The mutual-TLS listeners' container ports: host-facing and network-facing. */
+export const MTLS_PORT = 9097;
+export const MTLS_INTERNAL_PORT = 9098;
+/** Where the CA the mutual-TLS listeners trust client certificates by goes in the container. */
+export const TRUSTSTORE_TARGET = "/opt/kafka/config/secrets/ca.pem";
+/**
+ * `CN=<name>` (a certificate made by {@link clientCertificate}) is `User:<name>`; any other
+ * subject keeps Kafka's default (the whole distinguished name).
+ */
+export const PRINCIPAL_MAPPING = "RULE:^CN=([a-zA-Z0-9._-]+)$/$1/,DEFAULT";
 
-async function openssl(dir: string, args: string[]): Promise<void> {
-  const out = await new Deno.Command("openssl", {
-    args,
-    cwd: dir,
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  if (!out.success) {
-    throw new Error(`openssl ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
+/**
+ * `sluice.yaml`'s `kafka.security` block (two spaces in, under `kafka:`) for the SASL_SSL
+ * listener's SCRAM users: the admin principal `admin` and the runner `orders-runner`, the CA and
+ * each password by the name of its variable only ({@link scramVariables} gives their values).
+ */
+export function scramSecurityYaml(admin = "sluice-admin"): string {
+  return `  security:
+    protocol: SASL_SSL
+    tls:
+      ca_file_env: KAFKA_CA_FILE
+    admin:
+      sasl_mechanism: SCRAM-SHA-512
+      username: ${admin}
+      password_env: SLUICE_KAFKA_ADMIN_PASSWORD
+    runner:
+      sasl_mechanism: SCRAM-SHA-512
+      username: orders-runner
+      password_env: SLUICE_KAFKA_RUNNER_PASSWORD
+`;
+}
+
+/** The variables {@link scramSecurityYaml} names, with the secured listener's values. */
+export function scramVariables(
+  secure: SecureKafka,
+  admin = "sluice-admin",
+): Record<string, string> {
+  return {
+    KAFKA_CA_FILE: secure.caFile,
+    SLUICE_KAFKA_ADMIN_PASSWORD: secure.passwords[admin],
+    SLUICE_KAFKA_RUNNER_PASSWORD: secure.passwords["orders-runner"],
+  };
+}
+
+/**
+ * A manifest's text pointed at a listener (`bootstrap_host`, `bootstrap_internal`), with a
+ * `kafka.security` block placed right after `bootstrap_internal`.
+ */
+export function securedManifest(
+  text: string,
+  listener: { bootstrapHost: string; bootstrapInternal: string },
+  security: string,
+): string {
+  return text
+    .replace(/bootstrap_host: .*/, `bootstrap_host: ${listener.bootstrapHost}`)
+    .replace(/bootstrap_internal: .*/, `bootstrap_internal: ${listener.bootstrapInternal}`)
+    .replace(/(bootstrap_internal: .*\n)/, `$1${security}`);
+}
+
+/**
+ * A client certificate for `CN=<name>` in `dir` (`<name>.pem`, `<name>.key`, PKCS#8), signed by
+ * the CA `ca.pem`/`ca.key` of `dir`, or by a throwaway CA of its own when `which` is `"unknown"`
+ * (a certificate no listener trusts).
+ */
+export async function clientCertificate(
+  dir: string,
+  name: string,
+  which: "listeners" | "unknown" = "listeners",
+): Promise<ClientCertificate> {
+  let ca = "ca";
+  if (which === "unknown") {
+    ca = `unknown-ca-${name}`;
+    await selfSignedCa(dir, ca, "sluice-unknown-ca");
   }
+  await signed(dir, name, name, null, ca);
+  return { certFile: `${dir}/${name}.pem`, keyFile: `${dir}/${name}.key` };
 }
 
 /** A password without characters that need quoting in the storage tool's SCRAM syntax. */
@@ -90,54 +178,13 @@ export async function secureListenerFiles(
 ): Promise<SecureListenerFiles> {
   const dir = await Deno.makeTempDir({ prefix: "sluice-secure-kafka-" });
   const storePassword = password();
-  await openssl(dir, [
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=sluice-test-ca",
-  ]);
-  await openssl(dir, [
-    "req",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "broker.key",
-    "-out",
-    "broker.csr",
-    "-subj",
-    `/CN=${alias}`,
-  ]);
-  await Deno.writeTextFile(
-    `${dir}/san.ext`,
+  await selfSignedCa(dir, "ca", "sluice-test-ca");
+  await signed(
+    dir,
+    "broker",
+    alias,
     `subjectAltName=DNS:${alias},DNS:localhost,IP:127.0.0.1\n`,
   );
-  await openssl(dir, [
-    "x509",
-    "-req",
-    "-in",
-    "broker.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "broker.pem",
-    "-days",
-    "2",
-    "-extfile",
-    "san.ext",
-  ]);
   await openssl(dir, [
     "pkcs12",
     "-export",
@@ -163,6 +210,14 @@ export async function secureListenerFiles(
     lines.push(`SCRAM-SHA-512=[name=${u.name},password=${passwords[u.name]}]`);
   }
   const scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
+  let certificates: Record<string, ClientCertificate> | null = null;
+  if (options.mtls) {
+    certificates = {};
+    for (const u of options.users) certificates[u.name] = await clientCertificate(dir, u.name);
+    // the CA is copied into the broker's container, whose user must read it
+    await Deno.chmod(`${dir}/ca.pem`, 0o644);
+  }
+  const mtls = options.mtls ?? false;
   const supers = [
     "User:ANONYMOUS",
     ...options.users.filter((u) => u.superUser).map((u) => `User:${u.name}`),
@@ -173,11 +228,24 @@ export async function secureListenerFiles(
     keystore: `${dir}/broker.p12`,
     scramUsers: lines.join("\n") + "\n",
     passwords,
+    certificates,
     properties: {
       "listeners":
-        `INTERNAL://:9092,EXTERNAL://:9094,CONTROLLER://:9093,SECURE://:${SECURE_PORT},SECURE_INT://:${SECURE_INTERNAL_PORT}`,
+        `INTERNAL://:9092,EXTERNAL://:9094,CONTROLLER://:9093,SECURE://:${SECURE_PORT},SECURE_INT://:${SECURE_INTERNAL_PORT}` +
+        (mtls ? `,MTLS://:${MTLS_PORT},MTLS_INT://:${MTLS_INTERNAL_PORT}` : ""),
       "listener.security.protocol.map":
-        "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT,SECURE:SASL_SSL,SECURE_INT:SASL_SSL",
+        "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT,SECURE:SASL_SSL,SECURE_INT:SASL_SSL" +
+        (mtls ? ",MTLS:SSL,MTLS_INT:SSL" : ""),
+      ...(mtls
+        ? {
+          // only these listeners ask for a client certificate (the SASL_SSL ones do not)
+          "listener.name.mtls.ssl.client.auth": "required",
+          "listener.name.mtls_int.ssl.client.auth": "required",
+          "ssl.truststore.type": "PEM",
+          "ssl.truststore.location": TRUSTSTORE_TARGET,
+          "ssl.principal.mapping.rules": PRINCIPAL_MAPPING,
+        }
+        : {}),
       "sasl.enabled.mechanisms": "SCRAM-SHA-512",
       "listener.name.secure.scram-sha-512.sasl.jaas.config": scram,
       "listener.name.secure_int.scram-sha-512.sasl.jaas.config": scram,

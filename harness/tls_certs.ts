@@ -42,7 +42,8 @@ export interface TestPkiOptions {
   serverHosts?: string[];
 }
 
-async function openssl(dir: string, args: string[]): Promise<void> {
+/** Run `openssl ARGS` in `dir`; throws with its stderr when it fails. */
+export async function openssl(dir: string, args: string[]): Promise<void> {
   const out = await new Deno.Command("openssl", {
     args,
     cwd: dir,
@@ -55,7 +56,8 @@ async function openssl(dir: string, args: string[]): Promise<void> {
   }
 }
 
-async function selfSignedCa(dir: string, name: string, cn: string): Promise<void> {
+/** A self-signed CA `CN=<cn>` in `dir`: `<name>.pem` and its key `<name>.key`, for two days. */
+export async function selfSignedCa(dir: string, name: string, cn: string): Promise<void> {
   await openssl(dir, [
     "req",
     "-x509",
@@ -73,7 +75,18 @@ async function selfSignedCa(dir: string, name: string, cn: string): Promise<void
   ]);
 }
 
-async function signed(dir: string, name: string, cn: string, ext: string): Promise<void> {
+/**
+ * A certificate `CN=<cn>` in `dir`: `<name>.pem` and its key `<name>.key` (PKCS#8), for two days,
+ * signed by the CA `<ca>.pem`/`<ca>.key` of `dir` (default `ca`), with the extensions `ext`
+ * (openssl's `-extfile` lines; none when null).
+ */
+export async function signed(
+  dir: string,
+  name: string,
+  cn: string,
+  ext: string | null,
+  ca = "ca",
+): Promise<void> {
   await openssl(dir, [
     "req",
     "-newkey",
@@ -86,23 +99,22 @@ async function signed(dir: string, name: string, cn: string, ext: string): Promi
     "-subj",
     `/CN=${cn}`,
   ]);
-  await Deno.writeTextFile(`${dir}/${name}.ext`, ext);
+  if (ext !== null) await Deno.writeTextFile(`${dir}/${name}.ext`, ext);
   await openssl(dir, [
     "x509",
     "-req",
     "-in",
     `${name}.csr`,
     "-CA",
-    "ca.pem",
+    `${ca}.pem`,
     "-CAkey",
-    "ca.key",
+    `${ca}.key`,
     "-CAcreateserial",
     "-out",
     `${name}.pem`,
     "-days",
     "2",
-    "-extfile",
-    `${name}.ext`,
+    ...(ext !== null ? ["-extfile", `${name}.ext`] : []),
   ]);
 }
 

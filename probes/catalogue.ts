@@ -26,6 +26,11 @@ import {
   resumeOnlySites,
 } from "../lib/protocol/inventory.ts";
 import { type DayTwoCommand, dayTwoSites } from "../lib/protocol/day_two.ts";
+import {
+  DESTROY_DATA_TABLE,
+  destroyConnectorRow,
+  destroyDataRow,
+} from "../lib/protocol/destroy.ts";
 import { JOURNEY_DESCRIPTORS } from "../lib/protocol/journeys.ts";
 import type { Assertion, AssertionKind, CaseEvidence, CaseKind } from "./evidence.ts";
 import { stoppedSample } from "./evidence.ts";
@@ -136,6 +141,33 @@ export function dayTwoCommand(site: string): DayTwoCommand {
 export const REMOVAL_SERIAL_BEFORE = 1;
 /** The ownership serial before a destroy case's destroy (its create of the starter). */
 export const DESTROY_SERIAL_BEFORE = 1;
+
+/** The ownership serial before a destroy case whose project owns connectors (starter, then both). */
+export const DESTROY_CONNECTORS_SERIAL_BEFORE = 2;
+
+/**
+ * How a destroy case takes the starter down, by the site it arms: a site of the data rows
+ * (`DESTROY_DATA_TABLE`: only a destroy that deletes data crosses them) is armed in
+ * `plan --destroy --delete-data`; the connector row's site (only a destroy of a project that owns
+ * connectors crosses it) in `plan --destroy` of the starter deployed with the pipeline's two
+ * connectors; every other destroy site in `plan --destroy` of the starter alone, which keeps the
+ * data.
+ */
+export type DestroyVariant = "keep-data" | "delete-data" | "connectors";
+
+/** The destroy a destroy site is armed in (see {@link DestroyVariant}). */
+export function destroyVariant(site: string): DestroyVariant {
+  if (site === destroyConnectorRow().site?.name) return "connectors";
+  return DESTROY_DATA_TABLE.some((r) => r.site?.name === site) ? "delete-data" : "keep-data";
+}
+
+/**
+ * Whether a delete-data destroy killed at `site:side` died with the group still there: only
+ * before the group's deletion (the first data row) does the group keep its offsets at the death.
+ */
+export function groupKeptAtDeath(site: string, side: "before" | "after"): boolean {
+  return site === destroyDataRow("delete_group").site?.name && side === "before";
+}
 
 /** The journey the real matrix arms a site in (its first journey; null: not armed). */
 export function matrixJourney(site: string): Journey | null {
@@ -353,12 +385,30 @@ export function stopsRunner(point: string): boolean {
 /** One rejection of the catalogue: a tampering, the command it blocks and the exact code. */
 export interface RejectionSpec {
   name: string;
-  /** The blocker code the command must report (exit 4). */
+  /** The code the command must report, with exit status {@link rejectionExit}. */
   code: string;
+  /**
+   * The exit status the command must end with (lib/errors.ts ERROR_CODES gives each code's);
+   * absent: 4, blocked.
+   */
+  exit?: number;
   /** Kill the apply worker here first, tamper while it is dead, then resume (else preflight). */
   stopAt: string | null;
+  /**
+   * Deployed on a secured broker: its starter pointed at the SASL_SSL listener with
+   * `kafka.security` (sluice's SCRAM admin principal, a runner principal of the case's own with
+   * exactly the ACLs its job needs, the listeners' CA in a file of the project's own), one
+   * broker shared by the secured cases of a probe run (their projects, principals, variables
+   * and topics apart).
+   */
+  secure?: boolean;
   /** What the tampering does, in words. */
   description: string;
+}
+
+/** The exit status a rejection's command must end with (4, blocked, unless it says). */
+export function rejectionExit(spec: Pick<RejectionSpec, "exit">): number {
+  return spec.exit ?? 4;
 }
 
 /** The rejection catalogue; each runs on both state backends in `full`. */
@@ -443,6 +493,38 @@ export const REJECTIONS: readonly RejectionSpec[] = [
     code: "BLOCKED_OOM",
     stopAt: "journal.action_started:after",
     description: "the old runner OOM-killed inside its cgroup, then TERMed",
+  },
+  {
+    name: "runner-acl-removed",
+    code: "BLOCKED_RUNNER_PERMISSION",
+    stopAt: null,
+    secure: true,
+    description:
+      "the runner principal's ACL allowing WRITE on the output topic deleted after the plan",
+  },
+  {
+    name: "admin-password-wrong",
+    code: "ENV_KAFKA_DENIED",
+    exit: 7,
+    stopAt: null,
+    secure: true,
+    description: "the admin principal's password variable changed to a wrong one after the plan",
+  },
+  {
+    name: "unknown-ca",
+    code: "ENV_KAFKA_TLS",
+    exit: 7,
+    stopAt: null,
+    secure: true,
+    description: "the project's CA file replaced by another CA's certificate after the plan",
+  },
+  {
+    name: "runner-credentials-rotated",
+    code: "PLAN_KAFKA_CREDENTIALS_CHANGED",
+    exit: 3,
+    stopAt: null,
+    secure: true,
+    description: "the runner principal's password variable changed after the plan",
   },
 ];
 
@@ -790,36 +872,64 @@ function removalCompletion(): RequiredCheck[] {
 
 /**
  * The checks of a completed destroy (`plan --destroy`, the starter's only model taken down): no
- * container of the model left, its volume kept with its instance, the group's committed offsets
- * those of the clean close at every look, the topics kept with their IDs, no group member,
- * ownership without runners (the volume retained, the topics still owned), serial + 1 exactly
- * once, no pending control, a destroy planned again is a no-op and the project planned again a
- * create on the kept volume.
+ * container of the model left, no group member, serial + 1 exactly once, no pending control, a
+ * destroy planned again is a no-op; then, by {@link DestroyVariant}:
+ * - keeping the data: its volume kept with its instance, the group's committed offsets those of
+ *   the clean close at every look, the topics kept with their IDs, ownership without runners
+ *   (the volume retained, the topics still owned), and the project planned again a create on the
+ *   kept volume;
+ * - with connectors too (the starter deployed with the pipeline's source and sink): as keeping
+ *   the data, from serial 2, and the worker has neither connector any more (ownership none);
+ * - deleting it: the volume removed, the group gone (its offsets the clean close's at a death
+ *   before its deletion, none after), each owned topic deleted and any other kept with its ID,
+ *   nothing owned or retained, and the project planned again a create from nothing.
  */
-function destroyCompletion(): RequiredCheck[] {
-  return [
+function destroyCompletion(variant: DestroyVariant): RequiredCheck[] {
+  const before = variant === "connectors"
+    ? DESTROY_CONNECTORS_SERIAL_BEFORE
+    : DESTROY_SERIAL_BEFORE;
+  const serial: RequiredCheck = {
+    check: "generation.serial",
+    kind: "equal",
+    pin: pinEqual("serial change", { before, after: before + 1 }),
+  };
+  const common: RequiredCheck[] = [
     recoveredFresh,
     {
       check: "destroy.container_gone",
       kind: "count",
       pin: pinEqual("no container left", { max: 0 }),
     },
-    { check: "volume.instance_kept", kind: "unchanged" },
-    { check: "offsets.kept", kind: "all-equal" },
-    { check: "kafka.topics_kept", kind: "unchanged" },
     { check: "kafka.no_member", kind: "count", pin: pinEqual("no member", { max: 0 }) },
-    { check: "ownership.destroyed", kind: "equal" },
-    {
-      check: "generation.serial",
-      kind: "equal",
-      pin: pinEqual("serial change", {
-        before: DESTROY_SERIAL_BEFORE,
-        after: DESTROY_SERIAL_BEFORE + 1,
-      }),
-    },
+    serial,
     controlCleared,
     noopPlan,
-    { check: "destroy.plan_recreates", kind: "equal" },
+  ];
+  if (variant !== "delete-data") {
+    return [
+      ...common,
+      { check: "volume.instance_kept", kind: "unchanged" },
+      { check: "offsets.kept", kind: "all-equal" },
+      { check: "kafka.topics_kept", kind: "unchanged" },
+      { check: "ownership.destroyed", kind: "equal" },
+      { check: "destroy.plan_recreates", kind: "equal" },
+      ...(variant === "connectors"
+        ? [{ check: "destroy.connectors_gone", kind: "absent" as const }]
+        : []),
+    ];
+  }
+  return [
+    ...common,
+    { check: "volume.deleted", kind: "equal", pin: pinEqual("volume absent", { exists: false }) },
+    { check: "offsets.close_until_deleted", kind: "equal" },
+    { check: "kafka.group_deleted", kind: "absent" },
+    { check: "kafka.owned_topics_deleted", kind: "equal" },
+    {
+      check: "ownership.destroyed",
+      kind: "equal",
+      pin: pinEqual("nothing owned or retained", { runners: [], retained: [], topics: [] }),
+    },
+    { check: "destroy.plan_creates_fresh", kind: "equal" },
   ];
 }
 
@@ -944,7 +1054,9 @@ export function requiredChecks(c: CaseEvidence): RequiredCheck[] {
         return [killedAt, ...connectorCompletion(connectorChange(c.boundary ?? ""))];
       }
       if (journey === "removal") return [killedAt, ...removalCompletion()];
-      if (journey === "destroy") return [killedAt, ...destroyCompletion()];
+      if (journey === "destroy") {
+        return [killedAt, ...destroyCompletion(destroyVariant(c.boundary ?? ""))];
+      }
       if (journey === "day_two") {
         return [killedAt, ...dayTwoCompletion(dayTwoCommand(c.boundary ?? ""))];
       }
@@ -964,7 +1076,11 @@ export function requiredChecks(c: CaseEvidence): RequiredCheck[] {
       const code = spec?.code ?? "(not in the catalogue)";
       const out: RequiredCheck[] = [
         { check: "rejection.code", kind: "present", pin: pinEqual("blocker code", [code]) },
-        { check: "rejection.exit_status", kind: "exit-status", pin: pinEqual("exit", { exit: 4 }) },
+        {
+          check: "rejection.exit_status",
+          kind: "exit-status",
+          pin: pinEqual("exit", { exit: spec ? rejectionExit(spec) : 4 }),
+        },
         {
           check: "rejection.nothing_mutated",
           kind: "unchanged",

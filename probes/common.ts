@@ -119,6 +119,12 @@ export async function newCase(
     deploy?: boolean;
     /** Edit the manifest before anything is planned (e.g. append connectors). */
     editManifest?: (text: string) => string;
+    /**
+     * Run after the project is made and its manifest edited, before anything is planned (e.g.
+     * point it at a secured listener: its variables in `workerEnv` and the process's
+     * environment, the runner principal's ACLs granted).
+     */
+    beforeDeploy?: (project: TestProject, workerEnv: Record<string, string>) => Promise<void>;
   } = {},
 ): Promise<CaseFixture> {
   const history: HistoryEntry[] = [];
@@ -188,6 +194,14 @@ export async function newCase(
   let created: { runners: Array<{ application_id: string; volume_instance: string }> } = {
     runners: [{ application_id: appId, volume_instance: "" }],
   };
+  if (options.beforeDeploy) {
+    try {
+      await options.beforeDeploy(project, workerEnv);
+    } catch (e) {
+      await cleanup();
+      throw e;
+    }
+  }
   if (options.deploy !== false) {
     try {
       created = await step("plan+apply (SDK)", { project: project.name }, async () => {

@@ -31,6 +31,7 @@ import type { EnvDescriptor } from "../harness/env.ts";
 import { runnerImageId } from "../harness/project.ts";
 import { runFaultJourney } from "../harness/faults.ts";
 import type { CaseEvidence } from "./evidence.ts";
+import type { Journey } from "../lib/protocol/journeys.ts";
 import {
   matrixJourney,
   matrixPoints,
@@ -84,7 +85,37 @@ export function matrixCases(
   });
 }
 
-/** Run one matrix case and return its evidence. */
+/** How the matrix runs the cases of one journey: its harness's entry point. */
+export type MatrixCaseRun = (
+  env: EnvDescriptor,
+  image: string,
+  c: MatrixCase,
+  runId: string,
+) => Promise<CaseEvidence>;
+
+/**
+ * The matrix's harness of every crossing the registry names ({@link Journey}: the journey
+ * registry's `crossings[].by`, as `MATRIX_JOURNEYS` lists them). The type asks for every one: a
+ * journey registered without its harness here is a type error, never a case run by another
+ * journey's harness. A new journey's harness is one entry.
+ */
+export const MATRIX_HARNESSES: { readonly [J in Journey]: MatrixCaseRun } = {
+  replacement: runReplacementCase,
+  // `state resume` of a replacement: the replacement's harness arms it (runFaultJourney)
+  resume: runReplacementCase,
+  create: runCreateCase,
+  operator: runOperatorCase,
+  connector: runConnectorCase,
+  day_two: runDayTwoCase,
+  removal: runRemovalCase,
+  destroy: runDestroyCase,
+};
+
+/**
+ * Run one matrix case, by the harness of the journey the site is armed in, and return its
+ * evidence. A site the matrix does not arm is an error of the case list, never another
+ * journey's case.
+ */
 export function runCase(
   env: EnvDescriptor,
   image: string,
@@ -92,12 +123,26 @@ export function runCase(
   runId: string,
 ): Promise<CaseEvidence> {
   const journey = matrixJourney(c.boundary);
-  if (journey === "create") return runCreateCase(env, image, c, runId);
-  if (journey === "connector") return runConnectorCase(env, image, c, runId);
-  if (journey === "operator") return runOperatorCase(env, image, c, runId);
-  if (journey === "removal") return runRemovalCase(env, image, c, runId);
-  if (journey === "destroy") return runDestroyCase(env, image, c, runId);
-  if (journey === "day_two") return runDayTwoCase(env, image, c, runId);
+  if (journey === null || !Object.hasOwn(MATRIX_HARNESSES, journey)) {
+    throw new Error(
+      `the fault matrix has no harness for the site ${c.boundary} (journey ${
+        JSON.stringify(journey)
+      }): add its journey's entry to MATRIX_HARNESSES in probes/fault_matrix.ts`,
+    );
+  }
+  return MATRIX_HARNESSES[journey](env, image, c, runId);
+}
+
+/**
+ * A replacement case (and a `state resume` one): the reviewed `apply --plan` killed at the
+ * point, fresh processes diagnose and resume (see the module documentation).
+ */
+function runReplacementCase(
+  env: EnvDescriptor,
+  image: string,
+  c: MatrixCase,
+  runId: string,
+): Promise<CaseEvidence> {
   const point = `${c.boundary}:${c.side}`;
   return caseEvidence(
     {

@@ -111,8 +111,9 @@ export async function prepareCase(
   env: EnvDescriptor,
   image: string,
   backend: "local" | "postgres",
+  options: Parameters<typeof newCase>[3] = {},
 ): Promise<Prepared> {
-  const fx = await newCase(env, image, backend);
+  const fx = await newCase(env, image, backend, options);
   try {
     const cs = await caseState(fx);
     const before = orders("a", [50, 150, 250, 120, 300, 90, 210, 180]);

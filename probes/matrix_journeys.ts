@@ -33,7 +33,12 @@
 import type { EnvDescriptor } from "../harness/env.ts";
 import { type FaultJourney, runApplyAgainJourney, runOperatorJourney } from "../harness/faults.ts";
 import { offsetRange, withAdmin } from "../harness/kafka.ts";
-import { connectorsSection, declareSinkRemoved, pipelineFiles } from "../harness/pipeline.ts";
+import {
+  connectorsSection,
+  declareSinkRemoved,
+  pipelineConnectorNames,
+  pipelineFiles,
+} from "../harness/pipeline.ts";
 import { connectRead } from "../harness/connect.ts";
 import { containersMounting, containersOf, kafkaTools, volumeOf } from "../harness/witness.ts";
 import type { StateWitness } from "../harness/witness.ts";
@@ -163,8 +168,17 @@ export async function recordStarterOutput(
   });
 }
 
-/** No pending control, every sealed entry intact, and a no-op plan afterwards. */
-export async function recordCommon(cs: CaseState, fx: CaseFixture, st: StateWitness | null) {
+/**
+ * No pending control, every sealed entry intact, and a no-op plan afterwards (`noop`: the plan's
+ * extra arguments and the check's words, for a journey whose no-op is another plan's, such as
+ * `plan --destroy`).
+ */
+export async function recordCommon(
+  cs: CaseState,
+  fx: CaseFixture,
+  st: StateWitness | null,
+  noop: { args: readonly string[]; name: string } = { args: [], name: "a no-op plan afterwards" },
+) {
   const stateWitness = fx.backend === "local" ? "state-files" : "state-rows";
   cs.rec.record({
     check: "state.control_cleared",
@@ -182,20 +196,21 @@ export async function recordCommon(cs: CaseState, fx: CaseFixture, st: StateWitn
     expected: [],
     actual: st?.bad_seals ?? ["(no state)"],
   });
-  const noop = await cli(fx.history, "cli-noop", "plan", [
+  const planned = await cli(fx.history, "cli-noop", "plan", [
     "plan",
     "--project",
     fx.project.dir,
+    ...noop.args,
   ], fx.workerEnv);
   cs.rec.record({
     check: "plan.noop",
-    name: "a no-op plan afterwards",
+    name: noop.name,
     kind: "equal",
     witness: "sluice",
     expected: { exit: 0, noop: true },
     actual: {
-      exit: noop.code,
-      noop: (noop.json?.data as { noop?: boolean } | null)?.noop ?? null,
+      exit: planned.code,
+      noop: (planned.json?.data as { noop?: boolean } | null)?.noop ?? null,
     },
   });
 }
@@ -401,8 +416,7 @@ export function expectedConnectorConfigs(o: {
   sinkExtra: Record<string, string>;
 }): Record<string, Record<string, string>> {
   const { inputFile, outputFile } = pipelineFiles(o.project);
-  const source = `sluice-${o.project}-orders_in`;
-  const sink = `sluice-${o.project}-orders_out`;
+  const { source, sink } = pipelineConnectorNames(o.project);
   return {
     [source]: {
       name: source,
@@ -423,6 +437,48 @@ export function expectedConnectorConfigs(o: {
   };
 }
 
+/**
+ * The manifest edit that appends the pipeline's two connectors (on `connect`) to a starter case's
+ * manifest, its project and topic names read from the manifest itself.
+ */
+export function withPipelineConnectors(
+  connect: NonNullable<EnvDescriptor["connect"]>,
+): (manifest: string) => string {
+  return (t) =>
+    `${t}\n${
+      connectorsSection({
+        connect,
+        project: t.match(/^project: (\S+)$/m)![1],
+        inputTopic: t.match(/^ {4}topic: (raw_orders_\S+)$/m)![1],
+        outputTopic: t.match(/topic: (eligible_orders_\S+)$/m)![1],
+      })
+    }`;
+}
+
+/**
+ * The pipeline's connector names for a case's project, after creating its source connector's file
+ * (present and empty: nothing flows in but what the case produces).
+ */
+export async function pipelineConnectorsOf(
+  connect: NonNullable<EnvDescriptor["connect"]>,
+  project: string,
+): Promise<[source: string, sink: string]> {
+  await Deno.writeTextFile(`${connect.dataDirHost}/${pipelineFiles(project).inputFile}`, "");
+  const { source, sink } = pipelineConnectorNames(project);
+  return [source, sink];
+}
+
+/** A case's cleanup: delete these connectors on the worker, whatever is left of them. */
+export async function deleteConnectors(
+  connect: NonNullable<EnvDescriptor["connect"]>,
+  names: readonly string[],
+): Promise<void> {
+  for (const n of names) {
+    await fetch(`${connect.restHost}/connectors/${encodeURIComponent(n)}`, { method: "DELETE" })
+      .then((r) => r.body?.cancel()).catch(() => {});
+  }
+}
+
 /** One connector case (see module docs). */
 export function runConnectorCase(
   env: EnvDescriptor,
@@ -438,38 +494,18 @@ export function runConnectorCase(
     caseMeta(c, runId, "connector"),
     async () => {
       if (!connect) throw new Error("the environment has no Connect worker");
-      let section = "";
       const fx = await newCase(env, image, c.backend, {
         // update and removal need the connectors deployed (and owned) first
-        editManifest: change === "create" ? undefined : (t) => {
-          section = connectorsSection({
-            connect,
-            project: t.match(/^project: (\S+)$/m)![1],
-            inputTopic: t.match(/^ {4}topic: (raw_orders_\S+)$/m)![1],
-            outputTopic: t.match(/topic: (eligible_orders_\S+)$/m)![1],
-          });
-          return `${t}\n${section}`;
-        },
+        editManifest: change === "create" ? undefined : withPipelineConnectors(connect),
       });
-      const { inputFile } = pipelineFiles(fx.project.name);
-      await Deno.writeTextFile(`${connect.dataDirHost}/${inputFile}`, "");
-      names = [`sluice-${fx.project.name}-orders_in`, `sluice-${fx.project.name}-orders_out`];
+      names = await pipelineConnectorsOf(connect, fx.project.name);
       return await caseState(fx);
     },
     async (cs) => {
       const { fx } = cs;
       const sinkExtra = change === "update" ? { [SINK_UPDATE.key]: SINK_UPDATE.value } : {};
       if (change === "create") {
-        await fx.project.editManifest((t) =>
-          `${t}\n${
-            connectorsSection({
-              connect: connect!,
-              project: fx.project.name,
-              inputTopic: fx.project.inputTopic,
-              outputTopic: fx.project.outputTopic,
-            })
-          }`
-        );
+        await fx.project.editManifest(withPipelineConnectors(connect!));
       } else if (change === "update") {
         await fx.project.editManifest((t) =>
           t.replace(
@@ -595,11 +631,7 @@ export function runConnectorCase(
       await recordCommon(cs, fx, st);
     },
     async (cs) => {
-      for (const n of names) {
-        await fetch(`${connect!.restHost}/connectors/${encodeURIComponent(n)}`, {
-          method: "DELETE",
-        }).then((r) => r.body?.cancel()).catch(() => {});
-      }
+      if (connect) await deleteConnectors(connect, names);
       await cs.fx.cleanup();
     },
   );

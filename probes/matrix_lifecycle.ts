@@ -13,7 +13,9 @@
  *   committed offsets are those of the clean close at every look (after each death and after
  *   recovery); the topics are kept with their IDs; the group has no member; ownership releases
  *   the runner and keeps its volume (`retained`) and topics; the spare model's runner is the
- *   same one, running; serial + 1 exactly once; no pending control; a no-op plan.
+ *   same one, running; serial + 1 exactly once; no pending control; a no-op plan. The case is
+ *   {@link runTakeDownCase} with the removal's parameters ({@link REMOVAL_CASE}); the destroy's
+ *   (`matrix_destroy.ts`) is the same case with its own.
  * - **day_two**: a deployed starter whose runner is stopped from outside sluice — by a record it
  *   cannot decode, produced to a known partition at a known offset (exit 13), for the skip's own
  *   sites, else by `docker stop` (TERM, exit 143) — then `sluice skip-record MODEL --partition P
@@ -37,7 +39,13 @@ import { docker } from "../harness/docker.ts";
 import { runApplyAgainJourney } from "../harness/faults.ts";
 import { offsetRange, produce, withAdmin } from "../harness/kafka.ts";
 import { containersOf, kafkaTools, volumeOf } from "../harness/witness.ts";
-import { type DayTwoCommand, dayTwoCommand, REMOVAL_SERIAL_BEFORE } from "./catalogue.ts";
+import { connectRead } from "../harness/connect.ts";
+import {
+  type DayTwoCommand,
+  dayTwoCommand,
+  groupKeptAtDeath,
+  REMOVAL_SERIAL_BEFORE,
+} from "./catalogue.ts";
 import {
   caseEvidence,
   type CaseFixture,
@@ -51,12 +59,15 @@ import {
 import type { CaseEvidence } from "./evidence.ts";
 import { caseState, type Vec } from "./invariants.ts";
 import {
+  deleteConnectors,
   type MatrixCase,
   matrixCaseMeta,
+  pipelineConnectorsOf,
   recordCommon,
   recordJourney,
   recordStarterOutput,
   stateOrNull,
+  withPipelineConnectors,
 } from "./matrix_journeys.ts";
 
 /** The model a removal case keeps running while the starter's model is removed. */
@@ -127,28 +138,235 @@ export async function warmUp(cs: CaseState): Promise<Vec> {
   return c.committed;
 }
 
-/** One runner-removal case (see module docs). */
+/** A planned action as the case reads it from `plan -o json`: its type and what it binds. */
+export interface PlannedTakeDown {
+  type: string;
+  /** A removal's bound container. */
+  container?: { id: string };
+  /** A destroy's bound runners. */
+  runners?: Array<{ container: { id: string } }>;
+}
+
+/**
+ * What one journey that takes a runner down the removal's way gives the matrix's one case of
+ * that shape ({@link runTakeDownCase}): the runner removal's ({@link REMOVAL_CASE}) and the
+ * destroy's (`matrix_destroy.ts`). The rest — the warm-up, the plan bound to the running
+ * container, the journey killed and continued, the container gone, the volume, offsets, topics
+ * and group kept, the serial, the control cleared — is the case's, the same for both.
+ */
+export interface TakeDownCase {
+  /** The matrix journey (the case's `journey` param). */
+  readonly journey: "removal" | "destroy";
+  /** Whether a second model ({@link SPARE_MODEL}) runs beside the one taken down, untouched. */
+  readonly spare: boolean;
+  /** After the warm-up: what declares the take-down in the project (none: the plan's flag). */
+  readonly declare?: (fx: CaseFixture) => Promise<void>;
+  /** The plan: its extra arguments and its file's name in the project. */
+  readonly plan: { readonly args: readonly string[]; readonly file: string };
+  /** The setup check that the plan binds exactly the running container. */
+  readonly planned: {
+    readonly check: string;
+    readonly name: string;
+    /** The expected actions, of the running container's ID. */
+    readonly expected: (bound: string | null) => unknown[];
+    /** What an action binds, as the expected actions say it. */
+    readonly binds: (a: PlannedTakeDown) => unknown;
+  };
+  /** The checks whose IDs and words are the journey's. */
+  readonly words: {
+    readonly gone: { readonly check: string; readonly name: string };
+    readonly noMember: string;
+    readonly ownership: { readonly check: string; readonly name: string };
+  };
+  /**
+   * Whether the project also owns the pipeline's two Connect connectors (harness/pipeline.ts),
+   * deployed with the starter before the take-down: the take-down deletes them as well, and the
+   * case checks that the worker no longer has them and that ownership records none.
+   */
+  readonly connectors?: boolean;
+  /**
+   * Whether the take-down deletes the data (`--delete-data`): the volume, the group and the owned
+   * topics are then checked deleted (the other topic kept) instead of kept.
+   */
+  readonly deletesData?: boolean;
+  /** The ownership serial before the take-down. */
+  readonly serialBefore: number;
+  /**
+   * The checks after the common ones: the plans made afterwards (`st` the state after, `before`
+   * the state read before the take-down).
+   */
+  readonly after: (
+    cs: CaseState,
+    st: StateWitnessOf,
+    before: Awaited<ReturnType<CaseFixture["state"]>>,
+  ) => Promise<void>;
+}
+
+/** The state read directly, as the matrix reads it after a journey. */
+type StateWitnessOf = Awaited<ReturnType<typeof stateOrNull>>;
+
+/**
+ * The runner removal's matrix case: the starter's model dropped from `models:` and declared in
+ * `lifecycle.runner_removals`, its consumers moved to the spare model, which keeps running.
+ */
+export const REMOVAL_CASE: TakeDownCase = {
+  journey: "removal",
+  spare: true,
+  declare: (fx) =>
+    fx.project.editManifest((t) =>
+      t.replace(/^ {2}eligible_orders:\n {4}sql: .*\n {4}output:\n {6}topic: .*\n/m, "")
+        .replace(/consumes: eligible_orders$/m, `consumes: ${SPARE_MODEL}`) +
+      `lifecycle:\n  runner_removals:\n    - model: ${MODEL}\n`
+    ),
+  plan: { args: [], file: "remove.plan.json" },
+  planned: {
+    check: "setup.removal_plan",
+    name: "the plan removes exactly the starter's running runner, by its container ID",
+    expected: (bound) => [["remove_runner", bound]],
+    binds: (a) => a.container?.id ?? null,
+  },
+  words: {
+    gone: {
+      check: "removal.container_gone",
+      name: "no container carries the removed model's application ID (the bound one removed)",
+    },
+    noMember: "the removed runner's group has no member",
+    ownership: {
+      check: "ownership.released",
+      name:
+        "ownership no longer owns the runner, keeps its volume instance (retained) and still owns its topics",
+    },
+  },
+  serialBefore: REMOVAL_SERIAL_BEFORE,
+  after: async (cs, st) => await recordCommon(cs, cs.fx, st),
+};
+
+/**
+ * One runner-removal case (see module docs).
+ *
+ * @example
+ * ```ts
+ * import { runRemovalCase } from "./matrix_lifecycle.ts";
+ * // const evidence = await runRemovalCase(env, image, { boundary, side, backend }, runId);
+ * ```
+ */
 export function runRemovalCase(
   env: EnvDescriptor,
   image: string,
   c: MatrixCase,
   runId: string,
 ): Promise<CaseEvidence> {
+  return runTakeDownCase(env, image, c, runId, REMOVAL_CASE);
+}
+
+/** What {@link recordDataDeleted} compares: the reads before the take-down and after it. */
+interface DataReadings {
+  app: string;
+  point: MatrixCase;
+  volumeExists: boolean;
+  /** The group's committed offsets at the clean close (before the take-down). */
+  closeOffsets: Vec;
+  /** The group's committed offsets read after each death. */
+  atDeaths: Vec[];
+  kAfter: Awaited<ReturnType<typeof kafkaTools>>;
+  topicIdsBefore: Record<string, string>;
+  /** The topics the project owned before (the ones a delete-data destroy deletes). */
+  owned: string[];
+}
+
+/**
+ * The checks of a take-down that deleted the data, each read by Kafka's tools or the Engine API:
+ * the volume is gone; the group's offsets were the clean close's at a death before the group's
+ * deletion and none after it (a missing group reads as no offsets); the group is no longer
+ * listed; each owned topic is gone and every other topic kept with its ID.
+ */
+function recordDataDeleted(cs: CaseState, r: DataReadings): void {
+  cs.rec.record({
+    check: "volume.deleted",
+    name: "the state volume is removed",
+    kind: "equal",
+    witness: "docker-api",
+    expected: { exists: false },
+    actual: { exists: r.volumeExists },
+  });
+  const atDeath = groupKeptAtDeath(r.point.boundary, r.point.side) ? r.closeOffsets : {};
+  cs.rec.record({
+    check: "offsets.close_until_deleted",
+    name:
+      "the group's committed offsets at each death are the clean close's before the group's deletion and none after it, and none after recovery",
+    kind: "equal",
+    witness: "kafka-tools",
+    expected: { at_deaths: r.atDeaths.map(() => atDeath), after: {} },
+    actual: { at_deaths: r.atDeaths, after: r.kAfter.offsets ?? {} },
+  });
+  cs.rec.record({
+    check: "kafka.group_deleted",
+    name: "the runner's consumer group is no longer listed",
+    kind: "absent",
+    witness: "kafka-tools",
+    expected: [r.app],
+    actual: r.kAfter.groups ?? null,
+  });
+  const ids = r.kAfter.topic_ids ?? {};
+  cs.rec.record({
+    check: "kafka.owned_topics_deleted",
+    name: "each topic the project owned is deleted; every other topic is kept with its topic ID",
+    kind: "equal",
+    witness: "kafka-tools",
+    expected: Object.fromEntries(
+      Object.entries(r.topicIdsBefore).map(([t, id]) => [t, r.owned.includes(t) ? null : id]),
+    ),
+    actual: Object.fromEntries(Object.keys(r.topicIdsBefore).map((t) => [t, ids[t] ?? null])),
+  });
+}
+
+/**
+ * One case of a journey that takes a runner down the removal's way, with that journey's
+ * parameters ({@link TakeDownCase}; see the module docs for the removal's).
+ *
+ * @example
+ * ```ts
+ * import { REMOVAL_CASE, runTakeDownCase } from "./matrix_lifecycle.ts";
+ * // const evidence = await runTakeDownCase(env, image, c, runId, REMOVAL_CASE);
+ * ```
+ */
+export function runTakeDownCase(
+  env: EnvDescriptor,
+  image: string,
+  c: MatrixCase,
+  runId: string,
+  j: TakeDownCase,
+): Promise<CaseEvidence> {
   const point = `${c.boundary}:${c.side}`;
   let spareTopic = "";
+  /** The pipeline's connectors of a case whose project owns them (`j.connectors`). */
+  let connectorNames: string[] = [];
   return caseEvidence(
-    matrixCaseMeta(c, runId, { journey: "removal", spare_model: SPARE_MODEL }),
+    matrixCaseMeta(
+      c,
+      runId,
+      j.spare ? { journey: j.journey, spare_model: SPARE_MODEL } : { journey: j.journey },
+    ),
     async () => {
-      const fx = await newCase(env, image, c.backend, {
-        editManifest: (t) => {
-          const out = t.match(/topic: (eligible_orders_\S+)$/m)![1];
-          spareTopic = `spare_${out}`;
-          return t.replace(
-            "models:\n",
-            `models:\n  ${SPARE_MODEL}:\n    sql: models/eligible_orders.sql\n    output:\n      topic: ${spareTopic}\n`,
-          );
-        },
-      });
+      if (j.connectors && !env.connect) throw new Error("the environment has no Connect worker");
+      const fx = await newCase(
+        env,
+        image,
+        c.backend,
+        j.connectors ? { editManifest: withPipelineConnectors(env.connect!) } : j.spare
+          ? {
+            editManifest: (t) => {
+              const out = t.match(/topic: (eligible_orders_\S+)$/m)![1];
+              spareTopic = `spare_${out}`;
+              return t.replace(
+                "models:\n",
+                `models:\n  ${SPARE_MODEL}:\n    sql: models/eligible_orders.sql\n    output:\n      topic: ${spareTopic}\n`,
+              );
+            },
+          }
+          : undefined,
+      );
+      if (j.connectors) connectorNames = await pipelineConnectorsOf(env.connect!, fx.project.name);
       return await caseState(fx);
     },
     async (cs) => {
@@ -157,34 +375,28 @@ export function runRemovalCase(
       const spareApp = `sluice-${fx.project.name}-${SPARE_MODEL}`;
       const stateWitness = stateWitnessOf(fx);
       await warmUp(cs);
-      // the removal declared: the starter's model dropped, its consumers moved to the spare
-      await fx.project.editManifest((t) =>
-        t.replace(/^ {2}eligible_orders:\n {4}sql: .*\n {4}output:\n {6}topic: .*\n/m, "")
-          .replace(/consumes: eligible_orders$/m, `consumes: ${SPARE_MODEL}`) +
-        `lifecycle:\n  runner_removals:\n    - model: ${MODEL}\n`
-      );
-      const planPath = `${fx.project.dir}/remove.plan.json`;
+      await j.declare?.(fx);
+      const planPath = `${fx.project.dir}/${j.plan.file}`;
       const planned = await cli(fx.history, "cli-plan", "plan", [
         "plan",
         "--project",
         fx.project.dir,
+        ...j.plan.args,
         "--out",
         planPath,
       ], fx.workerEnv);
-      const actions = (planned.json?.data as {
-        plan?: { actions: Array<{ type: string; container?: { id: string } }> };
-      })?.plan?.actions ?? null;
-      const containersBefore = await containersOf(app);
-      const bound = containersBefore.find((x) => x.running)?.id ?? null;
+      const actions = (planned.json?.data as { plan?: { actions: PlannedTakeDown[] } })?.plan
+        ?.actions ?? null;
+      const bound = (await containersOf(app)).find((x) => x.running)?.id ?? null;
       cs.rec.recordSetup({
-        check: "setup.removal_plan",
-        name: "the plan removes exactly the starter's running runner, by its container ID",
+        check: j.planned.check,
+        name: j.planned.name,
         kind: "equal",
         witness: "sluice+docker-api",
-        expected: { exit: 0, actions: [["remove_runner", bound]] },
+        expected: { exit: 0, actions: j.planned.expected(bound) },
         actual: {
           exit: planned.code,
-          actions: actions?.map((a) => [a.type, a.container?.id ?? null]) ?? null,
+          actions: actions?.map((a) => [a.type, j.planned.binds(a)]) ?? null,
         },
       });
       const topics = [fx.project.inputTopic, fx.project.outputTopic];
@@ -194,13 +406,12 @@ export function runRemovalCase(
         offsets: { group: app, topic: fx.project.inputTopic },
         topics,
       });
-      const spareBefore = (await containersOf(spareApp)).map((x) => ({
-        id: x.id,
-        running: x.running,
-      }));
+      const spareBefore = j.spare
+        ? (await containersOf(spareApp)).map((x) => ({ id: x.id, running: x.running }))
+        : [];
       const stBefore = await fx.state();
       const atDeaths: Vec[] = [];
-      const j = await runApplyAgainJourney({
+      const run = await runApplyAgainJourney({
         projectDir: fx.project.dir,
         planPath,
         fault: point,
@@ -209,30 +420,22 @@ export function runRemovalCase(
           atDeaths.push(await committed(fx));
         },
       });
-      cs.history.push(...j.history);
-      recordJourney(cs, j, point);
+      cs.history.push(...run.history);
+      recordJourney(cs, run, point);
 
       const st = await stateOrNull(fx);
       cs.rec.record({
-        check: "removal.container_gone",
-        name: "no container carries the removed model's application ID (the bound one removed)",
+        check: j.words.gone.check,
+        name: j.words.gone.name,
         kind: "count",
         witness: "docker-api",
         expected: { max: 0 },
         actual: (await containersOf(app)).map((x) => ({ id: x.id, state: x.state })),
       });
       const volumeAfter = await volumeOf(volumeName);
-      cs.rec.record({
-        check: "volume.instance_kept",
-        name: "the state volume is kept, its label and instance file the bound instance",
-        kind: "unchanged",
-        witness: "docker-api+host-fs",
-        expected: { exists: true, label: fx.volumeInstance, file: fx.volumeInstance },
-        actual: { exists: volumeAfter.exists, label: volumeAfter.label, file: volumeAfter.file },
-      });
       cs.rec.recordSetup({
         check: "setup.volume_before",
-        name: "the volume carried the deployed instance before the removal",
+        name: `the volume carried the deployed instance before the ${j.journey}`,
         kind: "equal",
         witness: "docker-api+host-fs",
         expected: { exists: true, label: fx.volumeInstance, file: fx.volumeInstance },
@@ -242,72 +445,118 @@ export function runRemovalCase(
         offsets: { group: app, topic: fx.project.inputTopic },
         members: { group: app },
         topics,
+        ...(j.deletesData ? { listGroups: true } : {}),
       });
-      cs.rec.record({
-        check: "offsets.kept",
-        name:
-          "the group's committed offsets, after every death and after recovery, are those of the clean close (never moved)",
-        kind: "all-equal",
-        witness: "kafka-tools",
-        expected: { value: kBefore.offsets ?? {} },
-        actual: [...atDeaths, kAfter.offsets ?? {}],
-      });
-      cs.rec.record({
-        check: "kafka.topics_kept",
-        name: "both topics are kept with their topic IDs",
-        kind: "unchanged",
-        witness: "kafka-tools",
-        expected: kBefore.topic_ids ?? {},
-        actual: kAfter.topic_ids ?? {},
-      });
+      if (j.deletesData) {
+        recordDataDeleted(cs, {
+          app,
+          point: c,
+          volumeExists: volumeAfter.exists,
+          closeOffsets: kBefore.offsets ?? {},
+          atDeaths,
+          kAfter,
+          topicIdsBefore: kBefore.topic_ids ?? {},
+          owned: stBefore.ownership?.topics.map((t) => t.name) ?? [],
+        });
+      } else {
+        cs.rec.record({
+          check: "volume.instance_kept",
+          name: "the state volume is kept, its label and instance file the bound instance",
+          kind: "unchanged",
+          witness: "docker-api+host-fs",
+          expected: { exists: true, label: fx.volumeInstance, file: fx.volumeInstance },
+          actual: { exists: volumeAfter.exists, label: volumeAfter.label, file: volumeAfter.file },
+        });
+        cs.rec.record({
+          check: "offsets.kept",
+          name:
+            "the group's committed offsets, after every death and after recovery, are those of the clean close (never moved)",
+          kind: "all-equal",
+          witness: "kafka-tools",
+          expected: { value: kBefore.offsets ?? {} },
+          actual: [...atDeaths, kAfter.offsets ?? {}],
+        });
+        cs.rec.record({
+          check: "kafka.topics_kept",
+          name: "both topics are kept with their topic IDs",
+          kind: "unchanged",
+          witness: "kafka-tools",
+          expected: kBefore.topic_ids ?? {},
+          actual: kAfter.topic_ids ?? {},
+        });
+      }
       cs.rec.record({
         check: "kafka.no_member",
-        name: "the removed runner's group has no member",
+        name: j.words.noMember,
         kind: "count",
         witness: "kafka-tools",
         expected: { max: 0 },
         actual: (kAfter.members ?? []).map((m) => m.client_id),
       });
+      if (j.connectors) {
+        const listed = await connectRead(`${env.connect!.restHost}/connectors`);
+        cs.rec.record({
+          check: "destroy.connectors_gone",
+          name: "the Connect worker no longer has either of the project's connectors",
+          kind: "absent",
+          witness: "connect-rest",
+          expected: connectorNames,
+          actual: listed.status === 200
+            ? listed.body
+            : { status: listed.status, body: listed.body },
+        });
+      }
       cs.rec.record({
-        check: "ownership.released",
-        name:
-          "ownership no longer owns the runner, keeps its volume instance (retained) and still owns its topics",
+        check: j.words.ownership.check,
+        name: j.words.ownership.name,
         kind: "equal",
         witness: stateWitness,
-        expected: {
-          runners: [spareApp],
-          retained: [{ application_id: app, volume_instance: fx.volumeInstance }],
-          topics: stBefore.ownership?.topics.map((t) => t.name).sort() ?? null,
-        },
+        expected: j.deletesData
+          // a destroy that deleted the data records none of it (lib/protocol/destroy.ts)
+          ? { runners: [], retained: [], topics: [] }
+          : {
+            runners: j.spare ? [spareApp] : [],
+            retained: [{ application_id: app, volume_instance: fx.volumeInstance }],
+            topics: stBefore.ownership?.topics.map((t) => t.name).sort() ?? null,
+            ...(j.connectors ? { connectors: [] } : {}),
+          },
         actual: {
           runners: st?.ownership?.runners.map((r) => r.application_id) ?? null,
           retained: st?.ownership?.retained ?? null,
           topics: st?.ownership?.topics.map((t) => t.name).sort() ?? null,
+          ...(j.connectors
+            ? { connectors: st?.ownership?.connectors?.map((x) => x.name) ?? null }
+            : {}),
         },
       });
-      cs.rec.record({
-        check: "removal.spare_untouched",
-        name: "the other model's runner is the same container, still running",
-        kind: "unchanged",
-        witness: "docker-api",
-        expected: spareBefore,
-        actual: (await containersOf(spareApp)).map((x) => ({ id: x.id, running: x.running })),
-      });
+      if (j.spare) {
+        cs.rec.record({
+          check: "removal.spare_untouched",
+          name: "the other model's runner is the same container, still running",
+          kind: "unchanged",
+          witness: "docker-api",
+          expected: spareBefore,
+          actual: (await containersOf(spareApp)).map((x) => ({ id: x.id, running: x.running })),
+        });
+      }
       cs.rec.record({
         check: "generation.serial",
         name: "the ownership serial incremented exactly once",
         kind: "equal",
         witness: stateWitness,
-        expected: { before: REMOVAL_SERIAL_BEFORE, after: REMOVAL_SERIAL_BEFORE + 1 },
+        expected: { before: j.serialBefore, after: j.serialBefore + 1 },
         actual: {
           before: stBefore.ownership?.serial ?? null,
           after: st?.ownership?.serial ?? null,
         },
       });
-      await recordCommon(cs, fx, st);
+      await j.after(cs, st, stBefore);
     },
     async (cs) => {
+      // left only by a case that failed before its destroy deleted them
+      if (env.connect) await deleteConnectors(env.connect, connectorNames);
       await cs.fx.cleanup();
+      if (!j.spare) return;
       // the spare model's runner, volume and output topic
       const d = docker();
       const spareApp = `sluice-${cs.fx.project.name}-${SPARE_MODEL}`;

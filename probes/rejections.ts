@@ -1,30 +1,52 @@
 /**
  * The rejection catalogue (probes/catalogue.ts), on both state backends: each case tampers with
  * one piece of evidence, runs the public command that would cross the next boundary, and asserts
- * the exact blocker code, exit status 4, and — read by independent witnesses, never through
- * sluice — that nothing was mutated: the state documents byte for byte (files or rows read
- * directly), the application's containers (Docker Engine API) and the committed offsets (Kafka's
- * tools) are the same before and after the command.
+ * the exact code, the exit status the catalogue gives it (`rejectionExit`: 4, blocked, unless
+ * the case says), and — read by independent witnesses, never through sluice — that nothing was
+ * mutated: the state documents byte for byte (files or rows read directly), the application's
+ * containers (Docker Engine API) and the committed offsets (Kafka's tools) are the same before
+ * and after the command.
  *
  * Preflight cases tamper before `apply --plan` (no operation may start). Stopped cases first
  * kill the apply worker at a fault point, tamper while it is dead, then run `state resume`.
  * `wrong-cluster` runs on its own broker, which it replaces by another cluster at the same
- * address. Written to `verification/rejections.json`.
+ * address. The secured cases (`secure` in the catalogue) share one broker of the probe run's
+ * with a SASL_SSL listener (harness/secure_kafka.ts): each deploys its starter over it as
+ * sluice's SCRAM admin principal, its runner as a principal of its own with exactly the ACLs its
+ * job needs, every credential and the CA file named by variables of the case's own. After the
+ * run, the evidence file is searched for every password the secured broker made and every wrong
+ * one planted: one found fails the run. Written to `verification/rejections.json`
+ * (`SLUICE_VERIFICATION_DIR` overrides).
  *
  *   deno run -A probes/rejections.ts [--only name,name] [--backend local|postgres] [--jobs N]
  *                                    [--allow-dirty]
  * @module
  */
+import { randomBytes } from "node:crypto";
 import { newKafkaUuid, sharedEnv, startEnv } from "../harness/env.ts";
 import type { Env, EnvDescriptor } from "../harness/env.ts";
 import { docker, dockerCli } from "../harness/docker.ts";
+import { selfSignedCa } from "../harness/tls_certs.ts";
 import { committedOffsets, describeCluster, offsetRange, withAdmin } from "../harness/kafka.ts";
-import { runnerImageId } from "../harness/project.ts";
+import { runnerImageId, type TestProject } from "../harness/project.ts";
+import { grantRunnerAcls, securedManifest } from "../harness/secure_kafka.ts";
+import {
+  AclOperations,
+  AclPermissionTypes,
+  ResourcePatternTypes,
+  ResourceTypes,
+} from "npm:@platformatic/kafka@2.12.1";
 import type { StateShowView } from "../harness/faults.ts";
 import { runWorker } from "../harness/worker.ts";
 import { containersOf, kafkaTools } from "../harness/witness.ts";
 import type { CaseEvidence } from "./evidence.ts";
-import { BACKENDS, REJECTIONS, type RejectionSpec, selectedCaseIds } from "./catalogue.ts";
+import {
+  BACKENDS,
+  rejectionExit,
+  REJECTIONS,
+  type RejectionSpec,
+  selectedCaseIds,
+} from "./catalogue.ts";
 import {
   caseEvidence,
   cli,
@@ -33,6 +55,7 @@ import {
   orders,
   runProbe,
   selectionFlags,
+  VERIFICATION_DIR,
   waitFor,
 } from "./common.ts";
 import { prepareCase, type Prepared } from "./invariants.ts";
@@ -46,7 +69,85 @@ interface Tampered {
 /** A rejection case's own environment (wrong-cluster replaces its broker). */
 interface RejectionState extends Prepared {
   ownEnv: Env | null;
+  /** A secured case's principal, variables and CA file (null on the plaintext broker). */
+  secured: SecuredCase | null;
   undo: Array<() => Promise<unknown>>;
+}
+
+/** sluice's admin principal on the secured broker (a super user there). */
+const SECURE_ADMIN = "sluice-admin";
+
+/** The runner principal of a secured case: its own SCRAM user on the run's secured broker. */
+function runnerUser(spec: RejectionSpec, backend: string): string {
+  return `runner-of-${spec.name}-${backend}`;
+}
+
+/** What a secured case's project names: the variables of the case's own and its CA file. */
+interface SecuredCase {
+  principal: string;
+  vars: { ca: string; admin: string; runner: string };
+  caFile: string;
+}
+
+/** Every wrong password a tampering planted in this process (searched for in the evidence). */
+const PLANTED = new Set<string>();
+
+/** A password no user of the secured broker has, remembered for the evidence search. */
+function plantedPassword(): string {
+  const p = randomBytes(18).toString("base64url");
+  PLANTED.add(p);
+  return p;
+}
+
+/** `kafka.security` of a secured case, every secret by the name of its variable only. */
+function securityYaml(c: SecuredCase): string {
+  return `  security:
+    protocol: SASL_SSL
+    tls:
+      ca_file_env: ${c.vars.ca}
+    admin:
+      sasl_mechanism: SCRAM-SHA-512
+      username: ${SECURE_ADMIN}
+      password_env: ${c.vars.admin}
+    runner:
+      sasl_mechanism: SCRAM-SHA-512
+      username: ${c.principal}
+      password_env: ${c.vars.runner}
+`;
+}
+
+/**
+ * Point a fresh starter at the secured listener before it is deployed: the listeners' CA copied
+ * into a file of the project's own, the variables set for the CLI workers and for the SDK in
+ * this process (names of the case's own: parallel cases stay apart), the runner principal
+ * granted exactly what its job needs (harness/secure_kafka.ts `grantRunnerAcls`).
+ */
+function securedDeploy(env: Env, c: SecuredCase) {
+  return async (project: TestProject, workerEnv: Record<string, string>) => {
+    const s = env.secure!;
+    c.caFile = `${project.dir}/kafka-ca.pem`;
+    await Deno.copyFile(s.caFile, c.caFile);
+    const values = {
+      [c.vars.ca]: c.caFile,
+      [c.vars.admin]: s.passwords[SECURE_ADMIN],
+      [c.vars.runner]: s.passwords[c.principal],
+    };
+    for (const [k, v] of Object.entries(values)) {
+      workerEnv[k] = v;
+      Deno.env.set(k, v);
+    }
+    await project.editManifest((t) => securedManifest(t, s, securityYaml(c)));
+    await grantRunnerAcls(env.bootstrapHost, `User:${c.principal}`, {
+      applicationId: `sluice-${project.name}-eligible_orders`,
+      inputTopic: project.inputTopic,
+      outputTopic: project.outputTopic,
+    });
+  };
+}
+
+async function sha256(path: string): Promise<string> {
+  const d = await crypto.subtle.digest("SHA-256", await Deno.readFile(path));
+  return Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 type Tamper = (p: RejectionState) => Promise<Tampered>;
@@ -137,7 +238,7 @@ async function recreateFromOtherImage(
   };
 }
 
-/** The tamperings, one per catalogue entry (a test checks that none is missing). */
+/** The tamperings, one per catalogue entry (probes/rejections_test.ts checks both ways). */
 export const TAMPER: Record<string, Tamper> = {
   "wrong-mounted-plan": async (p) => {
     const dir = `${p.fx.project.dir}/.sluice/runtime/plans`;
@@ -308,6 +409,68 @@ export const TAMPER: Record<string, Tamper> = {
       detail: { members },
     };
   },
+  "runner-acl-removed": async (p) => {
+    // the runner principal may no longer WRITE its output topic (a literal ALLOW deleted)
+    const c = p.secured!;
+    const deleted = await withAdmin(p.env.bootstrapHost, (a) =>
+      a.deleteAcls({
+        filters: [{
+          resourceType: ResourceTypes.TOPIC,
+          resourceName: p.fx.project.outputTopic,
+          resourcePatternType: ResourcePatternTypes.LITERAL,
+          principal: `User:${c.principal}`,
+          host: "*",
+          operation: AclOperations.WRITE,
+          permissionType: AclPermissionTypes.ALLOW,
+        }] as Parameters<typeof a.deleteAcls>[0]["filters"],
+      }));
+    return {
+      ok: deleted.length === 1,
+      detail: {
+        deleted: deleted.length,
+        principal: `User:${c.principal}`,
+        operation: "WRITE",
+        topic: p.fx.project.outputTopic,
+      },
+    };
+  },
+  "admin-password-wrong": (p) => {
+    // the variable the project names for the admin principal's password now holds another
+    const v = p.secured!.vars.admin;
+    const before = p.fx.workerEnv[v];
+    p.fx.workerEnv[v] = plantedPassword();
+    return Promise.resolve({
+      ok: before !== undefined && p.fx.workerEnv[v] !== before,
+      detail: { variable: v },
+    });
+  },
+  "unknown-ca": async (p) => {
+    // the project's CA file now holds another CA's certificate (one that signed no listener)
+    const c = p.secured!;
+    const before = await sha256(c.caFile);
+    const dir = await Deno.makeTempDir({ prefix: "sluice-probe-ca-" });
+    try {
+      await selfSignedCa(dir, "other", "sluice-probe-other-ca");
+      await Deno.copyFile(`${dir}/other.pem`, c.caFile);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+    const after = await sha256(c.caFile);
+    return {
+      ok: after !== before,
+      detail: { variable: c.vars.ca, sha256_before: before, sha256_after: after },
+    };
+  },
+  "runner-credentials-rotated": (p) => {
+    // the variable the project names for the runner principal's password now holds another
+    const v = p.secured!.vars.runner;
+    const before = p.fx.workerEnv[v];
+    p.fx.workerEnv[v] = plantedPassword();
+    return Promise.resolve({
+      ok: before !== undefined && p.fx.workerEnv[v] !== before,
+      detail: { variable: v },
+    });
+  },
   "oom-then-term": async (p) => {
     const old = await oldRunner(p);
     // fill the container's memory limit from inside it: the kernel OOM-kills in its cgroup
@@ -398,11 +561,13 @@ function codesOf(r: { json: { errors: Array<{ code: string; evidence?: unknown }
 
 function runRejection(
   env: EnvDescriptor,
+  secureEnv: Env | null,
   image: string,
   spec: RejectionSpec,
   backend: "local" | "postgres",
   runId: string,
 ): Promise<CaseEvidence> {
+  const exit = rejectionExit(spec);
   const [boundary, side] = spec.stopAt ? spec.stopAt.split(":") : [null, null];
   return caseEvidence<RejectionState>(
     {
@@ -412,14 +577,44 @@ function runRejection(
       boundary,
       side: side as "after" | null,
       backend,
-      params: { code: spec.code, stop_at: spec.stopAt, tampering: spec.description },
+      params: {
+        code: spec.code,
+        exit,
+        stop_at: spec.stopAt,
+        tampering: spec.description,
+        ...(spec.secure ? { secure: true } : {}),
+      },
     },
     async () => {
+      if (spec.secure) {
+        // on the run's secured broker, as a runner principal and variables of its own
+        if (!secureEnv?.secure) throw new Error(`${spec.name} needs the secured broker`);
+        const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 12).toUpperCase();
+        const secured: SecuredCase = {
+          principal: runnerUser(spec, backend),
+          vars: {
+            ca: `SLUICE_PROBE_KAFKA_CA_FILE_${tag}`,
+            admin: `SLUICE_PROBE_KAFKA_ADMIN_PASSWORD_${tag}`,
+            runner: `SLUICE_PROBE_KAFKA_RUNNER_PASSWORD_${tag}`,
+          },
+          caFile: "",
+        };
+        const unset = () => Object.values(secured.vars).forEach((v) => Deno.env.delete(v));
+        try {
+          const p = await prepareCase(secureEnv, image, backend, {
+            beforeDeploy: securedDeploy(secureEnv, secured),
+          });
+          return { ...p, ownEnv: null, secured, undo: [() => Promise.resolve(unset())] };
+        } catch (e) {
+          unset();
+          throw e;
+        }
+      }
       // wrong-cluster replaces its broker: it gets a broker of its own
       const ownEnv = spec.name === "wrong-cluster" ? await startEnv() : null;
       try {
         const p = await prepareCase(ownEnv ?? env, image, backend);
-        return { ...p, ownEnv, undo: [] };
+        return { ...p, ownEnv, secured: null, undo: [] };
       } catch (e) {
         await ownEnv?.teardown();
         throw e;
@@ -518,7 +713,8 @@ function runRejection(
       const { history: historyAfter, ...after } = await freeze(p, stopped);
       const stateWitness = p.fx.backend === "local" ? "state-files" : "state-rows";
       const codes = codesOf(r);
-      p.outcome = r.code === 4 ? "blocked" : r.code === 0 ? "completed" : "failed";
+      // refused as the catalogue says: "blocked", whatever its exit status
+      p.outcome = r.code === exit ? "blocked" : r.code === 0 ? "completed" : "failed";
       p.rec.record({
         check: "rejection.code",
         name: `blocked with ${spec.code}`,
@@ -529,10 +725,10 @@ function runRejection(
       });
       p.rec.record({
         check: "rejection.exit_status",
-        name: "the command exits 4 (blocked)",
+        name: `the command exits ${exit}${exit === 4 ? " (blocked)" : ""}`,
         kind: "exit-status",
         witness: "process",
-        expected: { exit: 4 },
+        expected: { exit },
         actual: { exit: r.code, signal: r.signal, timed_out: r.timedOut, process: "worker-2" },
       });
       p.rec.record({
@@ -589,16 +785,70 @@ function runRejection(
   );
 }
 
+/**
+ * The secured broker the run's secured cases share: sluice's admin principal (a super user) and
+ * each case's runner principal, whose ACLs the case grants.
+ */
+async function startSecureBroker(principals: string[]): Promise<Env> {
+  const t0 = Date.now();
+  const env = await startEnv({
+    connect: false,
+    secure: {
+      users: [{ name: SECURE_ADMIN, superUser: true }, ...principals.map((name) => ({ name }))],
+    },
+  });
+  console.log(
+    `[rejections] the secured broker for ${principals.length} case(s) started in ${
+      ((Date.now() - t0) / 1000).toFixed(1)
+    }s`,
+  );
+  return env;
+}
+
+/**
+ * Search the written evidence for every password of the secured broker and every wrong one
+ * planted: 0 when none is there, 1 (named by its owner, never printed) otherwise.
+ */
+async function plantedSecretsFound(secure: Env["secure"]): Promise<number> {
+  const text = await Deno.readTextFile(`${VERIFICATION_DIR}/rejections.json`);
+  const secrets: Array<[string, string]> = [
+    ...Object.entries(secure?.passwords ?? {}).map(([u, pw]) => [`${u}'s password`, pw]),
+    ...[...PLANTED].map((pw, i) => [`planted wrong password ${i + 1}`, pw]),
+  ] as Array<[string, string]>;
+  const found = secrets.filter(([, pw]) => text.includes(pw)).map(([who]) => who);
+  console.log(
+    `[rejections] planted-secret search of the evidence: ${secrets.length} secret(s), ${
+      found.length ? `FOUND ${found.join(", ")}` : "none found"
+    }`,
+  );
+  return found.length ? 1 : 0;
+}
+
 if (import.meta.main) {
   const env = await sharedEnv();
   const image = await runnerImageId();
   const { selection } = selectionFlags();
   const wanted = new Set(selectedCaseIds("rejections", selection));
-  const cases = REJECTIONS.flatMap((spec) =>
-    BACKENDS.filter((b) => wanted.has(`${spec.name}:${b}`)).map((b) => ({
-      id: `${spec.name}:${b}`,
-      run: (runId: string) => runRejection(env, image, spec, b, runId),
-    }))
+  const selected = REJECTIONS.flatMap((spec) =>
+    BACKENDS.filter((b) => wanted.has(`${spec.name}:${b}`)).map((b) => ({ spec, backend: b }))
   );
-  Deno.exit(await runProbe({ probe: "rejections", env, jobs: jobs(3), selection, cases }));
+  const secured = selected.filter((c) => c.spec.secure);
+  // one secured broker for the run's secured cases (their projects, principals and topics apart)
+  const secureEnv = secured.length > 0
+    ? await startSecureBroker(secured.map((c) => runnerUser(c.spec, c.backend)))
+    : null;
+  let status = 1;
+  try {
+    const cases = selected.map(({ spec, backend }) => ({
+      id: `${spec.name}:${backend}`,
+      run: (runId: string) => runRejection(env, secureEnv, image, spec, backend, runId),
+    }));
+    status = await runProbe({ probe: "rejections", env, jobs: jobs(3), selection, cases });
+    if (secureEnv && status !== 2) {
+      status = Math.max(status, await plantedSecretsFound(secureEnv.secure));
+    }
+  } finally {
+    await secureEnv?.teardown();
+  }
+  Deno.exit(status);
 }

@@ -6,13 +6,22 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import pg from "pg";
 import { docker, removeLabelled } from "../harness/docker.ts";
 import type { EnvDescriptor } from "../harness/env.ts";
-import { committedOffsets, offsetRange, readAll } from "../harness/kafka.ts";
+import { committedOffsets, offsetRange, produce, readAll } from "../harness/kafka.ts";
 import { runnerImageId, starterProject, type TestProject } from "../harness/project.ts";
+import { FAULT_ENV, type FaultSide } from "../lib/fault/site.ts";
+import {
+  OPERATION_WRITES,
+  REPLACEMENT_SITES,
+  REPLACEMENT_TABLE,
+} from "../lib/protocol/replacement.ts";
+import { tableSites } from "../lib/protocol/table.ts";
 import { openStateStore } from "../lib/state/open.ts";
 import type { StateStore } from "../lib/state/store.ts";
+import { seeded } from "../testing/seeded.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -131,6 +140,166 @@ export function projected(os: Array<{ key: string; value: Order }>) {
     key: o.key,
     value: { order_id: o.value.order_id, amount: o.value.amount, paid: o.value.paid },
   })).sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/** The predicate the journeys change the starter's (`amount >= 100 AND paid = TRUE`) to. */
+export const CHANGED_PREDICATE = "amount >= 200 AND paid = TRUE";
+
+/** The orders {@link OutputAcrossChange} produces before and after the change. */
+const BEFORE = orders("a", [50, 150, 250, 120, 300, 90, 210, 180]);
+const AFTER = orders("b", [150, 250, 199, 200, 500, 90, 201, 230]);
+const passOld = (o: Order) => o.amount >= 100 && o.paid;
+const passNew = (o: Order) => o.amount >= 200 && o.paid;
+
+/**
+ * The starter's output across its predicate change ({@link CHANGED_PREDICATE}), read
+ * independently of sluice (the broker's records and committed offsets, the Docker CLI).
+ */
+export interface OutputAcrossChange {
+  /**
+   * Produce the first orders and wait for the old predicate's output, exact; keep the
+   * application's committed offsets and its volume's instance.
+   */
+  beforeChange(): Promise<void>;
+  /**
+   * Produce the second orders: the output is the old predicate's records once, then the new
+   * predicate's, exact; the offsets only moved forward and count every order; the volume keeps
+   * its instance. `context` ends every failure's message (e.g. how to replay the run).
+   */
+  afterChange(context?: string): Promise<void>;
+}
+
+/**
+ * {@link OutputAcrossChange} of the runner of `applicationId` (its volume `<id>-state`) between
+ * `topics`, produced and read on the listener at `bootstrap`.
+ */
+export function outputAcrossChange(
+  bootstrap: string,
+  topics: { inputTopic: string; outputTopic: string },
+  applicationId: string,
+): OutputAcrossChange {
+  const volume = `${applicationId}-state`;
+  let offsetsBefore: Map<number, bigint> | null = null;
+  let instance: string | undefined;
+  const send = (batch: typeof BEFORE) =>
+    produce(
+      bootstrap,
+      topics.inputTopic,
+      batch.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
+    );
+  return {
+    async beforeChange() {
+      await send(BEFORE);
+      const oldOut = projected(BEFORE.filter((o) => passOld(o.value)));
+      assert.deepEqual(await outputRecords(bootstrap, topics.outputTopic, oldOut.length), oldOut);
+      offsetsBefore = await committedOffsets(bootstrap, applicationId, topics.inputTopic);
+      instance = (await volumeLabels(volume))["sluice.volume-instance"];
+      assert.ok(instance, `volume ${volume} has no instance label`);
+    },
+    async afterChange(context = "") {
+      assert.ok(offsetsBefore, "afterChange before beforeChange");
+      await send(AFTER);
+      const all = projected([
+        ...BEFORE.filter((o) => passOld(o.value)),
+        ...AFTER.filter((o) => passNew(o.value)),
+      ]);
+      assert.deepEqual(
+        await outputRecords(bootstrap, topics.outputTopic, all.length),
+        all,
+        context || undefined,
+      );
+      // the same application ID (its group kept its offsets, only forward) and volume instance
+      assert.equal((await volumeLabels(volume))["sluice.volume-instance"], instance, context);
+      const offsetsAfter = await committedOffsets(bootstrap, applicationId, topics.inputTopic);
+      for (const [part, off] of offsetsBefore) {
+        assert.ok(offsetsAfter.get(part)! >= off, `partition ${part} moved backwards ${context}`);
+      }
+      const total = [...offsetsAfter.values()].reduce((a, b) => a + b, 0n);
+      assert.equal(total, BigInt(BEFORE.length + AFTER.length), context || undefined);
+    },
+  };
+}
+
+/** A fault site and side where a replacement's process kills itself, chosen by a seed. */
+export interface KillPoint {
+  seed: number;
+  site: string;
+  side: FaultSide;
+  /** `site:side`, as `SLUICE_FAULT_POINT` takes it. */
+  point: string;
+  /** Every (site, side) of the replacement's table, in the table's order; `index` is this one's. */
+  points: Array<{ site: string; side: FaultSide }>;
+  index: number;
+  /**
+   * Killed after the operation's final commit (its finalize): nothing is left pending to resume,
+   * the replacement is done.
+   */
+  afterCommit: boolean;
+  /** Killed once the candidate was started: a resume does not start it again. */
+  candidateStarted: boolean;
+  /** The environment that arms it (`SLUICE_FAULT_POINT`, `SLUICE_TEST_ONLY_ALLOW_FAULTS`). */
+  env: Record<string, string>;
+  /** "(seed N, kill point P; replay with SLUICE_TEST_SEED=N)", for failure messages. */
+  replay: string;
+}
+
+/**
+ * A kill point chosen at random among the replacement table's sites and sides, seeded by
+ * `SLUICE_TEST_SEED` when set (a fresh seed otherwise), and printed first under `label`, so that
+ * a failure is replayed with `SLUICE_TEST_SEED=<seed>`.
+ */
+export function replacementKillPoint(label: string): KillPoint {
+  const seed = Number(Deno.env.get("SLUICE_TEST_SEED") ?? Math.floor(Math.random() * 2 ** 31));
+  const names = [...new Set(tableSites(REPLACEMENT_TABLE).map((s) => s.name))];
+  const points = names.flatMap((site) =>
+    (["before", "after"] as const).map((side) => ({ site, side }))
+  );
+  const index = Math.floor(seeded(seed)() * points.length);
+  const { site, side } = points[index];
+  const point = `${site}:${side}`;
+  const at = (name: string, s: FaultSide) =>
+    points.findIndex((x) => x.site === name && x.side === s);
+  const started = at(REPLACEMENT_SITES.start.name, "after");
+  assert.ok(started > 0, "the replacement's table starts the candidate");
+  console.log(`[${label}] seed ${seed}: SIGKILL at ${point} (of ${points.length})`);
+  return {
+    seed,
+    site,
+    side,
+    point,
+    points,
+    index,
+    afterCommit: index === at(OPERATION_WRITES.finalize.name, "after"),
+    candidateStarted: index >= started,
+    env: { [FAULT_ENV.point]: point, [FAULT_ENV.allow]: "1" },
+    replay: `(seed ${seed}, kill point ${point}; replay with SLUICE_TEST_SEED=${seed})`,
+  };
+}
+
+/** Every regular file under `dir`, as text, by path (for a planted-secret search). */
+export async function filesUnder(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for await (const e of Deno.readDir(dir)) {
+    const path = join(dir, e.name);
+    if (e.isDirectory) { for (const [p, t] of await filesUnder(path)) out.set(p, t); }
+    else if (e.isFile) out.set(path, new TextDecoder().decode(await Deno.readFile(path)));
+  }
+  return out;
+}
+
+/**
+ * The planted-secret search: no value of `planted` (what → value) is in any text of `places`
+ * (where → text).
+ */
+export function assertNoSecretIn(
+  places: Map<string, string>,
+  planted: Array<[string, string]>,
+): void {
+  for (const [where, text] of places) {
+    for (const [what, value] of planted) {
+      assert.equal(text.includes(value), false, `${what} is in ${where}`);
+    }
+  }
 }
 
 /** A volume's labels, read with the Docker CLI (not through sluice). */

@@ -11,17 +11,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sharedEnv } from "../harness/env.ts";
 import { installSluice } from "../harness/install.ts";
-import { committedOffsets, produce } from "../harness/kafka.ts";
 import { pointStarterAt, runnerImageId } from "../harness/project.ts";
 import { FAULT_ENV } from "../lib/fault/site.ts";
 import {
-  type Order,
-  orders,
-  outputRecords,
-  projected,
+  CHANGED_PREDICATE,
+  outputAcrossChange,
   removeApplication,
   starterApplicationId,
-  volumeLabels,
 } from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -59,27 +55,13 @@ Deno.test(
       assert.equal(created.code, 0, created.stderr);
       const applied = await sluice(["apply", "--plan", "create.plan.json"]);
       assert.equal(applied.code, 0, applied.stdout + applied.stderr);
-      const volume = `${appId}-state`;
-      const instance = (await volumeLabels(volume))["sluice.volume-instance"];
-      assert.ok(instance, JSON.stringify(await volumeLabels(volume)));
 
-      const passOld = (o: Order) => o.amount >= 100 && o.paid;
-      const passNew = (o: Order) => o.amount >= 200 && o.paid;
-      const before = orders("a", [50, 150, 250, 120, 300, 90, 210, 180]);
-      await produce(
-        env.bootstrapHost,
-        p.inputTopic,
-        before.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
-      );
-      const oldOut = projected(before.filter((o) => passOld(o.value)));
-      assert.deepEqual(
-        await outputRecords(env.bootstrapHost, p.outputTopic, oldOut.length),
-        oldOut,
-      );
-      const offsetsBefore = await committedOffsets(env.bootstrapHost, appId, p.inputTopic);
+      // the old predicate's output, exact
+      const output = outputAcrossChange(env.bootstrapHost, p, appId);
+      await output.beforeChange();
 
       // the predicate change, reviewed; its apply killed after the candidate was created
-      await p.setPredicate("amount >= 200 AND paid = TRUE");
+      await p.setPredicate(CHANGED_PREDICATE);
       const reviewed = await sluice(["plan", "--out", "replace.plan.json"]);
       assert.equal(reviewed.code, 0, reviewed.stderr);
       const killed = await sluice(
@@ -115,27 +97,9 @@ Deno.test(
       assert.equal(result.operation_id, operationId);
       assert.equal(result.committed, true);
 
-      // output exact: the old predicate's records once, then the new predicate's
-      const after = orders("b", [150, 250, 199, 200, 500, 90, 201, 230]);
-      await produce(
-        env.bootstrapHost,
-        p.inputTopic,
-        after.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
-      );
-      const all = projected([
-        ...before.filter((o) => passOld(o.value)),
-        ...after.filter((o) => passNew(o.value)),
-      ]);
-      assert.deepEqual(await outputRecords(env.bootstrapHost, p.outputTopic, all.length), all);
-
-      // the same application ID (its group kept its offsets, only forward) and volume instance
-      assert.equal((await volumeLabels(volume))["sluice.volume-instance"], instance);
-      const offsetsAfter = await committedOffsets(env.bootstrapHost, appId, p.inputTopic);
-      for (const [part, off] of offsetsBefore) {
-        assert.ok(offsetsAfter.get(part)! >= off, `partition ${part} moved backwards`);
-      }
-      const total = [...offsetsAfter.values()].reduce((a, b) => a + b, 0n);
-      assert.equal(total, BigInt(before.length + after.length));
+      // output exact: the old predicate's records once, then the new predicate's; the same
+      // application ID (offsets only forward) and volume instance
+      await output.afterChange();
 
       // then a no-op
       const again = await sluice(["plan"]);

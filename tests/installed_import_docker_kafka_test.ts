@@ -13,13 +13,10 @@ import { join, normalize } from "node:path";
 import { deno, scratchDir } from "./scratch.ts";
 import { sharedEnv } from "../harness/env.ts";
 import { INSTALL_PERMISSIONS } from "../harness/install.ts";
-import { committedOffsets, produce } from "../harness/kafka.ts";
 import { pointStarterAt, runnerImageId } from "../harness/project.ts";
 import {
-  type Order,
-  orders,
-  outputRecords,
-  projected,
+  CHANGED_PREDICATE,
+  outputAcrossChange,
   removeApplication,
   starterApplicationId,
   volumeLabels,
@@ -138,46 +135,19 @@ async function journeyThrough(sdk: string, extra: string[]): Promise<void> {
     const volume = `${appId}-state`;
     assert.equal((await volumeLabels(volume))["sluice.volume-instance"], runner.volume_instance);
 
-    const passOld = (o: Order) => o.amount >= 100 && o.paid;
-    const passNew = (o: Order) => o.amount >= 200 && o.paid;
-    const before = orders("a", [50, 150, 250, 120, 300, 90, 210, 180]);
-    await produce(
-      env.bootstrapHost,
-      p.inputTopic,
-      before.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
-    );
-    const oldOut = projected(before.filter((o) => passOld(o.value)));
-    assert.deepEqual(await outputRecords(env.bootstrapHost, p.outputTopic, oldOut.length), oldOut);
-    const offsetsBefore = await committedOffsets(env.bootstrapHost, appId, p.inputTopic);
+    const output = outputAcrossChange(env.bootstrapHost, p, appId);
+    await output.beforeChange();
 
     // the predicate change: planned (a reviewed format-6 plan) and applied through the SDK
-    await p.setPredicate("amount >= 200 AND paid = TRUE");
+    await p.setPredicate(CHANGED_PREDICATE);
     const replaced = await script("apply", dir);
     assert.equal(replaced.format, 6, JSON.stringify(replaced));
     assert.equal(replaced.outcome.kind, "replacement", JSON.stringify(replaced));
     assert.equal(replaced.outcome.result.outcome, "completed", JSON.stringify(replaced));
 
-    // output exact: the old predicate's records once, then the new predicate's
-    const after = orders("b", [150, 250, 199, 200, 500, 90, 201, 230]);
-    await produce(
-      env.bootstrapHost,
-      p.inputTopic,
-      after.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
-    );
-    const all = projected([
-      ...before.filter((o) => passOld(o.value)),
-      ...after.filter((o) => passNew(o.value)),
-    ]);
-    assert.deepEqual(await outputRecords(env.bootstrapHost, p.outputTopic, all.length), all);
-
-    // the same application ID (its group kept its offsets, only forward) and volume instance
-    assert.equal((await volumeLabels(volume))["sluice.volume-instance"], runner.volume_instance);
-    const offsetsAfter = await committedOffsets(env.bootstrapHost, appId, p.inputTopic);
-    for (const [part, off] of offsetsBefore) {
-      assert.ok(offsetsAfter.get(part)! >= off, `partition ${part} moved backwards`);
-    }
-    const total = [...offsetsAfter.values()].reduce((a, b) => a + b, 0n);
-    assert.equal(total, BigInt(before.length + after.length));
+    // output exact: the old predicate's records once, then the new predicate's; the same
+    // application ID (offsets only forward) and volume instance
+    await output.afterChange();
 
     // then a no-op
     const again = await script("plan", dir);

@@ -4,73 +4,50 @@
 // the whole journey through the CLI on it, the runner connecting as its own principal with
 // exactly the ACLs its job needs: init → plan → apply (create; first with a wrong runner password,
 // refused with the runner's own code, then continued) → exact output → a predicate change whose
-// apply is killed once the candidate exists → state resume (first with a wrong runner password:
-// the candidate's start-up failure, resumable) → exact output → no-op.
+// apply process dies by SIGKILL at a fault site chosen at random among the replacement table's
+// sites and sides (the seed is printed, SLUICE_TEST_SEED=<n> replays it) → state resume (when
+// the kill came before the candidate's start, first with a wrong runner password: the
+// candidate's start-up failure, resumable; a kill after the final commit leaves nothing
+// pending) → exact output → no-op.
 // Then the planted-secret search: neither principal's password is in anything sluice wrote (its
 // output, the plan files, the project's state and runtime directories, `docker inspect` of every
 // runner, their logs), while the runner's own copy is where sluice put it (mode 0400).
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startEnv } from "../harness/env.ts";
-import { committedOffsets, produce } from "../harness/kafka.ts";
 import { pointStarterAt, runnerImageId } from "../harness/project.ts";
-import { grantRunnerAcls } from "../harness/secure_kafka.ts";
-import { FAULT_ENV } from "../lib/fault/site.ts";
+import {
+  grantRunnerAcls,
+  scramSecurityYaml,
+  scramVariables,
+  securedManifest,
+} from "../harness/secure_kafka.ts";
 import { RUNNER_CLIENT_FILE_PATH } from "../lib/providers/kafka/security.ts";
 import {
   assertExit,
+  assertNoSecretIn,
+  CHANGED_PREDICATE,
   type CliRun,
   containersOf,
-  type Order,
-  orders,
-  outputRecords,
-  projected,
+  filesUnder,
+  outputAcrossChange,
   removeApplication,
+  replacementKillPoint,
   sluice,
   starterApplicationId,
-  volumeLabels,
 } from "./deploy_fixture.ts";
+import { dockerText as docker } from "./runner_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const WRONG = "Wr0ngRunnerPassw0rd";
 
-const SECURITY = `  security:
-    protocol: SASL_SSL
-    tls:
-      ca_file_env: KAFKA_CA_FILE
-    admin:
-      sasl_mechanism: SCRAM-SHA-512
-      username: sluice-admin
-      password_env: SLUICE_KAFKA_ADMIN_PASSWORD
-    runner:
-      sasl_mechanism: SCRAM-SHA-512
-      username: orders-runner
-      password_env: SLUICE_KAFKA_RUNNER_PASSWORD
-`;
-
-async function docker(args: string[]): Promise<string> {
-  const out = await new Deno.Command("docker", { args, stdout: "piped", stderr: "piped" })
-    .output();
-  const dec = new TextDecoder();
-  assert.equal(out.code, 0, `docker ${args.join(" ")}: ${dec.decode(out.stderr)}`);
-  return dec.decode(out.stdout) + dec.decode(out.stderr);
-}
-
-/** Every regular file under `dir`, as text, by path. */
-async function filesUnder(dir: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for await (const e of Deno.readDir(dir)) {
-    const path = join(dir, e.name);
-    if (e.isDirectory) { for (const [p, t] of await filesUnder(path)) out.set(p, t); }
-    else if (e.isFile) out.set(path, new TextDecoder().decode(await Deno.readFile(path)));
-  }
-  return out;
-}
-
 Deno.test(
-  "SASL_SSL end to end through the CLI: the runner connects as its own principal (create, replace killed and resumed, no-op, output exact), and no password is in anything sluice wrote",
+  "SASL_SSL end to end through the CLI: the runner connects as its own principal (create, a replacement SIGKILLed at a random site and resumed, no-op, output exact), and no password is in anything sluice wrote",
   opts,
   async () => {
+    // printed first, so a failure is reproducible with SLUICE_TEST_SEED
+    const kill = replacementKillPoint("secure cli journey");
+    const replay = kill.replay;
     await using env = await startEnv({
       connect: false,
       secure: { users: [{ name: "sluice-admin", superUser: true }, { name: "orders-runner" }] },
@@ -84,18 +61,9 @@ Deno.test(
       const init = await sluice(["init", join(work, "orders")]);
       assertExit(init, 0);
       const p = await pointStarterAt(join(work, "orders"), env, { image: await runnerImageId() });
-      await p.editManifest((t) =>
-        t
-          .replace(/bootstrap_host: .*/, `bootstrap_host: ${secure.bootstrapHost}`)
-          .replace(/bootstrap_internal: .*/, `bootstrap_internal: ${secure.bootstrapInternal}`)
-          .replace(/(bootstrap_internal: .*\n)/, `$1${SECURITY}`)
-      );
+      await p.editManifest((t) => securedManifest(t, secure, scramSecurityYaml()));
       appId = starterApplicationId(p.name);
-      const vars = {
-        KAFKA_CA_FILE: secure.caFile,
-        SLUICE_KAFKA_ADMIN_PASSWORD: secure.passwords["sluice-admin"],
-        SLUICE_KAFKA_RUNNER_PASSWORD: secure.passwords["orders-runner"],
-      };
+      const vars = scramVariables(secure);
       // the runner principal may do exactly what its job needs, and nothing else
       await grantRunnerAcls(env.bootstrapHost, "User:orders-runner", {
         applicationId: appId,
@@ -166,26 +134,44 @@ Deno.test(
       assert.match(firstShown.logs, gateLine);
 
       // the old predicate's output, exact (records produced on the plaintext listener)
-      const passOld = (o: Order) => o.amount >= 100 && o.paid;
-      const passNew = (o: Order) => o.amount >= 200 && o.paid;
-      const before = orders("a", [50, 150, 250, 120, 300, 90, 210, 180]);
-      await produce(
-        env.bootstrapHost,
-        p.inputTopic,
-        before.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
-      );
-      const oldOut = projected(before.filter((o) => passOld(o.value)));
-      assert.deepEqual(
-        await outputRecords(env.bootstrapHost, p.outputTopic, oldOut.length),
-        oldOut,
-      );
-      const volume = `${appId}-state`;
-      const instance = (await volumeLabels(volume))["sluice.volume-instance"];
-      const offsetsBefore = await committedOffsets(env.bootstrapHost, appId, p.inputTopic);
+      const output = outputAcrossChange(env.bootstrapHost, p, appId);
+      await output.beforeChange();
 
-      // the predicate change, reviewed; its apply killed once the candidate is created, then
-      // state resume of that operation (the candidate starts as orders-runner too)
-      await p.setPredicate("amount >= 200 AND paid = TRUE");
+      // state resume of the killed operation, breaking the dead process's lock by its ID; when
+      // the resume is what starts the candidate, first with the runner password rotated on the
+      // broker's side: the candidate's login is refused (KAFKA_AUTHENTICATION_FAILED before
+      // RUNNING, nothing consumed), the operation stays pending; resumed with the right one, the
+      // same candidate starts again
+      const resumeKilled = async (view: {
+        pending_operation: { operation_id: string } | null;
+        lock: { holder: { lock_id: string } | null };
+      }) => {
+        assert.ok(view.pending_operation, `no pending operation after the kill ${replay}`);
+        const operation = ["--operation-id", view.pending_operation.operation_id];
+        let breakLock = view.lock.holder ? ["--break-stale-lock", view.lock.holder.lock_id] : [];
+        const plan = ["--plan", join(p.dir, "replace.plan.json")];
+        const resume = (what: string, extra: Record<string, string> = {}) =>
+          cli(what, ["state", "resume", ...plan, ...operation, ...breakLock], extra);
+        if (!kill.candidateStarted) {
+          const stalled = await resume("state resume (wrong runner password)", {
+            SLUICE_KAFKA_RUNNER_PASSWORD: WRONG,
+          });
+          assertExit(stalled, 4);
+          assert.equal(
+            JSON.parse(stalled.stdout).errors[0].code,
+            "BLOCKED_CANDIDATE_STARTUP_FAILED",
+            `${replay} ${stalled.stdout}`,
+          );
+          breakLock = [];
+        }
+        const resumed = await resume("state resume");
+        assertExit(resumed, 0);
+        assert.equal(data(resumed).committed, true, `${replay} ${resumed.stdout}`);
+      };
+
+      // the predicate change, reviewed; its apply killed at the kill point, then state resume
+      // of that operation (the candidate starts as orders-runner too)
+      await p.setPredicate(CHANGED_PREDICATE);
       const reviewed = await cli("plan replace", [
         "plan",
         "--out",
@@ -196,63 +182,38 @@ Deno.test(
       const killed = await cli(
         "apply replace (killed)",
         ["apply", "--plan", join(p.dir, "replace.plan.json")],
-        { [FAULT_ENV.point]: "journal.replacement_created:after", [FAULT_ENV.allow]: "1" },
+        kill.env,
       );
-      assert.equal(killed.code, 137, `not killed at its site: ${killed.stdout}${killed.stderr}`);
+      assert.equal(
+        killed.code,
+        137,
+        `not killed at its site ${replay}: ${killed.stdout}${killed.stderr}`,
+      );
+      assert.ok(
+        killed.stderr.includes(`SLUICE_FAULT_FIRED ${kill.point}`),
+        `killed elsewhere ${replay}: ${killed.stderr}`,
+      );
       const shown = await cli("state show", ["state", "show"]);
       assertExit(shown, 0);
       const view = data(shown) as {
-        pending_operation: { operation_id: string };
-        lock: { holder: { lock_id: string } };
+        pending_operation: { operation_id: string } | null;
+        lock: { holder: { lock_id: string } | null };
+        ownership: { serial: number } | null;
       };
-      const resume = (what: string, breakLock: string[], extra: Record<string, string> = {}) =>
-        cli(what, [
-          "state",
-          "resume",
-          "--plan",
-          join(p.dir, "replace.plan.json"),
-          "--operation-id",
-          view.pending_operation.operation_id,
-          ...breakLock,
-        ], extra);
-      // the runner password rotated on the broker's side before the resume: the candidate's
-      // login is refused (KAFKA_AUTHENTICATION_FAILED before RUNNING, nothing consumed), the
-      // operation stays pending; resumed with the right one, the same candidate starts again
-      const stalled = await resume(
-        "state resume (wrong runner password)",
-        ["--break-stale-lock", view.lock.holder.lock_id],
-        { SLUICE_KAFKA_RUNNER_PASSWORD: WRONG },
-      );
-      assertExit(stalled, 4);
-      assert.equal(
-        JSON.parse(stalled.stdout).errors[0].code,
-        "BLOCKED_CANDIDATE_STARTUP_FAILED",
-        stalled.stdout,
-      );
-      const resumed = await resume("state resume", []);
-      assertExit(resumed, 0);
-      assert.equal(data(resumed).committed, true, resumed.stdout);
-
-      // output exact: the old predicate's records once, then the new predicate's
-      const after = orders("b", [150, 250, 199, 200, 500, 90, 201, 230]);
-      await produce(
-        env.bootstrapHost,
-        p.inputTopic,
-        after.map((o) => ({ key: o.key, value: JSON.stringify(o.value) })),
-      );
-      const all = projected([
-        ...before.filter((o) => passOld(o.value)),
-        ...after.filter((o) => passNew(o.value)),
-      ]);
-      assert.deepEqual(await outputRecords(env.bootstrapHost, p.outputTopic, all.length), all);
-      assert.equal((await volumeLabels(volume))["sluice.volume-instance"], instance);
-      const offsetsAfter = await committedOffsets(env.bootstrapHost, appId, p.inputTopic);
-      for (const [part, off] of offsetsBefore) {
-        assert.ok(offsetsAfter.get(part)! >= off, `partition ${part} moved backwards`);
+      if (kill.afterCommit) {
+        // killed after the operation's final commit: nothing is pending, the replacement is done
+        assert.equal(view.pending_operation, null, `${replay} ${shown.stdout}`);
+        assert.ok((view.ownership?.serial ?? 0) > 1, `${replay} ${shown.stdout}`);
+      } else {
+        await resumeKilled(view);
       }
+
+      // output exact: the old predicate's records once, then the new predicate's; the same
+      // application ID (offsets only forward) and volume instance
+      await output.afterChange(replay);
       const candidate = await containersOf(appId);
-      assert.equal(candidate.length, 1);
-      assert.notEqual(candidate[0], first[0]);
+      assert.equal(candidate.length, 1, replay);
+      assert.notEqual(candidate[0], first[0], replay);
       assert.match(await docker(["logs", candidate[0]]), gateLine);
 
       // then a no-op
@@ -261,7 +222,13 @@ Deno.test(
       assert.equal(data(again).noop, true, again.stdout);
 
       // the planted-secret search: the passwords sluice was given are in nothing it wrote
-      const secrets = [...Object.entries(secure.passwords), ["a wrong runner", WRONG]];
+      const planted: Array<[string, string]> = [
+        ...Object.entries(secure.passwords).map(([u, pw]): [string, string] => [
+          `${u}'s password`,
+          pw,
+        ]),
+        ["a wrong runner's password", WRONG],
+      ];
       const places = new Map<string, string>();
       for (const { what, run } of runs) places.set(`${what}: output`, run.stdout + run.stderr);
       for (const [path, text] of await filesUnder(p.dir)) places.set(path, text);
@@ -271,17 +238,14 @@ Deno.test(
         places.set(`docker inspect ${id}`, await docker(["inspect", id]));
         places.set(`docker logs ${id}`, await docker(["logs", id]));
       }
+      const volume = `${appId}-state`;
       places.set(`docker volume inspect ${volume}`, await docker(["volume", "inspect", volume]));
       assert.ok(places.has(join(p.dir, "replace.plan.json")), [...places.keys()].join("\n"));
       assert.ok(
         [...places.keys()].some((k) => k.includes("/.sluice/state/")),
         [...places.keys()].join("\n"),
       );
-      for (const [where, text] of places) {
-        for (const [user, password] of secrets) {
-          assert.equal(text.includes(password), false, `${user}'s password is in ${where}`);
-        }
-      }
+      assertNoSecretIn(places, planted);
       // ...while the runner's own copy is where sluice put it, readable by its owner only: the
       // search would have found it
       const copy = await docker(["exec", candidate[0], "cat", RUNNER_CLIENT_FILE_PATH]);

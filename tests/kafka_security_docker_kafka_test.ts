@@ -17,6 +17,7 @@ import {
 } from "npm:@platformatic/kafka@2.12.1";
 import { startEnv } from "../harness/env.ts";
 import { runnerImageId, starterProject } from "../harness/project.ts";
+import { scramSecurityYaml, scramVariables } from "../harness/secure_kafka.ts";
 import { assertExit, sluiceJson } from "./deploy_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -52,19 +53,7 @@ async function dockerNames(name: string): Promise<string> {
     (await run(["volume", "ls", "--filter", `name=${name}`, "--format", "{{.Name}}"]));
 }
 
-const SECURITY = `  security:
-    protocol: SASL_SSL
-    tls:
-      ca_file_env: KAFKA_CA_FILE
-    admin:
-      sasl_mechanism: SCRAM-SHA-512
-      username: ADMIN_USER
-      password_env: SLUICE_KAFKA_ADMIN_PASSWORD
-    runner:
-      sasl_mechanism: SCRAM-SHA-512
-      username: orders-runner
-      password_env: SLUICE_KAFKA_RUNNER_PASSWORD
-`;
+const SECURITY = scramSecurityYaml("ADMIN_USER");
 
 Deno.test(
   "kafka.security SASL_SSL: plan as the admin principal; wrong password, unset variable, untrusted CA and a principal without ACLs each have their code",
@@ -101,11 +90,7 @@ Deno.test(
       allow(RUNNER, ResourceTypes.TRANSACTIONAL_ID, appId, AclOperations.WRITE, true),
     ];
     const filterOf = (a: Acl) => ({ ...a });
-    const vars = {
-      KAFKA_CA_FILE: secure.caFile,
-      SLUICE_KAFKA_ADMIN_PASSWORD: secure.passwords["sluice-admin"],
-      SLUICE_KAFKA_RUNNER_PASSWORD: secure.passwords["orders-runner"],
-    };
+    const vars = scramVariables(secure);
     const secrets = Object.values(secure.passwords);
     const assertNoSecret = (run: { stdout: string; stderr: string }) => {
       for (const s of [...secrets, "Wr0ngPassw0rd"]) {

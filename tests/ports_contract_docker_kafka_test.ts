@@ -6,7 +6,7 @@
 import Docker from "dockerode";
 import { Buffer } from "node:buffer";
 import { Consumer, MessagesStreamModes, stringDeserializers } from "@platformatic/kafka";
-import { sharedEnv } from "../harness/env.ts";
+import { RUN_LABEL, sharedEnv } from "../harness/env.ts";
 import { produce, readAll, withAdmin } from "../harness/kafka.ts";
 import { dockerodePort } from "../lib/providers/docker/dockerode.ts";
 import { platformaticKafka } from "../lib/providers/kafka/platformatic.ts";
@@ -31,7 +31,7 @@ async function builtRunnerImage(docker: Docker): Promise<string> {
   const candidates = await docker.listImages({
     filters: JSON.stringify({ label: ["sluice.image=runner", `sluice.inputs=${inputs}`] }),
   });
-  return candidates.find((i) => !("sluice.run" in (i.Labels ?? {})))?.Id ?? found;
+  return candidates.find((i) => !(RUN_LABEL in (i.Labels ?? {})))?.Id ?? found;
 }
 
 /**

@@ -16,6 +16,7 @@ import { onCrossing } from "../lib/fault/site.ts";
 import { OPERATION_WRITES, replacementSites } from "../lib/protocol/replacement.ts";
 import { loadRunEventValidator } from "../lib/lineage/validate.ts";
 import { type Order, orders } from "./deploy_fixture.ts";
+import { UNINTERRUPTED_REPLACEMENT } from "../testing/replacement_progress.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -110,20 +111,7 @@ Deno.test(
     for (const e of events) {
       assert.deepEqual(conforms(e), { valid: true, errors: [] }, `${e.eventType} event`);
     }
-    assert.deepEqual(steps, [
-      "started",
-      "intent",
-      "action_started",
-      "term",
-      "old_closed",
-      "remove",
-      "old_removed",
-      "create",
-      "replacement_created",
-      "start",
-      "action_completed",
-      "commit",
-    ]);
+    assert.deepEqual(steps, UNINTERRUPTED_REPLACEMENT);
 
     // records produced after the change follow the new predicate; nothing lost or duplicated
     const after = orders("b", [150, 250, 199, 200, 500, 90, 201, 230]);

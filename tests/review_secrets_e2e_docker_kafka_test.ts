@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { dockerCli } from "../harness/docker.ts";
-import { sharedEnv } from "../harness/env.ts";
+import { RUN_LABEL, sharedEnv } from "../harness/env.ts";
 import { produce, withAdmin } from "../harness/kafka.ts";
 import { runnerImageId, starterProject } from "../harness/project.ts";
 import {
@@ -104,7 +104,7 @@ async function reviewedJourney(backend: StateBackend) {
   const secrets = { token, password, "DSN password": dsnPassword };
   const image = await secretImage(
     await runnerImageId(),
-    `sluice.run=${env.runId}`,
+    `${RUN_LABEL}=${env.runId}`,
     token,
     password,
   );

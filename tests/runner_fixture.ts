@@ -50,6 +50,15 @@ export async function docker(args: string[], check = true): Promise<CmdResult> {
   return r;
 }
 
+/**
+ * Run the Docker CLI, which must succeed; its stdout and stderr as one text (`docker logs`
+ * gives a container's stderr on its own).
+ */
+export async function dockerText(args: string[]): Promise<string> {
+  const r = await docker(args);
+  return r.stdout + r.stderr;
+}
+
 /** Build (or find) the runner image with runner/build.sh; returns its `sha256:` ID. */
 export async function buildRunnerImage(): Promise<string> {
   const r = await run("bash", [`${ROOT}runner/build.sh`]);

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { deno, scratchDir } from "./scratch.ts";
+import { RUN_LABEL } from "../harness/env.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -60,7 +61,7 @@ Deno.test(
       assert.match(runId, /^sluice-[0-9a-f]{8}$/);
       assert.match(topicId, /^[A-Za-z0-9_-]{22}$/, "the topic was created on the started broker");
       // disposed: nothing labelled with its run is left, and the server no longer answers
-      const label = `label=sluice.run=${runId}`;
+      const label = `label=${RUN_LABEL}=${runId}`;
       assert.deepEqual(await dockerLines(["ps", "-a", "-q", "--filter", label]), []);
       assert.deepEqual(await dockerLines(["network", "ls", "-q", "--filter", label]), []);
       const port = Number(new URL(pgUrl).port);

@@ -22,7 +22,9 @@ import {
   connectorChange,
   connectorSerialBefore,
   dayTwoCommand,
+  DESTROY_CONNECTORS_SERIAL_BEFORE,
   DESTROY_SERIAL_BEFORE,
+  destroyVariant,
   DISRUPTIONS,
   expectedCaseIds,
   inventory,
@@ -33,6 +35,7 @@ import {
   type ProbeName,
   randomKillCases,
   randomKillDelay,
+  rejectionExit,
   REJECTIONS,
   REMOVAL_SERIAL_BEFORE,
   stopsRunner,
@@ -372,8 +375,16 @@ function removalCompletion(): Assertion[] {
   ];
 }
 
-/** The checks of a completed destroy (the same apply --plan again): a removal's, without a spare. */
-function destroyCompletion(): Assertion[] {
+/**
+ * The checks of a completed destroy (the same apply --plan again): a removal's, without a spare;
+ * for a site of the data rows, those of a destroy that deleted the data.
+ */
+function destroyCompletion(site: string): Assertion[] {
+  const variant = destroyVariant(site);
+  if (variant === "delete-data") return destroyDataCompletion();
+  const before = variant === "connectors"
+    ? DESTROY_CONNECTORS_SERIAL_BEFORE
+    : DESTROY_SERIAL_BEFORE;
   const renamed: Record<string, string> = {
     "removal.container_gone": "destroy.container_gone",
     "ownership.released": "ownership.destroyed",
@@ -390,11 +401,21 @@ function destroyCompletion(): Assertion[] {
         : x.check === "generation.serial"
         ? {
           ...x,
-          expected: { before: DESTROY_SERIAL_BEFORE, after: DESTROY_SERIAL_BEFORE + 1 },
-          actual: { before: DESTROY_SERIAL_BEFORE, after: DESTROY_SERIAL_BEFORE + 1 },
+          expected: { before, after: before + 1 },
+          actual: { before, after: before + 1 },
         }
         : { ...x, check: renamed[x.check] ?? x.check }
     ),
+    ...(variant === "connectors"
+      ? [a({
+        check: "destroy.connectors_gone",
+        name: "connectors gone",
+        kind: "absent",
+        witness: "connect-rest",
+        expected: ["sluice-p-orders_in", "sluice-p-orders_out"],
+        actual: ["someone-else"],
+      })]
+      : []),
     a({
       check: "destroy.plan_recreates",
       name: "recreated on the kept volume",
@@ -402,6 +423,69 @@ function destroyCompletion(): Assertion[] {
       witness: "sluice",
       expected: { exit: 0, actions: [["create_runner", "v1"]] },
       actual: { exit: 0, actions: [["create_runner", "v1"]] },
+    }),
+  ];
+}
+
+/** The checks of a completed destroy that deleted the data (`--delete-data`). */
+function destroyDataCompletion(): Assertion[] {
+  const kept = new Set([
+    "recovery.completed",
+    "destroy.container_gone",
+    "kafka.no_member",
+    "generation.serial",
+    "state.control_cleared",
+    "plan.noop",
+  ]);
+  return [
+    ...destroyCompletion("docker.term_destroyed_runner").filter((x) => kept.has(x.check)),
+    a({
+      check: "volume.deleted",
+      name: "volume removed",
+      kind: "equal",
+      witness: "docker-api",
+      expected: { exists: false },
+      actual: { exists: false },
+    }),
+    a({
+      check: "offsets.close_until_deleted",
+      name: "offsets gone after the group's deletion",
+      kind: "equal",
+      witness: "kafka-tools",
+      expected: { at_deaths: [{}], after: {} },
+      actual: { at_deaths: [{}], after: {} },
+    }),
+    a({
+      check: "kafka.group_deleted",
+      name: "group gone",
+      kind: "absent",
+      witness: "kafka-tools",
+      expected: ["app"],
+      actual: ["other"],
+    }),
+    a({
+      check: "kafka.owned_topics_deleted",
+      name: "owned topic deleted",
+      kind: "equal",
+      witness: "kafka-tools",
+      expected: { in: null, out: null },
+      actual: { in: null, out: null },
+    }),
+    a({
+      check: "ownership.destroyed",
+      name: "nothing owned",
+      kind: "equal",
+      witness: "state-files",
+      expected: { runners: [], retained: [], topics: [] },
+      actual: { runners: [], retained: [], topics: [] },
+    }),
+    a({
+      check: "destroy.plan_creates_fresh",
+      name: "created from nothing",
+      kind: "equal",
+      witness: "sluice",
+      expected: { exit: 0, topics: ["in", "out"], others: [["create_runner", null]] },
+      actual: { exit: 0, topics: ["in", "out"], others: [["create_runner", null]] },
     }),
   ];
 }
@@ -718,7 +802,7 @@ function buildCase(probe: ProbeName, id: string): CaseEvidence {
       : journey === "removal"
       ? removalCompletion()
       : journey === "destroy"
-      ? destroyCompletion()
+      ? destroyCompletion(c.boundary)
       : journey === "day_two"
       ? dayTwoCompletion(c.boundary)
       : completion(1, true);
@@ -732,7 +816,8 @@ function buildCase(probe: ProbeName, id: string): CaseEvidence {
     } else c.assertions = [killed("worker-1", head, "fault.killed_at_site"), ...rest];
   } else if (probe === "rejections") {
     const spec = REJECTIONS.find((r) => r.name === head)!;
-    c.params = { code: spec.code, stop_at: spec.stopAt };
+    const exit = rejectionExit(spec);
+    c.params = { code: spec.code, exit, stop_at: spec.stopAt };
     c.outcome = "blocked";
     c.assertions = [
       a({
@@ -745,11 +830,11 @@ function buildCase(probe: ProbeName, id: string): CaseEvidence {
       }),
       a({
         check: "rejection.exit_status",
-        name: "exit 4",
+        name: `exit ${exit}`,
         kind: "exit-status",
         witness: "process",
-        expected: { exit: 4 },
-        actual: { exit: 4, signal: null, timed_out: false },
+        expected: { exit },
+        actual: { exit, signal: null, timed_out: false },
       }),
       a({
         check: "rejection.nothing_mutated",
@@ -992,6 +1077,40 @@ Deno.test("a suite-tier file is complete for its tier, not partial; its cases ar
   const unknown = evidence("disruption");
   unknown.provenance.selection = { tier: "most" };
   assert.ok((await errorsOf(unknown).catch((e) => [String(e)])).some((e) => /tier/.test(e)));
+});
+
+Deno.test("a rejection's code and exit status are the catalogue's: a secured case's exit 7 or 3 verifies, another refused", async () => {
+  const doc = evidence("rejections");
+  for (const name of ["admin-password-wrong", "runner-credentials-rotated", "runner-acl-removed"]) {
+    const spec = REJECTIONS.find((r) => r.name === name)!;
+    assert.equal(spec.secure, true, name);
+    const c = doc.cases.find((x) => x.id === `${name}:local`)!;
+    const exit = c.assertions.find((x) => x.check === "rejection.exit_status")!;
+    assert.deepEqual(exit.expected, { exit: rejectionExit(spec) }, name);
+  }
+  assert.deepEqual(await errorsOf(doc), []);
+  // the exit of another code (4, blocked) for ENV_KAFKA_DENIED (7), a wrong code elsewhere
+  const denied = doc.cases.find((x) => x.id === "admin-password-wrong:postgres")!;
+  const exit = denied.assertions.find((x) => x.check === "rejection.exit_status")!;
+  exit.expected = { exit: 4 };
+  exit.actual = { exit: 4, signal: null, timed_out: false };
+  exit.ok = judge(exit, conforms).ok;
+  const rotated = doc.cases.find((x) => x.id === "runner-credentials-rotated:local")!;
+  const code = rotated.assertions.find((x) => x.check === "rejection.code")!;
+  code.expected = ["BLOCKED_RUNNER_PERMISSION"];
+  code.actual = ["BLOCKED_RUNNER_PERMISSION"];
+  code.ok = judge(code, conforms).ok;
+  const errors = await errorsOf(doc);
+  const has = (id: string, re: RegExp) =>
+    assert.ok(
+      errors.some((e) => e.includes(id) && re.test(e)),
+      `${id} ${re}\n${errors.join("\n")}`,
+    );
+  has(denied.id, /rejection\.exit_status.*is not the code's exit \{"exit":7\}/);
+  has(
+    rotated.id,
+    /rejection\.code.*is not the code's blocker code \["PLAN_KAFKA_CREDENTIALS_CHANGED"\]/,
+  );
 });
 
 Deno.test("a matrix case armed in the stopped window must sample while stopped", async () => {

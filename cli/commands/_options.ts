@@ -4,7 +4,13 @@
  * @module
  */
 import type { Command } from "npm:commander@15.1.0";
-import { openProject, type RuntimeDeps } from "../../mod.ts";
+import {
+  openProject,
+  type OpenProjectOptions,
+  type RuntimeDeps,
+  type SluiceProject,
+} from "../../mod.ts";
+import { type Interrupt, onInterrupt } from "../interrupt.ts";
 import { type OutputFormat, progressPrinter } from "../output.ts";
 
 /** `--project DIR` (default: the current directory) and `--env NAME`. */
@@ -54,17 +60,44 @@ export interface AuditedFlags {
 
 /**
  * Open the project a command names (`--project`, `--env`); with `format`, its progress is
- * printed in that format (a mutating command), else nothing is (a read).
+ * printed in that format and Ctrl-C (SIGINT, SIGTERM) cancels its run at the next durable
+ * boundary (`cli/interrupt.ts`) until the handle is disposed (a mutating command), else nothing
+ * is printed and a signal ends the process as usual (a read).
  */
-export function openCommandProject(
+export async function openCommandProject(
   deps: RuntimeDeps,
   opts: { project: string; env?: string },
   format?: OutputFormat,
-): ReturnType<typeof openProject> {
-  return openProject({
-    ...deps,
-    dir: opts.project,
-    environment: opts.env ?? null,
-    ...(format ? { onProgress: progressPrinter(format) } : {}),
+): Promise<SluiceProject> {
+  const open = (more: Partial<OpenProjectOptions>) =>
+    openProject({ ...deps, dir: opts.project, environment: opts.env ?? null, ...more });
+  if (!format) return await open({});
+  const interrupt = onInterrupt();
+  try {
+    const signal = deps.signal
+      ? AbortSignal.any([deps.signal, interrupt.signal])
+      : interrupt.signal;
+    return listeningUntilDisposed(
+      await open({ onProgress: progressPrinter(format), signal }),
+      interrupt,
+    );
+  } catch (error) {
+    interrupt[Symbol.dispose]();
+    throw error;
+  }
+}
+
+/** The handle, whose disposal (the command's `await using`) also removes the listeners. */
+function listeningUntilDisposed(project: SluiceProject, interrupt: Interrupt): SluiceProject {
+  const dispose = project[Symbol.asyncDispose].bind(project);
+  Object.defineProperty(project, Symbol.asyncDispose, {
+    value: async () => {
+      try {
+        await dispose();
+      } finally {
+        interrupt[Symbol.dispose]();
+      }
+    },
   });
+  return project;
 }

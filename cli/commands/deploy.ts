@@ -15,7 +15,7 @@ import {
 } from "../../mod.ts";
 import type { ApplyResult, ProjectObservation, ProjectStatus, RuntimeDeps } from "../../mod.ts";
 import { formatOption, reviewRenderer } from "./review.ts";
-import { reportReplacement } from "./replacement.ts";
+import { credentialsChangedNote, reportReplacement } from "./replacement.ts";
 import { observationJson } from "../observation_json.ts";
 import { FailureWithResult, outputFormat, printResult } from "../output.ts";
 import { openCommandProject } from "./_options.ts";
@@ -77,11 +77,11 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .option("--base <ref>", "also compare with the project at this Git revision (offline plan)")
     .option(
       "--destroy",
-      "plan the removal of everything the project owns in the environment (every runner; data-bearing resources are kept)",
+      "plan the removal of everything the project owns in the environment (every runner; data-bearing resources are kept unless --delete-data)",
     )
     .option(
       "--delete-data",
-      "with --destroy: also delete topics, state volumes and consumer-group offsets (refused today: BLOCKED_DESTROY_DATA_DELETION)",
+      "with --destroy: also delete what the project created — its consumer groups (with their offsets), state volumes and owned topics (with their records); a topic it did not create is kept",
     )
     .addOption(formatOption())
     .action(async (opts: PlanFlags, cmd: Command) => {
@@ -187,9 +187,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
               : "No changes: the running system matches the project. Nothing was written."
             : `Applied operation ${result.operation_id}: ${result.actions.length} action(s); ownership serial ${result.serial}.`) +
           connectorLines(result.connectors) + removalLines(result.removals) +
-          (result.runner_client_changed
-            ? "\nnote: the runner's Kafka credentials changed since the plan; the operation went on with the current ones."
-            : ""),
+          credentialsChangedNote(result.runner_client_changed),
       );
     });
 

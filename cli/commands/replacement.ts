@@ -12,6 +12,7 @@ import type {
   ApplyResult,
   OperationStatusReport,
   ReplacementResult,
+  RunnerCredentialsEvidence,
   RuntimeDeps,
 } from "../../mod.ts";
 import { outputFormat, printResult } from "../output.ts";
@@ -44,13 +45,27 @@ function replacementJson(r: ReplacementResult): ReplacementResult & { committed:
   };
 }
 
+/**
+ * The line an apply or a resume adds when its operation went on with other runner credentials
+ * than its plan bound (the result's `runner_client_changed`: hashes only, never a secret).
+ */
+export function credentialsChangedNote(changed: RunnerCredentialsEvidence | undefined): string {
+  return changed
+    ? "\nnote: the runner's Kafka credentials changed since the plan; the operation went on with the current ones."
+    : "";
+}
+
 /** Render a replacement result and throw for the non-success outcomes (mapped to exit codes). */
 export function reportReplacement(
   format: "text" | "json",
   command: string,
   result: ReplacementResult,
+  changed?: RunnerCredentialsEvidence,
 ): void {
-  const r = replacementJson(result);
+  const r = {
+    ...replacementJson(result),
+    ...(changed ? { runner_client_changed: changed } : {}),
+  };
   if (r.committed === true) {
     printResult(
       format,
@@ -59,7 +74,8 @@ export function reportReplacement(
       () =>
         `Replacement ${r.operation_id} completed and committed (ownership serial ${r.serial}).` +
         (r.reason ? `\n${r.reason}` : "") +
-        r.lineage_warnings.map((w) => `\nwarning: ${w}`).join(""),
+        r.lineage_warnings.map((w) => `\nwarning: ${w}`).join("") +
+        credentialsChangedNote(changed),
     );
     return;
   }
@@ -69,6 +85,7 @@ export function reportReplacement(
     }; committed: ${r.committed}`,
     ...r.blockers.map((b) => `  [${b.code}] ${b.message}`),
     ...(r.reason ? [`  ${r.reason}`] : []),
+    ...(changed ? [credentialsChangedNote(changed).slice(1)] : []),
     `inspect: ${r.commands.status}`,
     `resume:  ${r.commands.resume}`,
   ];
@@ -123,7 +140,12 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
         openlineage: opts.openlineage,
       });
       if (outcome.kind === "replacement") {
-        reportReplacement(format, "state resume", outcome.result);
+        reportReplacement(
+          format,
+          "state resume",
+          outcome.result,
+          outcome.runner_client_changed,
+        );
         return;
       }
       const r = outcome.result;
@@ -140,7 +162,8 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
 function renderContinued(r: ApplyResult): string {
   return r.already_applied
     ? `Operation ${r.operation_id} of this plan was already committed; nothing was written.`
-    : `Operation ${r.operation_id} continued and committed: ${r.actions.length} action(s); ownership serial ${r.serial}.`;
+    : `Operation ${r.operation_id} continued and committed: ${r.actions.length} action(s); ownership serial ${r.serial}.` +
+      credentialsChangedNote(r.runner_client_changed);
 }
 
 function renderStatus(r: OperationStatusReport): string {

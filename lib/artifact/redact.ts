@@ -45,16 +45,6 @@ export function redactForDisplay<T>(value: T): T {
   return redact(value) as T;
 }
 
-/** What {@link redactText} may leave alone. */
-export interface RedactTextOptions {
-  /**
-   * Hide a `user:password@host` written without a scheme (default true). Text that names fault
-   * sites (`journal.intent:before@1`, the harness's own markers in evidence) would lose them to
-   * this rule; such text turns it off and keeps every other rule.
-   */
-  bareUserinfo?: boolean;
-}
-
 /**
  * Free text with connection-string credentials and sensitive `KEY=value` assignments removed
  * (the last line of defence of every CLI output and of the probes' evidence files).
@@ -63,7 +53,18 @@ export interface RedactTextOptions {
  * redactText("DB_PASSWORD=hunter2 url=https://u:p@h/x"); // "DB_PASSWORD=<redacted> url=https://<redacted>@h/x"
  * ```
  */
-export function redactText(text: string, options: RedactTextOptions = {}): string {
+export function redactText(
+  text: string,
+  /** What it may leave alone. */
+  options: {
+    /**
+     * Hide a `user:password@host` written without a scheme (default true). Text that names fault
+     * sites (`journal.intent:before@1`, the harness's own markers in evidence) would lose them to
+     * this rule; such text turns it off and keeps every other rule.
+     */
+    bareUserinfo?: boolean;
+  } = {},
+): string {
   text = text
     // scheme://user[:password]@ — the user part may be a secret too (tokens as user names)
     .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"'<>]+@/gi, `$1${REDACTED}@`)
@@ -166,3 +167,6 @@ function hideLiterals(value: unknown): unknown {
   }
   return value;
 }
+
+/** What {@link redactText} may leave alone. */
+export type RedactTextOptions = NonNullable<Parameters<typeof redactText>[1]>;

@@ -68,22 +68,6 @@ export function runnerReason(reason: string): RunnerReasonRow | null {
   return RUNNER_REASONS.find((r) => r.reason === reason) ?? null;
 }
 
-/** Where the record that stopped the runner was, and its shape (sizes and names only). */
-export interface RunnerStopRecord {
-  /** The input topic. */
-  topic: string;
-  /** The record's partition. */
-  partition: number;
-  /** The record's offset (the group's committed offset stays at it). */
-  offset: number;
-  /** The key's size in bytes. */
-  key_bytes: number;
-  /** The value's size in bytes. */
-  value_bytes: number;
-  /** Top-level field names of the record, in document order, as far as it parses. */
-  fields: string[];
-}
-
 /** Why a runner stopped, from its status file or its last stdout line. */
 export interface RunnerStop {
   /** The exit code the runner gave. */
@@ -101,7 +85,20 @@ export interface RunnerStop {
   /** The decoding rule that failed. */
   rule: string | null;
   /** The record's position and shape (decode failures). */
-  record: RunnerStopRecord | null;
+  record: {
+    /** The input topic. */
+    topic: string;
+    /** The record's partition. */
+    partition: number;
+    /** The record's offset (the group's committed offset stays at it). */
+    offset: number;
+    /** The key's size in bytes. */
+    key_bytes: number;
+    /** The value's size in bytes. */
+    value_bytes: number;
+    /** Top-level field names of the record, in document order, as far as it parses. */
+    fields: string[];
+  } | null;
 }
 
 function str(v: unknown): string | null {
@@ -210,3 +207,6 @@ export function describeRunnerStop(stop: RunnerStop): string {
   }
   return text;
 }
+
+/** Where the record that stopped the runner was, and its shape (sizes and names only). */
+export type RunnerStopRecord = NonNullable<RunnerStop["record"]>;

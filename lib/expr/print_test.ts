@@ -6,6 +6,7 @@ import { checkPredicateSql } from "../project/model.ts";
 import type { Expr, LiteralExpr } from "./ast.ts";
 import type { ColumnType, SchemaField } from "./schema.ts";
 import { HIDDEN_LITERAL, predicateColumns, printIdentifier, printPredicate } from "./print.ts";
+import { seeded } from "../../testing/seeded.ts";
 
 const VECTORS = JSON.parse(
   await Deno.readTextFile(new URL("../../tests/vectors/predicates.json", import.meta.url)),
@@ -87,18 +88,6 @@ Deno.test("display redaction hides literals compared with a secret-named column,
 
 // ---- generated predicates
 
-/** mulberry32, so a failure reproduces from the seed */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const GEN_SCHEMA: SchemaField[] = [
   { name: "order_id", type: "STRING", nullable: false },
   { name: "amount", type: "BIGINT", nullable: false },
@@ -109,7 +98,7 @@ const GEN_SCHEMA: SchemaField[] = [
 ];
 
 function generator(seed: number) {
-  const r = prng(seed);
+  const r = seeded(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
   const STRINGS = ["", "a", "it's", "O''Brien", "ünï", "😀 x", "line\nbreak", '"q"', "--", "/*"];
   const BIGINTS = [

@@ -25,21 +25,6 @@
  */
 import type { Project } from "../project/load.ts";
 
-/** Why a model is in the impact section. */
-export type ImpactChange = "create" | "replace_predicate" | "blocked" | "remove";
-
-/** A consumer group with committed offsets on one topic, as read from the broker. */
-export interface LiveGroup {
-  /** The group ID. */
-  group_id: string;
-  /** Kafka's state name for the group. */
-  state: string;
-  /** Members when the group was described; null when that read failed. */
-  members: number | null;
-  /** Committed offset per partition (decimal strings). */
-  committed: Record<string, string>;
-}
-
 /** Live consumer groups per topic, read once for a plan (read-only). */
 export interface LiveConsumers {
   observed_at: string;
@@ -47,37 +32,44 @@ export interface LiveConsumers {
   topics: Record<string, LiveGroup[]>;
 }
 
-/** A live group on the output topic, marked declared or undeclared. */
-export interface LiveConsumer extends LiveGroup {
-  /** The external declaration whose group ID it is; null when undeclared (an uncertainty). */
-  declared_as: string | null;
-}
-
-/** One external declaration consuming a changed model. */
-export interface DeclaredConsumer {
-  /** The external declaration's name. */
-  external: string;
-  /** The consumer group ID the declaration names (its own name unless `group_id` is set). */
-  group_id: string;
-  /** The columns it reads, and whether the desired model still outputs each with that type. */
-  columns: Array<{ name: string; type: string; in_output: boolean }>;
-}
-
 /** The impact of one changed model. */
 export interface ModelImpact {
   /** The changed model. */
   model: string;
-  /** What the plan does to it. */
-  change: ImpactChange;
+  /** What the plan does to it (why it is in the impact section). */
+  change: "create" | "replace_predicate" | "blocked" | "remove";
   /** Null for a model that is owned but no longer declared (its topic is not in the project). */
   output_topic: string | null;
   /** The external declarations consuming it. */
-  declared: DeclaredConsumer[];
+  declared: Array<{
+    /** The external declaration's name. */
+    external: string;
+    /** The consumer group ID the declaration names (its own name unless `group_id` is set). */
+    group_id: string;
+    /** The columns it reads, and whether the desired model still outputs each with that type. */
+    columns: Array<{ name: string; type: string; in_output: boolean }>;
+  }>;
   /** Models whose source topic is this model's output topic. */
   downstream_models: string[];
   /** Live groups on the output topic, or why they were not observed. */
   live:
-    | { observed: true; observed_at: string; groups: LiveConsumer[] }
+    | {
+      observed: true;
+      observed_at: string;
+      /** Each live group with committed offsets on the output topic, declared or not. */
+      groups: Array<{
+        /** The group ID. */
+        group_id: string;
+        /** Kafka's state name for the group. */
+        state: string;
+        /** Members when the group was described; null when that read failed. */
+        members: number | null;
+        /** Committed offset per partition (decimal strings). */
+        committed: Record<string, string>;
+        /** The external declaration whose group ID it is; null when undeclared (an uncertainty). */
+        declared_as: string | null;
+      }>;
+    }
     | { observed: false; reason: string };
   /** What the reviewer cannot know from this plan. Never empty for a model with no consumer seen. */
   uncertainties: string[];
@@ -191,3 +183,15 @@ export function planImpact(input: ImpactInput): PlanImpact {
   }
   return { models };
 }
+
+/** One external declaration consuming a changed model. */
+export type DeclaredConsumer = ModelImpact["declared"][number];
+
+/** Why a model is in the impact section. */
+export type ImpactChange = ModelImpact["change"];
+
+/** A live group on the output topic, marked declared or undeclared. */
+export type LiveConsumer = Extract<ModelImpact["live"], { observed: true }>["groups"][number];
+
+/** A consumer group with committed offsets on one topic, as read from the broker. */
+export type LiveGroup = Omit<LiveConsumer, "declared_as">;

@@ -322,7 +322,7 @@ export function planProject(input: PlanInput): Plan {
       owned: ownership?.runners ?? [],
       ownedTopics,
       retained: ownership?.retained ?? [],
-      ownedConnectors: (ownership?.connectors ?? []).map((c) => c.name),
+      connectors: input.connectors ?? null,
       deleteData: input.destroy.deleteData,
       observation,
     });

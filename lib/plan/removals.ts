@@ -23,6 +23,12 @@
  */
 import type { OwnedRunner, OwnedTopic, RetainedRunner } from "../state/ownership.ts";
 import type { RunnerRemovalDecl } from "../project/removals.ts";
+import {
+  type ConnectorPlanInput,
+  planConnectors,
+  type ReleaseConnectorAction,
+  type RemoveConnectorAction,
+} from "./connectors.ts";
 import { type Blocker, blocker } from "../validation/blocker.ts";
 import type { ProjectObservation } from "../validation/observation.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
@@ -195,9 +201,21 @@ export interface DestroyAction {
   type: "destroy";
   /** Every owned runner, in ownership order, bound as a removal binds it (the last one too). */
   runners: RemoveRunnerAction[];
-  /** What the destroy keeps: nothing data-bearing is deleted. */
+  /**
+   * Every owned Kafka Connect connector, bound as a declared connector removal binds it (the
+   * owned cluster identity and fingerprint; already absent: its record released), deleted first
+   * (the destroy's connector row). Absent when the project owns none.
+   */
+  connectors?: DestroyConnectorAction[];
+  /**
+   * What the destroy deletes (`--delete-data`, the destroy's data rows): only what this
+   * project's plans created and its state records. Absent without `--delete-data`: nothing is
+   * deleted.
+   */
+  deletes?: DestroyDeletes;
+  /** What the destroy keeps (with `--delete-data`: only what the project does not own). */
   keeps: {
-    /** The owned topics (with their records); they stay owned. */
+    /** Topics with their records: the owned ones, or (deleting data) those not owned. */
     topics: string[];
     /** The state volumes of the runners it takes down and of those removed before. */
     volumes: string[];
@@ -206,14 +224,30 @@ export interface DestroyAction {
   };
 }
 
+/** What a destroy that deletes data deletes, in the order of its data rows. */
+export interface DestroyDeletes {
+  /** The consumer groups (application IDs), with their committed offsets. */
+  consumer_groups: string[];
+  /** The state volumes, each with what sluice wrote on it (its labels must still say so). */
+  volumes: Array<{ name: string; application_id: string; instance_id: string }>;
+  /** The owned topics, each by the ID its create recorded, with their records. */
+  topics: Array<{ name: string; topic_id: string }>;
+}
+
+/** A connector a destroy takes down: deleted, or (already absent) its record released. */
+export type DestroyConnectorAction = RemoveConnectorAction | ReleaseConnectorAction;
+
 /** What {@link planDestroy} reads. */
 export interface DestroyInput {
   /** The owned runners, topics and what earlier removals kept. */
   owned: OwnedRunner[];
   ownedTopics: OwnedTopic[];
   retained: RetainedRunner[];
-  /** The owned connectors' exact names (a destroy does not take them down yet). */
-  ownedConnectors: string[];
+  /**
+   * The project's connectors: the owned ones with a fresh observation (null: none owned or
+   * declared). The destroy plans each owned one's removal, whether declared or not.
+   */
+  connectors: Pick<ConnectorPlanInput, "owned" | "observation"> | null;
   /** Whether the data-bearing resources were asked to be deleted (`--delete-data`). */
   deleteData: boolean;
   /** Null offline. */
@@ -224,18 +258,74 @@ export interface DestroyInput {
 export const DESTROY_NOTE =
   "A destroy takes down every runner this project owns in the environment (TERM, clean close, its container removed) and keeps every data-bearing resource: each runner's state volume, its consumer group with its committed offsets, and the owned topics with their records. Planning the project again afterwards is a create that resumes from them. docs/runbook.md says how to delete them by hand and what is lost.";
 
+/** What a destroy that deletes data deletes, said once wherever one is reviewed. */
+export const DESTROY_DELETE_NOTE =
+  "This destroy takes down every runner this project owns in the environment (TERM, clean close, its container removed) and then DELETES the data this project created: the consumer groups with their committed offsets, the state volumes, and the owned topics with their records. They are lost for every reader; planning the project again afterwards is a create from nothing. A topic the project does not own (an external source) is never deleted. docs/runbook.md, section 9.";
+
+/**
+ * The review's lines of a destroy action: what it deletes (with `--delete-data`) and what it
+ * keeps, each list named, so that the choice is visible where the plan is reviewed.
+ *
+ * @example
+ * ```ts
+ * import { destroyDataLines } from "./removals.ts";
+ * destroyDataLines({ type: "destroy", runners: [], keeps: { topics: ["orders"], volumes: [], consumer_groups: [] } });
+ * // ["KEPT by this destroy (nothing data-bearing is deleted): topics orders; …"]
+ * ```
+ */
+export function destroyDataLines(action: DestroyAction): string[] {
+  const list = (xs: string[]) => xs.join(", ") || "(none)";
+  const k = action.keeps;
+  const d = action.deletes;
+  const cs = action.connectors ?? [];
+  const connectors = cs.length === 0 ? [] : [
+    `CONNECTORS taken down first by this destroy (each only while it is still the one sluice created; the connector object only): ${
+      cs.map((c) =>
+        `${c.name} on ${c.cluster} (${
+          c.type === "remove_connector" ? "deleted" : "already absent: released"
+        })`
+      ).join(", ")
+    }.`,
+  ];
+  if (!d) {
+    return [
+      ...connectors,
+      `KEPT by this destroy (nothing data-bearing is deleted): topics ${
+        list(k.topics)
+      }; state volumes ${list(k.volumes)}; consumer groups with their offsets ${
+        list(k.consumer_groups)
+      }.`,
+    ];
+  }
+  return [
+    ...connectors,
+    `DELETED by this destroy (--delete-data): consumer groups with their offsets ${
+      list(d.consumer_groups)
+    }; state volumes ${list(d.volumes.map((v) => v.name))}; topics with their records ${
+      list(d.topics.map((t) => `${t.name} (id ${t.topic_id})`))
+    }.`,
+    `KEPT by this destroy (not this project's to delete): topics ${list(k.topics)}.`,
+  ];
+}
+
 /**
  * The destroy plan's action and blockers: the owned runners × a fresh observation of each
  * one's exact generation, the same checks and bindings as a declared removal's
- * ({@link planRunnerRemovals}, with every owned model removed and none declared). No action
- * when nothing runs (a destroy after a destroy changes nothing). A destroy never deletes data:
- * `deleteData` is refused (`BLOCKED_DESTROY_DATA_DELETION`), and owned connectors are not yet
- * taken down by it (`BLOCKED_DESTROY_CONNECTORS`).
+ * ({@link planRunnerRemovals}, with every owned model removed and none declared). Without
+ * `deleteData` it keeps every data-bearing resource; with it, the action lists what it deletes
+ * ({@link DestroyDeletes}: the groups and volumes of the owned and retained runners, the owned
+ * topics by their recorded IDs) and keeps only what the project does not own (the topics its
+ * runners read or write that it did not create). No action when nothing is owned to take down
+ * or delete (a destroy after a destroy changes nothing). An owned topic without a recorded ID
+ * blocks a deletion (`BLOCKED_DESTROY_DATA_DELETION`: its identity cannot be proved). Every owned
+ * connector is planned as a declared connector removal is ({@link planConnectors}: the owned
+ * cluster, the owned fingerprint; absent: released; offline: `BLOCKED_OFFLINE_CONNECTOR_CHANGE`)
+ * and deleted first.
  *
  * @example
  * ```ts
  * import { planDestroy } from "./removals.ts";
- * planDestroy({ owned: [], ownedTopics: [], retained: [], ownedConnectors: [], deleteData: false, observation: null });
+ * planDestroy({ owned: [], ownedTopics: [], retained: [], connectors: null, deleteData: false, observation: null });
  * // { actions: [], blockers: [] }
  * ```
  */
@@ -243,7 +333,7 @@ export function planDestroy(
   input: DestroyInput,
 ): { actions: DestroyAction[]; blockers: Blocker[] } {
   const blockers: Blocker[] = [];
-  const kept = {
+  const everything = {
     topics: input.ownedTopics.map((t) => t.name),
     volumes: [
       ...input.owned.map((r) => r.volume.name),
@@ -255,29 +345,38 @@ export function planDestroy(
     ],
   };
   if (input.deleteData) {
-    blockers.push(blocker(
-      "BLOCKED_DESTROY_DATA_DELETION",
-      `a destroy does not delete data-bearing resources yet: ${
-        [
-          kept.topics.length > 0 ? `topics ${kept.topics.join(", ")}` : "",
-          kept.volumes.length > 0 ? `state volumes ${kept.volumes.join(", ")}` : "",
-          kept.consumer_groups.length > 0
-            ? `consumer groups (with their offsets) ${kept.consumer_groups.join(", ")}`
-            : "",
-        ].filter((x) => x !== "").join("; ") || "nothing is owned"
-      } would stay. Plan the destroy without --delete-data, then delete them by hand (docs/runbook.md, "Destroy")`,
-      { evidence: { keeps: kept } },
-    ));
+    const unproven = input.ownedTopics.filter((t) => t.topic_id === null).map((t) => t.name);
+    if (unproven.length > 0) {
+      blockers.push(blocker(
+        "BLOCKED_DESTROY_DATA_DELETION",
+        `owned topic${unproven.length === 1 ? "" : "s"} ${unproven.join(", ")} ha${
+          unproven.length === 1 ? "s" : "ve"
+        } no recorded topic ID: sluice cannot prove ${
+          unproven.length === 1 ? "it is the topic" : "they are the topics"
+        } it created, and deletes only what it proves its own. Plan the destroy without --delete-data, then delete what you mean to by hand (docs/runbook.md, "Tearing an environment down")`,
+        { evidence: { topics: unproven } },
+      ));
+    }
   }
-  if (input.ownedConnectors.length > 0) {
-    blockers.push(blocker(
-      "BLOCKED_DESTROY_CONNECTORS",
-      `this project owns connector${input.ownedConnectors.length === 1 ? "" : "s"} ${
-        input.ownedConnectors.join(", ")
-      }, which a destroy does not take down yet: declare their removal (lifecycle.connector_removals), plan and apply it, then plan the destroy`,
-      { evidence: { connectors: input.ownedConnectors } },
-    ));
-  }
+  // the owned connectors, each as a declared removal of it plans it (never copied here)
+  const owned = input.connectors?.owned ?? [];
+  const cp = planConnectors({
+    desired: [],
+    removals: owned.map((o) => ({
+      logicalName: o.connector,
+      connector: o.name,
+      cluster: o.cluster,
+      environment: null,
+      span: { start: 0, end: 0 },
+    })),
+    owned,
+    observation: input.connectors?.observation ?? null,
+  });
+  blockers.push(...cp.blockers);
+  const connectors = cp.actions.filter((a): a is DestroyConnectorAction =>
+    a.type === "remove_connector" || a.type === "release_connector"
+  );
+  const withConnectors = connectors.length > 0 ? { connectors } : {};
   if (input.observation === null && input.owned.length > 0) {
     blockers.push(blocker(
       "BLOCKED_OFFLINE_REMOVAL",
@@ -296,8 +395,40 @@ export function planDestroy(
     observation: input.observation,
   });
   blockers.push(...removals.blockers);
-  const actions: DestroyAction[] = input.owned.length === 0
-    ? []
-    : [{ type: "destroy", runners: removals.actions, keeps: kept }];
+  if (!input.deleteData) {
+    const actions: DestroyAction[] = input.owned.length === 0 && owned.length === 0
+      ? []
+      : [{ type: "destroy", runners: removals.actions, ...withConnectors, keeps: everything }];
+    return { actions, blockers };
+  }
+  const deletes: DestroyDeletes = {
+    consumer_groups: everything.consumer_groups,
+    volumes: [...input.owned, ...input.retained].map((r) => ({
+      name: r.volume.name,
+      application_id: r.application_id,
+      instance_id: r.volume.instance_id,
+    })),
+    topics: input.ownedTopics.flatMap((t) =>
+      t.topic_id === null ? [] : [{ name: t.name, topic_id: t.topic_id }]
+    ),
+  };
+  // what the project does not own is never deleted: the topics its runners read or write that
+  // no create of this project made (an external source), named so the review shows them kept
+  const ownedTopics = new Set(everything.topics);
+  const foreign = [
+    ...new Set([
+      ...removals.actions.flatMap((a) => a.keeps.topics),
+      ...input.retained.map((r) => r.input_topic),
+    ]),
+  ].filter((t) => !ownedTopics.has(t));
+  const nothing = input.owned.length === 0 && owned.length === 0 &&
+    deletes.consumer_groups.length === 0 && deletes.topics.length === 0;
+  const actions: DestroyAction[] = nothing ? [] : [{
+    type: "destroy",
+    runners: removals.actions,
+    ...withConnectors,
+    deletes,
+    keeps: { topics: foreign, volumes: [], consumer_groups: [] },
+  }];
   return { actions, blockers };
 }

@@ -45,6 +45,54 @@ const DOCKER_KEYS = ["endpoint", "tls"];
 const TLS_KEYS = ["ca_file_env", "cert_file_env", "key_file_env"];
 
 /**
+ * Read `tls:` of a Docker daemon at `entry` (`where`: the key path of its `docker` mapping, e.g.
+ * `environments.prod.docker` or `settings.docker`), for the daemon at `url` (null when it is not
+ * known): the three variables holding the CA, client certificate and key paths, all required, a
+ * `unix://` or `http://` endpoint refused. Returns null when invalid (reported on `r`). The one
+ * reader of these keys, for `sluice.yaml` and for the settings override in code alike.
+ *
+ * @example
+ * ```ts
+ * import { readDockerTls } from "./docker_security.ts";
+ * // const tls = readDockerTls(r, map.get("tls")!, "settings.docker", new URL(endpoint));
+ * ```
+ */
+export function readDockerTls(
+  r: YamlReader,
+  entry: MapEntry,
+  where: string,
+  url: URL | null,
+): DockerSettings["tls"] {
+  if (url !== null && (url.protocol === "unix:" || url.protocol === "http:")) {
+    r.error(
+      "MANIFEST_INVALID_VALUE",
+      `${where}.tls applies to a tcp:// or https:// endpoint only`,
+      entry.keySpan,
+    );
+  }
+  const tm = r.map(entry.value, `${where}.tls`, TLS_KEYS, entry.keySpan);
+  if (!tm) return null;
+  const names: string[] = [];
+  for (const key of TLS_KEYS) {
+    const e = r.required(tm, key, `${where}.tls`, entry.keySpan);
+    const value = e ? r.string(e, `${where}.tls.${key}`) : null;
+    if (e && value !== null && !isEnvVarName(value)) {
+      r.error(
+        "MANIFEST_INVALID_VALUE",
+        `${where}.tls.${key} must name an environment variable (the path itself never goes ` +
+          "in sluice.yaml)",
+        r.valueSpan(e),
+      );
+      continue;
+    }
+    if (value !== null) names.push(value);
+  }
+  return names.length === 3
+    ? { caFileEnv: names[0], certFileEnv: names[1], keyFileEnv: names[2] }
+    : null;
+}
+
+/**
  * Read `docker:` at `entry` (`prefix`: the key path before it, e.g. `environments.prod.`).
  * Returns null when it is invalid (every problem reported on `r`).
  */
@@ -84,37 +132,8 @@ export function readDockerSettings(
       );
     }
   }
-  let tls: DockerSettings["tls"] = null;
   const tlsEntry = map.get("tls");
-  if (tlsEntry) {
-    if (url !== null && (url.protocol === "unix:" || url.protocol === "http:")) {
-      r.error(
-        "MANIFEST_INVALID_VALUE",
-        `${where}.tls applies to a tcp:// or https:// endpoint only`,
-        tlsEntry.keySpan,
-      );
-    }
-    const tm = r.map(tlsEntry.value, `${where}.tls`, TLS_KEYS, tlsEntry.keySpan);
-    if (tm) {
-      const names: string[] = [];
-      for (const key of TLS_KEYS) {
-        const e = r.required(tm, key, `${where}.tls`, tlsEntry.keySpan);
-        const value = e ? r.string(e, `${where}.tls.${key}`) : null;
-        if (e && value !== null && !isEnvVarName(value)) {
-          r.error(
-            "MANIFEST_INVALID_VALUE",
-            `${where}.tls.${key} must name an environment variable (the path itself never goes ` +
-              "in sluice.yaml)",
-            r.valueSpan(e),
-          );
-        }
-        if (value !== null) names.push(value);
-      }
-      if (names.length === 3) {
-        tls = { caFileEnv: names[0], certFileEnv: names[1], keyFileEnv: names[2] };
-      }
-    }
-  }
+  const tls = tlsEntry ? readDockerTls(r, tlsEntry, where, url) : null;
   if (r.errors.length > before || endpointEntry === null || endpoint === null) return null;
   return {
     endpoint,

@@ -34,26 +34,23 @@ export interface CheckOptions {
   settings?: SettingsOverride;
 }
 
-/** One model as it compiles. */
-export interface CompiledModelSummary {
-  /** The model name. */
-  name: string;
-  /** Its application ID. */
-  application_id: string;
-  /** Its input topic. */
-  input_topic: string;
-  /** Its output topic. */
-  output_topic: string;
-  /** The sha256 of the model's canonical runner artifact. */
-  sha256: string;
-}
-
 /** One environment's compile: its models and its warnings. */
 export interface EnvironmentSummary {
   /** The environment, or null. */
   environment: string | null;
   /** Every model, compiled. */
-  models: CompiledModelSummary[];
+  models: Array<{
+    /** The model name. */
+    name: string;
+    /** Its application ID. */
+    application_id: string;
+    /** Its input topic. */
+    input_topic: string;
+    /** Its output topic. */
+    output_topic: string;
+    /** The sha256 of the model's canonical runner artifact. */
+    sha256: string;
+  }>;
   /** Warnings (`{code, message, location?}`), e.g. about external declarations. */
   warnings: Array<Record<string, unknown>>;
 }
@@ -191,3 +188,6 @@ function summary(r: Compiled): EnvironmentSummary {
     warnings: r.warnings.map((w) => w.toJSON()),
   };
 }
+
+/** One model as it compiles. */
+export type CompiledModelSummary = EnvironmentSummary["models"][number];

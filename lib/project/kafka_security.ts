@@ -36,8 +36,13 @@ export type SaslMechanism = typeof SASL_MECHANISMS[number];
 export interface KafkaPrincipal {
   /** The SASL login (SASL_PLAINTEXT, SASL_SSL), or null. */
   sasl: { mechanism: SaslMechanism; username: string; passwordEnv: string } | null;
-  /** Mutual TLS (SSL, SASL_SSL): the variables holding the PEM certificate and key paths. */
-  certificate: { certFileEnv: string; keyFileEnv: string } | null;
+  /**
+   * Mutual TLS (SSL, SASL_SSL): the variables holding the PEM certificate and key paths, and
+   * under SSL, optionally, the principal the broker makes of the certificate (`principal:
+   * User:<name>`, as its `ssl.principal.mapping.rules` map the subject): sluice cannot read
+   * those rules, so only a declared principal lets it prove a runner's ACLs.
+   */
+  certificate: { certFileEnv: string; keyFileEnv: string; principal?: string } | null;
 }
 
 /** `kafka.security`: the protocol, the brokers' trust and the two principals. */
@@ -77,6 +82,7 @@ const PRINCIPAL_KEYS = [
   "password_env",
   "cert_file_env",
   "key_file_env",
+  "principal",
 ];
 
 /**
@@ -190,6 +196,27 @@ function readPrincipal(
       const certFileEnv = envName(r, cert, `${where}.cert_file_env`);
       const keyFileEnv = envName(r, key, `${where}.key_file_env`);
       if (certFileEnv !== null && keyFileEnv !== null) certificate = { certFileEnv, keyFileEnv };
+    }
+  }
+  const named = map.get("principal");
+  if (named) {
+    const value = r.string(named, `${where}.principal`);
+    if (protocol !== "SSL" || !(cert && key)) {
+      r.error(
+        "MANIFEST_INVALID_VALUE",
+        `${where}.principal names a client certificate's principal: it applies under SSL with ` +
+          `cert_file_env and key_file_env (under SASL the username is the principal)`,
+        named.keySpan,
+      );
+    } else if (value !== null && !/^User:\S+$/.test(value)) {
+      r.error(
+        "MANIFEST_INVALID_VALUE",
+        `${where}.principal must be User:<name>, the principal the broker's ` +
+          `ssl.principal.mapping.rules make of the certificate, found '${value}'`,
+        r.valueSpan(named),
+      );
+    } else if (value !== null && certificate !== null) {
+      certificate = { ...certificate, principal: value };
     }
   }
   if (r.errors.length > before) return null;

@@ -182,3 +182,35 @@ ${SASL_SSL.replace(/^/gm, "    ").trimEnd()}
   strictEqual(prod.protocol, "SASL_SSL");
   strictEqual(prod.runner?.sasl?.username, "orders-runner");
 });
+
+Deno.test("kafka.security SSL: a runner certificate's principal may be declared (User:<name>), under SSL only", () => {
+  const text = manifest(`  security:
+    protocol: SSL
+    admin: { cert_file_env: ADMIN_CERT, key_file_env: ADMIN_KEY }
+    runner: { cert_file_env: RUNNER_CERT, key_file_env: RUNNER_KEY, principal: "User:orders-runner" }
+`);
+  deepStrictEqual(parseManifest(text, "sluice.yaml").kafkaSecurity.runner?.certificate, {
+    certFileEnv: "RUNNER_CERT",
+    keyFileEnv: "RUNNER_KEY",
+    principal: "User:orders-runner",
+  });
+  refused(
+    text.replace('"User:orders-runner"', "orders-runner"),
+    "MANIFEST_INVALID_VALUE",
+    "8:80",
+    "must be User:<name>",
+  );
+  refused(
+    manifest(`  security:
+    protocol: SASL_SSL
+    runner:
+      sasl_mechanism: PLAIN
+      username: r
+      password_env: R_PW
+      principal: User:r
+`),
+    "MANIFEST_INVALID_VALUE",
+    "11:7",
+    "under SASL the username is the principal",
+  );
+});

@@ -192,6 +192,8 @@ export interface AppliedOverride {
   canonical: string;
   /** The Docker daemon the override names, or null (`$DOCKER_HOST` or the default socket). */
   dockerEndpoint: string | null;
+  /** TLS to that daemon (`settings.docker.tls`: the variables holding the PEM paths), or null. */
+  dockerTls: DockerSettings["tls"];
 }
 
 /** Options of {@link parseManifest}. */
@@ -476,7 +478,13 @@ export function readManifest(
       runnerRemovals,
       // an override that sets nothing ({}) is none: the same plan either way
       ...(given && given.canonical.trim() !== "{}"
-        ? { override: { canonical: given.canonical, dockerEndpoint: given.dockerEndpoint } }
+        ? {
+          override: {
+            canonical: given.canonical,
+            dockerEndpoint: given.dockerEndpoint,
+            dockerTls: given.dockerTls,
+          },
+        }
         : {}),
     },
     errors: [],

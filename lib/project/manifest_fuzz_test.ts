@@ -6,6 +6,7 @@ import { ok } from "node:assert/strict";
 import { SluiceError } from "../errors.ts";
 import { readManifest } from "./manifest.ts";
 import { starterFiles } from "./starter.ts";
+import { seeded } from "../../testing/seeded.ts";
 
 const SEED = 7;
 const STARTER = starterFiles()[0].content;
@@ -67,19 +68,8 @@ const PIECES = [
   "http://u:p@h:1",
 ];
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function fuzz(base: string, label: string): void {
-  const rand = prng(SEED);
+  const rand = seeded(SEED);
   const deadline = Date.now() + 20_000;
   let n = 0;
   let accepted = 0;

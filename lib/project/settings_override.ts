@@ -25,6 +25,7 @@ import { SluiceError } from "../errors.ts";
 import { SourceFile } from "../expr/diagnostic.ts";
 import type { Span } from "../expr/diagnostic.ts";
 import { type MapEntry, YamlReader } from "./_yaml_reader.ts";
+import { type DockerSettings, readDockerTls } from "./docker_security.ts";
 
 /** One principal of {@link KafkaSecurityOverride}: every secret named by a variable. */
 export interface KafkaPrincipalOverride {
@@ -71,6 +72,18 @@ export interface SettingsOverride {
   docker?: {
     /** `unix:///path/docker.sock`, `tcp://host:port`, `http://host:port` or `https://host:port`. */
     endpoint?: string;
+    /**
+     * TLS to the daemon at `endpoint` (a `tcp://` or `https://` one; `endpoint` is required
+     * with it), as `docker.tls` in sluice.yaml: the variables holding the PEM files' paths.
+     */
+    tls?: {
+      /** The variable holding the CA certificate's path (the daemon's certificate is checked). */
+      ca_file_env: string;
+      /** The variable holding the client certificate's path. */
+      cert_file_env: string;
+      /** The variable holding the client key's path. */
+      key_file_env: string;
+    };
   };
   /** The Docker network runners join. */
   network?: string;
@@ -92,6 +105,8 @@ export interface ReadOverride<T> {
   settings: T | null;
   /** The Docker endpoint, when the override sets one. */
   dockerEndpoint: string | null;
+  /** TLS to that endpoint (`settings.docker.tls`), or null. */
+  dockerTls: DockerSettings["tls"];
   /** The override's canonical form, as bound into the plan's source hash. */
   canonical: string;
   /** Every problem, each located by its key path. */
@@ -113,35 +128,56 @@ export function readSettingsOverride<T>(
   const doc = parseDocument(text, { version: "1.2" });
   const whole: Span = { start: 0, end: Math.max(1, text.length) };
   let settings: T | null = null;
-  let dockerEndpoint: string | null = null;
+  let docker: { endpoint: string | null; tls: DockerSettings["tls"] } = {
+    endpoint: null,
+    tls: null,
+  };
   const map = r.map(doc.contents, OVERRIDE_ROOT, OVERRIDE_KEYS, whole);
   if (map) {
-    const docker = map.get("docker");
+    const entry = map.get("docker");
     map.delete("docker");
-    if (docker) dockerEndpoint = readDocker(r, docker);
+    if (entry) docker = readDocker(r, entry);
     settings = read(r, map);
   }
   const errors = r.errors.map((e) => relocate(e, doc.contents as Node | null, source));
-  return { settings: errors.length ? null : settings, dockerEndpoint, canonical: text, errors };
+  return {
+    settings: errors.length ? null : settings,
+    dockerEndpoint: docker.endpoint,
+    dockerTls: docker.tls,
+    canonical: text,
+    errors,
+  };
 }
 
-/** `docker.endpoint`: a Docker daemon address. */
-function readDocker(r: YamlReader, entry: MapEntry): string | null {
-  const map = r.map(entry.value, `${OVERRIDE_ROOT}.docker`, ["endpoint"], entry.keySpan);
+/** `docker.endpoint`, a Docker daemon address, and `docker.tls`, as sluice.yaml's reads it. */
+function readDocker(
+  r: YamlReader,
+  entry: MapEntry,
+): { endpoint: string | null; tls: DockerSettings["tls"] } {
+  const where = `${OVERRIDE_ROOT}.docker`;
+  const map = r.map(entry.value, where, ["endpoint", "tls"], entry.keySpan);
   const endpoint = map?.get("endpoint");
-  if (!endpoint) return null;
-  const value = r.string(endpoint, `${OVERRIDE_ROOT}.docker.endpoint`);
-  if (value === null) return null;
-  const problem = dockerEndpointProblem(value);
-  if (problem) {
-    r.error(
-      "MANIFEST_INVALID_VALUE",
-      `${OVERRIDE_ROOT}.docker.endpoint ${problem}`,
-      r.valueSpan(endpoint),
-    );
-    return null;
+  const tlsEntry = map?.get("tls");
+  let value: string | null = null;
+  if (endpoint) {
+    value = r.string(endpoint, `${where}.endpoint`);
+    const problem = value === null ? null : dockerEndpointProblem(value);
+    if (problem) {
+      r.error("MANIFEST_INVALID_VALUE", `${where}.endpoint ${problem}`, r.valueSpan(endpoint));
+      value = null;
+    }
   }
-  return value;
+  if (!tlsEntry) return { endpoint: value, tls: null };
+  if (!endpoint) {
+    // as in sluice.yaml, TLS belongs to the daemon an endpoint names
+    r.error(
+      "MANIFEST_MISSING_KEY",
+      `${where}.tls needs ${where}.endpoint, the tcp:// or https:// daemon it secures`,
+      tlsEntry.keySpan,
+    );
+  }
+  const tls = readDockerTls(r, tlsEntry, where, value === null ? null : new URL(value));
+  return { endpoint: value, tls };
 }
 
 /**

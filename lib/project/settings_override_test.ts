@@ -195,3 +195,70 @@ Deno.test("the plan's source hash binds the override: none and {} alike, any oth
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("settings.docker.tls means what docker.tls in sluice.yaml means: three variables for a tcp:// or https:// endpoint", () => {
+  const tls = { ca_file_env: "D_CA", cert_file_env: "D_CERT", key_file_env: "D_KEY" };
+  const m = layered({ docker: { endpoint: "tcp://docker.ci:2376", tls } });
+  deepStrictEqual(m.override?.dockerTls, {
+    caFileEnv: "D_CA",
+    certFileEnv: "D_CERT",
+    keyFileEnv: "D_KEY",
+  });
+  strictEqual(m.override?.dockerEndpoint, "tcp://docker.ci:2376");
+  // the same keys in sluice.yaml read to the same value
+  const yaml = readManifest(
+    TEXT.replace(
+      "network: sluice-net\n",
+      "network: sluice-net\ndocker:\n  endpoint: tcp://docker.ci:2376\n  tls:\n" +
+        "    ca_file_env: D_CA\n    cert_file_env: D_CERT\n    key_file_env: D_KEY\n",
+    ),
+    "sluice.yaml",
+    { environment: "prod" },
+  );
+  deepStrictEqual(yaml.manifest?.docker?.tls, m.override?.dockerTls);
+  // without TLS the override has none
+  strictEqual(layered({ docker: { endpoint: "tcp://docker.ci:2375" } }).override?.dockerTls, null);
+});
+
+Deno.test("settings.docker.tls is refused as sluice.yaml's is: on a socket, with a path, incomplete, or without an endpoint", () => {
+  const tls = { ca_file_env: "D_CA", cert_file_env: "D_CERT", key_file_env: "D_KEY" };
+  refused(
+    { docker: { endpoint: "unix:///var/run/docker.sock", tls } },
+    "MANIFEST_INVALID_VALUE",
+    "settings.docker.tls",
+  );
+  const path = refused(
+    { docker: { endpoint: "tcp://d:2376", tls: { ...tls, ca_file_env: "/etc/ca.pem" } } },
+    "MANIFEST_INVALID_VALUE",
+    "settings.docker.tls.ca_file_env",
+  );
+  strictEqual(/must name an environment variable/.test(path.message), true, path.message);
+  const { key_file_env: _key, ...partial } = tls;
+  refused(
+    { docker: { endpoint: "tcp://d:2376", tls: partial as typeof tls } },
+    "MANIFEST_MISSING_KEY",
+    "settings.docker.tls",
+  );
+  const alone = refused({ docker: { tls } }, "MANIFEST_MISSING_KEY", "settings.docker.tls");
+  strictEqual(/needs settings\.docker\.endpoint/.test(alone.message), true, alone.message);
+});
+
+Deno.test("the plan's source hash binds settings.docker.tls: other variables, another plan", async () => {
+  const dir = await tempStarter();
+  try {
+    const hash = async (settings?: SettingsOverride) =>
+      projectSourceSha256(await loadProject(dir, { settings }));
+    const endpoint = "tcp://10.0.0.1:2376";
+    const tls = { ca_file_env: "D_CA", cert_file_env: "D_CERT", key_file_env: "D_KEY" };
+    const plain = await hash({ docker: { endpoint } });
+    const secured = await hash({ docker: { endpoint, tls } });
+    notStrictEqual(secured, plain);
+    strictEqual(await hash({ docker: { endpoint, tls: { ...tls } } }), secured);
+    notStrictEqual(
+      await hash({ docker: { endpoint, tls: { ...tls, ca_file_env: "D_CA2" } } }),
+      secured,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -8,18 +8,7 @@ import { SluiceError } from "../errors.ts";
 import { SourceFile } from "../expr/diagnostic.ts";
 import type { SchemaField } from "../expr/schema.ts";
 import { checkModelSql } from "./model.ts";
-
-/** A small deterministic PRNG (mulberry32), so failures reproduce from the seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from "../../testing/seeded.ts";
 
 const SEED = 20261129;
 const schema: SchemaField[] = [
@@ -115,7 +104,7 @@ function check(text: string): "ok" | "error" {
 }
 
 Deno.test("fuzz: random and mutated models fail only with located SluiceErrors", () => {
-  const rand = prng(SEED);
+  const rand = seeded(SEED);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
   const deadline = Date.now() + 20_000;
   const counts = { ok: 0, error: 0 };

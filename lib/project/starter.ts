@@ -103,14 +103,6 @@ export function starterFiles(): StarterFile[] {
   ];
 }
 
-/** Options of {@link initProject}. */
-export interface InitOptions {
-  /** Overwrite existing files. */
-  force?: boolean;
-  /** Only report what would be written. */
-  dryRun?: boolean;
-}
-
 /** What `init` did (or would do) with each file. */
 export interface InitResult {
   /** The project directory. */
@@ -140,7 +132,15 @@ async function exists(path: string): Promise<boolean> {
  * console.log(files.length);
  * ```
  */
-export async function initProject(dir: string, options: InitOptions = {}): Promise<InitResult> {
+export async function initProject(
+  dir: string,
+  options: {
+    /** Overwrite existing files. */
+    force?: boolean;
+    /** Only report what would be written. */
+    dryRun?: boolean;
+  } = {},
+): Promise<InitResult> {
   const files = starterFiles();
   const plan: InitResult["files"] = [];
   const existing: string[] = [];
@@ -168,3 +168,6 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
   }
   return { dir: resolve(dir), dry_run: options.dryRun === true, files: plan };
 }
+
+/** Options of {@link initProject}. */
+export type InitOptions = NonNullable<Parameters<typeof initProject>[1]>;

@@ -3,9 +3,12 @@
  * ({@link "./create.ts"}): each row is one durable step of applying a plan's connector changes —
  * what a fresh, exact observation of the named connector must show before it, the one mutation
  * or write it makes, the fault site that mutation crosses, what a fresh observation proves after
- * a lost response, and the codes it can give. `lib/runtime/connectors.ts` performs the rows in
- * this order (the connector rows once per connector action, in plan order) and crosses each
- * row's site; the fault inventory lists them with the `connector` journey.
+ * a lost response, and the codes it can give. This order is the only one: `decideConnectors`
+ * (`lib/runtime/connector_next.ts`) walks these rows (the connector rows once per connector
+ * action, in plan order, each action by the row of its type) on fresh readings to find the one
+ * step to take — the step `lib/runtime/connectors.ts` crosses at the row's site and the row
+ * `state runner-status` reports; the fault inventory lists the sites with the `connector`
+ * journey. A row gives only the codes its `blockers` declare.
  *
  * Kafka Connect has no labels: a connector's identity is its exact name on a cluster of a known
  * identity (the worker group's Kafka cluster ID and the REST endpoint's digest) plus the keyed
@@ -102,7 +105,13 @@ export const CONNECTOR_TABLE: readonly ConnectorRow[] = [
     next: "record the connector operation's intent (its plan and every action)",
     lostResponse: null,
     site: site("journal.connector_intent", "journal", "record the connector operation's intent"),
-    blockers: ["BLOCKED_OPERATION_PENDING", "BLOCKED_SECRET_CHANGED", ...OBSERVED],
+    blockers: [
+      "BLOCKED_OPERATION_PENDING",
+      "BLOCKED_SECRET_CHANGED",
+      // continued: the ownership the intent started from is no longer the state
+      "BLOCKED_STATE_CHANGED",
+      ...OBSERVED,
+    ],
   },
   {
     step: "create_connector",
@@ -125,6 +134,8 @@ export const CONNECTOR_TABLE: readonly ConnectorRow[] = [
       "BLOCKED_CONNECTOR_DRIFT",
       "BLOCKED_CONNECTOR_MISSING",
       "BLOCKED_CONNECT_CLUSTER_CHANGED",
+      // the reviewed configuration found in place by the run that never submitted it
+      "BLOCKED_UNOWNED_CONNECTOR",
     ],
   },
   {
@@ -135,7 +146,12 @@ export const CONNECTOR_TABLE: readonly ConnectorRow[] = [
     next: "delete the connector object only (never its topics, offsets or external systems)",
     lostResponse: "absent: the delete was applied",
     site: CONNECT_SITES.delete,
-    blockers: ["BLOCKED_CONNECTOR_DRIFT", "BLOCKED_CONNECT_CLUSTER_CHANGED"],
+    blockers: [
+      "BLOCKED_CONNECTOR_DRIFT",
+      "BLOCKED_CONNECT_CLUSTER_CHANGED",
+      // found absent by the run that never deleted it
+      "BLOCKED_UNOWNED_CONNECTOR",
+    ],
   },
   {
     step: "release_connector",
@@ -145,7 +161,7 @@ export const CONNECTOR_TABLE: readonly ConnectorRow[] = [
     next: "nothing on Connect: the commit drops its ownership record",
     lostResponse: null,
     site: null,
-    blockers: ["BLOCKED_UNOWNED_CONNECTOR"],
+    blockers: ["BLOCKED_UNOWNED_CONNECTOR", "BLOCKED_CONNECT_CLUSTER_CHANGED"],
   },
   {
     step: "commit",

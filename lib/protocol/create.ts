@@ -2,9 +2,12 @@
  * The create journey's table, as data, in the same shape as the replacement's
  * ({@link "./replacement.ts"}): each row is one durable step of `apply` of a format-5 plan —
  * what must hold before it, the one mutation or write it makes, the fault site that mutation
- * crosses, and the codes it can give. `lib/runtime/create.ts` performs the rows in this order
- * (topic rows once per topic to create, runner rows once per runner) and crosses each row's site;
- * the fault inventory lists them.
+ * crosses, and the codes it can give. This order is the only one: `decideCreate`
+ * (`lib/runtime/create_next.ts`) walks these rows (topic rows once per topic to create, runner
+ * rows once per runner, in the intent's order) on fresh readings to find the one step to take —
+ * the step `lib/runtime/create.ts` crosses at the row's site and the row `state runner-status`
+ * reports; the fault inventory lists the sites. A row whose `site` is null is the one that may
+ * wait (read-only); a row gives only the codes its `blockers` declare.
  *
  * @example
  * ```ts
@@ -64,6 +67,7 @@ export const CREATE_TABLE: readonly CreateRow[] = [
       "BLOCKED_UNOWNED_RUNTIME",
       "BLOCKED_TOPIC_MISSING",
       "BLOCKED_CREATE_NOT_CONTINUABLE",
+      "BLOCKED_STATE_CHANGED",
       "ENV_IMAGE_MISSING",
       "ENV_NETWORK_MISSING",
     ],
@@ -81,7 +85,7 @@ export const CREATE_TABLE: readonly CreateRow[] = [
     step: "create_volume",
     per: "runner",
     requires:
-      "the runner image and network exist; the volume is absent (or carries exactly the recorded instance and this operation's label)",
+      "the runner image and network exist; the volume is absent (or carries exactly the recorded instance and this operation's label); no container carries the application ID but this operation's",
     next: "create the state volume labelled with the recorded instance UUID",
     site: site("docker.create_volume", "provider", "create the labelled state volume"),
     blockers: ["ENV_IMAGE_MISSING", "ENV_NETWORK_MISSING", "BLOCKED_UNOWNED_RUNTIME"],
@@ -105,7 +109,7 @@ export const CREATE_TABLE: readonly CreateRow[] = [
     requires: "the cluster and topic IDs were read",
     next: "write the content-addressed mounted plan file",
     site: MOUNTED_PLAN_WRITE,
-    blockers: ["STATE_CORRUPT_MOUNTED_PLAN"],
+    blockers: ["BLOCKED_TOPIC_MISSING", "STATE_CORRUPT_MOUNTED_PLAN"],
   },
   {
     step: "create_container",
@@ -127,7 +131,7 @@ export const CREATE_TABLE: readonly CreateRow[] = [
       "provider",
       "write the state volume's instance file through the created runner container",
     ),
-    blockers: [],
+    blockers: ["BLOCKED_UNOWNED_RUNTIME"],
   },
   {
     step: "start_container",

@@ -86,6 +86,16 @@ export interface Crossing<By extends string = string> {
   readonly breaksStaleLock?: boolean;
 }
 
+/** What a pending operation's intent binds of one runner it takes down: its model and exact container. */
+export interface RunnerBinding {
+  /** The model. */
+  model: string;
+  /** Its application ID. */
+  application_id: string;
+  /** The exact container the operation stops and removes. */
+  container_id: string;
+}
+
 /** What a pending operation's control shows the registry: its kind and its intent's details. */
 export interface PendingControl {
   readonly kind: string;
@@ -108,10 +118,14 @@ export interface JourneyDescriptor<Name extends string = string, By extends stri
   /** Why its actions are applied alone (none: it mixes with any other journey's). */
   readonly alone: readonly MixRule[];
   /**
-   * Whether, while its operation is pending, a day-two command may record an event about the
-   * runner of `applicationId` (absent: never — a pending operation refuses every day-two event).
+   * The runner of `applicationId` as its pending operation binds it, when a day-two command may
+   * act on that runner (and record its event) while the operation is pending; null, or absent:
+   * never — a pending operation refuses every day-two event.
    */
-  readonly admitsDayTwo?: (control: PendingControl, applicationId: string) => boolean;
+  readonly dayTwoBinding?: (
+    control: PendingControl,
+    applicationId: string,
+  ) => RunnerBinding | null;
 }
 
 /** A journey that opens an operation of its own (its intent records `kind`). */

@@ -17,7 +17,12 @@
  * @module
  */
 import type { ErrorCode } from "../errors.ts";
-import type { JourneyAction, JourneyDescriptor, PendingControl } from "./descriptor.ts";
+import type {
+  JourneyAction,
+  JourneyDescriptor,
+  PendingControl,
+  RunnerBinding,
+} from "./descriptor.ts";
 import { REPLACEMENT_JOURNEY } from "./replacement.ts";
 import { CREATE_JOURNEY } from "./create.ts";
 import { OPERATOR_JOURNEY } from "./operator.ts";
@@ -145,5 +150,23 @@ export function planMixes(actions: readonly JourneyAction[]): PlanMix[] {
  * ```
  */
 export function admitsDayTwo(control: PendingControl, applicationId: string): boolean {
-  return journeyOfKind(control.kind)?.admitsDayTwo?.(control, applicationId) ?? false;
+  return dayTwoBinding(control, applicationId) !== null;
+}
+
+/**
+ * The runner of `applicationId` as a pending operation binds it when its journey admits a
+ * day-two command about it (its model and exact container: a runner removal's or a destroy's
+ * runner); null when the operation's journey admits none.
+ *
+ * @example
+ * ```ts
+ * import { dayTwoBinding } from "./journeys.ts";
+ * dayTwoBinding({ kind: "create", intent: { details: {} } }, "app"); // null
+ * ```
+ */
+export function dayTwoBinding(
+  control: PendingControl,
+  applicationId: string,
+): RunnerBinding | null {
+  return journeyOfKind(control.kind)?.dayTwoBinding?.(control, applicationId) ?? null;
 }

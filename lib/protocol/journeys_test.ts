@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   admitsDayTwo,
+  dayTwoBinding,
   type Journey,
   JOURNEY_DESCRIPTORS,
   journeyOfAction,
@@ -104,4 +105,15 @@ Deno.test("a pending operation admits a day-two event only where its journey say
   assert.equal(admitsDayTwo(removal("other"), "app"), false);
   assert.equal(admitsDayTwo({ ...removal("app"), kind: "create" }, "app"), false);
   assert.equal(admitsDayTwo({ ...removal("app"), kind: "runner_update" }, "app"), false);
+});
+
+Deno.test("the registry gives a pending removal's or destroy's binding of a runner, and no other journey's", () => {
+  const bound = { model: "m", application_id: "app", container_id: "c".repeat(64) };
+  const pending = (kind: string) => ({ kind, intent: { details: { actions: [bound] } } });
+  assert.deepEqual(dayTwoBinding(pending("runner_removal"), "app"), bound);
+  assert.deepEqual(dayTwoBinding(pending("destroy"), "app"), bound);
+  assert.equal(dayTwoBinding(pending("destroy"), "other"), null);
+  assert.equal(dayTwoBinding(pending("create"), "app"), null);
+  assert.equal(dayTwoBinding(pending("connector_change"), "app"), null);
+  assert.equal(admitsDayTwo(pending("destroy"), "app"), true);
 });

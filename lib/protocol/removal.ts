@@ -29,7 +29,7 @@
 import type { FaultSite } from "../fault/site.ts";
 import { derivedOperationId, rowOf, siteMaker, siteOf, tableSites } from "./table.ts";
 import { CLEAN_CLOSE_BLOCKERS } from "./replacement.ts";
-import type { OperationJourney } from "./descriptor.ts";
+import type { OperationJourney, PendingControl, RunnerBinding } from "./descriptor.ts";
 
 const site = siteMaker(import.meta.url);
 
@@ -172,33 +172,27 @@ export function removalSites(): FaultSite[] {
 /** The operation kind of the removal journey in the journal (envelope version 3). */
 export const REMOVAL_OPERATION_KIND = "runner_removal";
 
-/** What a pending removal's intent binds of one runner: its model and exact container. */
-export interface RemovalBinding {
-  /** The model. */
-  model: string;
-  /** Its application ID. */
-  application_id: string;
-  /** The exact container the removal stops and removes. */
-  container_id: string;
-}
-
 /**
- * The binding of one application ID in a pending operation when that operation is a runner
- * removal taking it down; null for any other operation or runner. While a removal is pending,
- * the day-two commands (`restart`, `skip-record`, `acknowledge-drift`) act on its runner only —
- * the state store refuses their audit events for any other (`BLOCKED_OPERATION_PENDING`).
+ * The binding of one application ID in a pending operation of `kind` that takes runners down
+ * the removal's way (its intent records each runner as a removal's does: a runner removal, by
+ * default, or a destroy); null for any other operation or runner. While such an operation is
+ * pending, the day-two commands (`restart`, `skip-record`, `acknowledge-drift`) act on its
+ * runners only — the state store refuses their audit events for any other
+ * (`BLOCKED_OPERATION_PENDING`).
  *
  * @example
  * ```ts
  * import { removalBinding } from "./removal.ts";
  * removalBinding({ kind: "create", intent: { details: {} } }, "app"); // null
+ * removalBinding({ kind: "create", intent: { details: {} } }, "app", "create"); // null (no runner)
  * ```
  */
 export function removalBinding(
-  control: { kind: string; intent: { details: { [key: string]: unknown } } },
+  control: PendingControl,
   applicationId: string,
-): RemovalBinding | null {
-  if (control.kind !== REMOVAL_OPERATION_KIND) return null;
+  kind: string = REMOVAL_OPERATION_KIND,
+): RunnerBinding | null {
+  if (control.kind !== kind) return null;
   const actions = control.intent.details.actions;
   if (!Array.isArray(actions)) return null;
   for (const x of actions as unknown[]) {
@@ -263,5 +257,5 @@ export const REMOVAL_JOURNEY: OperationJourney<"removal"> = {
       }: keep the other changes out of sluice.yaml for now, plan and apply the removal, then plan the rest`,
     evidence: ({ own }) => ({ removals: own.map((x) => x.model) }),
   }],
-  admitsDayTwo: (control, applicationId) => removalBinding(control, applicationId) !== null,
+  dayTwoBinding: (control, applicationId) => removalBinding(control, applicationId),
 };

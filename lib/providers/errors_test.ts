@@ -8,6 +8,7 @@ import {
   guardPort,
   providerFailure,
   type ProviderTarget,
+  tlsFailure,
   transportFailure,
   withoutCredentials,
 } from "./errors.ts";
@@ -174,4 +175,22 @@ Deno.test("reachAny: a closed port and an unknown host are unreachable at once; 
   } finally {
     l.close();
   }
+});
+
+Deno.test("an expired, untrusted or self-signed peer certificate, however wrapped, is an untrusted TLS failure; a plain network error is none", () => {
+  for (
+    const code of [
+      "CERT_HAS_EXPIRED",
+      "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+      "SELF_SIGNED_CERT_IN_CHAIN",
+    ]
+  ) {
+    const inner = Object.assign(new Error(`certificate: ${code}`), { code });
+    const wrapped = new Error("request failed", { cause: new Error("retry", { cause: inner }) });
+    assert.deepEqual(tlsFailure(wrapped), {
+      kind: "untrusted",
+      detail: `certificate: ${code} (${code})`,
+    });
+  }
+  assert.equal(tlsFailure(Object.assign(new Error("refused"), { code: "ECONNREFUSED" })), null);
 });

@@ -24,12 +24,6 @@ export interface RunnerImageResult {
 
 const BUILD_SCRIPT = new URL("../../runner/build.sh", import.meta.url);
 
-/** Options of {@link buildRunnerImage}. */
-export interface RunnerImageOptions {
-  /** Only check that the up-to-date image exists; build nothing. */
-  check?: boolean;
-}
-
 /**
  * Build the runner image (or only check it, `check: true`) and return its image ID. Fails with
  * `ENV_RUNNER_IMAGE_MISSING` (check mode) or `ENV_RUNNER_BUILD_FAILED` (exit 7).
@@ -42,7 +36,10 @@ export interface RunnerImageOptions {
  * ```
  */
 export async function buildRunnerImage(
-  options: RunnerImageOptions = {},
+  options: {
+    /** Only check that the up-to-date image exists; build nothing. */
+    check?: boolean;
+  } = {},
 ): Promise<RunnerImageResult> {
   const check = options.check === true;
   if (BUILD_SCRIPT.protocol !== "file:") {
@@ -81,3 +78,6 @@ export async function buildRunnerImage(
   }
   return { image: stdout, checked_only: check };
 }
+
+/** Options of {@link buildRunnerImage}. */
+export type RunnerImageOptions = NonNullable<Parameters<typeof buildRunnerImage>[0]>;

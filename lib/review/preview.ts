@@ -57,16 +57,6 @@ export const PREVIEW_DEFAULTS: PreviewLimits = {
   timeoutMs: 15_000,
 };
 
-/** One example record: where it is and its output columns (BIGINT as decimal text). */
-export interface PreviewExample {
-  /** The partition. */
-  partition: number;
-  /** The offset (decimal). */
-  offset: string;
-  /** The model's output columns of the record. */
-  values: Record<string, string | number | boolean | null>;
-}
-
 /** The preview of one model: its sealed summary plus what only a reviewer sees. */
 export interface PreviewModel extends PreviewSummary {
   /** The N asked for. */
@@ -74,7 +64,17 @@ export interface PreviewModel extends PreviewSummary {
   /** The offsets read per partition: `[from, to)` (decimal strings). */
   partitions: Array<{ partition: number; from: string; to: string }>;
   /** Up to 5 records of each flip, output columns only. */
-  examples: { newly_admitted: PreviewExample[]; newly_dropped: PreviewExample[] };
+  examples: Record<
+    "newly_admitted" | "newly_dropped",
+    Array<{
+      /** The partition. */
+      partition: number;
+      /** The offset (decimal). */
+      offset: string;
+      /** The model's output columns of the record. */
+      values: Record<string, string | number | boolean | null>;
+    }>
+  >;
   /** Up to 5 undecodable records with the runner's reason. */
   undecodable_examples: Array<
     { partition: number; offset: string; code: string; field: string | null; message: string }
@@ -303,3 +303,6 @@ function example(
 function cmp(a: bigint, b: bigint): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** One example record: where it is and its output columns (BIGINT as decimal text). */
+export type PreviewExample = PreviewModel["examples"]["newly_admitted"][number];

@@ -16,7 +16,12 @@
  * ```
  * @module
  */
-import { DESTROY_NOTE, RUNNER_REMOVAL_NOTE } from "../plan/removals.ts";
+import {
+  DESTROY_DELETE_NOTE,
+  DESTROY_NOTE,
+  destroyDataLines,
+  RUNNER_REMOVAL_NOTE,
+} from "../plan/removals.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { isSensitiveKey, REDACTED, redactForDisplay } from "../artifact/redact.ts";
 import type { Expr } from "../expr/ast.ts";
@@ -300,15 +305,7 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
   if (plan.connectors?.items.some((i) => i.change === "remove")) notes.push(CONNECTOR_REMOVAL_NOTE);
   if (plan.actions.some((a) => a.type === "remove_runner")) notes.push(RUNNER_REMOVAL_NOTE);
   if (destroy) {
-    notes.push(DESTROY_NOTE);
-    const k = destroy.keeps;
-    notes.push(
-      `KEPT by this destroy (nothing data-bearing is deleted): topics ${
-        k.topics.join(", ") || "(none)"
-      }; state volumes ${k.volumes.join(", ") || "(none)"}; consumer groups with their offsets ${
-        k.consumer_groups.join(", ") || "(none)"
-      }.`,
-    );
+    notes.push(destroy.deletes ? DESTROY_DELETE_NOTE : DESTROY_NOTE, ...destroyDataLines(destroy));
   }
   notes.push(...runnerPermissionWarnings(plan.runner_permissions));
   if (plan.scope === "selected") {

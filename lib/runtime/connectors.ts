@@ -3,17 +3,21 @@
  * table (`lib/protocol/connector.ts`), each crossing its fault site. Under the deployment lock:
  * a fresh exact observation of every named connector must show what the plan binds (the cluster
  * identity; absent for a create, the owned fingerprint for an update or removal) before the
- * intent is recorded; then one Connect mutation per action, each preceded by a fresh exact read;
- * then ownership is committed (serial + 1) and the operation cleared; then a bounded read-only
- * wait for the created or updated connectors' tasks to run.
+ * intent is recorded. From there the journey driver (`journey_driver.ts`) runs the table: fresh
+ * readings (`connector_reading.ts`), the table's decision (`decideConnectors`,
+ * `connector_next.ts` — the one `state runner-status` reports), one step: one Connect mutation
+ * per action, each after a fresh exact read of its connector; then ownership is committed
+ * (serial + 1) and the operation cleared; then a bounded read-only wait for the created or
+ * updated connectors' tasks to run (the table's last row, which reports and never fails).
  *
  * **Continuation.** A process killed anywhere leaves the operation pending; `apply --plan` with
- * the same plan file continues it in a fresh process ({@link continueConnectorOperation}): each
- * action is decided by what an exact read of its connector shows — still in the prior state (do
- * it), already in the desired state (a lost response: done), anything else (blocked: never
- * guessed). **Refusals.** A mutation the worker refused (nothing happened) ends the operation:
- * what was done before it is committed, then the refusal is reported; a lost response leaves it
- * pending (exit 6).
+ * the same plan file continues it in a fresh process ({@link continueConnectorOperation}) with
+ * the same driver: each action is decided by what an exact read of its connector shows — still
+ * in the prior state (do it), already in the desired state (a lost response: done), anything
+ * else (blocked: never guessed). **Refusals.** A mutation the worker refused (nothing happened),
+ * or a connector the run that recorded the intent finds no longer as it checked it, ends the
+ * operation: what was done before it is committed, then the refusal is reported; a lost
+ * response leaves it pending (exit 6).
  *
  * Deleting a connector removes the connector object only: its topics, records, consumer group
  * offsets, stored source offsets and external systems stay.
@@ -25,25 +29,19 @@
  * ```
  * @module
  */
-import { type ErrorCode, SluiceError } from "../errors.ts";
+import { SluiceError } from "../errors.ts";
 import { writeIntent } from "./unknown_outcome.ts";
-import {
-  type ConnectorArtifact,
-  desiredConnectorConfig,
-  resolveConnectorConfig,
-  secretHashKey,
-} from "../artifact/connector.ts";
+import { desiredConnectorConfig, resolveConnectorConfig } from "../artifact/connector.ts";
 import { atSite } from "../fault/site.ts";
 import type { Plan } from "../plan/plan.ts";
 import { currentContext, verifyContinuation } from "../plan/plan_file.ts";
-import { type ConnectorAction, isConnectorAction, ownedAfter } from "../plan/connectors.ts";
+import { type ConnectorAction, ownedAfter } from "../plan/connectors.ts";
 import {
   CONNECTOR_OPERATION_KIND,
   connectorOperationId,
   connectorSite,
   UNOWNED_CONNECTOR_WAYS_OUT,
 } from "../protocol/connector.ts";
-import type { ConnectPort } from "../providers/connect/port.ts";
 import { commitOfOperation } from "../state/history.ts";
 import {
   emptyOwnership,
@@ -52,32 +50,30 @@ import {
   stateChecksum,
   withConnectors,
 } from "../state/ownership.ts";
-import type { StateSnapshot, StateStore } from "../state/store.ts";
-import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
-import type { ConnectorObservation } from "../validation/connector_observation.ts";
-import { observeConnectors } from "./connector_observer.ts";
-import { type Clock, isoNow, SYSTEM_CLOCK } from "./deps.ts";
-import { OperationEvents, type ProgressListener } from "./progress.ts";
+import type { StateSnapshot } from "../state/store.ts";
+import { blocker, blockerError } from "../validation/blocker.ts";
+import { isoNow, SYSTEM_CLOCK } from "./deps.ts";
+import { driveJourney } from "./journey_driver.ts";
+import { OperationEvents } from "./progress.ts";
 import { providerMutation } from "./provider_mutation.ts";
+import {
+  actionPosition,
+  artifactOf,
+  connectorActions,
+  type ConnectorJourneyContext,
+  type ConnectorReadings,
+  observeActions,
+  readConnectors,
+} from "./connector_reading.ts";
+import { type ConnectorGo, decideConnectors } from "./connector_next.ts";
 
-/** What the connector journey needs from outside. */
-export interface ConnectorJourneyContext {
-  store: StateStore;
-  actor: string;
-  /** The project's current source hash (re-read from disk by the caller). */
-  sourceSha256: string;
-  /** The Connect port of a declared cluster alias. */
-  connect: (cluster: string) => ConnectPort;
-  /** Where secret values and the digest key come from (default: this process's environment). */
-  env?: (variable: string) => string | undefined;
-  clock?: Clock;
-  /** Progress events of the connector journey. */
-  onProgress?: ProgressListener;
-  /** Cancels the operation at its next durable boundary (`CANCELLED`). */
-  signal?: AbortSignal;
-  /** How long created or updated connectors may take to run (default 60 s; 0: do not wait). */
-  runningTimeoutMs?: number;
-}
+// the readings the connector journey decides by, where its callers have always found them
+export {
+  actionPosition,
+  connectorActions,
+  type ConnectorJourneyContext,
+  observeActions,
+} from "./connector_reading.ts";
 
 /** One connector after the journey. */
 export interface ConnectorOutcome {
@@ -122,122 +118,6 @@ const NOTHING_HAPPENED = new Set([
   "CONNECT_NOT_FOUND",
   "ENV_CONNECT_UNREACHABLE",
 ]);
-
-/**
- * The connector actions of a plan, in plan order.
- *
- * @example
- * ```ts
- * // connectorActions(plan).map((a) => `${a.type} ${a.name}`)
- * ```
- */
-export function connectorActions(plan: Plan): ConnectorAction[] {
-  return plan.actions.filter(isConnectorAction);
-}
-
-type Position = { kind: "before" } | { kind: "after" } | { kind: "blocked"; blocker: Blocker };
-
-/**
- * Where an action stands according to one exact observation of its connector: still to do
- * (`before`), done (`after`), or blocked. The same reading serves the check before the intent
- * and the continuation after a lost response.
- *
- * @example
- * ```ts
- * // actionPosition(action, observation).kind  → "before" | "after" | "blocked"
- * ```
- */
-export function actionPosition(a: ConnectorAction, obs: ConnectorObservation): Position {
-  const blocked = (code: ErrorCode, message: string): Position => ({
-    kind: "blocked",
-    blocker: blocker(code, message, { evidence: { connector: a.name, action: a.type } }),
-  });
-  if (
-    obs.identity.kafka_cluster_id !== a.identity.kafka_cluster_id ||
-    obs.identity.endpoint_digest !== a.identity.endpoint_digest
-  ) {
-    return blocked(
-      "BLOCKED_CONNECT_CLUSTER_CHANGED",
-      `Connect cluster ${a.cluster} now answers for Kafka cluster ${obs.identity.kafka_cluster_id} (endpoint digest ${
-        obs.identity.endpoint_digest.slice(0, 12)
-      }), not the reviewed ${a.identity.kafka_cluster_id} (${
-        a.identity.endpoint_digest.slice(0, 12)
-      })`,
-    );
-  }
-  switch (a.type) {
-    case "create_connector":
-      if (!obs.exists) return { kind: "before" };
-      if (obs.fingerprints.desired === a.config_fingerprint) return { kind: "after" };
-      return blocked(
-        "BLOCKED_UNOWNED_CONNECTOR",
-        `connector ${a.name} exists with a configuration sluice did not submit: this project did not create it, so it does not own it; ${UNOWNED_CONNECTOR_WAYS_OUT}`,
-      );
-    case "update_connector":
-      if (!obs.exists) {
-        return blocked(
-          "BLOCKED_CONNECTOR_MISSING",
-          `connector ${a.name} disappeared before its update: it was deleted outside sluice`,
-        );
-      }
-      if (obs.fingerprints.owned === a.prior_config_fingerprint) return { kind: "before" };
-      if (obs.fingerprints.desired === a.config_fingerprint) return { kind: "after" };
-      return blocked(
-        "BLOCKED_CONNECTOR_DRIFT",
-        `connector ${a.name} has neither the owned nor the reviewed configuration: it was changed outside sluice`,
-      );
-    case "remove_connector":
-      if (!obs.exists) return { kind: "after" };
-      if (obs.fingerprints.owned === a.config_fingerprint) return { kind: "before" };
-      return blocked(
-        "BLOCKED_CONNECTOR_DRIFT",
-        `connector ${a.name} no longer has the configuration sluice submitted: it is not the connector the removal names`,
-      );
-    case "release_connector":
-      if (!obs.exists) return { kind: "before" };
-      return blocked(
-        "BLOCKED_UNOWNED_CONNECTOR",
-        `connector ${a.name} was declared removed while absent, but it exists again: this project did not create it, so it does not own it; ${UNOWNED_CONNECTOR_WAYS_OUT}`,
-      );
-  }
-}
-
-/** The desired artifact of a create or update. */
-function artifactOf(plan: Plan, a: ConnectorAction): ConnectorArtifact {
-  const x = plan.connectors?.artifacts.find((c) => c.artifact.name === a.name);
-  if (!x) throw new SluiceError("PLAN_INVALID", `the plan has no artifact for connector ${a.name}`);
-  return x.artifact;
-}
-
-/** The owned secret keys of an action's connector (null: not owned). */
-function ownedKeys(doc: OwnershipDocument | null, name: string): string[] | null {
-  return doc ? ownedConnectors(doc).find((o) => o.name === name)?.secret_keys ?? null : null;
-}
-
-/** Observe the connectors of some actions, exactly (also `state runner-status`). */
-export async function observeActions(
-  ctx: ConnectorJourneyContext,
-  plan: Plan,
-  actions: ConnectorAction[],
-  ownership: OwnershipDocument | null,
-): Promise<Map<string, ConnectorObservation>> {
-  const env = ctx.env ?? ((v: string) => Deno.env.get(v));
-  const targets = actions.map((a) => ({
-    connector: a.connector,
-    name: a.name,
-    cluster: a.cluster,
-    desiredSecretKeys: a.type === "create_connector" || a.type === "update_connector"
-      ? desiredConnectorConfig(artifactOf(plan, a), env).secretKeys
-      : null,
-    ownedSecretKeys: ownedKeys(ownership, a.name),
-  }));
-  const needsKey = targets.some((t) =>
-    (t.desiredSecretKeys?.length ?? 0) + (t.ownedSecretKeys?.length ?? 0) > 0
-  );
-  const hashKey = needsKey ? secretHashKey(env) : null;
-  const obs = await observeConnectors({ connect: ctx.connect, hashKey, clock: ctx.clock }, targets);
-  return new Map(obs.connectors.map((o) => [o.name, o]));
-}
 
 /**
  * Check, on fresh exact reads, that every connector action of the plan is still authorized
@@ -358,7 +238,8 @@ export async function applyConnectorChanges(
  * Continue a pending connector operation with its own plan (`apply --plan FILE` again): the
  * plan must be the one its intent recorded, the project sources unchanged and ownership still
  * the state the intent started from (or the state its own commit recorded, when only the clear
- * was lost). Then each action is decided by an exact read (see module docs).
+ * was lost: the table's intent and commit rows decide both). Then each action is decided by an
+ * exact read (see module docs).
  *
  * @example
  * ```ts
@@ -381,39 +262,6 @@ export async function continueConnectorOperation(
   const events = connectorEvents(ctx, control.operation_id, planSha256);
   return await events.run(async () => {
     events.started(true, `connector operation ${control.operation_id} continues from its intent`);
-    const committed = commitOfOperation(snap.history.events, control.operation_id);
-    if (committed && snap.ownership?.checksum === committed.state_checksum) {
-      // only the clear was lost: the commit the history recorded is the state; clear it
-      const done = await atSite(
-        connectorSite("commit"),
-        () =>
-          ctx.store.commitOwnership(snap, snap.ownership!.document, {
-            operationId: control.operation_id,
-            recordedAt: isoNow(ctx.clock ?? SYSTEM_CLOCK),
-          }),
-      );
-      const serial = done.ownership!.document.serial;
-      const connectors = await awaitRunning(ctx, events, connectorActions(plan), new Set());
-      events.committed(
-        serial,
-        `ownership serial ${serial} (committed before; its clear is now recorded)`,
-      );
-      return {
-        operation_id: control.operation_id,
-        serial,
-        continued: true,
-        verified_committed: false,
-        connectors,
-      };
-    }
-    const current = snap.ownership?.checksum ??
-      stateChecksum(emptyOwnership(ctx.store.project, ctx.store.environment));
-    if (current !== intent.original_state_checksum) {
-      throw new SluiceError(
-        "BLOCKED_STATE_CHANGED",
-        `ownership changed since connector operation ${control.operation_id} began (${intent.original_state_checksum} → ${current})`,
-      );
-    }
     return await drive(ctx, events, plan, snap, control.operation_id, true);
   });
 }
@@ -463,21 +311,30 @@ export async function verifyCommittedConnectorPlan(
   };
 }
 
-/** The rows after the intent: one exact read and at most one mutation per action, then commit. */
+/**
+ * The rows after the intent, run by the journey driver: each decision is the connector table's
+ * ({@link decideConnectors}, the one `state runner-status` reports) on fresh readings; this
+ * crosses the step it names at its row's site — a Connect mutation, the release of a record, the
+ * commit (then the read-only wait for the connectors to run) — or, in the run that recorded the
+ * intent, ends the operation with what was done before a refused connector.
+ */
 async function drive(
   ctx: ConnectorJourneyContext,
   events: OperationEvents,
   plan: Plan,
-  snap: StateSnapshot,
+  start: StateSnapshot,
   operationId: string,
   continuing: boolean,
 ): Promise<ConnectorApplyResult> {
+  const clock = ctx.clock ?? SYSTEM_CLOCK;
   const env = ctx.env ?? ((v: string) => Deno.env.get(v));
-  const prior = snap.ownership?.document ??
+  const prior = start.ownership?.document ??
     emptyOwnership(ctx.store.project, ctx.store.environment);
   const actions = connectorActions(plan);
+  // the actions this run dealt with, in plan order (the commit records them)
   const done: ConnectorAction[] = [];
   const observedDone = new Set<string>();
+  let snap = start;
   const finish = async () => {
     const next: OwnershipDocument = {
       ...withConnectors(
@@ -489,100 +346,125 @@ async function drive(
     snap = await atSite(connectorSite("commit"), () =>
       ctx.store.commitOwnership(snap, next, {
         operationId,
-        recordedAt: isoNow(ctx.clock ?? SYSTEM_CLOCK),
+        recordedAt: isoNow(clock),
       }));
     return next.serial;
   };
-  for (const a of actions) {
-    const obs = (await observeActions(ctx, plan, [a], prior)).get(a.name)!;
-    const position = actionPosition(a, obs);
-    if (position.kind === "after" && continuing) {
-      // a lost response: the exact read proves this operation's mutation happened
-      events.boundary({
-        kind: "connector",
-        step: a.type,
-        boundary: a.type,
-        message: `${a.name}: already done (observed)`,
-      });
-      done.push(a);
-      observedDone.add(a.name);
-      continue;
-    }
-    if (position.kind !== "before") {
-      const b = position.kind === "blocked" ? position.blocker : blocker(
-        "BLOCKED_UNOWNED_CONNECTOR",
-        a.type === "create_connector" || a.type === "update_connector"
-          ? `connector ${a.name} changed between the check and the ${a.type}: someone else made it what this operation would have; this project did not, so it does not own it; ${UNOWNED_CONNECTOR_WAYS_OUT}`
-          : `connector ${a.name} changed between the check and the ${a.type}`,
-        { evidence: { connector: a.name } },
-      );
-      // a first run has mutated nothing of this connector: end the operation with what was
-      // done; a continuation cannot tell, so the operation stays pending for an operator
-      if (!continuing) await finish();
-      throw blockerError([b]);
-    }
-    if (a.type === "release_connector") {
-      done.push(a);
-      events.boundary({
-        kind: "connector",
-        step: a.type,
-        boundary: a.type,
-        message: `${a.name}: already absent; its ownership record is released`,
-      });
-      continue;
-    }
-    const port = ctx.connect(a.cluster);
-    try {
-      if (a.type === "create_connector" || a.type === "update_connector") {
-        const submission = resolveConnectorConfig(artifactOf(plan, a), env);
-        const step = a.type === "create_connector" ? "create_connector" : "update_connector";
-        await providerMutation(
-          ctx.store,
-          connectorSite(step),
-          () =>
-            a.type === "create_connector"
-              ? port.createConnector(a.name, submission)
-              : port.updateConnectorConfig(a.name, submission),
-        );
-        done.push(a);
-        events.boundary({
-          kind: "connector",
-          step,
-          boundary: step,
-          message: `${a.name} ${a.type === "create_connector" ? "created" : "updated"}`,
-        });
-      } else {
-        await providerMutation(
-          ctx.store,
-          connectorSite("delete_connector"),
-          () => port.deleteConnector(a.name),
-        );
-        done.push(a);
-        events.boundary({
-          kind: "connector",
-          step: "delete_connector",
-          boundary: "delete_connector",
-          message: `${a.name} deleted (the connector object only; topics, offsets and files stay)`,
-        });
-      }
-    } catch (error) {
-      if (error instanceof SluiceError && NOTHING_HAPPENED.has(error.code)) {
-        // refused: nothing happened to this connector; record what was done, then report
-        await finish();
-      }
-      throw error;
-    }
-  }
-  const serial = await finish();
-  const connectors = await awaitRunning(ctx, events, actions, observedDone);
-  events.committed(serial, `ownership serial ${serial}`);
-  return {
+  const result = (serial: number, connectors: ConnectorOutcome[]): ConnectorApplyResult => ({
     operation_id: operationId,
     serial,
     continued: continuing,
     verified_committed: false,
     connectors,
-  };
+  });
+  return await driveJourney<ConnectorReadings, ConnectorGo, ConnectorApplyResult>({
+    events,
+    clock,
+    // no row before the commit waits (the wait for RUNNING after it only reports)
+    boundMs: 0,
+    read: async () => {
+      const readings = await readConnectors(ctx, plan, start, {
+        continuing,
+        done: new Set(done.map((a) => a.name)),
+      });
+      for (const r of readings.actions) {
+        if (!continuing || r.position.kind !== "after") continue;
+        // a lost response: the exact read proves this operation's mutation happened
+        events.boundary({
+          kind: "connector",
+          step: r.action.type,
+          boundary: r.action.type,
+          message: `${r.action.name}: already done (observed)`,
+        });
+        done.push(r.action);
+        observedDone.add(r.action.name);
+      }
+      return readings;
+    },
+    decide: (readings) => decideConnectors(readings),
+    wake: () => Promise.reject(new Error("the connector table has no row that waits")),
+    cross: async (step) => {
+      switch (step.kind) {
+        case "release_connector": {
+          done.push(step.action);
+          events.boundary({
+            kind: "connector",
+            step: step.kind,
+            boundary: step.kind,
+            message: `${step.action.name}: already absent; its ownership record is released`,
+          });
+          return undefined;
+        }
+        case "create_connector":
+        case "update_connector":
+        case "delete_connector": {
+          const a = step.action;
+          const port = ctx.connect(a.cluster);
+          try {
+            // the configuration is resolved before the site (a missing secret mutates nothing)
+            const submission = step.kind === "delete_connector"
+              ? null
+              : resolveConnectorConfig(artifactOf(plan, a), env);
+            await providerMutation<unknown>(
+              ctx.store,
+              step.row.site,
+              () =>
+                submission === null
+                  ? port.deleteConnector(a.name)
+                  : step.kind === "create_connector"
+                  ? port.createConnector(a.name, submission)
+                  : port.updateConnectorConfig(a.name, submission),
+            );
+            done.push(a);
+            events.boundary({
+              kind: "connector",
+              step: step.kind,
+              boundary: step.kind,
+              message: step.kind === "delete_connector"
+                ? `${a.name} deleted (the connector object only; topics, offsets and files stay)`
+                : `${a.name} ${step.kind === "create_connector" ? "created" : "updated"}`,
+            });
+          } catch (error) {
+            if (error instanceof SluiceError && NOTHING_HAPPENED.has(error.code)) {
+              // refused: nothing happened to this connector; record what was done, then report
+              await finish();
+            }
+            throw error;
+          }
+          return undefined;
+        }
+        case "refuse":
+          // the run that recorded the intent mutated nothing of this connector: end the
+          // operation with what was done before it, then report why
+          await finish();
+          throw blockerError(step.blockers);
+        case "commit": {
+          if (step.recorded) {
+            // only the clear was lost: the commit the history recorded is the state; clear it
+            const cleared = await atSite(
+              connectorSite("commit"),
+              () =>
+                ctx.store.commitOwnership(start, start.ownership!.document, {
+                  operationId,
+                  recordedAt: isoNow(clock),
+                }),
+            );
+            const serial = cleared.ownership!.document.serial;
+            const connectors = await awaitRunning(ctx, events, actions, new Set());
+            events.committed(
+              serial,
+              `ownership serial ${serial} (committed before; its clear is now recorded)`,
+            );
+            return result(serial, connectors);
+          }
+          const serial = await finish();
+          const connectors = await awaitRunning(ctx, events, actions, observedDone);
+          events.committed(serial, `ownership serial ${serial}`);
+          return result(serial, connectors);
+        }
+      }
+    },
+  });
 }
 
 /**

@@ -1,11 +1,14 @@
 /**
- * The create journey: a format-5 plan's topics and runners. The steps are the rows of the create
- * table (`lib/protocol/create.ts`), in order, each crossing its row's fault site: under the
- * deployment lock (taken by the router, `lib/runtime/journeys.ts`) it re-verifies the fresh
- * runtime, records the intent before the first mutation, creates each topic, then per runner the
- * state volume, the group's initial offsets, the mounted plan file, the stopped container, starts
- * it and waits until it reports RUNNING; then it commits ownership (serial + 1) and clears the
- * operation.
+ * The create journey: a format-5 plan's topics and runners. Under the deployment lock (taken by
+ * the router, `lib/runtime/journeys.ts`) it re-verifies the fresh runtime (`create_recheck.ts`)
+ * and records the intent with every identity it will create (`create_identities.ts`) before the
+ * first mutation. From there the journey driver (`journey_driver.ts`) runs the create table
+ * (`lib/protocol/create.ts`): fresh readings (`create_reading.ts`), the table's decision
+ * (`decideCreate`, `create_next.ts` — the one `state runner-status` reports), one step crossed at
+ * its row's fault site. That is each topic, then per runner the state volume, the group's initial
+ * offsets, the mounted plan file, the stopped container, its volume's instance file, its start
+ * and the wait until it reports RUNNING; then the commit of ownership (serial + 1,
+ * `create_ownership.ts`) and the clear of the operation.
  *
  * It never pulls or builds an image and never adopts a resource it did not create.
  *
@@ -36,42 +39,44 @@ import { createOnExistingVolume } from "../providers/docker/existing_volume.ts";
 import { SluiceError } from "../errors.ts";
 import { writeIntent } from "./unknown_outcome.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
-import { runnerTopics } from "../artifact/artifact.ts";
 import { atSite } from "../fault/site.ts";
-import { pendingCommands, type Plan, type PlannedAction, type RunnerResume } from "../plan/plan.ts";
+import { pendingCommands, type Plan, type PlannedAction } from "../plan/plan.ts";
 import { currentContext, verifyContinuation, verifyPlanCurrent } from "../plan/plan_file.ts";
 import type { StateSnapshot } from "../state/store.ts";
-import type { OperationIntent } from "../state/journal.ts";
-import type { Json } from "../state/_canonical.ts";
-import { checkGeneration, verifyOwnedRunner } from "../validation/runner_checks.ts";
-import type { OwnershipDocument } from "../state/ownership.ts";
-import {
-  emptyOwnership,
-  type RetainedRunner,
-  stateChecksum,
-  withRetained,
-} from "../state/ownership.ts";
+import { verifyOwnedRunner } from "../validation/runner_checks.ts";
+import { emptyOwnership, type OwnershipDocument, stateChecksum } from "../state/ownership.ts";
 import { blockerError } from "../validation/blocker.ts";
-import type { RunnerObservation, RunnerTarget } from "../validation/observation.ts";
+import type { RunnerTarget } from "../validation/observation.ts";
 import { targetOfArtifact } from "../validation/observation.ts";
 import { createSite } from "../protocol/create.ts";
-import { buildMountedPlan, mountedPlanBytes } from "../protocol/mounted_plan.ts";
-import { type Clock, isoNow, RANDOM_UUIDS, SYSTEM_CLOCK } from "./deps.ts";
+import { isoNow, RANDOM_UUIDS, SYSTEM_CLOCK } from "./deps.ts";
 import { OperationEvents } from "./progress.ts";
 import { writeMountedPlanFile } from "./mounted_plan_file.ts";
-import {
-  generationOf,
-  initialContainerName,
-  LABEL,
-  RUNNER_ENV,
-  RUNNER_EXECUTION,
-  RUNNER_PATHS,
-  volumeName,
-} from "./labels.ts";
+import { LABEL, RUNNER_ENV, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
 import { observeRunner } from "./observer.ts";
 import { runtimeActions } from "../plan/connectors.ts";
 import { providerMutation } from "./provider_mutation.ts";
+import { extraLabelsDetail, recordedExtraLabels } from "./operation_labels.ts";
 import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
+import { driveJourney } from "./journey_driver.ts";
+import {
+  artifactOf,
+  type CreateIdentities,
+  identitiesJson,
+  identitiesOf,
+  plannedIdentities,
+} from "./create_identities.ts";
+import { completedBy, createdOwnership } from "./create_ownership.ts";
+import { recheckBeforeIntent } from "./create_recheck.ts";
+import { type CreateReadings, readCreate } from "./create_reading.ts";
+import {
+  type CreateGo,
+  type CreateNote,
+  type CreateWait,
+  decideCreate,
+  noteKey,
+  refusal,
+} from "./create_next.ts";
 
 /**
  * Continue the pending create operation this plan file started (`apply --plan` with the same
@@ -102,7 +107,7 @@ export async function continueCreate(
     return await inOperation(
       pending.operation_id,
       planSha256,
-      () => runCreate(ctx, events, plan, snap, pending.operation_id, identitiesOf(pending.intent)),
+      () => drive(ctx, events, plan, snap, pending.operation_id, identitiesOf(pending.intent)),
     );
   });
 }
@@ -159,45 +164,7 @@ export async function startCreate(
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const now = () => isoNow(clock);
   const runtime = runtimeActions(plan.actions);
-  // fresh re-verification before the intent, so that a foreseeable failure leaves no
-  // pending operation behind: no topic to create exists yet (sluice never adopts one) ...
-  const topics = plan.actions.flatMap((a) => a.type === "create_topic" ? [a.topic] : []);
-  if (topics.length > 0) {
-    const seen = await ctx.kafka.describe(topics);
-    const existing = topics.filter((t) => seen.topics.has(t));
-    if (existing.length > 0) {
-      throw new SluiceError(
-        "BLOCKED_UNOWNED_TOPIC",
-        `topic ${
-          existing.join(", ")
-        } appeared since the plan was made; sluice never adopts a topic it did not create`,
-        { evidence: { topics: existing } },
-      );
-    }
-  }
-  // ... the image and network of every runner to create are present, and nothing carries
-  // its identity yet
-  for (const a of plan.actions) {
-    if (a.type !== "create_runner") continue;
-    const artifact = artifactOf(plan, a.model);
-    await requireImageAndNetwork(ctx, artifact);
-    const obs = await observeRunner({ ...ctx, clock }, targetOf(artifact));
-    if (a.resume) {
-      verifyResume(a.model, a.resume, obs);
-      continue;
-    }
-    if (
-      obs.containers.length > 0 || obs.volume.exists ||
-      Object.keys(obs.kafka.committed).length > 0
-    ) {
-      throw new SluiceError(
-        "BLOCKED_UNOWNED_RUNTIME",
-        `application ID ${artifact.application_id} gained containers, a volume or offsets since the plan was made`,
-        { evidence: { containers: obs.containers.map((c) => c.id), volume: obs.volume.exists } },
-      );
-    }
-  }
-
+  await recheckBeforeIntent(ctx, plan);
   const operationId = (ctx.uuids ?? RANDOM_UUIDS).uuid();
   // written ahead in the intent: every identity this operation will create that sluice
   // chooses (volume instances, container names and generations, initial positions), so that
@@ -225,6 +192,8 @@ export async function startCreate(
               plan_sha256: planSha256,
               actions: runtime.map((a) => a.type + ":" + describe(a)),
               identities: identitiesJson(identities),
+              // every continuation creates with these, whatever its handle gives
+              ...extraLabelsDetail(ctx.extraLabels),
             },
           })),
     );
@@ -236,7 +205,7 @@ export async function startCreate(
     return await inOperation(
       operationId,
       planSha256,
-      () => runCreate(ctx, events, plan, snap, operationId, identities),
+      () => drive(ctx, events, plan, snap, operationId, identities),
     );
   });
 }
@@ -296,100 +265,306 @@ async function inOperation<T>(
   }
 }
 
+/** What one run did: its memory for the decision, and what it created or found. */
+class CreateRun {
+  readonly done = new Set<string>();
+  readonly created = new Set<string>();
+  readonly containers = new Map<string, string>();
+  readonly topicIds = new Map<string, string>();
+  /** The models this run saw RUNNING (not read again). */
+  readonly ready = new Set<string>();
+  /** When each runner's readiness wait began. */
+  readonly waitingSince = new Map<string, number>();
+
+  constructor(readonly events: OperationEvents) {}
+
+  /** A step crossed: remembered as done and as made by this run. */
+  crossed(key: string): void {
+    this.done.add(key);
+    this.created.add(key);
+  }
+
+  /** A row passed on what was already there: remembered, said once, what it found kept. */
+  note(n: CreateNote): void {
+    if (this.done.has(n.key)) return;
+    this.done.add(n.key);
+    if (n.found?.kind === "topic") this.topicIds.set(n.found.name, n.found.id);
+    if (n.found?.kind === "container") this.containers.set(n.found.model, n.found.id);
+    if (n.found?.kind === "ready") this.ready.add(n.found.model);
+    if (n.event) this.events.boundary(n.event);
+  }
+}
+
+/** sluice's labels on everything a runner's create makes. */
+function baseLabels(ctx: RuntimeContext, artifact: RunnerArtifact): Record<string, string> {
+  return {
+    ...ctx.extraLabels,
+    [LABEL.managedBy]: "sluice",
+    [LABEL.project]: artifact.project,
+    [LABEL.environment]: artifact.environment ?? "",
+    [LABEL.model]: artifact.model,
+    [LABEL.applicationId]: artifact.application_id,
+  };
+}
+
 /**
- * The create table's rows from the recorded intent: each step observes first, then creates
- * what is absent, adopts what this operation exactly created (by the identities its intent
- * recorded), and blocks on anything else. A first run finds everything absent; a continuation
- * (the same plan file after a kill) finds what the first run made.
+ * The rows after the intent, run by the journey driver: each decision is the create table's
+ * ({@link decideCreate}, the one `state runner-status` reports) on fresh readings; this crosses
+ * the step it names at its row's site, or waits on the row that waits (a runner's RUNNING
+ * report). A first run finds everything absent; a continuation (the same plan file after a
+ * kill) finds what the first run made, adopted only when it carries this operation's recorded
+ * identities.
  */
-async function runCreate(
-  ctx: RuntimeContext,
+async function drive(
+  given: RuntimeContext,
   events: OperationEvents,
   plan: Plan,
   start: StateSnapshot,
   operationId: string,
   ids: CreateIdentities,
 ): Promise<ApplyResult> {
+  // everything is created with the labels the intent recorded, not the continuing handle's
+  const ctx = { ...given, extraLabels: recordedExtraLabels(start.control!.opened.intent) };
   const clock = ctx.clock ?? SYSTEM_CLOCK;
-  let snap = start;
-  const prior = priorOwnership(ctx, snap, ids);
-  const next: OwnershipDocument = structuredClone(prior);
-  next.serial = prior.serial + 1;
-  const runners: ApplyResult["runners"] = [];
-  for (const t of ids.topics) {
-    const seen = (await ctx.kafka.describe([t.name])).topics.get(t.name);
-    let id: string;
-    if (!seen) {
-      id = await providerMutation(
+  const run = new CreateRun(events);
+  const bound = ctx.readyTimeoutMs ?? 120_000;
+  return await driveJourney<CreateReadings, CreateGo, ApplyResult, CreateWait>({
+    events,
+    clock,
+    boundMs: bound,
+    read: () => readCreate(ctx, plan, start, ids, run.ready),
+    decide: (readings) => {
+      const d = decideCreate(readings, run);
+      for (const n of d.notes) run.note(n);
+      return d;
+    },
+    refuse: (blocked) => refusal(blocked.blockers),
+    // polls what the wait is for (the container's state and its status file) every 100 ms until
+    // it changes or the bound passes; the decision then reads everything again
+    wake: async (wait, _readings, leftMs) => {
+      const model = wait.runner.identity.model;
+      const containerId = run.containers.get(model) ?? wait.runner.obs.containers[0].id;
+      const since = run.waitingSince.get(model) ?? clock.now();
+      run.waitingSince.set(model, since);
+      const until = clock.now() + leftMs;
+      const seen = async () => {
+        const c = await ctx.docker.inspectContainer(containerId);
+        const status = c &&
+          await ctx.docker.readContainerFile(containerId, RUNNER_PATHS.statusFile);
+        return c ? `${c.state.status} ${status ? new TextDecoder().decode(status) : ""}` : null;
+      };
+      const before = await seen();
+      do {
+        events.emit({
+          kind: "wait",
+          waited_ms: clock.now() - since,
+          bound_ms: bound,
+          message: `waiting for ${wait.runner.identity.container} to report RUNNING`,
+        });
+        // a cancelled run stops waiting at once (the runner is left as a timeout leaves it)
+        await events.sleep(100);
+      } while (clock.now() <= until && await seen() === before);
+    },
+    cross: (step, readings) => cross(ctx, run, step, readings, plan, start, operationId, ids),
+  });
+}
+
+/** Cross the one step a decision names, at its row's site. */
+async function cross(
+  ctx: RuntimeContext,
+  run: CreateRun,
+  step: CreateGo,
+  readings: CreateReadings,
+  plan: Plan,
+  start: StateSnapshot,
+  operationId: string,
+  ids: CreateIdentities,
+): Promise<ApplyResult | undefined> {
+  const { events } = run;
+  const site = step.row.site!;
+  if (step.kind === "create_topic") {
+    const t = step.topic;
+    const id = await providerMutation(
+      ctx.store,
+      site,
+      () => ctx.kafka.createTopic(t.name, t.partitions),
+    );
+    run.topicIds.set(t.name, id);
+    run.crossed(noteKey("create_topic", t.name));
+    events.boundary({
+      kind: "created",
+      boundary: "create_topic",
+      resource: "topic",
+      name: t.name,
+      message: `${t.name} created (${t.partitions} partition${
+        t.partitions === 1 ? "" : "s"
+      }, id ${id})`,
+    });
+    return undefined;
+  }
+  if (step.kind === "commit") {
+    return await commit(ctx, events, plan, start, readings, operationId, ids, run);
+  }
+  const r = step.runner;
+  const id = r.identity;
+  const artifact = r.artifact;
+  const containerId = () => run.containers.get(id.model) ?? r.obs.containers[0].id;
+  switch (step.kind) {
+    case "create_volume":
+      await providerMutation(
         ctx.store,
-        createSite("create_topic"),
-        () => ctx.kafka.createTopic(t.name, t.partitions),
+        site,
+        () =>
+          ctx.docker.createVolume(id.volume, {
+            ...baseLabels(ctx, artifact),
+            [LABEL.volumeInstance]: id.volume_instance,
+            [LABEL.operationId]: operationId,
+          }),
       );
+      run.crossed(noteKey(step.kind, id.model));
       events.boundary({
         kind: "created",
-        boundary: "create_topic",
-        resource: "topic",
-        name: t.name,
-        message: `${t.name} created (${t.partitions} partition${
-          t.partitions === 1 ? "" : "s"
-        }, id ${id})`,
+        boundary: "create_volume",
+        resource: "volume",
+        name: id.volume,
+        message: `${id.volume} created (instance ${id.volume_instance})`,
       });
-    } else if (seen.partitions === t.partitions) {
-      // Kafka assigns topic IDs and topics carry no labels: a topic this operation planned,
-      // absent when its intent was recorded under the lock, found with the planned partitions
-      // is taken as the one whose create response was lost (runbook: create journey)
-      id = seen.id;
-      events.boundary({
-        kind: "adopted",
-        boundary: "create_topic",
-        resource: "topic",
-        name: t.name,
-        message: `${t.name} adopted (created by this operation, id ${id})`,
-      });
-    } else {
-      throw new SluiceError(
-        "BLOCKED_UNOWNED_TOPIC",
-        `topic ${t.name} has ${seen.partitions} partitions, not the ${t.partitions} this operation creates; sluice never adopts it`,
-        { evidence: { topic: t.name, partitions: seen.partitions, planned: t.partitions } },
+      return undefined;
+    case "position_offsets": {
+      const initial = new Map(id.offsets.map((o) => [o.partition, BigInt(o.offset)]));
+      await providerMutation(
+        ctx.store,
+        site,
+        () => ctx.kafka.setGroupOffsets(id.application_id, id.input_topic, initial),
       );
+      run.crossed(noteKey(step.kind, id.model));
+      events.boundary({
+        kind: "created",
+        boundary: "position_offsets",
+        resource: "offsets",
+        name: artifact.application_id,
+        message: `group ${artifact.application_id} positioned at ${artifact.initial_offsets} (${
+          id.offsets.map((o) => `${o.partition}:${o.offset}`).join(", ")
+        })`,
+      });
+      return undefined;
     }
-    next.topics.push({ name: t.name, topic_id: id });
+    case "write_mounted_plan": {
+      // crosses the row's site (the mounted plan file's own) only when the file is absent
+      const m = r.mounted!;
+      await writeMountedPlanFile(ctx.plansDir, m.bytes, m.sha256);
+      run.crossed(noteKey(step.kind, id.model));
+      return undefined;
+    }
+    case "create_container": {
+      const m = r.mounted!;
+      const created = await providerMutation(
+        ctx.store,
+        site,
+        // on the volume this operation made, never on one Docker's create would make in its place
+        // if it vanished meanwhile (the create is then undone: createOnExistingVolume)
+        () =>
+          createOnExistingVolume(
+            ctx.docker,
+            {
+              name: id.container,
+              image: artifact.image,
+              labels: {
+                ...baseLabels(ctx, artifact),
+                [LABEL.artifactSha256]: r.artifactSha256,
+                [LABEL.planSha256]: m.sha256,
+                [LABEL.generation]: id.generation,
+                [LABEL.operationId]: operationId,
+                [LABEL.actionIndex]: "0",
+              },
+              env: [
+                ...r.image!.env,
+                `${RUNNER_ENV.planSha256}=${m.sha256}`,
+                `${RUNNER_ENV.generation}=${id.generation}`,
+              ],
+              network: artifact.network,
+              planHostPath: m.path,
+              planContainerPath: RUNNER_PATHS.plan,
+              volume: id.volume,
+              volumeContainerPath: RUNNER_PATHS.volume,
+              memoryBytes: RUNNER_EXECUTION.memoryBytes,
+              stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
+            },
+            { [LABEL.volumeInstance]: id.volume_instance },
+            {
+              beforeUndo: () => ctx.store.verifyLock(),
+            },
+          ),
+      );
+      run.containers.set(id.model, created);
+      run.crossed(noteKey(step.kind, id.model));
+      events.boundary({
+        kind: "created",
+        boundary: "create_container",
+        resource: "container",
+        name: id.container,
+        message: `${id.container} created (${created.slice(0, 12)})`,
+      });
+      return undefined;
+    }
+    case "write_volume_instance":
+      // through the runner's own mount before its first start: no helper container is ever
+      // created (docs/decisions.md D11)
+      await providerMutation(
+        ctx.store,
+        site,
+        () =>
+          ctx.docker.writeContainerFile(
+            containerId(),
+            RUNNER_PATHS.instanceFile,
+            new TextEncoder().encode(id.volume_instance + "\n"),
+          ),
+      );
+      run.crossed(noteKey(step.kind, id.model));
+      return undefined;
+    case "start_container":
+      await providerMutation(ctx.store, site, () => ctx.docker.startContainer(containerId()));
+      run.crossed(noteKey(step.kind, id.model));
+      if (step.exitedBefore !== null) {
+        events.emit({
+          kind: "action",
+          action: "start",
+          message:
+            `${id.container} started again (it had exited ${step.exitedBefore} before RUNNING)`,
+        });
+      }
+      return undefined;
   }
-  for (const r of ids.runners) {
+}
+
+/** Commit ownership: the state the operation started from plus exactly its creations. */
+async function commit(
+  ctx: RuntimeContext,
+  events: OperationEvents,
+  plan: Plan,
+  start: StateSnapshot,
+  readings: CreateReadings,
+  operationId: string,
+  ids: CreateIdentities,
+  run: CreateRun,
+): Promise<ApplyResult> {
+  const clock = ctx.clock ?? SYSTEM_CLOCK;
+  const created = ids.runners.map((r) => {
     const a = plan.actions.find((x) => x.type === "create_runner" && x.model === r.model);
-    if (!a || a.type !== "create_runner") {
-      throw new SluiceError("PLAN_INVALID", `the plan does not create runner ${r.model}`);
-    }
-    const artifact = artifactOf(plan, r.model);
-    const created = await createRunner(
-      ctx,
-      events,
-      artifact,
-      a.artifact_sha256,
-      operationId,
-      r,
-      clock,
-    );
-    runners.push({ model: r.model, application_id: artifact.application_id, ...created });
-    next.runners.push({
-      model: r.model,
-      application_id: artifact.application_id,
-      artifact_sha256: a.artifact_sha256,
-      volume: { name: r.volume, instance_id: r.volume_instance },
-      container_name: r.container,
-    });
-  }
-  next.topics.sort((x, y) => x.name.localeCompare(y.name));
-  next.runners.sort((x, y) => x.model.localeCompare(y.model));
-  const resumedModels = ids.runners.filter((r) => r.resumed).map((r) => r.model);
-  const committedNext = withRetained(
-    next,
-    (next.retained ?? []).filter((r) => !resumedModels.includes(r.model)),
+    return {
+      identity: r,
+      application_id: artifactOf(plan, r.model).application_id,
+      artifact_sha256: a?.type === "create_runner" ? a.artifact_sha256 : "",
+    };
+  });
+  const next = createdOwnership(
+    readings.prior!,
+    ids.topics.map((t) => ({ name: t.name, topic_id: run.topicIds.get(t.name)! })),
+    created,
   );
-  snap = await atSite(
+  await atSite(
     createSite("commit"),
-    () =>
-      ctx.store.commitOwnership(snap, committedNext, { operationId, recordedAt: isoNow(clock) }),
+    () => ctx.store.commitOwnership(start, next, { operationId, recordedAt: isoNow(clock) }),
   );
   events.committed(next.serial, `ownership serial ${next.serial}`);
   return {
@@ -398,197 +573,31 @@ async function runCreate(
     operation_id: operationId,
     serial: next.serial,
     actions: plan.actions,
-    runners,
+    runners: created.map((r) => ({
+      model: r.identity.model,
+      application_id: r.application_id,
+      container_id: run.containers.get(r.identity.model)!,
+      volume_instance: r.identity.volume_instance,
+    })),
   };
 }
 
-/**
- * The ownership the operation started from. A local commit writes history, then ownership, then
- * the clear: killed after the ownership, the state is already the result, and undoing exactly the
- * recorded creations must give back the intent's original state (anything else changed it).
- */
-function priorOwnership(
-  ctx: RuntimeContext,
-  snap: StateSnapshot,
-  ids: CreateIdentities,
-): OwnershipDocument {
-  const original = snap.control!.opened.intent.original_state_checksum;
-  const current = snap.ownership?.document ??
-    emptyOwnership(ctx.store.project, ctx.store.environment);
-  if (stateChecksum(current) === original) return current;
-  const undone: OwnershipDocument = withRetained(
-    {
-      ...current,
-      serial: current.serial - 1,
-      topics: current.topics.filter((t) => !ids.topics.some((x) => x.name === t.name)),
-      runners: current.runners.filter((r) => !ids.runners.some((x) => x.model === r.model)),
-    },
-    [
-      ...(current.retained ?? []),
-      ...ids.runners.flatMap((r) => r.resumed ? [r.resumed.retained] : []),
-    ],
-  );
-  if (stateChecksum(undone) !== original) {
-    throw new SluiceError(
-      "BLOCKED_STATE_CHANGED",
-      `ownership changed while create operation ${
-        snap.control!.opened.operation_id
-      } was pending: it is neither its original state nor that state plus its creations`,
-      { evidence: { original, current: stateChecksum(current) } },
-    );
-  }
-  return undone;
-}
-
-/** What a create operation records ahead in its intent (`details.identities`). */
-export interface CreateIdentities {
-  topics: Array<{ name: string; partitions: number }>;
-  runners: Array<{
-    model: string;
-    application_id: string;
-    volume: string;
-    volume_instance: string;
-    container: string;
-    generation: string;
-    input_topic: string;
-    /** The initial positions, decided before the intent (a new topic starts at 0). */
-    offsets: Array<{ partition: number; offset: string }>;
-    /**
-     * A model declared again: the record its removal kept (released by this create) and whether
-     * the kept volume is adopted. The positions are then the kept committed offsets.
-     */
-    resumed?: { retained: RetainedRunner; volume_kept: boolean };
-  }>;
-}
-
-/** Decide every identity before the intent. */
-async function plannedIdentities(
-  ctx: RuntimeContext,
-  plan: Plan,
-  operationId: string,
-): Promise<CreateIdentities> {
-  const uuids = ctx.uuids ?? RANDOM_UUIDS;
-  const topics = plan.actions.flatMap((a) =>
-    a.type === "create_topic" ? [{ name: a.topic, partitions: a.partitions }] : []
-  );
-  const runners: CreateIdentities["runners"] = [];
-  for (const a of plan.actions) {
-    if (a.type !== "create_runner") continue;
-    const artifact = artifactOf(plan, a.model);
-    const input = artifact.input.topic;
-    const planned = topics.find((t) => t.name === input);
-    let offsets: Array<{ partition: number; offset: string }>;
-    // a model declared again resumes from the offsets its removal kept: they are its recorded
-    // positions (so nothing repositions the group); none left → initial_offsets as for a new one
-    const kept = a.resume
-      ? Object.entries((await observeRunner(ctx, targetOf(artifact))).kafka.committed)
-        .map(([p, o]) => ({ partition: Number(p), offset: o }))
-        .sort((x, y) => x.partition - y.partition)
-      : [];
-    if (kept.length > 0) {
-      offsets = kept;
-    } else if (planned) {
-      offsets = [...Array(planned.partitions).keys()].map((p) => ({ partition: p, offset: "0" }));
-    } else {
-      const t = (await ctx.kafka.describe([input])).topics.get(input);
-      if (!t) {
-        throw new SluiceError("BLOCKED_TOPIC_MISSING", `input topic ${input} does not exist`);
-      }
-      const ranges = await ctx.kafka.offsetRanges(input, [...Array(t.partitions).keys()]);
-      offsets = ranges.map((r) => ({
-        partition: r.partition,
-        offset: String(artifact.initial_offsets === "earliest" ? r.earliest : r.latest),
-      }));
-    }
-    runners.push({
-      model: a.model,
-      application_id: artifact.application_id,
-      volume: volumeName(artifact.application_id),
-      volume_instance: a.resume?.volume_kept ? a.resume.volume_instance : uuids.uuid(),
-      ...(a.resume
-        ? {
-          resumed: {
-            retained: retainedOf(a.model, artifact, a.resume),
-            volume_kept: a.resume.volume_kept,
-          },
-        }
-        : {}),
-      container: initialContainerName(artifact.application_id),
-      generation: generationOf(operationId, 0),
-      input_topic: input,
-      offsets,
-    });
-  }
-  return { topics, runners };
-}
-
-function identitiesJson(ids: CreateIdentities): Json {
-  return JSON.parse(JSON.stringify(ids)) as Json;
-}
-
-/** Read the identities a create intent recorded (strictly: an older intent cannot continue). */
-function identitiesOf(intent: OperationIntent): CreateIdentities {
-  const v = intent.details.identities as unknown;
-  const bad = (why: string): never => {
-    throw new SluiceError(
-      "BLOCKED_CREATE_NOT_CONTINUABLE",
-      `create operation ${intent.operation_id} cannot be continued: its intent ${why}; abandon it ('sluice state abandon')`,
-    );
-  };
-  if (typeof v !== "object" || v === null) return bad("records no identities");
-  const ids = v as CreateIdentities;
-  if (!Array.isArray(ids.topics) || !Array.isArray(ids.runners)) return bad("is malformed");
-  for (const r of ids.runners) {
-    if (
-      typeof r.volume_instance !== "string" || typeof r.generation !== "string" ||
-      !Array.isArray(r.offsets)
-    ) {
-      bad(`records runner ${String(r.model)} incompletely`);
-    }
-  }
-  return ids;
+function describe(a: PlannedAction): string {
+  if (a.type === "destroy") return "destroy";
+  return "topic" in a ? a.topic : "model" in a ? a.model : a.name;
 }
 
 /**
- * The operation that already committed exactly this plan, if the current state is the plan's
- * protected state plus exactly its creations (one serial later, nothing after it).
+ * The observer's target for an artifact.
+ *
+ * @example
+ * ```ts
+ * import { targetOf } from "./create.ts";
+ * // observeRunner(ctx, targetOf(artifact))
+ * ```
  */
-function completedBy(plan: Plan, snap: StateSnapshot): string | null {
-  const own = snap.ownership;
-  if (!own || own.document.serial !== plan.protected_state.serial + 1) return null;
-  const last = snap.history.events.filter((e) =>
-    e.kind === "ownership_committed" || e.kind === "runner_completed"
-  ).at(-1);
-  if (!last || last.kind !== "ownership_committed" || last.serial !== own.document.serial) {
-    return null;
-  }
-  const topics = plan.actions.flatMap((a) => a.type === "create_topic" ? [a.topic] : []);
-  const runners = plan.actions.flatMap((a) => a.type === "create_runner" ? [a] : []);
-  for (const t of topics) if (!own.document.topics.some((x) => x.name === t)) return null;
-  for (const r of runners) {
-    const o = own.document.runners.find((x) => x.model === r.model);
-    if (!o || o.artifact_sha256 !== r.artifact_sha256 || o.application_id !== r.application_id) {
-      return null;
-    }
-  }
-  // undo exactly those creations: the result must be the plan's protected state
-  const prior: OwnershipDocument = withRetained(
-    {
-      ...own.document,
-      serial: own.document.serial - 1,
-      topics: own.document.topics.filter((x) => !topics.includes(x.name)),
-      runners: own.document.runners.filter((x) => !runners.some((r) => r.model === x.model)),
-    },
-    [
-      ...(own.document.retained ?? []),
-      ...runners.flatMap((r) =>
-        r.resume ? [retainedOf(r.model, artifactOf(plan, r.model), r.resume)] : []
-      ),
-    ],
-  );
-  const expected = plan.protected_state.checksum ??
-    stateChecksum(emptyOwnership(plan.project, plan.environment));
-  return stateChecksum(prior) === expected ? last.operation_id : null;
+export function targetOf(artifact: RunnerArtifact): RunnerTarget {
+  return targetOfArtifact(artifact);
 }
 
 /** Every runner the completed plan created is observed exactly as owned (read-only). */
@@ -600,431 +609,5 @@ async function verifyCreated(ctx: RuntimeContext, plan: Plan, snap: StateSnapsho
     const obs = await observeRunner(ctx, targetOf(artifactOf(plan, a.model)));
     const { blockers } = verifyOwnedRunner(obs, owned, own.topics);
     if (blockers.length > 0) throw blockerError(blockers);
-  }
-}
-
-/** The record a removal kept for a model now declared again (as its resume binds it). */
-function retainedOf(model: string, artifact: RunnerArtifact, resume: RunnerResume): RetainedRunner {
-  return {
-    model,
-    application_id: artifact.application_id,
-    volume: { name: volumeName(artifact.application_id), instance_id: resume.volume_instance },
-    input_topic: artifact.input.topic,
-    removed_by: resume.removed_by,
-  };
-}
-
-/**
- * Before the intent of a model declared again: nothing carries its application ID but what its
- * removal kept — no container, no group member, the kept volume instance (or no volume when the
- * plan saw it deleted) — and the kept offsets are still retained by the input topic.
- */
-function verifyResume(model: string, resume: RunnerResume, obs: RunnerObservation): void {
-  const fail = (code: "BLOCKED_UNOWNED_RUNTIME" | "BLOCKED_RETAINED_MISMATCH", why: string) => {
-    throw new SluiceError(
-      code,
-      `model ${model} (declared again after removal ${resume.removed_by}): ${why} since the plan was made; plan again`,
-      { evidence: { resume, containers: obs.containers.map((c) => c.id) } },
-    );
-  };
-  if (obs.containers.length > 0 || obs.kafka.group.members.length > 0) {
-    fail("BLOCKED_UNOWNED_RUNTIME", "a container or a group member carries its application ID");
-  }
-  if (resume.volume_kept !== obs.volume.exists) {
-    fail(
-      "BLOCKED_RETAINED_MISMATCH",
-      `its kept volume ${obs.volume.name} ${obs.volume.exists ? "appeared" : "was deleted"}`,
-    );
-  }
-  if (obs.volume.exists && obs.volume.instanceLabel !== resume.volume_instance) {
-    fail("BLOCKED_RETAINED_MISMATCH", `volume ${obs.volume.name} is another instance`);
-  }
-  const lost = obs.kafka.ranges.filter((r) => {
-    const c = obs.kafka.committed[String(r.partition)];
-    return c !== undefined && BigInt(c) < BigInt(r.earliest);
-  });
-  if (lost.length > 0) {
-    throw new SluiceError(
-      "BLOCKED_RETENTION_LOSS",
-      `the offsets kept for model ${model} are no longer retained by ${obs.target.inputTopic} (${
-        lost.map((r) =>
-          `${r.partition}: committed ${
-            obs.kafka.committed[String(r.partition)]
-          } < earliest ${r.earliest}`
-        )
-          .join(", ")
-      }); sluice never repositions them: delete the kept group by hand to start from initial_offsets (docs/runbook.md, section 8)`,
-      { evidence: { committed: obs.kafka.committed, ranges: obs.kafka.ranges } },
-    );
-  }
-}
-
-function describe(a: PlannedAction): string {
-  if (a.type === "destroy") return "destroy";
-  return "topic" in a ? a.topic : "model" in a ? a.model : a.name;
-}
-
-function artifactOf(plan: Plan, model: string): RunnerArtifact {
-  const a = plan.artifacts.find((x) => x.model === model);
-  if (!a) throw new SluiceError("PLAN_INVALID", `the plan has no artifact for model ${model}`);
-  return a.artifact;
-}
-
-/** The observer's target for an artifact. */
-export function targetOf(artifact: RunnerArtifact): RunnerTarget {
-  return targetOfArtifact(artifact);
-}
-
-/** The pinned image (never pulled or built here) and the network must exist. */
-async function requireImageAndNetwork(ctx: RuntimeContext, artifact: RunnerArtifact) {
-  const image = await ctx.docker.inspectImage(artifact.image);
-  if (!image) {
-    throw new SluiceError(
-      "ENV_IMAGE_MISSING",
-      `runner image ${artifact.image} is not on this Docker daemon; sluice never pulls or builds during apply (run 'sluice runtime build')`,
-    );
-  }
-  if (!(await ctx.docker.networkId(artifact.network))) {
-    throw new SluiceError(
-      "ENV_NETWORK_MISSING",
-      `Docker network ${artifact.network} does not exist`,
-    );
-  }
-  return image;
-}
-
-async function createRunner(
-  ctx: RuntimeContext,
-  events: OperationEvents,
-  artifact: RunnerArtifact,
-  artifactSha: string,
-  operationId: string,
-  id: CreateIdentities["runners"][number],
-  clock: Clock,
-): Promise<{ container_id: string; volume_instance: string }> {
-  const appId = artifact.application_id;
-  const image = await requireImageAndNetwork(ctx, artifact);
-  const baseLabels = {
-    ...ctx.extraLabels,
-    [LABEL.managedBy]: "sluice",
-    [LABEL.project]: artifact.project,
-    [LABEL.environment]: artifact.environment ?? "",
-    [LABEL.model]: artifact.model,
-    [LABEL.applicationId]: appId,
-  };
-  const obs = await observeRunner({ ...ctx, clock }, targetOf(artifact));
-  const unowned = (what: string, evidence: Record<string, unknown>): never => {
-    throw new SluiceError(
-      "BLOCKED_UNOWNED_RUNTIME",
-      `application ID ${appId}: ${what}; sluice adopts only what operation ${operationId} created`,
-      { evidence },
-    );
-  };
-
-  // the state volume: absent → create it with the recorded instance; ours → adopt
-  const v = obs.volume;
-  if (!v.exists) {
-    await providerMutation(
-      ctx.store,
-      createSite("create_volume"),
-      () =>
-        ctx.docker.createVolume(id.volume, {
-          ...baseLabels,
-          [LABEL.volumeInstance]: id.volume_instance,
-          [LABEL.operationId]: operationId,
-        }),
-    );
-    events.boundary({
-      kind: "created",
-      boundary: "create_volume",
-      resource: "volume",
-      name: id.volume,
-      message: `${id.volume} created (instance ${id.volume_instance})`,
-    });
-  } else if (
-    v.instanceLabel === id.volume_instance &&
-    // this operation's volume, or the one a removal kept for this model declared again
-    (v.labels[LABEL.operationId] === operationId || id.resumed?.volume_kept === true) &&
-    // the file is written through the runner's own mount after its create; before that (or
-    // with no container mounting the volume) only the label can be read (docs/decisions.md D11)
-    (v.instanceFile === id.volume_instance || v.instanceFile === null)
-  ) {
-    events.boundary({
-      kind: "adopted",
-      boundary: "create_volume",
-      resource: "volume",
-      name: id.volume,
-      message: `${id.volume} adopted (instance ${id.volume_instance}, ${
-        id.resumed ? `kept by removal ${id.resumed.retained.removed_by}` : "this operation's"
-      })`,
-    });
-  } else {
-    unowned(`volume ${id.volume} is not the instance this operation created`, {
-      volume: id.volume,
-      label: v.instanceLabel,
-      file: v.instanceFile,
-      operation: v.labels[LABEL.operationId] ?? null,
-      expected: id.volume_instance,
-    });
-  }
-
-  // the container: none yet, or exactly this operation's (name, generation, operation)
-  const foreign = obs.containers.filter((c) =>
-    c.name !== id.container || c.labels.operationId !== operationId ||
-    c.labels.generation !== id.generation
-  );
-  if (foreign.length > 0) {
-    unowned("a container carries it that this operation did not create", {
-      containers: foreign.map((c) => ({ id: c.id, name: c.name, generation: c.labels.generation })),
-    });
-  }
-  const mine = obs.containers[0] ?? null;
-
-  // the group's initial positions, recorded ahead: absent → position; equal → ours
-  const recorded = new Map(id.offsets.map((o) => [o.partition, o.offset]));
-  const committed = obs.kafka.committed;
-  const equalsRecorded = Object.keys(committed).length === recorded.size &&
-    [...recorded].every(([p, o]) => committed[String(p)] === o);
-  if (obs.kafka.group.members.length > 0 && !mine?.running) {
-    unowned("its consumer group has members while this operation's runner is not running", {
-      members: obs.kafka.group.members,
-    });
-  }
-  if (Object.keys(committed).length === 0) {
-    const short = obs.kafka.ranges.filter((r) =>
-      BigInt(recorded.get(r.partition) ?? "0") < BigInt(r.earliest)
-    );
-    if (short.length > 0 || obs.kafka.ranges.length !== recorded.size) {
-      throw new SluiceError(
-        "BLOCKED_RETENTION_LOSS",
-        `the recorded initial positions of ${appId} are no longer retained; abandon the operation and plan again`,
-        { evidence: { recorded: id.offsets, ranges: obs.kafka.ranges } },
-      );
-    }
-    const initial = new Map(id.offsets.map((o) => [o.partition, BigInt(o.offset)]));
-    await providerMutation(
-      ctx.store,
-      createSite("position_offsets"),
-      () => ctx.kafka.setGroupOffsets(appId, id.input_topic, initial),
-    );
-    events.boundary({
-      kind: "created",
-      boundary: "position_offsets",
-      resource: "offsets",
-      name: appId,
-      message: `group ${appId} positioned at ${artifact.initial_offsets} (${
-        id.offsets.map((o) => `${o.partition}:${o.offset}`).join(", ")
-      })`,
-    });
-  } else if (!equalsRecorded && !mine?.everStarted) {
-    unowned("its committed offsets are not the positions this operation recorded", {
-      committed,
-      recorded: id.offsets,
-    });
-  }
-
-  // the topics the runner reads and writes, bound by ID into its mounted plan (the dead-letter
-  // topic too: the runner's gate then refuses one deleted and recreated since)
-  const names = runnerTopics(artifact);
-  const cluster = await ctx.kafka.describe(names);
-  const missing = names.find((n) => !cluster.topics.has(n));
-  if (missing !== undefined) {
-    throw new SluiceError("BLOCKED_TOPIC_MISSING", `topic ${missing} does not exist`);
-  }
-  const topicId = (name: string) => cluster.topics.get(name)!.id;
-  const mounted = buildMountedPlan(artifact, ctx.bootstrapInternal, {
-    cluster_id: cluster.clusterId,
-    input_topic_id: topicId(artifact.input.topic),
-    output_topic_id: topicId(artifact.output.topic),
-    ...(artifact.on_invalid ? { dead_letter_topic_id: topicId(artifact.on_invalid.topic) } : {}),
-  });
-  const { bytes, sha256 } = mountedPlanBytes(mounted);
-  const planPath = await writeMountedPlanFile(ctx.plansDir, bytes, sha256);
-  let containerId: string;
-  if (!mine) {
-    containerId = await providerMutation(
-      ctx.store,
-      createSite("create_container"),
-      // on the volume this operation made, never on one Docker's create would make in its place
-      // if it vanished meanwhile (the create is then undone: createOnExistingVolume)
-      () =>
-        createOnExistingVolume(
-          ctx.docker,
-          {
-            name: id.container,
-            image: artifact.image,
-            labels: {
-              ...baseLabels,
-              [LABEL.artifactSha256]: artifactSha,
-              [LABEL.planSha256]: sha256,
-              [LABEL.generation]: id.generation,
-              [LABEL.operationId]: operationId,
-              [LABEL.actionIndex]: "0",
-            },
-            env: [
-              ...image.env,
-              `${RUNNER_ENV.planSha256}=${sha256}`,
-              `${RUNNER_ENV.generation}=${id.generation}`,
-            ],
-            network: artifact.network,
-            planHostPath: planPath,
-            planContainerPath: RUNNER_PATHS.plan,
-            volume: id.volume,
-            volumeContainerPath: RUNNER_PATHS.volume,
-            memoryBytes: RUNNER_EXECUTION.memoryBytes,
-            stopTimeoutSeconds: RUNNER_EXECUTION.stopTimeoutSeconds,
-          },
-          { [LABEL.volumeInstance]: id.volume_instance },
-          {
-            beforeUndo: () => ctx.store.verifyLock(),
-          },
-        ),
-    );
-    events.boundary({
-      kind: "created",
-      boundary: "create_container",
-      resource: "container",
-      name: id.container,
-      message: `${id.container} created (${containerId.slice(0, 12)})`,
-    });
-  } else {
-    const problems = checkGeneration(mine, artifactSha, artifact.model);
-    if (problems.length > 0 || mine.labels.planSha256 !== sha256) {
-      unowned(`container ${mine.id.slice(0, 12)} is not the generation this operation creates`, {
-        container: mine.id,
-        problems: problems.map((b) => b.code),
-      });
-    }
-    containerId = mine.id;
-    events.boundary({
-      kind: "adopted",
-      boundary: "create_container",
-      resource: "container",
-      name: id.container,
-      message: `${id.container} adopted (${containerId.slice(0, 12)})`,
-    });
-  }
-  // the instance file goes through the runner's own mount before its first start: no helper
-  // container is ever created (docs/decisions.md D11). A continuation finds it written (ours),
-  // absent (killed before the write), or something else (not ours)
-  const file = mine ? obs.volume.instanceFile : null;
-  if (file === null) {
-    if (mine?.everStarted) {
-      unowned(`volume ${id.volume} has no instance file although its runner has started`, {
-        volume: id.volume,
-        container: mine.id,
-      });
-    }
-    await providerMutation(
-      ctx.store,
-      createSite("write_volume_instance"),
-      () =>
-        ctx.docker.writeContainerFile(
-          containerId,
-          RUNNER_PATHS.instanceFile,
-          new TextEncoder().encode(id.volume_instance + "\n"),
-        ),
-    );
-  } else if (file !== id.volume_instance) {
-    unowned(`volume ${id.volume} holds instance ${file}, not the recorded ${id.volume_instance}`, {
-      volume: id.volume,
-      file,
-      expected: id.volume_instance,
-    });
-  }
-  // start it: never started; or exited before RUNNING with nothing processed (the same first
-  // start again); a runner that processed and then exited is not this journey's to restart
-  if (!mine || (!mine.everStarted && !mine.running)) {
-    await providerMutation(
-      ctx.store,
-      createSite("start_container"),
-      () => ctx.docker.startContainer(containerId),
-    );
-  } else if (!mine.running) {
-    const neverRunning = (mine.runnerStatus?.running_at ?? null) === null;
-    if (!neverRunning || !equalsRecorded) {
-      throw new SluiceError(
-        "BLOCKED_RUNNER_EXITED",
-        `runner ${mine.name} exited with code ${mine.exitCode} after it processed records; abandon the operation ('sluice state abandon')`,
-        { evidence: { exitCode: mine.exitCode, oomKilled: mine.oomKilled } },
-      );
-    }
-    await providerMutation(
-      ctx.store,
-      createSite("start_container"),
-      () => ctx.docker.startContainer(containerId),
-    );
-    events.emit({
-      kind: "action",
-      action: "start",
-      message: `${id.container} started again (it had exited ${mine.exitCode} before RUNNING)`,
-    });
-  }
-  const bound = ctx.readyTimeoutMs ?? 120_000;
-  await waitReady(ctx, containerId, id.generation, sha256, bound, events, (ms) =>
-    events.emit({
-      kind: "wait",
-      waited_ms: ms,
-      bound_ms: bound,
-      message: `waiting for ${id.container} to report RUNNING`,
-    }));
-  events.boundary({
-    kind: "ready",
-    boundary: "await_ready",
-    container: id.container,
-    message: `${id.container} is RUNNING`,
-  });
-  return { container_id: containerId, volume_instance: id.volume_instance };
-}
-
-/**
- * Poll until the runner reports RUNNING for this exact generation and plan (read-only:
- * container state and the status file on its volume). A runner that exits fails the wait
- * with its raw exit code; a timeout fails it without touching the container.
- */
-export async function waitReady(
-  ctx: Pick<RuntimeContext, "docker" | "clock">,
-  containerId: string,
-  generation: string,
-  planSha256: string,
-  timeoutMs: number,
-  events: OperationEvents,
-  waiting: (waitedMs: number) => void = () => {},
-): Promise<void> {
-  const clock = ctx.clock ?? SYSTEM_CLOCK;
-  const start = clock.now();
-  const deadline = start + timeoutMs;
-  while (true) {
-    const c = await ctx.docker.inspectContainer(containerId);
-    if (!c) throw new SluiceError("BLOCKED_RUNNER_MISSING", `container ${containerId} disappeared`);
-    if (!c.state.running && c.state.status === "exited") {
-      throw new SluiceError(
-        "BLOCKED_RUNNER_EXITED",
-        `runner ${c.name} exited with code ${c.state.exitCode}${
-          c.state.oomKilled ? " (OOM-killed)" : ""
-        } before RUNNING`,
-        { evidence: { exitCode: c.state.exitCode, oomKilled: c.state.oomKilled } },
-      );
-    }
-    const bytes = await ctx.docker.readContainerFile(containerId, RUNNER_PATHS.statusFile);
-    if (bytes) {
-      try {
-        const s = JSON.parse(new TextDecoder().decode(bytes));
-        if (s.state === "RUNNING" && s.generation === generation && s.plan_sha256 === planSha256) {
-          return;
-        }
-      } catch {
-        // a status file is replaced atomically; an unreadable one is read again
-      }
-    }
-    if (clock.now() > deadline) {
-      throw new SluiceError(
-        "UNKNOWN_OUTCOME_NOT_READY",
-        `runner ${c.name} did not report RUNNING within ${timeoutMs / 1000}s; it was left as it is`,
-      );
-    }
-    waiting(clock.now() - start);
-    // a cancelled run stops waiting at once (the runner is left as a timeout leaves it)
-    await events.sleep(100);
   }
 }

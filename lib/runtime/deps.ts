@@ -73,6 +73,12 @@ export interface RuntimeDeps {
    * the real adapter, or give a test double)
    */
   uuids?: UuidSource;
+  /**
+   * How the runner principal's variables are read (default: the process environment).
+   * @internal a test hook: a test passes its values explicitly instead of setting process-wide
+   * variables another test file may clear
+   */
+  env?: (name: string) => string | undefined;
   /** Warnings that do not change a result (default: dropped; lib never prints). */
   logger?: Logger;
   /**

@@ -4,7 +4,11 @@
 // in testing/journeys/destroy_pg_test.ts, and the crash sweep's `destroy` journey kills it at
 // each site of its table.
 import assert from "node:assert/strict";
-import { destroyScenario } from "../../testing/journeys/destroy_case.ts";
+import {
+  destroyConnectorScenario,
+  destroyDeletingScenario,
+  destroyScenario,
+} from "../../testing/journeys/destroy_case.ts";
 import { openCaseWorld } from "../../testing/sweep/fixture.ts";
 import { prepareDestroy } from "../../testing/sweep/destroy.ts";
 import { containersOf } from "../../testing/sweep/reads.ts";
@@ -12,6 +16,10 @@ import { fakeCli } from "../../testing/fake_cli.ts";
 
 Deno.test("destroy on fakes (local state): reviewed, every runner down and its data kept, a verified repeat, create again resumes from what was kept", async () => {
   await destroyScenario("local");
+});
+
+Deno.test("destroy --delete-data on fakes (local state): create → destroy deleting the groups, volumes and owned topics (the external input kept) → create again from nothing", async () => {
+  await destroyDeletingScenario("local");
 });
 
 // While a destroy is pending, the day-two commands act on its own runners only, as beside a
@@ -60,4 +68,8 @@ Deno.test("destroy on fakes: a pending destroy's runner that closed cleanly is n
   for (const r of ch.runners) {
     assert.deepEqual(containersOf(cw.world.control.snapshot(), r.applicationId), []);
   }
+});
+
+Deno.test("destroy on fakes with connectors (local state): each owned connector deleted first, a kill after a deletion continues, runners down, create again makes them anew", async () => {
+  await destroyConnectorScenario("local");
 });

@@ -2,10 +2,11 @@
  * The one small loop a journey that decides from its table runs after its intent: read fresh,
  * decide (the journey's pure function over its table's rows), then cross the one step the
  * decision names — or wait, bounded, for the change a row waits for — and read again, until a
- * step ends the run. A blocked decision throws its blockers (nothing more is done); a wait past
- * its bound throws `UNKNOWN_OUTCOME_TIMEOUT` and leaves everything as it is (no force, ever).
- * `state runner-status` renders the same decision from the same readings, so the continuation
- * and the report cannot disagree about the next row.
+ * step ends the run. A blocked decision throws its blockers, or the journey's own refusal of them
+ * (nothing more is done); a wait past its bound throws `UNKNOWN_OUTCOME_TIMEOUT` (or the code the
+ * wait names) and leaves everything as it is (no force, ever). `state runner-status` renders the
+ * same decision from the same readings, so the continuation and the report cannot disagree about
+ * the next row.
  *
  * Each wait is bounded per subject (a runner, a connector, …): the bound starts with that
  * subject's first wait in this run. A wait blocks on the journey's own wake-up (an exit, a short
@@ -29,7 +30,7 @@
  * ```
  * @module
  */
-import { SluiceError } from "../errors.ts";
+import { type ErrorCode, SluiceError } from "../errors.ts";
 import { type Blocker, blockerError } from "../validation/blocker.ts";
 import { type Clock, SYSTEM_CLOCK } from "./deps.ts";
 import type { OperationEvents } from "./progress.ts";
@@ -45,8 +46,10 @@ export interface WaitDecision {
   readonly kind: "wait";
   /** What the bound is kept for (a runner's model, a connector's name). */
   readonly subject: string;
-  /** The error message when the bound passed (code `UNKNOWN_OUTCOME_TIMEOUT`). */
+  /** The error message when the bound passed (code {@link WaitDecision.timeoutCode}). */
   timedOut(boundMs: number): string;
+  /** The code of that error (default `UNKNOWN_OUTCOME_TIMEOUT`). */
+  readonly timeoutCode?: ErrorCode;
 }
 
 /** What {@link driveJourney} runs: the journey's readings, its decision, its steps. */
@@ -70,6 +73,8 @@ export interface JourneyLoop<
   wake(wait: Wait, readings: Readings, leftMs: number): Promise<void>;
   /** Cross the step at its row's site; a result ends the run, undefined reads again. */
   cross(step: Step, readings: Readings): Promise<Result | undefined>;
+  /** The error a blocked decision throws (default: `blockerError` of its blockers). */
+  refuse?(blocked: BlockedDecision): Error;
 }
 
 function isWait<W extends WaitDecision>(d: { kind: string } | W): d is W {
@@ -100,7 +105,9 @@ export async function driveJourney<
   while (true) {
     const readings = await loop.read();
     const decided = loop.decide(readings);
-    if (isBlocked(decided)) throw blockerError(decided.blockers);
+    if (isBlocked(decided)) {
+      throw loop.refuse ? loop.refuse(decided) : blockerError(decided.blockers);
+    }
     if (isWait<Wait>(decided)) {
       let deadline = deadlines.get(decided.subject);
       if (deadline === undefined) {
@@ -109,7 +116,10 @@ export async function driveJourney<
       }
       if (clock.now() > deadline) {
         // no force on timeout: everything is left as it is, the operation stays pending
-        throw new SluiceError("UNKNOWN_OUTCOME_TIMEOUT", decided.timedOut(loop.boundMs));
+        throw new SluiceError(
+          decided.timeoutCode ?? "UNKNOWN_OUTCOME_TIMEOUT",
+          decided.timedOut(loop.boundMs),
+        );
       }
       await loop.events.wait(loop.wake(decided, readings, deadline - clock.now()));
       continue;

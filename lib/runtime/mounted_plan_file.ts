@@ -20,6 +20,43 @@ import { atSite } from "../fault/site.ts";
 import { MOUNTED_PLAN_WRITE } from "../protocol/replacement.ts";
 
 /**
+ * The host path of the mounted plan file whose bytes hash to `sha256`, under `dir`.
+ *
+ * @example
+ * ```ts
+ * import { mountedPlanPath } from "./mounted_plan_file.ts";
+ * console.log(mountedPlanPath("/p", "ab")); // /p/ab.json
+ * ```
+ */
+export function mountedPlanPath(dir: string, sha256: string): string {
+  return `${dir}/${sha256}.json`;
+}
+
+/**
+ * Whether the mounted plan file of `sha256` is written under `dir` (read-only): present (its
+ * bytes hash to its name), absent, or corrupt (they do not: `STATE_CORRUPT_MOUNTED_PLAN` when it
+ * is written).
+ *
+ * @example
+ * ```ts
+ * import { mountedPlanFileState } from "./mounted_plan_file.ts";
+ * console.log(await mountedPlanFileState(await Deno.makeTempDir(), "ab")); // absent
+ * ```
+ */
+export async function mountedPlanFileState(
+  dir: string,
+  sha256: string,
+): Promise<"present" | "absent" | "corrupt"> {
+  try {
+    const existing = await Deno.readFile(mountedPlanPath(dir, sha256));
+    return sha256Hex(existing) === sha256 ? "present" : "corrupt";
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return "absent";
+    throw error;
+  }
+}
+
+/**
  * Write a mounted plan file content-addressed under `dir`; an existing file must match its
  * name (`STATE_CORRUPT_MOUNTED_PLAN` otherwise) and is not written again. Returns its path.
  *
@@ -35,7 +72,7 @@ export async function writeMountedPlanFile(
   sha256: string,
 ): Promise<string> {
   await Deno.mkdir(dir, { recursive: true });
-  const path = `${dir}/${sha256}.json`;
+  const path = mountedPlanPath(dir, sha256);
   try {
     const existing = await Deno.readFile(path);
     if (sha256Hex(existing) !== sha256) {

@@ -47,216 +47,176 @@ import { type Clock, isoNow, sleep, SYSTEM_CLOCK } from "./deps.ts";
  */
 export const EVENT_SCHEMA_VERSION = 1;
 
+/**
+ * One step of an operation as it happens, as the listener receives it: one discriminated union
+ * (by `kind`) whose members are written inline, each with the fields every event has (the run's
+ * stamp — `schema`, `seq`, `at`, `journey`, `operation_id` — and `message`, `boundary`).
+ * docs/events.md is its schema (docs/events.schema.json the same as a JSON Schema); a journey
+ * sends an event without its stamp, which its run adds.
+ */
+export type ProgressEvent =
+  & {
+    /** The schema version ({@link EVENT_SCHEMA_VERSION}). */
+    schema: typeof EVENT_SCHEMA_VERSION;
+    /** 1, 2, 3, ... within one operation run (one apply, resume or day-two command's journey). */
+    seq: number;
+    /** When the event was sent, on the journey's clock (RFC 3339, UTC). */
+    at: string;
+    /** The journey the operation run belongs to. */
+    journey:
+      | "create"
+      | "runner_removal"
+      | "destroy"
+      | "connector_change"
+      | "replacement"
+      | "restart"
+      | "skip_record"
+      | "abandon"
+      | "accept_retention_loss";
+    /** The operation the event belongs to. */
+    operation_id: string;
+    /** One line for a human. */
+    message: string;
+    /**
+     * Set on the event that marks a durable boundary (sent right after it is durable): the step
+     * of the journey's table (`intent`, `create_topic`, `old_closed`, `commit`, ...).
+     */
+    boundary?: string;
+  }
+  & (
+    /**
+     * The run began: a new operation (`continued: false`, its intent follows) or a pending one
+     * continued from its last durable boundary (`apply --plan` again, `state resume`).
+     */
+    | {
+      kind: "started";
+      /** Whether a pending operation is continued. */
+      continued: boolean;
+    }
+    /** The operation's intent was recorded (the write-ahead record before any mutation). */
+    | { kind: "intent" }
+    /** A replacement's journal checkpoint was durably recorded (a boundary was crossed). */
+    | {
+      kind: "checkpoint";
+      /** The checkpoint recorded. */
+      checkpoint: CheckpointName;
+    }
+    /** A provider action was carried out (TERM, remove, create, start). */
+    | {
+      kind: "action";
+      /** The action. */
+      action: "term" | "remove" | "create" | "start";
+    }
+    /** An apply created a resource: a topic, the state volume, the group's offsets, a container. */
+    | {
+      kind: "created";
+      /** What was created (`offsets`: the group positioned at its initial offsets). */
+      resource: "topic" | "volume" | "offsets" | "container";
+      /** The topic, volume, group or container name. */
+      name: string;
+    }
+    /**
+     * A continued apply found a resource this operation had already created (its response was
+     * lost) and adopted it by the identity its intent recorded.
+     */
+    | {
+      kind: "adopted";
+      /** What was adopted. */
+      resource: "topic" | "volume" | "container";
+      /** The topic, volume or container name. */
+      name: string;
+    }
+    /** A runner created by an apply reported RUNNING for its generation and plan. */
+    | {
+      kind: "ready";
+      /** The runner's container name. */
+      container: string;
+    }
+    /** The operation committed (its last write): the run's last event when it succeeds. */
+    | {
+      kind: "committed";
+      /** The ownership serial committed (null for a journey that commits no ownership). */
+      serial: number | null;
+    }
+    /**
+     * The run stopped with its operation left pending, resumable from `last_boundary`:
+     * cancelled (`CANCELLED`), a provider that stopped answering, a lost lock or
+     * acknowledgement, a wait that timed out. The run's last event.
+     */
+    | {
+      kind: "interrupted";
+      /** The stable error code (`CANCELLED`, `ENV_KAFKA_UNREACHABLE`, `TIMEOUT`, ...). */
+      code: string;
+      /** The last boundary this run crossed (null: none in this run). */
+      last_boundary: string | null;
+    }
+    /**
+     * The evidence did not authorize the next step (a `BLOCKED_*` or `PLAN_*` code): nothing
+     * was done past `last_boundary`. The run's last event.
+     */
+    | {
+      kind: "blocked";
+      /** The stable code of the (first) blocker. */
+      code: string;
+      /** The last boundary this run crossed (null: none in this run). */
+      last_boundary: string | null;
+    }
+    /** A resume was authorized and recorded at the operation's last durable boundary. */
+    | {
+      kind: "resume_authorized";
+      /** The authorization's UUID. */
+      authorization_id: string;
+      /** The durable stage the operation resumes from. */
+      stage: Stage;
+    }
+    /** An operator's explicit decision about a pending operation was recorded in the audit. */
+    | {
+      kind: "decision";
+      /** Which decision. */
+      decision: "abandon" | "accept_retention_loss";
+    }
+    /** Committed positions were moved by an operator's recorded decision (never otherwise). */
+    | {
+      kind: "offsets_moved";
+      /** How many partitions moved. */
+      partitions: number;
+    }
+    /**
+     * A step of a connector operation: a create, update or delete of one exact connector (or
+     * one found already done by an exact read), the wait for it to run.
+     */
+    | {
+      kind: "connector";
+      /** The step (`create_connector`, `update_connector`, `delete_connector`, `running`, ...). */
+      step: string;
+    }
+    /**
+     * One poll of a bounded wait (a runner closing, a runner becoming ready): sent once per
+     * poll, with the time waited so far on the journey's clock and the bound after which the
+     * journey stops waiting and leaves everything as it is.
+     */
+    | {
+      kind: "wait";
+      /** Milliseconds waited so far (on the journey's clock). */
+      waited_ms: number;
+      /** The bound in milliseconds. */
+      bound_ms: number;
+    }
+  );
+
 /** The journey an operation run belongs to. */
-export type Journey =
-  | "create"
-  | "runner_removal"
-  | "destroy"
-  | "connector_change"
-  | "replacement"
-  | "restart"
-  | "skip_record"
-  | "abandon"
-  | "accept_retention_loss";
+export type Journey = ProgressEvent["journey"];
 
-/** What the run's {@link OperationEvents} adds to every event. */
-export interface EventStamp {
-  /** The schema version ({@link EVENT_SCHEMA_VERSION}). */
-  schema: typeof EVENT_SCHEMA_VERSION;
-  /** 1, 2, 3, ... within one operation run (one apply, resume or day-two command's journey). */
-  seq: number;
-  /** When the event was sent, on the journey's clock (RFC 3339, UTC). */
-  at: string;
-  /** The journey. */
-  journey: Journey;
-  /** The operation the event belongs to. */
-  operation_id: string;
-}
+/** The fields a run's {@link OperationEvents} stamps on every event. */
+type StampField = "schema" | "seq" | "at" | "journey" | "operation_id";
 
 /**
- * One step of an operation as it happens, as the listener receives it: what happened
- * ({@link ProgressEventBody}) stamped by its run ({@link EventStamp}).
+ * What a journey says about one step (an event without its stamp); its run stamps it into a
+ * {@link ProgressEvent}.
  */
-export type ProgressEvent = ProgressEventBody & EventStamp;
-
-/** What a journey says about one step; its run stamps it into a {@link ProgressEvent}. */
-export type ProgressEventBody =
-  | StartedEvent
-  | IntentEvent
-  | CheckpointEvent
-  | ActionEvent
-  | CreatedEvent
-  | AdoptedEvent
-  | ReadyEvent
-  | CommittedEvent
-  | InterruptedEvent
-  | BlockedEvent
-  | ResumeAuthorizedEvent
-  | DecisionEvent
-  | OffsetsMovedEvent
-  | ConnectorEvent
-  | WaitEvent;
-
-/** What every event body carries. */
-export interface ProgressBase {
-  /** One line for a human. */
-  message: string;
-  /**
-   * Set on the event that marks a durable boundary (sent right after it is durable): the step
-   * of the journey's table (`intent`, `create_topic`, `old_closed`, `commit`, ...).
-   */
-  boundary?: string;
-}
-
-/**
- * The run began: a new operation (`continued: false`, its intent follows) or a pending one
- * continued from its last durable boundary (`apply --plan` again, `state resume`).
- */
-export interface StartedEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "started";
-  /** Whether a pending operation is continued. */
-  continued: boolean;
-}
-
-/** The operation's intent was recorded (the write-ahead record before any mutation). */
-export interface IntentEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "intent";
-}
-
-/** A replacement's journal checkpoint was durably recorded (a boundary was crossed). */
-export interface CheckpointEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "checkpoint";
-  /** The checkpoint recorded. */
-  checkpoint: CheckpointName;
-}
-
-/** A provider action was carried out (TERM, remove, create, start). */
-export interface ActionEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "action";
-  /** The action. */
-  action: "term" | "remove" | "create" | "start";
-}
-
-/** An apply created a resource: a topic, the state volume, the group's offsets, a container. */
-export interface CreatedEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "created";
-  /** What was created (`offsets`: the group positioned at its initial offsets). */
-  resource: "topic" | "volume" | "offsets" | "container";
-  /** The topic, volume, group or container name. */
-  name: string;
-}
-
-/**
- * A continued apply found a resource this operation had already created (its response was lost)
- * and adopted it by the identity its intent recorded.
- */
-export interface AdoptedEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "adopted";
-  /** What was adopted. */
-  resource: "topic" | "volume" | "container";
-  /** The topic, volume or container name. */
-  name: string;
-}
-
-/** A runner created by an apply reported RUNNING for its generation and plan. */
-export interface ReadyEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "ready";
-  /** The runner's container name. */
-  container: string;
-}
-
-/** The operation committed (its last write): the run's last event when it succeeds. */
-export interface CommittedEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "committed";
-  /** The ownership serial committed (null for a journey that commits no ownership). */
-  serial: number | null;
-}
-
-/**
- * The run stopped with its operation left pending, resumable from `last_boundary`: cancelled
- * (`CANCELLED`), a provider that stopped answering, a lost lock or acknowledgement, a wait that
- * timed out. The run's last event.
- */
-export interface InterruptedEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "interrupted";
-  /** The stable error code (`CANCELLED`, `ENV_KAFKA_UNREACHABLE`, `TIMEOUT`, ...). */
-  code: string;
-  /** The last boundary this run crossed (null: none in this run). */
-  last_boundary: string | null;
-}
-
-/**
- * The evidence did not authorize the next step (a `BLOCKED_*` or `PLAN_*` code): nothing was
- * done past `last_boundary`. The run's last event.
- */
-export interface BlockedEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "blocked";
-  /** The stable code of the (first) blocker. */
-  code: string;
-  /** The last boundary this run crossed (null: none in this run). */
-  last_boundary: string | null;
-}
-
-/** A resume was authorized and recorded at the operation's last durable boundary. */
-export interface ResumeAuthorizedEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "resume_authorized";
-  /** The authorization's UUID. */
-  authorization_id: string;
-  /** The durable stage the operation resumes from. */
-  stage: Stage;
-}
-
-/** An operator's explicit decision about a pending operation was recorded in the audit. */
-export interface DecisionEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "decision";
-  /** Which decision. */
-  decision: "abandon" | "accept_retention_loss";
-}
-
-/** Committed positions were moved by an operator's recorded decision (never otherwise). */
-export interface OffsetsMovedEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "offsets_moved";
-  /** How many partitions moved. */
-  partitions: number;
-}
-
-/**
- * A step of a connector operation: a create, update or delete of one exact connector (or one
- * found already done by an exact read), the wait for it to run.
- */
-export interface ConnectorEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "connector";
-  /** The step (`create_connector`, `update_connector`, `delete_connector`, `running`, ...). */
-  step: string;
-}
-
-/**
- * One poll of a bounded wait (a runner closing, a runner becoming ready): sent once per poll,
- * with the time waited so far on the journey's clock and the bound after which the journey
- * stops waiting and leaves everything as it is.
- */
-export interface WaitEvent extends ProgressBase {
-  /** Discriminant. */
-  kind: "wait";
-  /** Milliseconds waited so far (on the journey's clock). */
-  waited_ms: number;
-  /** The bound in milliseconds. */
-  bound_ms: number;
-}
+export type ProgressEventBody = ProgressEvent extends infer E
+  ? E extends ProgressEvent ? Omit<E, StampField> : never
+  : never;
 
 /** The progress callback of the journeys. */
 export type ProgressListener = (event: ProgressEvent) => void;
@@ -506,7 +466,7 @@ export class OperationEvents {
  * });
  * ```
  */
-export function progressLabel(e: ProgressEventBody): string {
+export function progressLabel(e: ProgressEvent): string {
   switch (e.kind) {
     case "started":
       return e.continued ? "continued" : "started";

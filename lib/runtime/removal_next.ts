@@ -24,6 +24,7 @@ import { type Blocker, blocker } from "../validation/blocker.ts";
 import type { ContainerEvidence } from "../validation/observation.ts";
 import type { BlockedDecision, WaitDecision } from "./journey_driver.ts";
 import { blockedAt, nextAt, type NextStep } from "./next_step.ts";
+import { walkTable } from "./table_walk.ts";
 import {
   readRemoval,
   removalActions,
@@ -251,29 +252,35 @@ export function decideRemoval(
   memory: RemovalMemory = NOTHING_DONE,
   table: readonly RemovalRow[] = REMOVAL_TABLE,
 ): RemovalDecision {
-  let i = 0;
-  while (i < table.length) {
-    const row = table[i];
-    if (row.per === "operation") {
-      const view = { readings, runner: null, memory };
-      const v = GUARDS[row.step](view);
-      if (v.kind !== "skip") return decisionOf(row, v, view);
-      i++;
-      continue;
-    }
-    // a run of runner rows: each bound runner through all of them, in plan order
-    let end = i;
-    while (end < table.length && table[end].per === "runner") end++;
-    for (const runner of readings.runners) {
-      for (const r of table.slice(i, end)) {
-        const view = { readings, runner, memory };
-        const v = GUARDS[r.step](view);
-        if (v.kind !== "skip") return decisionOf(r, v, view);
-      }
-    }
-    i = end;
-  }
-  throw new Error("the table's rows decided nothing (its last row, the commit, always decides)");
+  // each bound runner through a run of runner rows, in plan order
+  return walkTable(
+    table,
+    (per) => (per === "operation" ? [null] : readings.runners),
+    askRemoval(readings, memory),
+  );
+}
+
+/**
+ * What one removal row decides for one subject (a runner, or null for a row of the operation) on
+ * these readings: null when the row is behind (skip). The question {@link decideRemoval} asks of
+ * each row in its walk — and a journey whose table holds the removal's rows among its own (the
+ * destroy's) asks of those rows in its walk.
+ *
+ * @example
+ * ```ts
+ * import { askRemoval } from "./removal_next.ts";
+ * // walkTable(table, subjects, askRemoval(readings, { termSent })) → a removal decision
+ * ```
+ */
+export function askRemoval(
+  readings: RemovalReadings,
+  memory: RemovalMemory = NOTHING_DONE,
+): (row: RemovalRow, runner: RunnerReading | null) => RemovalDecision | null {
+  return (row, runner) => {
+    const view = { readings, runner, memory };
+    const v = GUARDS[row.step](view);
+    return v.kind !== "skip" ? decisionOf(row, v, view) : null;
+  };
 }
 
 /**

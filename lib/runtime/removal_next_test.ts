@@ -1,64 +1,11 @@
 import assert from "node:assert/strict";
-import type { RemoveRunnerAction } from "../plan/removals.ts";
 import { REMOVAL_TABLE } from "../protocol/removal.ts";
-import type { ContainerEvidence, RunnerObservation } from "../validation/observation.ts";
 import { decideRemoval, reportedRemoval } from "./removal_next.ts";
-import { type RemovalReadings, type RunnerReading, seen } from "./removal_reading.ts";
+import type { RemovalReadings, RunnerReading } from "./removal_reading.ts";
+import { removeAction, runnerContainer, runnerReading } from "../../testing/removal_readings.ts";
 
 // decideRemoval is called through the states a removal passes, on hand-built readings: only the
 // fields its guards read are filled (the casts below say so)
-
-function action(model: string): RemoveRunnerAction {
-  return {
-    type: "remove_runner",
-    model,
-    application_id: `app-${model}`,
-    artifact_sha256: `art-${model}`,
-    container: {
-      id: `id-${model}`.padEnd(64, "0"),
-      name: `c-${model}`,
-      generation: "g1",
-      plan_sha256: "p1",
-    },
-  } as unknown as RemoveRunnerAction;
-}
-
-const STARTED = "2026-12-01T00:00:00.000Z";
-
-function container(
-  a: RemoveRunnerAction,
-  state: "running" | "clean" | "killed",
-): ContainerEvidence {
-  return {
-    id: a.container.id,
-    name: a.container.name,
-    status: state === "running" ? "running" : "exited",
-    running: state === "running",
-    exitCode: state === "running" ? 0 : state === "clean" ? 143 : 137,
-    oomKilled: false,
-    dockerError: "",
-    startedAt: STARTED,
-    labels: { generation: "g1", planSha256: "p1", artifactSha256: a.artifact_sha256 },
-    runnerStatus: state === "running" ? { state: "RUNNING" } : {
-      state: state === "clean" ? "CLOSED" : "RUNNING",
-      generation: "g1",
-      plan_sha256: "p1",
-      started_at: STARTED,
-    },
-  } as unknown as ContainerEvidence;
-}
-
-function reading(
-  a: RemoveRunnerAction,
-  c: ContainerEvidence | null,
-  members = 0,
-): RunnerReading {
-  const obs = {
-    containers: c ? [c] : [],
-    kafka: { group: { state: members > 0 ? "Stable" : "Empty", members: Array(members).fill({}) } },
-  } as unknown as RunnerObservation;
-  return { action: a, obs, seen: seen(a, obs) };
-}
 
 function readings(runners: RunnerReading[], over: Partial<RemovalReadings> = {}): RemovalReadings {
   return {
@@ -72,8 +19,8 @@ function readings(runners: RunnerReading[], over: Partial<RemovalReadings> = {})
 }
 
 Deno.test("decideRemoval walks one runner through the table: TERM, its close awaited, removed, then the commit", () => {
-  const a = action("orders");
-  const running = reading(a, container(a, "running"));
+  const a = removeAction("orders");
+  const running = runnerReading(a, runnerContainer(a, "running"));
   const term = decideRemoval(readings([running]));
   assert.equal(term.kind, "term_runner");
   // once this run sent TERM, the same reading is the row that waits for its exit
@@ -81,15 +28,15 @@ Deno.test("decideRemoval walks one runner through the table: TERM, its close awa
   assert.equal(waiting.kind === "wait" && waiting.on, "exit");
   assert.equal(waiting.row?.step, "await_closed");
   // closed cleanly, its group not yet empty: still that row, waiting on the group
-  const group = decideRemoval(readings([reading(a, container(a, "clean"), 1)]));
+  const group = decideRemoval(readings([runnerReading(a, runnerContainer(a, "clean"), 1)]));
   assert.equal(group.kind === "wait" && group.on, "group");
   assert.match(
     group.kind === "wait" ? group.timedOut(1_000) : "",
     /^group app-orders still has 1 members/,
   );
-  const remove = decideRemoval(readings([reading(a, container(a, "clean"))]));
+  const remove = decideRemoval(readings([runnerReading(a, runnerContainer(a, "clean"))]));
   assert.equal(remove.kind, "remove_container");
-  const commit = decideRemoval(readings([reading(a, null)]));
+  const commit = decideRemoval(readings([runnerReading(a, null)]));
   assert.equal(commit.kind === "commit" && commit.recorded, false);
   const clear = decideRemoval(readings([], { committed: true }));
   assert.equal(clear.kind === "commit" && clear.recorded, true);
@@ -100,22 +47,24 @@ Deno.test("decideRemoval walks one runner through the table: TERM, its close awa
 });
 
 Deno.test("decideRemoval takes the runners in plan order: an absent one is behind, the next one is decided", () => {
-  const [a, b] = [action("a"), action("b")];
-  const d = decideRemoval(readings([reading(a, null), reading(b, container(b, "running"))]));
+  const [a, b] = [removeAction("a"), removeAction("b")];
+  const d = decideRemoval(
+    readings([runnerReading(a, null), runnerReading(b, runnerContainer(b, "running"))]),
+  );
   assert.equal(d.kind === "term_runner" && d.runner.action.model, "b");
 });
 
 Deno.test("decideRemoval blocks with its row's declared codes: an unclean close, another generation, changed ownership", () => {
-  const a = action("orders");
-  const killed = decideRemoval(readings([reading(a, container(a, "killed"))]));
+  const a = removeAction("orders");
+  const killed = decideRemoval(readings([runnerReading(a, runnerContainer(a, "killed"))]));
   assert.equal(killed.kind, "blocked");
   assert.equal(killed.row?.step, "await_closed");
   assert.deepEqual(
     killed.kind === "blocked" ? killed.blockers.map((b) => b.code) : [],
     ["BLOCKED_UNCLEAN_EXIT", "BLOCKED_UNCLEAN_EXIT"],
   );
-  const other = { ...container(a, "running"), id: "f".repeat(64) };
-  const changed = decideRemoval(readings([reading(a, other)]));
+  const other = { ...runnerContainer(a, "running"), id: "f".repeat(64) };
+  const changed = decideRemoval(readings([runnerReading(a, other)]));
   assert.equal(
     changed.kind === "blocked" && changed.blockers[0].code,
     "BLOCKED_REMOVAL_GENERATION_CHANGED",
@@ -127,24 +76,32 @@ Deno.test("decideRemoval blocks with its row's declared codes: an unclean close,
 });
 
 Deno.test("runner-status reports the continuation's own decision: the row, as the table words it", () => {
-  const a = action("orders");
-  const r = reportedRemoval(decideRemoval(readings([reading(a, container(a, "clean"))])));
+  const a = removeAction("orders");
+  const r = reportedRemoval(
+    decideRemoval(readings([runnerReading(a, runnerContainer(a, "clean"))])),
+  );
   assert.equal(r.step, "remove_container");
   assert.match(r.detail, /closed cleanly \(exit 143\)/);
   assert.match(r.table_row ?? "", /^requires the bound container is stopped/);
-  const blocked = reportedRemoval(decideRemoval(readings([reading(a, container(a, "killed"))])));
+  const blocked = reportedRemoval(
+    decideRemoval(readings([runnerReading(a, runnerContainer(a, "killed"))])),
+  );
   assert.equal(blocked.step, "blocked");
   assert.equal(blocked.row, "await_closed");
 });
 
 Deno.test("decideRemoval over another table of the removal's rows decides by that table's rows (its sites)", () => {
-  const a = action("orders");
+  const a = removeAction("orders");
   const own = REMOVAL_TABLE.map((r) =>
     r.step === "term_runner" && r.site
       ? { ...r, site: { ...r.site, name: "docker.term_other" } }
       : r
   );
-  const d = decideRemoval(readings([reading(a, container(a, "running"))]), undefined, own);
+  const d = decideRemoval(
+    readings([runnerReading(a, runnerContainer(a, "running"))]),
+    undefined,
+    own,
+  );
   assert.equal(d.kind, "term_runner");
   assert.equal(d.row?.site?.name, "docker.term_other");
 });

@@ -48,9 +48,8 @@
 import { SluiceError } from "../errors.ts";
 import { atSite } from "../fault/site.ts";
 import { dayTwoSite } from "../protocol/day_two.ts";
-import { admitsDayTwo } from "../protocol/journeys.ts";
-import { removalBinding } from "../protocol/removal.ts";
-import { DESTROY_OPERATION_KIND, destroyBinding } from "../protocol/destroy.ts";
+import { admitsDayTwo, dayTwoBinding } from "../protocol/journeys.ts";
+import { DESTROY_OPERATION_KIND } from "../protocol/destroy.ts";
 import type {
   HistoryEvent,
   RecordSkipped,
@@ -67,8 +66,8 @@ import { verifyOwnedRunner } from "../validation/runner_checks.ts";
 import { notACleanClose, runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { targetOf } from "./create.ts";
 import { removalTargets } from "./removal.ts";
-import { isoNow, sleep } from "./deps.ts";
-import { OperationEvents } from "./progress.ts";
+import { isoNow } from "./deps.ts";
+import { OperationEvents, type OperationEventsOptions } from "./progress.ts";
 import { RUNNER_PATHS } from "./labels.ts";
 import { observeRunner } from "./observer.ts";
 import { requireConfirmedEnv } from "./replacement/operation.ts";
@@ -250,9 +249,7 @@ export async function observeOwned(
   if (blockers.length > 0 || !container) throw blockerError(blockers);
   // the runner of a pending removal: brought back only from a stop the removal cannot use, of
   // the container the removal binds (its intent's binding)
-  const binding = c && admitted
-    ? removalBinding(c, owned.application_id) ?? destroyBinding(c, owned.application_id)
-    : null;
+  const binding = c && admitted ? dayTwoBinding(c, owned.application_id) : null;
   if (c && binding) {
     // a destroy takes its runners down the removal's way (lib/protocol/destroy.ts)
     const what = c.kind === DESTROY_OPERATION_KIND ? "destroy" : "removal";
@@ -318,13 +315,18 @@ function isKill(c: ContainerEvidence): boolean {
 
 /**
  * The restart of an observed owned runner, under the lock the caller holds (`restart`, and
- * `skip-record` after its offset move).
+ * `skip-record` after its offset move). Its run's events: `started` once the stop is known to
+ * be restartable (a refusal before that sends none), `record_restart` (kind `intent`: the audit
+ * event, the write-ahead record of the start) and `start_stopped` (kind `action`) as each is
+ * durable, then `committed` (boundary `running`) once the runner reports RUNNING for this start.
+ * A `skip-record` passes its own run (`run`): the restart's events continue it.
  */
 export async function restartObserved(
   p: Session,
   snapshot: StateSnapshot,
   o: ObservedRunner,
   options: DayTwoRequest,
+  run?: OperationEvents,
 ): Promise<RestartResult> {
   let snap = snapshot;
   const c = o.container;
@@ -356,12 +358,30 @@ export async function restartObserved(
     committed: event.committed,
     after_skip: event.after_skip,
   });
+  // the run of this restart: the skip's, or its own, started here (`continued`: an earlier run
+  // recorded this stop's restart)
+  const within = <T>(id: string, continued: boolean, body: (e: OperationEvents) => Promise<T>) => {
+    if (run) return body(run);
+    const events = dayTwoEvents(p, options, "restart", id, restartCommand(o.model));
+    return events.run(() => {
+      events.started(
+        continued,
+        continued
+          ? `restart ${id} of ${c.name} continues (recorded by an earlier run)`
+          : `restart of ${c.name} (${stop?.summary ?? `exit ${c.exitCode}`})`,
+      );
+      return body(events);
+    });
+  };
 
   if (c.running) {
     if (restarted) {
       // an earlier run recorded and started it: done (read-only from here)
-      await waitStarted(p, c, options.readyTimeoutMs);
-      return result(restarted, false, false);
+      return await within(restarted.event_id, true, async (events) => {
+        await waitStarted(p, c, events, options.readyTimeoutMs);
+        events.committed(null, `${c.name} reports RUNNING (restart ${restarted.event_id})`, RAN);
+        return result(restarted, false, false);
+      });
     }
     const byHand = c.finishedAt !== ZERO_TIME && c.finishedAt !== "";
     throw blockerError([blocker(
@@ -394,68 +414,147 @@ export async function restartObserved(
   const problems = restartBlockers(o, stop, skipped, committedNow, snap.history.events);
   if (problems.length > 0) throw blockerError(problems);
 
-  // the group: Empty, after a kill once the dead member has left
-  const { waited, group } = await waitGroupEmpty(p, o, options, eventId);
-  // the offsets at the start, read after any wait (a dead member commits nothing)
-  const committed = waited
-    ? Object.fromEntries(
-      [...await p.kafka.committedOffsets(appId, o.obs.target.inputTopic)].map((
-        [k, v],
-      ) => [String(k), v.toString()]),
-    )
-    : committedNow;
-  if (waited) {
-    const moved = restartBlockers(o, stop, skipped, committed, snap.history.events);
-    if (moved.length > 0) throw blockerError(moved);
+  return await within(eventId, restarted !== null, async (events) => {
+    // the group: Empty, after a kill once the dead member has left
+    const { waited, group } = await waitGroupEmpty(p, o, options, events);
+    // the offsets at the start, read after any wait (a dead member commits nothing)
+    const committed = waited
+      ? Object.fromEntries(
+        [...await p.kafka.committedOffsets(appId, o.obs.target.inputTopic)].map((
+          [k, v],
+        ) => [String(k), v.toString()]),
+      )
+      : committedNow;
+    if (waited) {
+      const moved = restartBlockers(o, stop, skipped, committed, snap.history.events);
+      if (moved.length > 0) throw blockerError(moved);
+    }
+
+    let event = restarted;
+    let recordedNow = false;
+    if (!event) {
+      event = {
+        kind: "runner_restarted",
+        event_id: eventId,
+        actor: p.actor,
+        recorded_at: isoNow(p.clock),
+        reason: options.reason,
+        model: o.model,
+        application_id: appId,
+        container: stoppedContainer(c),
+        group_state: group.state,
+        waited_for_group: waited,
+        committed,
+        after_skip: skipped?.event_id ?? null,
+      };
+      const e = event;
+      snap = await atSite(dayTwoSite("record_restart"), () => p.store.recordAudit(snap, e));
+      recordedNow = true;
+      events.boundary({
+        kind: "intent",
+        boundary: "record_restart",
+        message: `restart of ${c.name} recorded in the audit (event ${e.event_id})`,
+      });
+    }
+    await providerMutation(
+      p.store,
+      dayTwoSite("start_stopped"),
+      () => p.docker.startContainer(c.id),
+    );
+    events.boundary({
+      kind: "action",
+      action: "start",
+      boundary: "start_stopped",
+      message: `${c.name} started again (restart ${event.event_id})`,
+    });
+    await waitStarted(p, c, events, options.readyTimeoutMs);
+    events.committed(null, `${c.name} reports RUNNING (restart ${event.event_id})`, RAN);
+    return result(event, recordedNow, true);
+  });
+}
+
+/** The `committed` boundary of a restart: the runner reported RUNNING for this start. */
+const RAN = "running";
+
+/** The command that finishes a cancelled restart of `model`. */
+function restartCommand(model: string): string {
+  return `sluice restart ${model} --reason TEXT`;
+}
+
+/**
+ * The events of one day-two run (`restart`, `skip_record`): its operation ID is its audit
+ * event's. A day-two command records no pending operation — what it recorded names the runner's
+ * stop, and the same command again finishes it — so a run cancelled after a boundary names that
+ * command, not `state resume` or `apply --plan`.
+ */
+class DayTwoEvents extends OperationEvents {
+  readonly #rerun: string;
+  #continued = false;
+
+  constructor(options: OperationEventsOptions, rerun: string) {
+    super(options);
+    this.#rerun = rerun;
   }
 
-  let event = restarted;
-  let recordedNow = false;
-  if (!event) {
-    event = {
-      kind: "runner_restarted",
-      event_id: eventId,
-      actor: p.actor,
-      recorded_at: isoNow(p.clock),
-      reason: options.reason,
-      model: o.model,
-      application_id: appId,
-      container: stoppedContainer(c),
-      group_state: group.state,
-      waited_for_group: waited,
-      committed,
-      after_skip: skipped?.event_id ?? null,
-    };
-    const e = event;
-    snap = await atSite(dayTwoSite("record_restart"), () => p.store.recordAudit(snap, e));
-    recordedNow = true;
+  override started(continued: boolean, message: string): void {
+    this.#continued = continued;
+    super.started(continued, message);
   }
-  await providerMutation(p.store, dayTwoSite("start_stopped"), () => p.docker.startContainer(c.id));
-  new OperationEvents({
-    journey: "restart",
-    operationId: event.event_id,
+
+  override cancelled(): SluiceError {
+    const last = this.lastBoundary;
+    // nothing recorded by this run or an earlier one: the base's "nothing was done"
+    if (last === null && !this.#continued) return super.cancelled();
+    const { journey, operation_id } = (super.cancelled().evidence ?? {}) as {
+      journey?: string;
+      operation_id?: string;
+    };
+    return new SluiceError(
+      "CANCELLED",
+      `${journey} ${operation_id} cancelled after ${
+        last ?? "what an earlier run recorded"
+      }: what it recorded stays and no operation is pending; finish it with the same command again ('${this.#rerun}')`,
+      {
+        evidence: {
+          journey,
+          operation_id,
+          last_boundary: last,
+          commands: { continue: this.#rerun },
+        },
+      },
+    );
+  }
+}
+
+/** The events of one day-two run ({@link DayTwoEvents}). */
+export function dayTwoEvents(
+  p: Session,
+  options: Pick<DayTwoRequest, "onProgress" | "signal">,
+  journey: "restart" | "skip_record",
+  eventId: string,
+  rerun: string,
+): OperationEvents {
+  return new DayTwoEvents({
+    journey,
+    operationId: eventId,
     listener: options.onProgress,
     clock: p.clock,
-  }).emit({
-    kind: "action",
-    action: "start",
-    message: `${c.name} started again (restart ${event.event_id})`,
-  });
-  await waitStarted(p, c, options.readyTimeoutMs);
-  return result(event, recordedNow, true);
+    signal: options.signal,
+  }, rerun);
 }
 
 /**
  * The group of a stopped runner, Empty: at once after a clean close (143, 0: the runner left the
  * group); after any other stop (a kill leaves its member until the broker's session timeout, a
  * runner that failed may not have left) wait, bounded, for the one member to leave. A member
- * that stays, or any member after a clean close, is `BLOCKED_GROUP_ACTIVE`.
+ * that stays, or any member after a clean close, is `BLOCKED_GROUP_ACTIVE`. The run's
+ * cancellation ends the wait at once (nothing is started while it waits).
  */
 export async function waitGroupEmpty(
   p: Session,
   o: ObservedRunner,
-  options: Pick<DayTwoRequest, "groupTimeoutMs" | "onProgress">,
-  progressId: string,
+  options: Pick<DayTwoRequest, "groupTimeoutMs">,
+  events: OperationEvents,
 ): Promise<{ waited: boolean; group: { state: string; members: unknown[] } }> {
   const c = o.container;
   let group: { state: string; members: unknown[] } = o.obs.kafka.group;
@@ -470,21 +569,14 @@ export async function waitGroupEmpty(
       ? `was killed (exit ${c.exitCode}${c.oomKilled ? ", OOM" : ""})`
       : `exited ${c.exitCode}`
   }: waiting for its member to leave group ${o.owned.application_id} (the broker's session timeout)`;
-  const events = new OperationEvents({
-    journey: "restart",
-    operationId: progressId,
-    listener: options.onProgress,
-    clock: p.clock,
-  });
   while (group.members.length > 0) {
     const waitedMs = p.clock.now() - started;
     if (waitedMs > bound) {
       throw blockerError([groupActive(o, group.members.length, c, true, bound)]);
     }
     events.emit({ kind: "wait", waited_ms: waitedMs, bound_ms: bound, message });
-    // a cancelled command stops waiting at once (nothing was started yet)
     await events.sleep(1_000);
-    const g = await p.kafka.describeGroup(o.owned.application_id);
+    const g = await events.wait(p.kafka.describeGroup(o.owned.application_id));
     group = { state: g.state, members: g.members };
   }
   return { waited: true, group };
@@ -603,16 +695,19 @@ function offsetsMoved(
 /**
  * Wait until the runner reports RUNNING for this start: its status file names the generation
  * and plan, and was started at or after the container's current StartedAt (a kill leaves the
- * previous run's RUNNING in the file). A runner that exits fails with its exit code.
+ * previous run's RUNNING in the file). A runner that exits fails with its exit code. Each poll
+ * is a `wait` event; the run's cancellation ends the wait at once (the container was started:
+ * the same command again waits for it).
  */
 async function waitStarted(
   p: Session,
   c: ContainerEvidence,
+  events: OperationEvents,
   timeoutMs = 120_000,
 ): Promise<void> {
   const started = p.clock.now();
   while (true) {
-    const info = await p.docker.inspectContainer(c.id);
+    const info = await events.wait(p.docker.inspectContainer(c.id));
     if (!info) {
       throw new SluiceError("BLOCKED_RUNNER_MISSING", `container ${c.name} disappeared`);
     }
@@ -625,7 +720,7 @@ async function waitStarted(
         { evidence: { exitCode: info.state.exitCode, oomKilled: info.state.oomKilled } },
       );
     }
-    const bytes = await p.docker.readContainerFile(c.id, RUNNER_PATHS.statusFile);
+    const bytes = await events.wait(p.docker.readContainerFile(c.id, RUNNER_PATHS.statusFile));
     if (bytes) {
       try {
         const s = JSON.parse(new TextDecoder().decode(bytes));
@@ -638,7 +733,8 @@ async function waitStarted(
         // replaced atomically; an unreadable file is read again
       }
     }
-    if (p.clock.now() - started > timeoutMs) {
+    const waited = p.clock.now() - started;
+    if (waited > timeoutMs) {
       throw new SluiceError(
         "UNKNOWN_OUTCOME_NOT_READY",
         `runner ${c.name} did not report RUNNING within ${
@@ -646,6 +742,12 @@ async function waitStarted(
         }s of its restart; it was left as it is ('sluice status', 'sluice logs')`,
       );
     }
-    await sleep(p.clock, 250);
+    events.emit({
+      kind: "wait",
+      waited_ms: waited,
+      bound_ms: timeoutMs,
+      message: `waiting for ${c.name} to report RUNNING`,
+    });
+    await events.sleep(250);
   }
 }

@@ -7,8 +7,9 @@
  * bindings cannot be read the observation says why, and the planner blocks with
  * `BLOCKED_RUNNER_PERMISSION_UNVERIFIED`: the admin principal may not describe ACLs (Kafka's
  * CLUSTER_AUTHORIZATION_FAILED: it needs DESCRIBE on the cluster), the plan is offline, the
- * runner's principal is a client certificate's (its name is made by the broker's
- * `ssl.principal.mapping.rules`, which sluice cannot read), or the port has no ACL read.
+ * runner's principal is a client certificate's whose name the project does not declare
+ * (`kafka.security.runner.principal`: the broker's `ssl.principal.mapping.rules` make it, and
+ * sluice cannot read them), or the port has no ACL read.
  *
  * @example
  * ```ts
@@ -37,16 +38,18 @@ export async function observeRunnerAcls(
 ): Promise<RunnerAclObservation | null> {
   if (security.protocol === "PLAINTEXT") return null;
   const username = security.runner?.sasl?.username ?? null;
-  if (username === null) {
+  // a certificate's principal is the broker's to make: only a declared one can be checked
+  const declared = security.runner?.certificate?.principal ?? null;
+  if (username === null && declared === null) {
     return {
       principal: null,
       acls: null,
       unread: security.runner?.certificate
-        ? "the runner authenticates with a client certificate, whose principal name the broker makes (ssl.principal.mapping.rules) and sluice cannot read"
+        ? "the runner authenticates with a client certificate, whose principal name the broker makes (ssl.principal.mapping.rules) and sluice cannot read: declare it as kafka.security.runner.principal"
         : "kafka.security.runner names no principal",
     };
   }
-  const principal = `User:${username}`;
+  const principal = declared ?? `User:${username}`;
   const unread = (why: string): RunnerAclObservation => ({ principal, acls: null, unread: why });
   if (offline) return unread("an offline plan does not read the broker's ACLs: plan online");
   if (!kafka.describeAcls) return unread("this Kafka port cannot describe ACLs");

@@ -4,8 +4,13 @@
 // BLOCKED_RUNNER_PERMISSION_UNVERIFIED); a project without security never reads them and its plan
 // carries nothing of them.
 import assert from "node:assert/strict";
-import { starterProject, type TestProject } from "../../harness/project.ts";
-import { createFakeWorld, type FakeWorld } from "../../testing/fakes/fake_world.ts";
+import type { TestProject } from "../../harness/project.ts";
+import type { FakeWorld } from "../../testing/fakes/fake_world.ts";
+import {
+  fakeProject,
+  RUNNER_PRINCIPAL as RUNNER,
+  runnerGrants,
+} from "../../testing/ways/fake_project.ts";
 import type { AclBinding, KafkaPort } from "../providers/kafka/port.ts";
 import { apply, plan } from "./session.ts";
 import { observeRunnerAcls } from "./runner_acls.ts";
@@ -14,19 +19,6 @@ import { PLAINTEXT } from "../project/kafka_security.ts";
 import { join } from "node:path";
 import { readPlanFile, writePlanFile } from "../plan/plan_file.ts";
 import { operationStatus } from "./pending_operation.ts";
-
-const SECURITY = `  security:
-    protocol: SASL_SSL
-    admin:
-      sasl_mechanism: SCRAM-SHA-512
-      username: sluice-admin
-      password_env: SLUICE_KAFKA_ADMIN_PASSWORD
-    runner:
-      sasl_mechanism: SCRAM-SHA-512
-      username: orders-runner
-      password_env: SLUICE_KAFKA_RUNNER_PASSWORD
-`;
-const RUNNER = "User:orders-runner";
 
 async function setUp(
   seed: string,
@@ -37,27 +29,23 @@ async function setUp(
     p: TestProject;
     kafka: KafkaPort;
     calls: string[];
+    env: (name: string) => string | undefined;
     [Symbol.asyncDispose](): Promise<void>;
   }
 > {
-  const world = createFakeWorld({ seed });
-  const p = await starterProject({
-    runId: "fake",
-    bootstrapHost: world.env.bootstrapHost,
-    bootstrapInternal: world.env.bootstrapInternal,
-    network: world.env.network,
-    clusterId: world.env.clusterId,
-    pgUrl: "",
-    brokerContainerId: "",
-    labels: {},
-    connect: null,
-  }, { image: world.env.runnerImage });
-  if (secured) {
-    await p.editManifest((t) => t.replace(/(bootstrap_internal: .*\n)/, `$1${SECURITY}`));
-    // a plan that creates a runner binds its credentials (lib/plan/runner_credentials.ts)
-    Deno.env.set("SLUICE_KAFKA_RUNNER_PASSWORD", "runner-pw");
-  }
-  const inner = world.kafka(world.env.bootstrapHost);
+  const f = await fakeProject(seed, {
+    security: secured
+      ? {
+        adminPasswordEnv: "SLUICE_KAFKA_ADMIN_PASSWORD",
+        runnerPasswordEnv: "SLUICE_KAFKA_RUNNER_PASSWORD",
+      }
+      : undefined,
+  });
+  // a plan that creates a runner binds its credentials (lib/plan/runner_credentials.ts): the
+  // runner principal's variable is given to each call, never set in the process environment,
+  // which other test files of a combined run set and clear
+  const vars: Record<string, string> = secured ? { SLUICE_KAFKA_RUNNER_PASSWORD: "runner-pw" } : {};
+  const inner = f.deps.kafka;
   const calls: string[] = [];
   // every ACL read is counted: a project without security must make none
   const kafka: KafkaPort = {
@@ -68,14 +56,13 @@ async function setUp(
     },
   };
   return {
-    world,
-    p,
+    world: f.world,
+    p: f.p,
     kafka,
     calls,
+    env: (name) => vars[name],
     async [Symbol.asyncDispose]() {
-      Deno.env.delete("SLUICE_KAFKA_RUNNER_PASSWORD");
-      await inner.close();
-      await Deno.remove(p.dir, { recursive: true });
+      await f[Symbol.asyncDispose]();
     },
   };
 }
@@ -87,35 +74,11 @@ function grant(world: FakeWorld, acls: AclBinding[], describeDenied = false) {
   });
 }
 
-const allow = (
-  resourceType: AclBinding["resourceType"],
-  resourceName: string,
-  operation: string,
-  patternType: AclBinding["patternType"] = "LITERAL",
-): AclBinding => ({
-  resourceType,
-  resourceName,
-  patternType,
-  principal: RUNNER,
-  host: "*",
-  operation,
-  permission: "ALLOW",
-});
-
-function complete(p: TestProject, appId: string): AclBinding[] {
-  return [
-    allow("TOPIC", p.inputTopic, "READ"),
-    allow("TOPIC", p.outputTopic, "WRITE"),
-    allow("GROUP", appId, "READ"),
-    allow("TRANSACTIONAL_ID", appId, "WRITE", "PREFIXED"),
-  ];
-}
-
 Deno.test("runner permissions on fakes: a project without kafka.security reads no ACL and its plan carries nothing of them", async () => {
   await using s = await setUp("acl-plaintext", false);
   // even a broker that would refuse the read changes nothing
   grant(s.world, [], true);
-  const r = await plan({ dir: s.p.dir, docker: s.world.docker, kafka: s.kafka });
+  const r = await plan({ dir: s.p.dir, docker: s.world.docker, kafka: s.kafka, env: s.env });
   assert.deepEqual(r.plan.blockers, []);
   assert.equal("runner_permissions" in r.plan, false);
   assert.equal(new TextDecoder().decode(r.bytes).includes("runner_permissions"), false);
@@ -124,9 +87,9 @@ Deno.test("runner permissions on fakes: a project without kafka.security reads n
 
 Deno.test("runner permissions on fakes: complete grants plan the create; one missing blocks plan and apply naming it, and nothing is created", async () => {
   await using s = await setUp("acl-secured", true);
-  const ports = { docker: s.world.docker, kafka: s.kafka };
+  const ports = { docker: s.world.docker, kafka: s.kafka, env: s.env };
   const appId = `sluice-${s.p.name}-eligible_orders`;
-  grant(s.world, complete(s.p, appId));
+  grant(s.world, runnerGrants(s.p));
   const ok = await plan({ dir: s.p.dir, ...ports });
   assert.deepEqual(ok.plan.blockers, []);
   assert.deepEqual(ok.plan.runner_permissions, {
@@ -139,7 +102,7 @@ Deno.test("runner permissions on fakes: complete grants plan the create; one mis
   assert.deepEqual(s.calls, [RUNNER, "User:*"]);
 
   // the group's READ taken away
-  grant(s.world, complete(s.p, appId).filter((a) => a.resourceType !== "GROUP"));
+  grant(s.world, runnerGrants(s.p).filter((a) => a.resourceType !== "GROUP"));
   const blocked = await plan({ dir: s.p.dir, ...ports });
   assert.deepEqual(blocked.plan.blockers.map((b) => b.code), ["BLOCKED_RUNNER_PERMISSION"]);
   assert.match(
@@ -154,10 +117,10 @@ Deno.test("runner permissions on fakes: complete grants plan the create; one mis
 
   // proven at plan time, removed before apply: the plan file's apply reads them again and
   // blocks before its first mutation
-  grant(s.world, complete(s.p, appId));
+  grant(s.world, runnerGrants(s.p));
   const proven = await plan({ dir: s.p.dir, ...ports });
   assert.deepEqual(proven.plan.blockers, []);
-  grant(s.world, complete(s.p, appId).filter((a) => a.resourceType !== "TOPIC"));
+  grant(s.world, runnerGrants(s.p).filter((a) => a.resourceType !== "TOPIC"));
   const before = s.calls.length;
   await assert.rejects(
     () => apply({ dir: s.p.dir, ...ports, plan: proven.plan, planSha256: proven.sha256 }),
@@ -170,11 +133,11 @@ Deno.test("runner permissions on fakes: complete grants plan the create; one mis
   assert.deepEqual(s.calls.slice(before), [RUNNER, "User:*"], "read again at apply");
   assert.deepEqual(s.world.control.mutations(), [], "nothing was created");
   // no operation was recorded: with the grant back, the plan has no pending operation to name
-  grant(s.world, complete(s.p, appId));
+  grant(s.world, runnerGrants(s.p));
   assert.deepEqual((await plan({ dir: s.p.dir, ...ports })).plan.blockers, []);
 
   // what the admin principal may not read is said, never passed
-  grant(s.world, complete(s.p, appId), true);
+  grant(s.world, runnerGrants(s.p), true);
   const unverified = await plan({ dir: s.p.dir, ...ports });
   assert.deepEqual(unverified.plan.blockers.map((b) => b.code), [
     "BLOCKED_RUNNER_PERMISSION_UNVERIFIED",
@@ -221,9 +184,9 @@ Deno.test("observeRunnerAcls: nothing under PLAINTEXT; a certificate principal c
 
 Deno.test("runner permissions on fakes: a runner the broker refuses mid-create exits 15 KAFKA_AUTHORIZATION_FAILED, runner-status names it, and the same plan continues once the grant is back", async () => {
   await using s = await setUp("acl-midway", true);
-  const ports = { docker: s.world.docker, kafka: s.kafka };
+  const ports = { docker: s.world.docker, kafka: s.kafka, env: s.env };
   const appId = `sluice-${s.p.name}-eligible_orders`;
-  grant(s.world, complete(s.p, appId));
+  grant(s.world, runnerGrants(s.p));
   const planned = await plan({ dir: s.p.dir, ...ports });
   assert.deepEqual(planned.plan.blockers, []);
   const planPath = join(s.p.dir, "create.plan.json");
@@ -250,4 +213,22 @@ Deno.test("runner permissions on fakes: a runner the broker refuses mid-create e
   // the grant back (the hook was for one start): the same plan file starts the same container
   const done = await applyIt();
   assert.equal(done.runners.length, 1);
+});
+
+Deno.test("observeRunnerAcls: a client certificate's declared principal (kafka.security.runner.principal) is the one whose ACLs are read", async () => {
+  const asked: string[] = [];
+  const kafka = {
+    describeAcls: (principal: string) => (asked.push(principal), Promise.resolve([])),
+  } as unknown as KafkaPort;
+  const seen = await observeRunnerAcls(kafka, {
+    protocol: "SSL",
+    tls: { caFileEnv: null, hostnameVerification: true },
+    admin: { sasl: null, certificate: { certFileEnv: "A", keyFileEnv: "B" } },
+    runner: {
+      sasl: null,
+      certificate: { certFileEnv: "C", keyFileEnv: "D", principal: "User:orders-runner" },
+    },
+  }, false);
+  assert.deepEqual(seen, { principal: "User:orders-runner", acls: [], unread: null });
+  assert.deepEqual(asked, ["User:orders-runner", "User:*"]);
 });

@@ -6,9 +6,8 @@
 // nothing of it.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { starterProject, type TestProject } from "../../harness/project.ts";
-import { createFakeWorld, type FakeWorld } from "../../testing/fakes/fake_world.ts";
-import type { AclBinding } from "../providers/kafka/port.ts";
+import type { FakeWorld } from "../../testing/fakes/fake_world.ts";
+import { fakeProject, runnerGrants } from "../../testing/ways/fake_project.ts";
 import { apply, plan } from "./session.ts";
 import { SluiceError } from "../errors.ts";
 import { onCrossing } from "../fault/site.ts";
@@ -20,71 +19,28 @@ import { join } from "node:path";
 import { writePlanFile } from "../plan/plan_file.ts";
 import { executeReviewed } from "./replacement/execute.ts";
 
-const SECURITY = `  security:
-    protocol: SASL_SSL
-    admin:
-      sasl_mechanism: SCRAM-SHA-512
-      username: sluice-admin
-      password_env: SLUICE_TEST_ADMIN_PW
-    runner:
-      sasl_mechanism: SCRAM-SHA-512
-      username: orders-runner
-      password_env: SLUICE_TEST_RUNNER_PW
-`;
 const FIRST = "first-Runner-pw";
 const SECOND = "second-Runner-pw";
 
 async function setUp(seed: string, secured: boolean) {
-  const world: FakeWorld = createFakeWorld({ seed });
-  const p: TestProject = await starterProject({
-    runId: "fake",
-    bootstrapHost: world.env.bootstrapHost,
-    bootstrapInternal: world.env.bootstrapInternal,
-    network: world.env.network,
-    clusterId: world.env.clusterId,
-    pgUrl: "",
-    brokerContainerId: "",
-    labels: {},
-    connect: null,
-  }, { image: world.env.runnerImage });
-  if (secured) {
-    await p.editManifest((t) => t.replace(/(bootstrap_internal: .*\n)/, `$1${SECURITY}`));
-  }
-  const appId = `sluice-${p.name}-eligible_orders`;
-  const allow = (
-    resourceType: AclBinding["resourceType"],
-    resourceName: string,
-    operation: string,
-    patternType: AclBinding["patternType"] = "LITERAL",
-  ): AclBinding => ({
-    resourceType,
-    resourceName,
-    patternType,
-    principal: "User:orders-runner",
-    host: "*",
-    operation,
-    permission: "ALLOW",
+  const f = await fakeProject(seed, {
+    security: secured
+      ? { adminPasswordEnv: "SLUICE_TEST_ADMIN_PW", runnerPasswordEnv: "SLUICE_TEST_RUNNER_PW" }
+      : undefined,
   });
-  world.store.transact((w) => {
-    w.kafka.acls = [
-      allow("TOPIC", p.inputTopic, "READ"),
-      allow("TOPIC", p.outputTopic, "WRITE"),
-      allow("GROUP", appId, "READ"),
-      allow("TRANSACTIONAL_ID", appId, "WRITE", "PREFIXED"),
-    ];
+  f.world.store.transact((w) => {
+    w.kafka.acls = runnerGrants(f.p);
   });
   Deno.env.set("SLUICE_TEST_ADMIN_PW", "admin-pw");
   Deno.env.set("SLUICE_TEST_RUNNER_PW", FIRST);
-  const kafka = world.kafka(world.env.bootstrapHost);
   return {
-    world,
-    p,
-    ports: { docker: world.docker, kafka },
+    world: f.world,
+    p: f.p,
+    ports: { docker: f.deps.docker, kafka: f.deps.kafka },
     async [Symbol.asyncDispose]() {
       Deno.env.delete("SLUICE_TEST_ADMIN_PW");
       Deno.env.delete("SLUICE_TEST_RUNNER_PW");
-      await kafka.close();
-      await Deno.remove(p.dir, { recursive: true });
+      await f[Symbol.asyncDispose]();
     },
   };
 }

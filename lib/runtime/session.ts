@@ -167,7 +167,7 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     throw error;
   }
   // runners start as the runner principal (kafka.security.runner): its client file goes in first
-  const runner = runnerPrincipal(project.manifest);
+  const runner = runnerPrincipal(project.manifest, options.env ? { get: options.env } : undefined);
   const docker = withRunnerPrincipal(
     options.docker ?? await projectDocker(project.manifest),
     project.manifest,

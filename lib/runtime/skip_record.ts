@@ -37,8 +37,9 @@ import type { RecordSkipped } from "../state/history.ts";
 import { blocker, blockerError } from "../validation/blocker.ts";
 import { runnerStopOf } from "../validation/runner_stop.ts";
 import { isoNow } from "./deps.ts";
-import { OperationEvents } from "./progress.ts";
+import type { OperationEvents } from "./progress.ts";
 import {
+  dayTwoEvents,
   type DayTwoRequest,
   eventsOfStop,
   observeOwned,
@@ -111,16 +112,41 @@ export async function skipRecord(options: SkipRecordRequest): Promise<SkipRecord
     const model = o.model;
     const appId = o.owned.application_id;
     const { restarted, skipped } = eventsOfStop(snap.history.events, c);
+    // the run of this skip (its operation ID is its audit event's; `continued`: an earlier run
+    // recorded the skip of this stop)
+    const within = <T>(
+      id: string,
+      continued: boolean,
+      body: (e: OperationEvents) => Promise<T>,
+    ) => {
+      const events = dayTwoEvents(
+        p,
+        options,
+        "skip_record",
+        id,
+        `sluice skip-record ${model} --partition ${options.partition} --offset ${options.offset} --reason TEXT`,
+      );
+      return events.run(() => {
+        events.started(
+          continued,
+          continued
+            ? `skip ${id} of ${c.name}'s record continues (recorded by an earlier run)`
+            : `skip of the record ${c.name} stopped at`,
+        );
+        return body(events);
+      });
+    };
     if (c.running) {
       if (skipped && restarted?.after_skip === skipped.event_id) {
         // an earlier run skipped, moved and started: done (restart's path says so, read-only)
-        return done(
-          skipped,
-          false,
-          false,
-          skipped.record.offset,
-          await restartObserved(p, snap, o, options),
-        );
+        return await within(skipped.event_id, true, async (events) =>
+          done(
+            skipped,
+            false,
+            false,
+            skipped.record.offset,
+            await restartObserved(p, snap, o, options, events),
+          ));
       }
       throw blockerError([notDecode(model, `container ${c.name} is running`)]);
     }
@@ -153,67 +179,71 @@ export async function skipRecord(options: SkipRecordRequest): Promise<SkipRecord
     const at = String(rec.offset);
     const next = (BigInt(rec.offset) + 1n).toString();
     const eventId = skipped?.event_id ?? p.uuids.uuid();
-    await waitGroupEmpty(p, o, options, eventId);
-    const committedOf = async () =>
-      (await p.kafka.committedOffsets(appId, topic)).get(rec.partition)?.toString() ?? null;
-    const now = await committedOf();
-    if (!(now === at || (skipped && now === next))) {
-      throw blockerError([blocker(
-        "BLOCKED_OFFSETS_MOVED",
-        `the committed offset of ${topic}-${rec.partition} in group ${appId} is ${
-          now ?? "absent"
-        }, not ${at} (the record the runner stopped at)${
-          skipped ? ` nor ${next} (past it)` : ""
-        }: it was moved outside sluice while ${c.name} was stopped; put it back (kafka-consumer-groups --reset-offsets --to-offset ${at}) or find out who moved it`,
-        { model, evidence: { topic, partition: rec.partition, expected: at, found: now } },
-      )]);
-    }
-    let event = skipped;
-    let recordedNow = false;
-    if (!event) {
-      event = {
-        kind: "record_skipped",
-        event_id: eventId,
-        actor: p.actor,
-        recorded_at: isoNow(p.clock),
-        reason: options.reason,
-        model,
-        application_id: appId,
-        container: stoppedContainer(c),
-        record: { topic, partition: rec.partition, offset: at },
-        failure: {
-          reason: stop.runner!.reason,
-          field: stop.runner!.field,
-          rule: stop.runner!.rule,
-        },
-      };
-      const e = event;
-      snap = await atSite(dayTwoSite("record_skip"), () => p.store.recordAudit(snap, e));
-      recordedNow = true;
-    }
-    let movedNow = false;
-    if (now === at) {
-      await providerMutation(
-        p.store,
-        dayTwoSite("advance_offset"),
-        () => p.kafka.setGroupOffsets(appId, topic, new Map([[rec.partition, BigInt(next)]])),
-      );
-      movedNow = true;
-      new OperationEvents({
-        journey: "skip_record",
-        operationId: event.event_id,
-        listener: options.onProgress,
-        clock: p.clock,
-      }).emit({
-        kind: "offsets_moved",
-        partitions: 1,
-        message: `${topic}-${rec.partition}: committed offset ${at} → ${next} (record skipped)`,
-      });
-    }
-    // the restart's own path, on a fresh observation (the committed offset moved)
-    o = await observeOwned(p, snap, options.model);
-    const restart = await restartObserved(p, snap, o, options);
-    return done(event, recordedNow, movedNow, next, restart);
+    return await within(eventId, skipped !== null, async (events) => {
+      await waitGroupEmpty(p, o, options, events);
+      const committedOf = async () =>
+        (await p.kafka.committedOffsets(appId, topic)).get(rec.partition)?.toString() ?? null;
+      const now = await committedOf();
+      if (!(now === at || (skipped && now === next))) {
+        throw blockerError([blocker(
+          "BLOCKED_OFFSETS_MOVED",
+          `the committed offset of ${topic}-${rec.partition} in group ${appId} is ${
+            now ?? "absent"
+          }, not ${at} (the record the runner stopped at)${
+            skipped ? ` nor ${next} (past it)` : ""
+          }: it was moved outside sluice while ${c.name} was stopped; put it back (kafka-consumer-groups --reset-offsets --to-offset ${at}) or find out who moved it`,
+          { model, evidence: { topic, partition: rec.partition, expected: at, found: now } },
+        )]);
+      }
+      let event = skipped;
+      let recordedNow = false;
+      if (!event) {
+        event = {
+          kind: "record_skipped",
+          event_id: eventId,
+          actor: p.actor,
+          recorded_at: isoNow(p.clock),
+          reason: options.reason,
+          model,
+          application_id: appId,
+          container: stoppedContainer(c),
+          record: { topic, partition: rec.partition, offset: at },
+          failure: {
+            reason: stop.runner!.reason,
+            field: stop.runner!.field,
+            rule: stop.runner!.rule,
+          },
+        };
+        const e = event;
+        snap = await atSite(dayTwoSite("record_skip"), () => p.store.recordAudit(snap, e));
+        recordedNow = true;
+        events.boundary({
+          kind: "intent",
+          boundary: "record_skip",
+          message:
+            `skip of ${topic}-${rec.partition}@${at} recorded in the audit (event ${eventId})`,
+        });
+      }
+      let movedNow = false;
+      if (now === at) {
+        await providerMutation(
+          p.store,
+          dayTwoSite("advance_offset"),
+          () => p.kafka.setGroupOffsets(appId, topic, new Map([[rec.partition, BigInt(next)]])),
+        );
+        movedNow = true;
+        events.boundary({
+          kind: "offsets_moved",
+          partitions: 1,
+          boundary: "advance_offset",
+          message: `${topic}-${rec.partition}: committed offset ${at} → ${next} (record skipped)`,
+        });
+      }
+      // the restart's own path, on a fresh observation (the committed offset moved)
+      o = await observeOwned(p, snap, options.model);
+      const restart = await restartObserved(p, snap, o, options, events);
+      return done(event, recordedNow, movedNow, next, restart);
+    });
 
     function done(
       e: RecordSkipped,

@@ -78,18 +78,6 @@ function readEnv(name: string): string | undefined {
   }
 }
 
-/** Which project's store to resolve ({@link resolveStateStore}). */
-export interface ProjectStoreRef {
-  /** Project directory (default "."). */
-  dir?: string;
-  /** Environment (required when the manifest declares environments). */
-  environment?: string | null;
-  /** PostgreSQL schema (default `sluice`). */
-  schema?: string;
-  /** A settings override given in code (`lib/project/settings_override.ts`). */
-  settings?: SettingsOverride;
-}
-
 /**
  * Load the project's manifest and return the store it declares ({@link projectStoreConfig}).
  *
@@ -100,10 +88,24 @@ export interface ProjectStoreRef {
  * console.log(config.backend, config.project);
  * ```
  */
-export async function resolveStateStore(ref: ProjectStoreRef = {}): Promise<StateStoreConfig> {
+export async function resolveStateStore(
+  ref: {
+    /** Project directory (default "."). */
+    dir?: string;
+    /** Environment (required when the manifest declares environments). */
+    environment?: string | null;
+    /** PostgreSQL schema (default `sluice`). */
+    schema?: string;
+    /** A settings override given in code (`lib/project/settings_override.ts`). */
+    settings?: SettingsOverride;
+  } = {},
+): Promise<StateStoreConfig> {
   const project = await loadProject(resolve(ref.dir ?? "."), {
     environment: ref.environment ?? null,
     settings: ref.settings,
   });
   return projectStoreConfig(project, { schema: ref.schema });
 }
+
+/** Which project's store to resolve ({@link resolveStateStore}). */
+export type ProjectStoreRef = NonNullable<Parameters<typeof resolveStateStore>[0]>;

@@ -35,65 +35,6 @@ import { SYSTEM_CLOCK } from "./deps.ts";
 import { observe, type SessionOptions } from "./session.ts";
 import { projectStoreConfig } from "./state_store.ts";
 
-/** The health and lag of one runner model. */
-export interface ModelStatus {
-  /** The model's name (as `sluice.yaml` declares it; `sluice logs MODEL` takes it). */
-  model: string;
-  /** The model's application ID (container label, volume name, consumer group ID). */
-  application_id: string;
-  /**
-   * The pending operation whose candidate this model's container is (a container of the pending
-   * operation is its candidate, not a foreign generation), or null.
-   */
-  candidate_of: string | null;
-  /** How many containers carry the application ID. */
-  containers: number;
-  /** The container's status, `absent` without one, `several` with more than one. */
-  state: string;
-  /**
-   * The container's name, when there is exactly one (after a replacement it is the candidate's
-   * name, not `sluice-<app>`: `sluice logs MODEL` finds it whatever its name).
-   */
-  container: string | null;
-  /** The generation label (`<operation>/<action>`), when there is exactly one container. */
-  generation: string | null;
-  /**
-   * Why the one container is stopped, when it is: the runner's own reason (for a decode failure
-   * the model, partition, offset, rule and the record's sizes and field names, never a value),
-   * else what its exit code means in the shared exit table. Null while it runs.
-   */
-  stop: RunnerStopReport | null;
-  /**
-   * A change made to the runner outside sluice that no `acknowledge-drift` accepted
-   * (`lib/validation/drift.ts`: started again by hand after a stop no restart recorded, or
-   * committed offsets moved while it was stopped, per partition before and after), or null. A
-   * drifted runner is not healthy.
-   */
-  drift: RunnerDrift | null;
-  /** The consumer group's state (Stable, Empty, Dead, ...). */
-  group: string;
-  /** Members of the group. */
-  members: number;
-  /** Records the committed offsets are behind the input's latest offsets (decimal text). */
-  lag: string;
-  /** Exactly one running, healthy generation (see the module documentation). */
-  healthy: boolean;
-}
-
-/** The health of one managed connector (from exact REST reads). */
-export interface ConnectorStatusRow {
-  /** The connector's exact name on its Connect cluster. */
-  connector: string;
-  /** The declared Connect cluster alias. */
-  cluster: string;
-  /** The connector's state (`RUNNING`, `PAUSED`, `FAILED`, ...), or `absent`. */
-  state: string;
-  /** Its tasks and their states. */
-  tasks: Array<{ id: number; state: string }>;
-  /** Running, with at least one task, every task running. */
-  healthy: boolean;
-}
-
 /** The status of a project: the verified state store and one row per runner model. */
 export interface ProjectStatus {
   /**
@@ -108,9 +49,62 @@ export interface ProjectStatus {
     pending: IntegrityReport["pending"];
   };
   /** One row per runner model. */
-  models: ModelStatus[];
+  models: Array<{
+    /** The model's name (as `sluice.yaml` declares it; `sluice logs MODEL` takes it). */
+    model: string;
+    /** The model's application ID (container label, volume name, consumer group ID). */
+    application_id: string;
+    /**
+     * The pending operation whose candidate this model's container is (a container of the pending
+     * operation is its candidate, not a foreign generation), or null.
+     */
+    candidate_of: string | null;
+    /** How many containers carry the application ID. */
+    containers: number;
+    /** The container's status, `absent` without one, `several` with more than one. */
+    state: string;
+    /**
+     * The container's name, when there is exactly one (after a replacement it is the candidate's
+     * name, not `sluice-<app>`: `sluice logs MODEL` finds it whatever its name).
+     */
+    container: string | null;
+    /** The generation label (`<operation>/<action>`), when there is exactly one container. */
+    generation: string | null;
+    /**
+     * Why the one container is stopped, when it is: the runner's own reason (for a decode failure
+     * the model, partition, offset, rule and the record's sizes and field names, never a value),
+     * else what its exit code means in the shared exit table. Null while it runs.
+     */
+    stop: RunnerStopReport | null;
+    /**
+     * A change made to the runner outside sluice that no `acknowledge-drift` accepted
+     * (`lib/validation/drift.ts`: started again by hand after a stop no restart recorded, or
+     * committed offsets moved while it was stopped, per partition before and after), or null. A
+     * drifted runner is not healthy.
+     */
+    drift: RunnerDrift | null;
+    /** The consumer group's state (Stable, Empty, Dead, ...). */
+    group: string;
+    /** Members of the group. */
+    members: number;
+    /** Records the committed offsets are behind the input's latest offsets (decimal text). */
+    lag: string;
+    /** Exactly one running, healthy generation (see the module documentation). */
+    healthy: boolean;
+  }>;
   /** One row per observed connector, when the project has any. */
-  connectors?: ConnectorStatusRow[];
+  connectors?: Array<{
+    /** The connector's exact name on its Connect cluster. */
+    connector: string;
+    /** The declared Connect cluster alias. */
+    cluster: string;
+    /** The connector's state (`RUNNING`, `PAUSED`, `FAILED`, ...), or `absent`. */
+    state: string;
+    /** Its tasks and their states. */
+    tasks: Array<{ id: number; state: string }>;
+    /** Running, with at least one task, every task running. */
+    healthy: boolean;
+  }>;
 }
 
 /**
@@ -226,3 +220,9 @@ export function modelStatus(
     healthy: healthy && drift === null,
   };
 }
+
+/** The health and lag of one runner model. */
+export type ModelStatus = ProjectStatus["models"][number];
+
+/** The health of one managed connector (from exact REST reads). */
+export type ConnectorStatusRow = NonNullable<ProjectStatus["connectors"]>[number];

@@ -30,7 +30,7 @@ import {
   checkReplacement,
 } from "../../testing/sweep/invariants.ts";
 import type { JourneyRun } from "../../testing/sweep/operator.ts";
-import { committedOf, readState, readWorldFile } from "../../testing/sweep/reads.ts";
+import { committedOf, historyEvents, readState, readWorldFile } from "../../testing/sweep/reads.ts";
 
 /** The lifecycle of a run as `kind:boundary` (waits left out: their count follows the clock). */
 const shape = (events: ProgressEvent[]) =>
@@ -444,4 +444,188 @@ Deno.test("connector change: its events, and cancelled at each boundary, continu
       assert.deepEqual(await checkConnector(cw, completedRun(op), ch), []);
     });
   }
+});
+
+// ---------------------------------------------------------------------------------------------
+// restart and skip-record (day-two commands: no pending operation; what a run records names the
+// runner's stop, and the same command again finishes it)
+
+const MODEL = "eligible_orders";
+const REASON = "events test: bring the stopped runner back";
+const RESTART = ["started:", "intent:record_restart", "action:start_stopped", "committed:running"];
+const SKIP = [
+  "started:",
+  "intent:record_skip",
+  "offsets_moved:advance_offset",
+  "intent:record_restart",
+  "action:start_stopped",
+  "committed:running",
+];
+
+/**
+ * The starter deployed, its runner then stopped by someone else: TERM (`docker stop`, exit 143)
+ * for a restart, a record it cannot decode (exit 13) for a skip-record, or SIGKILL (exit 137:
+ * its member stays in the group for the session timeout).
+ */
+async function stoppedStarter(seed: string, how: "term" | "decode" | "kill") {
+  const cw = await openCaseWorld({ backend: "local", seed });
+  const d = await deployStarter(cw);
+  cw.world.control.snapshot();
+  let bad: { partition: number; offset: string } | null = null;
+  if (how === "decode") {
+    cw.world.control.produce(cw.project.inputTopic, [{
+      key: "bad-record",
+      value: JSON.stringify({ order_id: "bad", amount: "lots", paid: true, customer: null }),
+    }]);
+    cw.world.control.snapshot();
+    const st = cw.world.control.runnerStatus(d.oldContainerId) as {
+      stop?: { record?: { partition: number; offset: number } };
+    } | null;
+    const rec = st?.stop?.record;
+    if (!rec) throw new Error("setup: the runner did not stop on the bad record");
+    bad = { partition: rec.partition, offset: String(rec.offset) };
+  } else if (how === "kill") {
+    cw.world.control.killContainer(d.oldContainerId);
+  } else {
+    await cw.deps.docker!.signalTerm(d.oldContainerId);
+  }
+  const stopSeq = cw.world.control.mutations().at(-1)?.seq ?? 0;
+  return { cw, d, bad, stopSeq };
+}
+
+type Stopped = Awaited<ReturnType<typeof stoppedStarter>>;
+
+/** The day-two command of a stopped starter through a handle (its signal: the handle's). */
+async function dayTwo(s: Stopped, events: ProgressEvent[], o: {
+  onEvent?: (e: ProgressEvent) => void;
+  clock?: Clock;
+  signal?: AbortSignal;
+} = {}) {
+  await using project = await openProject({
+    dir: s.cw.project.dir,
+    ...s.cw.deps,
+    ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.signal ? { signal: o.signal } : {}),
+    onProgress: (e) => {
+      events.push(e);
+      o.onEvent?.(e);
+    },
+  });
+  return s.bad
+    ? await project.skipRecord({ model: MODEL, reason: REASON, ...s.bad })
+    : await project.restart({ model: MODEL, reason: REASON });
+}
+
+/**
+ * What a finished restart (or skip) leaves, as the crash sweep's day-two case checks it: the
+ * same container running, exactly one start and one `runner_restarted` event (after exactly one
+ * `record_skipped` for a skip, that partition moved once to the record's offset + 1), no
+ * pending operation, no lock.
+ */
+async function checkDayTwo(s: Stopped): Promise<string[]> {
+  const problems: string[] = [];
+  const c = s.cw.world.control.container(s.d.oldContainerId);
+  if (!c?.state.running) problems.push("the stopped container is not running again");
+  const after = s.cw.world.control.mutations().filter((m) => m.seq > s.stopSeq);
+  const starts = after.filter((m) => m.by === "docker").map((m) => m.op);
+  if (JSON.stringify(starts) !== '["startContainer"]') problems.push(`docker: ${starts}`);
+  const moves = after.filter((m) => m.by === "kafka").map((m) => m.op);
+  if (JSON.stringify(moves) !== JSON.stringify(s.bad ? ["setGroupOffsets"] : [])) {
+    problems.push(`kafka: ${moves}`);
+  }
+  const state = await readState(s.cw.state);
+  const kinds = historyEvents(state).map((e) => e.kind);
+  const count = (k: string) => kinds.filter((x: string) => x === k).length;
+  if (count("runner_restarted") !== 1) problems.push(`${count("runner_restarted")} restarts`);
+  if (count("record_skipped") !== (s.bad ? 1 : 0)) {
+    problems.push(`${count("record_skipped")} skips`);
+  }
+  if (s.bad) {
+    const at = committedOf(
+      readWorldFile(s.cw.worldPath),
+      s.cw.applicationId,
+      s.cw.project.inputTopic,
+    )[String(s.bad.partition)];
+    if (at !== BigInt(s.bad.offset) + 1n) problems.push(`partition at ${at}, not past the record`);
+  }
+  if (state.control !== null) problems.push("an operation is pending");
+  if (state.lockFile) problems.push("lock.json left");
+  return problems;
+}
+
+for (
+  const [journey, how, expected] of [
+    ["restart", "term", RESTART],
+    ["skip_record", "decode", SKIP],
+  ] as const
+) {
+  Deno.test(`${journey}: started, each boundary, committed — numbered on the clock`, async () => {
+    const s = await stoppedStarter(`events-${journey}`, how);
+    await using _cw = s.cw;
+    const events: ProgressEvent[] = [];
+    const r = await dayTwo(s, events);
+    assert.deepEqual(shape(events), expected);
+    assertStamped(events, journey);
+    assert.equal(events[0].operation_id, r.event_id, "the operation is the audit event");
+    assert.deepEqual(await checkDayTwo(s), []);
+  });
+
+  Deno.test(`${journey}: cancelled at each boundary, then the same command finishes it exact`, async (t) => {
+    const boundaries = expected.slice(1, -1).map((x) => x.split(":")[1]);
+    for (const [nth, boundary] of boundaries.entries()) {
+      await t.step(`#${nth} ${boundary}`, async () => {
+        const s = await stoppedStarter(`events-${journey}-${nth}`, how);
+        await using _cw = s.cw;
+        const ctrl = new AbortController();
+        const events: ProgressEvent[] = [];
+        const op = await cancelled(
+          dayTwo(s, events, { onEvent: abortAt(ctrl, nth), signal: ctrl.signal }),
+          boundary,
+        );
+        assertInterrupted(events, boundary);
+        assert.equal(op, events[0].operation_id);
+        // resumable, not pending: no operation, no lock, what was recorded kept
+        const state = await readState(s.cw.state);
+        assert.equal(state.control, null);
+        assert.equal(state.lockFile, false, "no lock left");
+        const again: ProgressEvent[] = [];
+        const r = await dayTwo(s, again);
+        assert.equal(r.event_id, op, "the same command continues the same run's record");
+        assert.equal(again[0].kind === "started" && again[0].continued, true);
+        assert.deepEqual(shape(again), ["started:", ...expected.slice(nth + 2)]);
+        assertStamped(again, journey);
+        assert.deepEqual(await checkDayTwo(s), []);
+      });
+    }
+  });
+}
+
+Deno.test("restart: cancelled inside the group wait after a kill, it stops at once with nothing recorded", async () => {
+  const s = await stoppedStarter("events-restart-wait", "kill");
+  await using _cw = s.cw;
+  const ctrl = new AbortController();
+  const events: ProgressEvent[] = [];
+  const stuck: Clock = { now: () => s.cw.deps.clock!.now(), sleep: () => new Promise(() => {}) };
+  const abortOnWait = (e: ProgressEvent) => {
+    if (e.kind === "wait" && !ctrl.signal.aborted) setTimeout(() => ctrl.abort(), 20);
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("the wait did not end on abort")), 30_000);
+  });
+  const error = await Promise.race([
+    dayTwo(s, events, { onEvent: abortOnWait, clock: stuck, signal: ctrl.signal }),
+    bound,
+  ]).then(() => assert.fail("not cancelled"), (e: unknown) => e).finally(() => clearTimeout(timer));
+  assert.ok(error instanceof SluiceError && error.code === "CANCELLED", String(error));
+  assert.equal(error.evidence?.operation_id, null, "nothing was recorded");
+  assert.deepEqual(shape(events), ["started:", "interrupted:"]);
+  assertInterrupted(events, null as unknown as string);
+  // clean: nothing recorded, nothing started, no operation, no lock
+  const state = await readState(s.cw.state);
+  assert.equal(state.control, null);
+  assert.equal(state.lockFile, false, "no lock left");
+  assert.ok(!historyEvents(state).some((e) => e.kind === "runner_restarted"));
+
+  assert.equal(s.cw.world.control.container(s.d.oldContainerId)?.state.running, false);
 });

@@ -6,7 +6,7 @@
  * | port        | built from                                                                |
  * | ----------- | ------------------------------------------------------------------------- |
  * | Kafka       | `kafka.bootstrap_host`, `kafka.security`'s protocol, TLS trust and admin principal (the referenced variables' values included) |
- * | Docker      | `settings.docker.endpoint`, else `$DOCKER_HOST`                            |
+ * | Docker      | `settings.docker.endpoint` and `.tls`, else `docker:` (endpoint, TLS), else `$DOCKER_HOST` (the TLS variables' values included) |
  * | state store | `state:` (a PostgreSQL DSN variable's value included), project, environment |
  *
  * A port the handle created whose fingerprint changed is closed and created again from the
@@ -29,6 +29,7 @@ import { loadProject, type Project } from "../project/load.ts";
 import type { Manifest } from "../project/manifest.ts";
 import type { SettingsOverride } from "../project/settings_override.ts";
 import type { KafkaPrincipal } from "../project/kafka_security.ts";
+import type { DockerSettings } from "../project/docker_security.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import { projectDocker } from "../providers/docker/endpoint.ts";
@@ -103,6 +104,14 @@ export function portsFingerprint(
     });
   const s = m.kafkaSecurity;
   const endpoint = m.override?.dockerEndpoint ?? null;
+  const dockerTls = (where: string, tls: DockerSettings["tls"]): Record<string, string> =>
+    tls === null ? {} : {
+      [`${where}.tls`]: canonicalJson({
+        ca: secret(tls.caFileEnv),
+        cert: secret(tls.certFileEnv),
+        key: secret(tls.keyFileEnv),
+      }),
+    };
   return {
     kafka: {
       "kafka.bootstrap_host": m.kafka.bootstrapHost,
@@ -114,7 +123,15 @@ export function portsFingerprint(
       "kafka.security.admin": principal(s.admin),
     },
     docker: endpoint !== null
-      ? { "settings.docker.endpoint": endpoint }
+      ? {
+        "settings.docker.endpoint": endpoint,
+        ...dockerTls("settings.docker", m.override?.dockerTls ?? null),
+      }
+      : m.docker
+      ? {
+        [m.docker.endpointAt.setting]: m.docker.endpoint,
+        ...dockerTls(m.docker.endpointAt.setting.replace(/\.endpoint$/, ""), m.docker.tls),
+      }
       : { "$DOCKER_HOST": env("DOCKER_HOST") ?? "" },
     store: {
       "project": m.project,

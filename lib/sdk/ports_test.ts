@@ -121,6 +121,18 @@ Deno.test("the fingerprint covers what each port is made from, never showing a s
     assert.deepEqual(portsFingerprint(docker).docker, {
       "settings.docker.endpoint": "tcp://d:2375",
     });
+    // settings.docker.tls: its variables' values (hashed, never shown) remake the Docker port
+    const tls = { ca_file_env: "D_CA", cert_file_env: "D_CERT", key_file_env: "D_KEY" };
+    const secured = await loadProject(dir, {
+      settings: { docker: { endpoint: "tcp://d:2376", tls } },
+    });
+    const paths = (ca: string) => (name: string) =>
+      ({ D_CA: ca, D_CERT: "/c/cert.pem", D_KEY: "/c/key.pem" })[name];
+    const one = portsFingerprint(secured, paths("/c/ca-one.pem")).docker;
+    const two = portsFingerprint(secured, paths("/c/ca-two.pem")).docker;
+    assert.deepEqual(Object.keys(one).sort(), ["settings.docker.endpoint", "settings.docker.tls"]);
+    assert.notEqual(one["settings.docker.tls"], two["settings.docker.tls"]);
+    assert.equal(JSON.stringify(one).includes("ca-one"), false);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

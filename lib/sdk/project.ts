@@ -38,7 +38,6 @@ import {
   validateProject,
   type ValidateResult,
 } from "../project/environments.ts";
-import type { PreviewLimits } from "../review/preview.ts";
 import {
   checkPlanReviewOptions,
   diff,
@@ -46,7 +45,6 @@ import {
   type PlanReviewResult,
 } from "../review/journey.ts";
 import type { Review } from "../review/review.ts";
-import type { GitLimits } from "../providers/git/git.ts";
 import { readPlanFile } from "../plan/plan_file.ts";
 import type { RuntimeDeps } from "../runtime/deps.ts";
 import { type ProgressListener, SILENT_LOGGER } from "../runtime/progress.ts";
@@ -63,7 +61,9 @@ import { acknowledgeDrift, type AcknowledgeDriftResult } from "../runtime/acknow
 import { skipRecord, type SkipRecordResult } from "../runtime/skip_record.ts";
 import { apply, observe, type SessionOptions } from "../runtime/session.ts";
 import { type ProjectStatus, projectStatus } from "../runtime/status.ts";
-import { type LogsOptions, type LogsResult, modelLogs } from "../runtime/logs.ts";
+import { type LogsResult, modelLogs } from "../runtime/logs.ts";
+import { checkExtraLabels } from "../runtime/operation_labels.ts";
+import type { LogLine } from "../providers/docker/port.ts";
 import type { StoreIdentity } from "../state/journal.ts";
 import { inspectState, type StateView } from "../state/view.ts";
 import { HandlePorts } from "./ports.ts";
@@ -100,156 +100,26 @@ export interface OpenProjectOptions extends RuntimeDeps {
   actor?: string;
   /** Progress events of apply and resume: each boundary crossed, each action, each wait. */
   onProgress?: ProgressListener;
-  /** Labels added to every container and volume sluice creates (e.g. a test run's label). */
+  /**
+   * Labels added to every container and volume sluice creates (e.g. a test run's label). They are
+   * recorded in the intent of the operation that starts with them, and every continuation of
+   * that operation (`state resume`, `apply --plan` again, from this handle, another one or the
+   * CLI) creates with the recorded labels: a continuing handle's own labels are ignored (the
+   * recorded ones win; an operation started without them continues without them). Keys in
+   * sluice's own namespace (`sluice.*`) are refused: `openProject` rejects with
+   * `USAGE_EXTRA_LABELS` (exit 2) and nothing runs.
+   */
   extraLabels?: Record<string, string>;
 }
 
-/** Options of {@link SluiceProject.plan}. */
-export interface ProjectPlanOptions {
-  /** Plan from state alone, without contacting Docker or Kafka. */
-  offline?: boolean;
-  /** Plan only these models: creates and no-ops, never a replacement. */
-  select?: string[] | null;
-  /**
-   * Preview each changed filter on the last records of its input (read-only, online only):
-   * `true` for the defaults (1,000 records), a record count, or full bounds.
-   */
-  preview?: boolean | number | Partial<PreviewLimits>;
-  /** Also compare with the project at this Git revision (the plan is then offline). */
-  base?: string;
-  /** The file the plan will be written to, recorded in the review. */
-  file?: string | null;
-  /**
-   * Plan the removal of everything the project owns in the environment (`plan --destroy`):
-   * every owned runner taken down, the last one too; what is kept (state volumes, consumer
-   * groups with their offsets, topics) is listed in the review. `true`, or
-   * `{ deleteData: true }` (`--delete-data`: refused today, `BLOCKED_DESTROY_DATA_DELETION`).
-   */
-  destroy?: boolean | { deleteData?: boolean };
-}
-
-/** Options of {@link SluiceProject.apply}. */
-export interface ProjectApplyOptions {
-  /**
-   * A plan file written by `writePlanFile`: a reviewed predicate replacement (plan kind
-   * `"replacement"`, format 6) is carried out boundary by boundary, any other plan (kind
-   * `"change"`, format 5) by the create journey. Without one, a
-   * fresh online plan is applied (never a replacement: those are applied from their file).
-   */
-  plan?: string;
-  /** OpenLineage target of a replacement: an http(s) URL or a file (JSON lines). */
-  openlineage?: string;
-  /** First remove this stale lock left by a dead process (its ID is in the state view). */
-  breakStaleLock?: string;
-  /** How long a runner may take to report RUNNING (default 120 s). */
-  readyTimeoutMs?: number;
-  /** How long the old runner of a replacement may take to close (default 60 s). */
-  closeTimeoutMs?: number;
-  /**
-   * Cancels this apply at its next durable boundary or inside a bounded wait: it throws
-   * `CANCELLED` (exit 8) and leaves its operation pending, continued as after any interruption
-   * (docs/events.md).
-   */
-  signal?: AbortSignal;
-}
-
-/** The operation a runner-status or resume is about. */
-export interface OperationRef {
-  /**
-   * The plan file the operation was started from: a reviewed replacement's (format 6), or the
-   * plan of a create, runner removal or connector change.
-   */
-  plan: string;
-  /** The operation's UUID (in the state view's pending operation, or an apply's result). */
-  operationId: string;
-  /** First remove this stale lock left by a dead process. */
-  breakStaleLock?: string;
-}
-
-/** Options of {@link SluiceProject.resume}. */
-export interface ResumeOptions extends OperationRef {
-  /** The environment's name, repeated, where the manifest declares environments. */
-  confirmEnv?: string;
-  /** OpenLineage target for the final outcome. */
-  openlineage?: string;
-  /** How long the candidate may take to report RUNNING (default 120 s). */
-  readyTimeoutMs?: number;
-  /** How long the old runner may take to close (default 60 s). */
-  closeTimeoutMs?: number;
-  /**
-   * Cancels this resume at its next durable boundary or inside a bounded wait: it throws
-   * `CANCELLED` (exit 8) and the operation stays pending (docs/events.md).
-   */
-  signal?: AbortSignal;
-}
-
-/** Options of {@link SluiceProject.abandon}. */
-export interface AbandonRequest {
-  /** The pending operation's UUID. */
-  operationId: string;
-  /** Why it can never continue (required; recorded in the audit with who and when). */
-  reason: string;
-  /** The environment's name, repeated, where the manifest declares environments. */
-  confirmEnv?: string;
-  /** First remove this stale lock left by a dead process. */
-  breakStaleLock?: string;
-}
-
-/** Options of {@link SluiceProject.restart}. */
-export interface RestartRequest {
-  /** The model (or its application ID). */
-  model: string;
-  /** Why (required; recorded in the audit with who and when). */
-  reason: string;
-  /** The environment's name, repeated, where the manifest declares environments. */
-  confirmEnv?: string;
-  /** First remove this stale lock left by a dead process. */
-  breakStaleLock?: string;
-  /** How long to wait for a killed runner's member to leave the group (default 120 s). */
-  groupTimeoutMs?: number;
-  /** How long the runner may take to report RUNNING after the start (default 120 s). */
-  readyTimeoutMs?: number;
-}
-
-/** Options of {@link SluiceProject.acknowledgeDrift}. */
-export interface AcknowledgeDriftRequest {
-  /** The model (or its application ID). */
-  model: string;
-  /** Why the drift is accepted (required; recorded in the audit with who and when). */
-  reason: string;
-  /** The environment's name, repeated, where the manifest declares environments. */
-  confirmEnv?: string;
-  /** First remove this stale lock left by a dead process. */
-  breakStaleLock?: string;
-}
-
-/** Options of {@link SluiceProject.skipRecord}. */
-export interface SkipRecordOptions extends RestartRequest {
-  /** The failing record's partition (as `status` names it). */
-  partition: number;
-  /** The failing record's offset, decimal (as `status` names it). */
-  offset: string;
-}
-
-/** Options of {@link SluiceProject.acceptRetentionLoss}. */
-export interface RetentionRequest extends OperationRef {
-  /** Why the loss is accepted (required; recorded in the audit with who and when). */
-  reason: string;
-  /** The environment's name, repeated, where the manifest declares environments. */
-  confirmEnv?: string;
-}
-
-/** Options of {@link SluiceProject.diff}. */
-export interface ProjectDiffOptions {
-  /** The base revision (commit, branch, tag, `HEAD~1`, ...). */
-  base: string;
-  /** The head revision; the working tree when absent. */
-  head?: string | null;
-  /** Bounds of every Git call. */
-  git?: GitLimits;
-}
-
-/** A project handle (see the module documentation). Dispose it to close what it opened. */
+/**
+ * A project handle (see the module documentation). Dispose it to close what it opened.
+ *
+ * Every call takes its options inline (camelCase, as JavaScript parameters are): a call's
+ * options are read by that call only. Two fields recur: `confirmEnv`, the environment's name
+ * repeated where the manifest declares environments, and `breakStaleLock`, a stale lock left by
+ * a dead process to remove first (its ID is in the state view).
+ */
 export interface SluiceProject extends AsyncDisposable {
   /** The absolute project directory. */
   readonly dir: string;
@@ -260,9 +130,53 @@ export interface SluiceProject extends AsyncDisposable {
   /** Compile every model and write its artifact and checksum (default `.sluice/artifacts`). */
   compile(options?: { strict?: boolean; out?: string }): Promise<CompileOutput>;
   /** Compute the plan and its review. Writes and mutates nothing. */
-  plan(options?: ProjectPlanOptions): Promise<PlanReviewResult>;
+  plan(options?: {
+    /** Plan from state alone, without contacting Docker or Kafka. */
+    offline?: boolean;
+    /** Plan only these models: creates and no-ops, never a replacement. */
+    select?: string[] | null;
+    /**
+     * Preview each changed filter on the last records of its input (read-only, online only):
+     * `true` for the defaults, a record count, or bounds (records per model, default 1,000;
+     * key+value bytes read per model, default 16 MiB; time per model, default 15 s).
+     */
+    preview?: boolean | number | { records?: number; maxBytes?: number; timeoutMs?: number };
+    /** Also compare with the project at this Git revision (the plan is then offline). */
+    base?: string;
+    /** The file the plan will be written to, recorded in the review. */
+    file?: string | null;
+    /**
+     * Plan the removal of everything the project owns in the environment (`plan --destroy`):
+     * every owned runner taken down, the last one too; what is kept (state volumes, consumer
+     * groups with their offsets, topics) is listed in the review. `true`, or
+     * `{ deleteData: true }` (`--delete-data`: refused today, `BLOCKED_DESTROY_DATA_DELETION`).
+     */
+    destroy?: boolean | { deleteData?: boolean };
+  }): Promise<PlanReviewResult>;
   /** Apply a plan file (or a fresh online plan). */
-  apply(options?: ProjectApplyOptions): Promise<ApplyOutcome>;
+  apply(options?: {
+    /**
+     * A plan file written by `writePlanFile`: a reviewed predicate replacement (plan kind
+     * `"replacement"`, format 6) is carried out boundary by boundary, any other plan (kind
+     * `"change"`, format 5) by the create journey. Without one, a fresh online plan is applied
+     * (never a replacement: those are applied from their file).
+     */
+    plan?: string;
+    /** OpenLineage target of a replacement: an http(s) URL or a file (JSON lines). */
+    openlineage?: string;
+    /** First remove this stale lock left by a dead process (its ID is in the state view). */
+    breakStaleLock?: string;
+    /** How long a runner may take to report RUNNING (default 120 s). */
+    readyTimeoutMs?: number;
+    /** How long the old runner of a replacement may take to close (default 60 s). */
+    closeTimeoutMs?: number;
+    /**
+     * Cancels this apply at its next durable boundary or inside a bounded wait: it throws
+     * `CANCELLED` (exit 8) and leaves its operation pending, continued as after any
+     * interruption (docs/events.md).
+     */
+    signal?: AbortSignal;
+  }): Promise<ApplyOutcome>;
   /** Observe every runner model, read-only. */
   observe(): Promise<ProjectObservation>;
   /** Verify the state store, then report each model's health and lag. */
@@ -271,49 +185,136 @@ export interface SluiceProject extends AsyncDisposable {
    * Read the log lines of a model's current generation, whatever its container is named; with
    * `follow`, until it stops or `signal` aborts. Read-only.
    */
-  logs(model: string, options: LogsOptions): Promise<LogsResult>;
+  logs(model: string, options: {
+    /** Keep reading new lines until the container stops or `signal` aborts. */
+    follow?: boolean;
+    /** Only lines written at or after this RFC 3339 time (`parseSince` reads `10m`, `2h`, ...). */
+    since?: string;
+    /** Only the last N lines. */
+    tail?: number;
+    /** Ends a followed read. */
+    signal?: AbortSignal;
+    /** Each line, as it is read. */
+    onLine: (line: LogLine) => void;
+  }): Promise<LogsResult>;
   /**
    * Read-only diagnosis of a pending operation of any journey: the next proven step of its
    * table. Grants nothing.
    */
-  runnerStatus(operation: OperationRef): Promise<OperationStatusReport>;
+  runnerStatus(operation: {
+    /**
+     * The plan file the operation was started from: a reviewed replacement's (format 6), or the
+     * plan of a create, runner removal or connector change.
+     */
+    plan: string;
+    /** The operation's UUID (in the state view's pending operation, or an apply's result). */
+    operationId: string;
+    breakStaleLock?: string;
+  }): Promise<OperationStatusReport>;
   /**
    * Continue the same operation, of any journey, from its last durable boundary under a new
    * lock: a replacement by its coordinator, any other by its own journey.
    */
-  resume(operation: ResumeOptions): Promise<ResumeOutcome>;
+  resume(operation: {
+    /** The plan file the operation was started from (as for {@link SluiceProject.runnerStatus}). */
+    plan: string;
+    /** The operation's UUID. */
+    operationId: string;
+    breakStaleLock?: string;
+    confirmEnv?: string;
+    /** OpenLineage target for the final outcome. */
+    openlineage?: string;
+    /** How long the candidate may take to report RUNNING (default 120 s). */
+    readyTimeoutMs?: number;
+    /** How long the old runner may take to close (default 60 s). */
+    closeTimeoutMs?: number;
+    /**
+     * Cancels this resume at its next durable boundary or inside a bounded wait: it throws
+     * `CANCELLED` (exit 8) and the operation stays pending (docs/events.md).
+     */
+    signal?: AbortSignal;
+  }): Promise<ResumeOutcome>;
   /**
    * Record an operator's audited decision that a pending operation can never continue, and free
    * the project. Stops, removes, creates and starts nothing; moves no offset.
    */
-  abandon(request: AbandonRequest): Promise<AbandonResult>;
+  abandon(request: {
+    /** The pending operation's UUID. */
+    operationId: string;
+    /** Why it can never continue (required; recorded in the audit with who and when). */
+    reason: string;
+    confirmEnv?: string;
+    breakStaleLock?: string;
+  }): Promise<AbandonResult>;
   /**
    * Record an operator's audited acceptance of a retention loss under a stopped replacement,
    * then move only those positions to the earliest retained; `resume` can then continue.
    */
-  acceptRetentionLoss(request: RetentionRequest): Promise<RetentionResult>;
+  acceptRetentionLoss(request: {
+    /** The replacement's plan file (format 6). */
+    plan: string;
+    /** The operation's UUID. */
+    operationId: string;
+    /** Why the loss is accepted (required; recorded in the audit with who and when). */
+    reason: string;
+    confirmEnv?: string;
+    breakStaleLock?: string;
+  }): Promise<RetentionResult>;
   /**
    * Start a runner someone else stopped (`docker stop`, `docker kill`) again: the same owned
    * generation, after checking it is exactly that one, its group Empty (a killed runner's member
    * waited out) and its offsets not moved; the restart is recorded in the audit first. Running
    * it again after a kill finishes it.
    */
-  restart(request: RestartRequest): Promise<RestartResult>;
+  restart(request: {
+    /** The model (or its application ID). */
+    model: string;
+    /** Why (required; recorded in the audit with who and when). */
+    reason: string;
+    confirmEnv?: string;
+    breakStaleLock?: string;
+    /** How long to wait for a killed runner's member to leave the group (default 120 s). */
+    groupTimeoutMs?: number;
+    /** How long the runner may take to report RUNNING after the start (default 120 s). */
+    readyTimeoutMs?: number;
+  }): Promise<RestartResult>;
   /**
    * Skip the record a runner stopped at because it cannot decode it (exit 13): only that record,
    * named by partition and offset, only while the group is Empty and its committed offset is
    * still at it; recorded in the audit first, then that one partition's offset + 1, then the
-   * runner started again as `restart` does. Running it again after a kill finishes it.
+   * runner started again as `restart` does (with `restart`'s request fields). Running it again
+   * after a kill finishes it.
    */
-  skipRecord(request: SkipRecordOptions): Promise<SkipRecordResult>;
+  skipRecord(
+    request: Parameters<SluiceProject["restart"]>[0] & {
+      /** The failing record's partition (as `status` names it). */
+      partition: number;
+      /** The failing record's offset, decimal (as `status` names it). */
+      offset: string;
+    },
+  ): Promise<SkipRecordResult>;
   /**
    * Accept, on the record, the drift `plan` and `status` report for a model's runner (started
    * outside sluice, or offsets moved while it was stopped): exactly what was found is recorded in
    * the audit (`drift_acknowledged`) and no longer reported; nothing else changes.
    */
-  acknowledgeDrift(request: AcknowledgeDriftRequest): Promise<AcknowledgeDriftResult>;
+  acknowledgeDrift(request: {
+    /** The model (or its application ID). */
+    model: string;
+    /** Why the drift is accepted (required; recorded in the audit with who and when). */
+    reason: string;
+    confirmEnv?: string;
+    breakStaleLock?: string;
+  }): Promise<AcknowledgeDriftResult>;
   /** Compare the project at a Git revision with another or the working tree, offline. */
-  diff(options: ProjectDiffOptions): Promise<Review>;
+  diff(options: {
+    /** The base revision (commit, branch, tag, `HEAD~1`, ...). */
+    base: string;
+    /** The head revision; the working tree when absent. */
+    head?: string | null;
+    /** Bounds of every Git call (per call: default 10 s and 16 MiB of output). */
+    git?: { timeoutMs: number; maxBytes: number };
+  }): Promise<Review>;
   /** The state store's view: ownership, the pending operation, history and the lock. */
   state(): Promise<StateView>;
   /** Create the project's state store (idempotent). */
@@ -321,6 +322,11 @@ export interface SluiceProject extends AsyncDisposable {
   /** Close what the handle opened (the same as disposing it). */
   close(): Promise<void>;
 }
+
+/** The options (or request) of one call of {@link SluiceProject}. */
+type Options<K extends Exclude<keyof SluiceProject, "dir" | "environment">> = NonNullable<
+  Parameters<SluiceProject[K]>[0]
+>;
 
 /** The session options of a handle's calls: its ports are always there. */
 type HandleDeps = SessionOptions & Required<Pick<SessionOptions, "docker" | "kafka" | "store">>;
@@ -350,6 +356,8 @@ export function openProject(options: OpenProjectOptions = {}): Promise<SluicePro
   try {
     // a stray test-only fault switch is refused before anything runs
     guardInventorySwitch();
+    // as are extra labels in sluice's namespace (they would be read as sluice's own)
+    checkExtraLabels(options.extraLabels);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -376,6 +384,7 @@ class ProjectHandle implements SluiceProject {
       given: { docker: options.docker, kafka: options.kafka, store: options.store },
       clock: options.clock,
       logger: options.logger,
+      env: options.env,
     });
   }
 
@@ -400,7 +409,7 @@ class ProjectHandle implements SluiceProject {
     );
   }
 
-  plan(options: ProjectPlanOptions = {}): Promise<PlanReviewResult> {
+  plan(options: Options<"plan"> = {}): Promise<PlanReviewResult> {
     return this.#run(async () => {
       const { destroy: asked, ...rest } = options;
       const destroy = asked ? { deleteData: asked !== true && asked.deleteData === true } : null;
@@ -409,7 +418,7 @@ class ProjectHandle implements SluiceProject {
     });
   }
 
-  apply(options: ProjectApplyOptions = {}): Promise<ApplyOutcome> {
+  apply(options: Options<"apply"> = {}): Promise<ApplyOutcome> {
     return this.#run(async () => {
       // the plan file is read (and verified) before anything is opened
       const file = options.plan ? await readPlanFile(options.plan) : undefined;
@@ -448,11 +457,11 @@ class ProjectHandle implements SluiceProject {
     return this.#online((deps) => projectStatus(deps));
   }
 
-  logs(model: string, options: LogsOptions): Promise<LogsResult> {
+  logs(model: string, options: Parameters<SluiceProject["logs"]>[1]): Promise<LogsResult> {
     return this.#online((deps) => modelLogs(deps, model, options));
   }
 
-  runnerStatus(operation: OperationRef): Promise<OperationStatusReport> {
+  runnerStatus(operation: Options<"runnerStatus">): Promise<OperationStatusReport> {
     return this.#online((deps) =>
       operationStatus({
         ...deps,
@@ -463,7 +472,7 @@ class ProjectHandle implements SluiceProject {
     );
   }
 
-  resume(operation: ResumeOptions): Promise<ResumeOutcome> {
+  resume(operation: Options<"resume">): Promise<ResumeOutcome> {
     return this.#online(async (deps) =>
       resumeOutcome(
         await resumeOperation({
@@ -481,7 +490,7 @@ class ProjectHandle implements SluiceProject {
     );
   }
 
-  abandon(request: AbandonRequest): Promise<AbandonResult> {
+  abandon(request: Options<"abandon">): Promise<AbandonResult> {
     return this.#online((deps) =>
       abandon({
         ...deps,
@@ -493,7 +502,7 @@ class ProjectHandle implements SluiceProject {
     );
   }
 
-  acceptRetentionLoss(request: RetentionRequest): Promise<RetentionResult> {
+  acceptRetentionLoss(request: Options<"acceptRetentionLoss">): Promise<RetentionResult> {
     return this.#online((deps) =>
       acceptRetentionLoss({
         ...deps,
@@ -506,19 +515,19 @@ class ProjectHandle implements SluiceProject {
     );
   }
 
-  restart(request: RestartRequest): Promise<RestartResult> {
+  restart(request: Options<"restart">): Promise<RestartResult> {
     return this.#online((deps) => restart({ ...deps, ...request }));
   }
 
-  skipRecord(request: SkipRecordOptions): Promise<SkipRecordResult> {
+  skipRecord(request: Options<"skipRecord">): Promise<SkipRecordResult> {
     return this.#online((deps) => skipRecord({ ...deps, ...request }));
   }
 
-  acknowledgeDrift(request: AcknowledgeDriftRequest): Promise<AcknowledgeDriftResult> {
+  acknowledgeDrift(request: Options<"acknowledgeDrift">): Promise<AcknowledgeDriftResult> {
     return this.#online((deps) => acknowledgeDrift({ ...deps, ...request }));
   }
 
-  diff(options: ProjectDiffOptions): Promise<Review> {
+  diff(options: Options<"diff">): Promise<Review> {
     return this.#run(() =>
       diff({
         ...options,
@@ -577,6 +586,7 @@ class ProjectHandle implements SluiceProject {
       extraLabels: o.extraLabels,
       clock: o.clock,
       uuids: o.uuids,
+      env: o.env,
       signal: o.signal,
       // a given Connect port (RuntimeDeps.connect); absent, each cluster's REST adapter
       connect: o.connect,

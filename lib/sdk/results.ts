@@ -13,8 +13,6 @@
  * ```ts
  * import { planKind } from "./results.ts";
  * import type { Plan } from "../plan/plan.ts";
-import type { Stage } from "../protocol/replacement.ts";
-import type { Blocker } from "../validation/blocker.ts";
  * const describe = (plan: Plan) =>
  *   planKind(plan) === "replacement" ? "a reviewed predicate replacement" : "a change";
  * console.log(typeof describe);
@@ -22,6 +20,7 @@ import type { Blocker } from "../validation/blocker.ts";
  * @module
  */
 import type { ApplyResult } from "../runtime/apply_context.ts";
+import type { RunnerCredentialsEvidence } from "../plan/runner_credentials.ts";
 import type { ResumeOutcome as RuntimeResumeOutcome } from "../runtime/pending_operation.ts";
 import type { ReplacementRecord } from "../runtime/replacement/result.ts";
 import type { Plan } from "../plan/plan.ts";
@@ -104,7 +103,16 @@ export type ApplyOutcome =
 
 /** What {@link SluiceProject.resume} did, by the operation's plan's {@link PlanKind}. */
 export type ResumeOutcome =
-  | { kind: "replacement"; result: ReplacementResult }
+  | {
+    kind: "replacement";
+    result: ReplacementResult;
+    /**
+     * The replacement went on with other runner credentials than its plan bound: the plan's and
+     * the current keyed hashes, never a secret (`lib/plan/runner_credentials.ts`). Absent
+     * otherwise. (A continued change carries it in its result, as an apply's does.)
+     */
+    runner_client_changed?: RunnerCredentialsEvidence;
+  }
   | {
     kind: "change";
     /** The continued (or verified) operation's apply result. */
@@ -142,7 +150,16 @@ export function replacementResult(r: ReplacementRecord): ReplacementResult {
  * ```
  */
 export function resumeOutcome(o: RuntimeResumeOutcome): ResumeOutcome {
+  const changed = o.runner_client_changed;
   return o.kind === "replacement"
-    ? { kind: "replacement", result: replacementResult(o.result) }
-    : { kind: "change", result: o.result, plan_sha256: o.plan_sha256 };
+    ? {
+      kind: "replacement",
+      result: replacementResult(o.result),
+      ...(changed ? { runner_client_changed: changed } : {}),
+    }
+    : {
+      kind: "change",
+      result: changed ? { ...o.result, runner_client_changed: changed } : o.result,
+      plan_sha256: o.plan_sha256,
+    };
 }

@@ -184,66 +184,70 @@ export interface RecordSkipped {
   failure: { reason: string; field: string | null; rule: string | null };
 }
 
-/** A runner started again outside sluice. */
-export interface StartedOutsideSluice {
-  /** What changed. */
-  kind: "started_outside_sluice";
-  /** The container's name. */
-  container: string;
-  /** Its exact ID. */
-  container_id: string;
-  /** When it stopped (Docker's FinishedAt), after its generation was committed. */
-  stopped_at: string;
-  /** When it was started again (Docker's StartedAt). */
-  started_at: string;
-  /** When sluice committed its generation (the history's event). */
-  committed_at: string;
-  /** One line a person can act on. */
-  summary: string;
-}
-
-/** One input partition whose committed offset moved outside sluice. */
-export interface MovedPartition {
-  /** The input topic. */
-  topic: string;
-  /** The partition. */
-  partition: number;
-  /** The offset the runner recorded (decimal; null when it recorded none for it). */
-  before: string | null;
-  /** The offset found (decimal; null when the group has none). */
-  after: string | null;
-}
-
-/** Offsets of the runner's group moved while it was not consuming. */
-export interface OffsetsMovedWhileStopped {
-  /** What changed. */
-  kind: "offsets_moved_while_stopped";
-  /** The container's name. */
-  container: string;
-  /** Its exact ID. */
-  container_id: string;
-  /** The stop the move happened after (Docker's FinishedAt). */
-  stopped_at: string;
-  /** Its StartedAt (the run that found the move, for a running container). */
-  started_at: string;
-  /** Whether the container runs (it started on the moved offsets). */
-  running: boolean;
-  /**
-   * The evidence compared: the clean close's vector with the group now (`close_vector`), the
-   * previous close's vector with this start's (`start_vector`), or this start's vector with the
-   * group now after another stop (`rewound_below_start`).
-   */
-  evidence: "close_vector" | "start_vector" | "rewound_below_start";
-  /** When the runner recorded the `before` vector (RFC 3339, from its status file), or null. */
-  recorded_at: string | null;
-  /** Each partition that moved, by partition. */
-  partitions: MovedPartition[];
-  /** One line a person can act on. */
-  summary: string;
-}
-
 /** A change to an owned runner made outside sluice. */
-export type RunnerDrift = StartedOutsideSluice | OffsetsMovedWhileStopped;
+export type RunnerDrift =
+  /** A runner started again outside sluice. */
+  | {
+    /** What changed. */
+    kind: "started_outside_sluice";
+    /** The container's name. */
+    container: string;
+    /** Its exact ID. */
+    container_id: string;
+    /** When it stopped (Docker's FinishedAt), after its generation was committed. */
+    stopped_at: string;
+    /** When it was started again (Docker's StartedAt). */
+    started_at: string;
+    /** When sluice committed its generation (the history's event). */
+    committed_at: string;
+    /** One line a person can act on. */
+    summary: string;
+  }
+  /** Offsets of the runner's group moved while it was not consuming. */
+  | {
+    /** What changed. */
+    kind: "offsets_moved_while_stopped";
+    /** The container's name. */
+    container: string;
+    /** Its exact ID. */
+    container_id: string;
+    /** The stop the move happened after (Docker's FinishedAt). */
+    stopped_at: string;
+    /** Its StartedAt (the run that found the move, for a running container). */
+    started_at: string;
+    /** Whether the container runs (it started on the moved offsets). */
+    running: boolean;
+    /**
+     * The evidence compared: the clean close's vector with the group now (`close_vector`), the
+     * previous close's vector with this start's (`start_vector`), or this start's vector with the
+     * group now after another stop (`rewound_below_start`).
+     */
+    evidence: "close_vector" | "start_vector" | "rewound_below_start";
+    /** When the runner recorded the `before` vector (RFC 3339, from its status file), or null. */
+    recorded_at: string | null;
+    /** Each partition that moved, by partition. */
+    partitions: Array<{
+      /** The input topic. */
+      topic: string;
+      /** The partition. */
+      partition: number;
+      /** The offset the runner recorded (decimal; null when it recorded none for it). */
+      before: string | null;
+      /** The offset found (decimal; null when the group has none). */
+      after: string | null;
+    }>;
+    /** One line a person can act on. */
+    summary: string;
+  };
+
+/** A runner started outside sluice (one kind of {@link RunnerDrift}). */
+export type StartedOutsideSluice = Extract<RunnerDrift, { kind: "started_outside_sluice" }>;
+
+/** Offsets moved while the runner was stopped (one kind of {@link RunnerDrift}). */
+export type OffsetsMovedWhileStopped = Extract<
+  RunnerDrift,
+  { kind: "offsets_moved_while_stopped" }
+>;
 
 /**
  * Drift an operator accepted explicitly (`sluice acknowledge-drift`): exactly the drifts found
@@ -555,3 +559,6 @@ export function commitOfOperation(
     e.kind === "ownership_committed" && e.operation_id === operationId
   ) ?? null;
 }
+
+/** One input partition whose committed offset moved outside sluice. */
+export type MovedPartition = OffsetsMovedWhileStopped["partitions"][number];

@@ -67,32 +67,29 @@ export interface DocWrite {
   appended?: HistoryRow[];
 }
 
-/** Who holds a deployment lock. */
-export interface LockOwner {
-  /** The lock's UUID (the ID to name when breaking a stale lock). */
-  lock_id: string;
-  /** The project it locks. */
-  project: string;
-  /** The environment it locks, or null. */
-  environment: string | null;
-  /** Who holds it. */
-  actor: string;
-  /** The host of the holding process. */
-  host: string;
-  /** The holding process's ID. */
-  pid: number;
-  /** When it was acquired (RFC 3339). */
-  acquired_at: string;
-  /** PostgreSQL only: the backend PID of the session holding the advisory lock. */
-  session_pid?: number | null;
-}
-
 /** A lock inspection (read-only). */
 export interface LockStatus {
   /** Whether anyone holds the lock. */
   held: boolean;
   /** Who holds it. */
-  holder: LockOwner | null;
+  holder: {
+    /** The lock's UUID (the ID to name when breaking a stale lock). */
+    lock_id: string;
+    /** The project it locks. */
+    project: string;
+    /** The environment it locks, or null. */
+    environment: string | null;
+    /** Who holds it. */
+    actor: string;
+    /** The host of the holding process. */
+    host: string;
+    /** The holding process's ID. */
+    pid: number;
+    /** When it was acquired (RFC 3339). */
+    acquired_at: string;
+    /** PostgreSQL only: the backend PID of the session holding the advisory lock. */
+    session_pid?: number | null;
+  } | null;
   /** True when the holder is a dead process on this host (reported, never broken silently). */
   stale: boolean;
   /** One line for a human: free, held by whom since when, or stale. */
@@ -135,3 +132,6 @@ export interface StatePrimitive {
   /** Release connections/handles. */
   close(): Promise<void>;
 }
+
+/** Who holds a deployment lock. */
+export type LockOwner = NonNullable<LockStatus["holder"]>;

@@ -191,18 +191,6 @@ export async function initStateStore(config: StateStoreConfig): Promise<StoreIde
   return await store.init();
 }
 
-/** What `sluice state rotate-seal-key` reports: key IDs and times, never a secret. */
-export interface SealKeyRotation {
-  /** The store whose key was rotated. */
-  store_id: string;
-  /** The key plans sealed before the rotation carry (refused from now on). */
-  previous_key_id: string;
-  /** The key every plan is sealed with from now on. */
-  key_id: string;
-  /** When the new key was made (ISO-8601 UTC). */
-  rotated_at: string;
-}
-
 /**
  * Replace the configured store's plan-sealing key (docs/trust.md): every plan file sealed
  * before is refused from then on (`PLAN_SEAL_KEY_UNKNOWN`; plan again), except the plan of a
@@ -219,7 +207,16 @@ export interface SealKeyRotation {
  * console.log(r.previous_key_id !== r.key_id); // true
  * ```
  */
-export async function rotateSealKeyOf(config: StateStoreConfig): Promise<SealKeyRotation> {
+export async function rotateSealKeyOf(config: StateStoreConfig): Promise<{
+  /** The store whose key was rotated. */
+  store_id: string;
+  /** The key plans sealed before the rotation carry (refused from now on). */
+  previous_key_id: string;
+  /** The key every plan is sealed with from now on. */
+  key_id: string;
+  /** When the new key was made (ISO-8601 UTC). */
+  rotated_at: string;
+}> {
   await using closing = new AsyncDisposableStack();
   const store = openStateStore(config);
   closing.defer(() => store.close());
@@ -233,3 +230,6 @@ export async function rotateSealKeyOf(config: StateStoreConfig): Promise<SealKey
     rotated_at: key.created_at,
   };
 }
+
+/** What `sluice state rotate-seal-key` reports: key IDs and times, never a secret. */
+export type SealKeyRotation = Awaited<ReturnType<typeof rotateSealKeyOf>>;

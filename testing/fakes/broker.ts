@@ -17,8 +17,8 @@
  *   it (`ENV_KAFKA_DENIED`, CLUSTER_AUTHORIZATION_FAILED).
  *
  * Each method is one small function over the world, so a new read-only method is a few lines
- * (add it to the object below). Failure hooks key calls by: `createTopic` → topic name,
- * `setGroupOffsets` → group ID.
+ * (add it to the object below). Failure hooks key calls by: `createTopic`/`deleteTopic` → topic
+ * name, `setGroupOffsets`/`deleteGroup` → group ID.
  *
  * @example
  * ```ts
@@ -223,6 +223,41 @@ export function fakeKafkaPort(ctx: FakeContext, bootstrap?: string): KafkaPort {
         }
         const mine = (g.offsets[topic] ??= {});
         for (const [p, o] of offsets) mine[String(p)] = o.toString();
+      }),
+
+    deleteGroup: (groupId) =>
+      call("deleteGroup", groupId, true, (w): "deleted" | "absent" => {
+        const g = w.kafka.groups[groupId];
+        if (groupState(g) === "Dead") {
+          delete w.kafka.groups[groupId];
+          return "absent";
+        }
+        if (g.members.length > 0) {
+          throw new SluiceError(
+            "BLOCKED_GROUP_ACTIVE",
+            `Kafka refused deleting group ${groupId}: NON_EMPTY_GROUP (it has members); sluice deletes a consumer group only when no consumer is in it`,
+            { evidence: { group: groupId } },
+          );
+        }
+        delete w.kafka.groups[groupId];
+        return "deleted";
+      }),
+
+    deleteTopic: (name, topicId) =>
+      call("deleteTopic", name, true, (w): "deleted" | "absent" => {
+        const t = w.kafka.topics[name];
+        if (!t) return "absent";
+        if (t.id !== topicId) {
+          throw new SluiceError(
+            "BLOCKED_TOPIC_REPLACED",
+            `topic ${name} has ID ${t.id}, not ${topicId}, the one sluice created: it is another topic, and sluice deletes only its own`,
+            { evidence: { topic: name, expected: topicId, actual: t.id } },
+          );
+        }
+        // a topic's records go with it, and every group's offsets on it
+        delete w.kafka.topics[name];
+        for (const g of Object.values(w.kafka.groups)) delete g.offsets[name];
+        return "deleted";
       }),
 
     close() {

@@ -23,8 +23,8 @@
  * - processes (lifecycle.ts): the simulated runner, exit codes 0/143/137/10–15, OOM.
  *
  * Failure hooks key calls by: `createContainer` → name, `startContainer`/`signalTerm`/
- * `removeContainer`/`writeContainerFile`/`discardCreated` → the ID or name passed, `createVolume` →
- * volume name.
+ * `removeContainer`/`writeContainerFile`/`discardCreated` → the ID or name passed, `createVolume`/
+ * `removeOwnedVolume` → volume name.
  *
  * @example
  * ```ts
@@ -363,13 +363,51 @@ export function fakeDockerPort(ctx: FakeContext): DockerPort {
         const v = w.docker.volumes[volume.name];
         if (!v) return "absent";
         if (Object.keys(v.labels).length > 0) return "labelled";
-        if (v.created_at !== volume.createdAt) return "replaced";
+        // a file first: Docker's CreatedAt moves when one is written (see the real port)
         if (!empty) return "not_empty";
+        if (v.created_at !== volume.createdAt) return "replaced";
         const users = Object.values(w.docker.containers).some((o) =>
           o.mounts.some((m) => m.type === "volume" && m.source === volume.name)
         );
         if (users) return "in_use";
         delete w.docker.volumes[volume.name];
+        return "removed";
+      }),
+
+    // one transaction: the labels, the users and the removal are one step here
+    removeOwnedVolume: (name, owner) =>
+      mutate("removeOwnedVolume", name, (w): "removed" | "absent" => {
+        const v = w.docker.volumes[name];
+        if (!v) return "absent";
+        const differ = Object.entries(owner).filter(([k, value]) => v.labels[k] !== value);
+        if (differ.length > 0) {
+          throw new SluiceError(
+            "BLOCKED_VOLUME_INSTANCE_CHANGED",
+            `volume ${name} is not the one sluice created: its labels ${
+              differ.map(([k]) => k).join(", ")
+            } differ from the owned volume's; sluice removes only the volume it created`,
+            {
+              evidence: {
+                volume: name,
+                expected: owner,
+                actual: Object.fromEntries(differ.map(([k]) => [k, v.labels[k] ?? null])),
+              },
+            },
+          );
+        }
+        const users = Object.values(w.docker.containers).filter((c) =>
+          c.mounts.some((m) => m.type === "volume" && m.source === name)
+        ).map((c) => c.id);
+        if (users.length > 0) {
+          throw new SluiceError(
+            "BLOCKED_VOLUME_IN_USE",
+            `volume ${name} is mounted by container${users.length === 1 ? "" : "s"} ${
+              users.map((c) => c.slice(0, 12)).join(", ")
+            }: sluice removes a state volume only when nothing uses it`,
+            { evidence: { volume: name, containers: users } },
+          );
+        }
+        delete w.docker.volumes[name];
         return "removed";
       }),
 

@@ -458,6 +458,36 @@ export const DOCKER_CONTRACT: readonly ContractCase[] = [
   },
   {
     name:
+      "removing an owned volume: refused while a container mounts it or when its labels differ (nothing removed), removed once unused, then absent",
+    async run(s) {
+      const r = await prepareRunner(s);
+      const owner = {
+        [LABEL.managedBy]: "sluice",
+        [LABEL.applicationId]: r.applicationId,
+        [LABEL.volumeInstance]: r.instance,
+      };
+      // a created (never started) container mounts it: in use
+      const id = await s.docker.createContainer(r.spec);
+      await assert.rejects(
+        s.docker.removeOwnedVolume(r.volume, owner),
+        coded("BLOCKED_VOLUME_IN_USE", new RegExp(`volume ${r.volume} is mounted by`)),
+      );
+      assert.notEqual(await s.docker.inspectContainer(id), null, "the container stays");
+      await s.docker.removeContainer(id);
+      // another instance under that name: not the owned volume
+      await assert.rejects(
+        s.docker.removeOwnedVolume(r.volume, { ...owner, [LABEL.volumeInstance]: "other" }),
+        coded("BLOCKED_VOLUME_INSTANCE_CHANGED", /sluice removes only the volume it created/),
+      );
+      assert.equal(await s.readVolumeFile(r.volume, INSTANCE_REL), r.instance + "\n");
+      assert.equal(await s.docker.removeOwnedVolume(r.volume, owner), "removed");
+      assert.equal(await s.docker.inspectVolume(r.volume), null);
+      // a deletion whose response was lost, continued: already done
+      assert.equal(await s.docker.removeOwnedVolume(r.volume, owner), "absent");
+    },
+  },
+  {
+    name:
       "start on a missing network fails and leaves the container created, exit code 128, with the error",
     async run(s) {
       const r = await prepareRunner(s);

@@ -18,6 +18,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { SluiceError } from "../../lib/errors.ts";
 import type { ContractCase } from "./subject.ts";
 import { eventually } from "./subject.ts";
 
@@ -245,6 +246,75 @@ export const KAFKA_CONTRACT: readonly ContractCase[] = [
           partitions: [0],
         }]),
       );
+    },
+  },
+  {
+    name:
+      "deleting a group: refused while it has a member (offsets kept), deleted with its offsets once empty, then absent",
+    async run(s) {
+      const t = s.unique("topic");
+      await s.kafka.createTopic(t, 1);
+      const group = s.unique("group");
+      await s.kafka.setGroupOffsets(group, t, new Map([[0, 0n]]));
+      const member = await s.joinGroup(group, t);
+      try {
+        await eventually(s, "one member", async () => {
+          const g = await s.kafka.describeGroup(group);
+          return g.members.length === 1 ? g : undefined;
+        });
+        await assert.rejects(s.kafka.deleteGroup(group), (e) => {
+          assert.ok(e instanceof SluiceError, String(e));
+          assert.equal(e.code, "BLOCKED_GROUP_ACTIVE", e.message);
+          assert.match(e.message, /NON_EMPTY_GROUP/);
+          return true;
+        });
+      } finally {
+        await member.leave();
+      }
+      assert.equal((await s.kafka.committedOffsets(group, t)).get(0), 0n, "the offsets stay");
+      // the member's leave reaches the coordinator asynchronously on a real broker
+      const deleted = await eventually(s, `${group} deleted`, async () => {
+        try {
+          return await s.kafka.deleteGroup(group);
+        } catch (e) {
+          if (e instanceof SluiceError && e.code === "BLOCKED_GROUP_ACTIVE") return undefined;
+          throw e;
+        }
+      });
+      assert.equal(deleted, "deleted");
+      assert.equal((await s.kafka.describeGroup(group)).state, "Dead");
+      assert.deepEqual(await s.kafka.committedOffsets(group, t), new Map());
+      assert.equal(await s.kafka.deleteGroup(group), "absent");
+    },
+  },
+  {
+    name:
+      "deleting a topic: only the one of that ID (another ID refused, nothing deleted), gone once answered, then absent",
+    async run(s) {
+      const t = s.unique("topic");
+      const other = s.unique("other");
+      const id = await s.kafka.createTopic(t, 2);
+      const otherId = await s.kafka.createTopic(other, 1);
+      await assert.rejects(s.kafka.deleteTopic(t, otherId), (e) => {
+        assert.ok(e instanceof SluiceError, String(e));
+        assert.equal(e.code, "BLOCKED_TOPIC_REPLACED", e.message);
+        return true;
+      });
+      assert.equal((await s.kafka.describe([t])).topics.get(t)?.id, id);
+      assert.equal(await s.kafka.deleteTopic(t, id), "deleted");
+      assert.deepEqual([...(await s.kafka.describe([t, other])).topics.keys()], [other]);
+      assert.equal(await s.kafka.deleteTopic(t, id), "absent");
+      // the name is free again: a topic created under it is another topic
+      const again = await eventually(s, `${t} created again`, async () => {
+        try {
+          return await s.kafka.createTopic(t, 1);
+        } catch {
+          return undefined;
+        }
+      });
+      assert.notEqual(again, id);
+      await assert.rejects(s.kafka.deleteTopic(t, id), /BLOCKED_TOPIC_REPLACED|another topic/);
+      assert.equal((await s.kafka.describe([t])).topics.get(t)?.id, again);
     },
   },
 ];

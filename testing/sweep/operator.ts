@@ -1,6 +1,8 @@
 /**
  * A sweep case's journey and its recovery, each step the real CLI in a fresh process over the
- * case's fake world ({@link fakeCli}), as an operator would run them:
+ * case's fake world ({@link fakeCli}), as an operator would run them. What differs between
+ * journeys is data, the {@link JourneyScript} each journey's harness (`HARNESSES` in sweep.ts)
+ * passes; a journey with none is `apply --plan`, continued by the same `apply --plan` again:
  *
  * - `create`: `plan --out` and `apply --plan` of the create plan;
  * - `replacement`: `apply --plan` of the reviewed plan;
@@ -55,6 +57,31 @@ export { type OperatorDecision, operatorDecision, PRE_OPERATOR_FAULT };
 
 /** The reason an operator gives (recorded in the audit). */
 export const OPERATOR_REASON = "sweep: the operator decides";
+
+/**
+ * How the sweep runs one journey's processes, as its harness declares it (the default, `{}`:
+ * `apply --plan` of the case's plan, continued by the same `apply --plan` again — a pending
+ * predicate replacement by `state runner-status` and `state resume`, whichever the journey).
+ */
+export interface JourneyScript {
+  /**
+   * The journey starts on a fresh project with `plan --out` (`create`); a death that left no
+   * plan file is planned again by the recovery.
+   */
+  readonly plans?: boolean;
+  /**
+   * Where the first `apply --plan` dies before the case's own fault, when the site is crossed
+   * only by a later command ({@link PRE_RESUME_FAULT}, {@link PRE_OPERATOR_FAULT}).
+   */
+  readonly preFault?: string;
+  /** The operator's decision that crosses the case's site (`operator`). */
+  readonly decision?: (site: string) => OperatorDecision | null;
+  /**
+   * A replacement's running candidate names the operation to resume even when the state shows
+   * none pending (an apply killed before its intent was recorded).
+   */
+  readonly resumesCandidate?: boolean;
+}
 
 /** Upper bound on recovery rounds (show → status → resume, or show → apply). */
 const MAX_ROUNDS = 5;
@@ -215,20 +242,22 @@ interface ShowView {
 }
 
 /**
- * Run a case's journey and its recovery (see the module documentation).
+ * Run a case's journey and its recovery (see the module documentation), as its harness's
+ * `script` says.
  *
  * @example
  * ```ts
  * import { runJourney } from "./operator.ts";
- * // const j = await runJourney(cw, c, deployed);
+ * // const j = await runJourney(cw, c, deployed, { script: { resumesCandidate: true } });
  * ```
  */
 export async function runJourney(
   cw: CaseWorld,
   c: SweepCase,
   deployed: Pick<Deployed, "planPath"> | null,
-  options: { timeoutMs?: number; whileDead?: () => void } = {},
+  options: { timeoutMs?: number; whileDead?: () => void; script?: JourneyScript } = {},
 ): Promise<JourneyRun> {
+  const script = options.script ?? {};
   let firstDeath = true;
   const { run, call, finish } = journeyRecorder(
     cw,
@@ -273,7 +302,7 @@ export async function runJourney(
     ...(breakLock ? ["--break-stale-lock", breakLock] : []),
   ];
 
-  const decision = c.journey === "operator" ? operatorDecision(c.site) : null;
+  const decision = script.decision?.(c.site) ?? null;
   /** The operator's decision about the pending operation `id` (the documented command). */
   const decide = (id: string, breakLock: string | null) =>
     call(`state ${decision}`, [
@@ -290,18 +319,13 @@ export async function runJourney(
     ]);
 
   // the journey itself
-  if (c.journey === "create") {
+  if (script.plans) {
     const p = await planCreate();
     if (p.code !== 0 && finish(p)) return run;
     // a plan that died is planned again by the recovery (its file was never written)
     if (p.code === 0 && finish(await applyPlan(null))) return run;
   } else {
-    const pre = c.journey === "resume"
-      ? PRE_RESUME_FAULT
-      : c.journey === "operator"
-      ? PRE_OPERATOR_FAULT
-      : undefined;
-    const first = await applyPlan(null, pre);
+    const first = await applyPlan(null, script.preFault);
     if (finish(first)) return run;
   }
   /** The decision is still owed (it has not completed in a process of its own). */
@@ -331,7 +355,7 @@ export async function runJourney(
     const candidate = candidateOperation(cw);
     const replacementId = pending?.kind === "runner_update"
       ? pending.operation_id
-      : c.journey !== "create" && c.journey !== "removal"
+      : script.resumesCandidate
       ? candidate
       : null;
     let r: FakeCliResult;
@@ -371,7 +395,7 @@ export async function runJourney(
         continue;
       }
     } else {
-      if (c.journey === "create" && !exists(planPath)) {
+      if (script.plans && !exists(planPath)) {
         const p = await planCreate();
         if (p.code !== 0) {
           if (finish(p)) return run;

@@ -40,10 +40,17 @@ import {
   type Deleted,
   expireInput,
 } from "./invariants.ts";
-import { type JourneyRun, operatorDecision, runJourney } from "./operator.ts";
+import {
+  type JourneyRun,
+  type JourneyScript,
+  operatorDecision,
+  PRE_OPERATOR_FAULT,
+  PRE_RESUME_FAULT,
+  runJourney,
+} from "./operator.ts";
 import { committedOf, readWorldFile } from "./reads.ts";
 import { runDayTwoCase } from "./day_two.ts";
-import { checkDestroy, prepareDestroy } from "./destroy.ts";
+import { checkDestroy, deletesDataAt, destroysConnectorsAt, prepareDestroy } from "./destroy.ts";
 
 /** The result of one case. */
 export interface CaseResult {
@@ -76,14 +83,20 @@ export interface HarnessRun {
  * the journey armed at the site (its recovery included) and the invariants on independent reads.
  */
 export interface JourneyHarness {
-  /** Whether the case's world has a data pipeline (a Connect cluster and a sink database). */
-  readonly pipeline?: boolean;
+  /**
+   * Whether the case's world has a data pipeline (a Connect cluster and a sink database): for
+   * every case, or for the cases of some sites.
+   */
+  readonly pipeline?: boolean | ((c: SweepCase) => boolean);
   /** Run the case in its world. */
   run(cw: CaseWorld, c: SweepCase): Promise<HarnessRun>;
 }
 
-/** A replacement from the deployed starter, records arriving while the process is dead. */
-const replacementHarness: JourneyHarness = {
+/**
+ * A replacement from the deployed starter, records arriving while the process is dead (`script`:
+ * where its first apply dies first, for a site only `state resume` crosses).
+ */
+const replacementHarness = (script: JourneyScript): JourneyHarness => ({
   async run(cw, c) {
     const deployed = await deployStarter(cw);
     const before = committedOf(
@@ -94,10 +107,11 @@ const replacementHarness: JourneyHarness = {
     const journey = await runJourney(cw, c, deployed, {
       // records arrive while the process is dead, as they would on a live topic
       whileDead: () => cw.produce(orders("d", [150, 250, 99, 200, 320, 130])),
+      script,
     });
     return { journey, problems: await checkReplacement(cw, deployed, journey, before) };
   },
-};
+});
 
 /**
  * The sweep's harness of every crossing the registry names ({@link Journey}: the journey
@@ -106,12 +120,13 @@ const replacementHarness: JourneyHarness = {
  * a case run by another journey's harness. A new journey's harness is one entry.
  */
 export const HARNESSES: { readonly [J in Journey]: JourneyHarness } = {
-  replacement: replacementHarness,
-  // `state resume` of a replacement: the replacement's harness arms it (runJourney)
-  resume: replacementHarness,
+  replacement: replacementHarness({ resumesCandidate: true }),
+  // `state resume` of a replacement: the replacement's harness, its apply killed where only a
+  // resume continues, arms it
+  resume: replacementHarness({ resumesCandidate: true, preFault: PRE_RESUME_FAULT }),
   create: {
     async run(cw, c) {
-      const journey = await runJourney(cw, c, null);
+      const journey = await runJourney(cw, c, null, { script: { plans: true } });
       return { journey, problems: await checkCreate(cw, journey) };
     },
   },
@@ -132,6 +147,11 @@ export const HARNESSES: { readonly [J in Journey]: JourneyHarness } = {
           cw.produce(orders("d", [150, 250, 99, 200, 320, 130]));
           // retention overtakes the stopped operation: every unprocessed record is gone
           if (decision === "accept-retention-loss") deleted = expireInput(cw);
+        },
+        script: {
+          preFault: PRE_OPERATOR_FAULT,
+          decision: operatorDecision,
+          resumesCandidate: true,
         },
       });
       const problems = decision === "abandon"
@@ -157,8 +177,10 @@ export const HARNESSES: { readonly [J in Journey]: JourneyHarness } = {
     },
   },
   destroy: {
+    // the connector row is crossed only by a project that owns connectors: the pipeline's
+    pipeline: (c) => destroysConnectorsAt(c.site),
     async run(cw, c) {
-      const change = await prepareDestroy(cw);
+      const change = await prepareDestroy(cw, { deleteData: deletesDataAt(c.site) });
       const journey = await runJourney(cw, c, change);
       return { journey, problems: await checkDestroy(cw, journey, change) };
     },
@@ -211,7 +233,9 @@ export async function runCase(
     const cw = await openCaseWorld({
       backend: c.backend,
       seed: id,
-      pipeline: harness.pipeline ?? false,
+      pipeline: typeof harness.pipeline === "function"
+        ? harness.pipeline(c)
+        : harness.pipeline ?? false,
     });
     try {
       ({ journey, problems } = await harness.run(cw, c));

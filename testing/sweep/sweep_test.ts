@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type Journey, JOURNEY_DESCRIPTORS } from "../../lib/protocol/journeys.ts";
-import { sweepCases } from "./cases.ts";
+import { type SweepCase, sweepCases } from "./cases.ts";
 import { HARNESSES, harnessOf, runCase } from "./sweep.ts";
 
 Deno.test("every crossing of the journey registry has its sweep harness, and the harnesses name no other", () => {
@@ -11,9 +11,14 @@ Deno.test("every crossing of the journey registry has its sweep harness, and the
   for (const c of sweepCases()) assert.equal(typeof harnessOf(c.journey).run, "function");
 });
 
-Deno.test("only the connector's cases need a data pipeline", () => {
-  const piped = Object.entries(HARNESSES).filter(([, h]) => h.pipeline).map(([j]) => j);
+Deno.test("only the connector's cases and the destroy's connector-row cases need a data pipeline", () => {
+  const piped = Object.entries(HARNESSES).filter(([, h]) => h.pipeline === true).map(([j]) => j);
   assert.deepEqual(piped, ["connector"]);
+  const some = Object.entries(HARNESSES).filter(([, h]) => typeof h.pipeline === "function");
+  assert.deepEqual(some.map(([j]) => j), ["destroy"]);
+  const destroy = HARNESSES.destroy.pipeline as (c: SweepCase) => boolean;
+  const piping = sweepCases().filter((c) => c.journey === "destroy" && destroy(c));
+  assert.deepEqual([...new Set(piping.map((c) => c.site))], ["connect.delete_destroyed_connector"]);
 });
 
 Deno.test("a case of a journey with no harness fails with its name, and runs no other journey", async () => {

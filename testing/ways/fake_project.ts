@@ -1,13 +1,20 @@
 /**
  * A starter project on a file-backed fake world, with the `sluice` CLI run in child processes
  * against the same world (`fake_cli.ts`): what the way-out tests use to kill the CLI at a fault
- * site and finish with fresh public commands in seconds. The real-service tests
- * (`tests/*_docker_kafka*_test.ts`) prove the same ways out on Docker and Kafka.
+ * site and finish with fresh public commands in seconds, and what the unit tests on fakes use
+ * for their project (in-process SDK calls through `deps`, or `../in_process_cli.ts`). The
+ * real-service tests (`tests/*_docker_kafka*_test.ts`) prove the same ways out on Docker and
+ * Kafka.
  *
  * @example
  * ```ts
- * import { fakeProject } from "./fake_project.ts";
- * await using f = await fakeProject("example");
+ * import { fakeProject, runnerGrants } from "./fake_project.ts";
+ * await using f = await fakeProject("example", {
+ *   security: { adminPasswordEnv: "ADMIN_PW", runnerPasswordEnv: "RUNNER_PW" },
+ * });
+ * f.world.store.transact((w) => {
+ *   w.kafka.acls = runnerGrants(f.p);
+ * });
  * const shown = await f.cli(["-o", "json", "state", "show", "--project", f.p.dir]);
  * console.log(shown.code);
  * ```
@@ -15,7 +22,7 @@
  */
 import { starterProject, type TestProject } from "../../harness/project.ts";
 import type { DockerPort } from "../../lib/providers/docker/port.ts";
-import type { KafkaPort } from "../../lib/providers/kafka/port.ts";
+import type { AclBinding, KafkaPort } from "../../lib/providers/kafka/port.ts";
 import type { Clock, UuidSource } from "../../lib/runtime/deps.ts";
 import { createFakeWorld, type FakeWorld } from "../fakes/fake_world.ts";
 
@@ -50,13 +57,80 @@ const ENTRY = new URL("./fake_cli.ts", import.meta.url).pathname;
 /** The repository's configuration (import map), named explicitly: a child's cwd may be elsewhere. */
 const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 
-/** Create a world and a starter project on it (removed on dispose). */
-export async function fakeProject(seed: string): Promise<FakeProject> {
-  const dir = await Deno.makeTempDir({ prefix: "sluice-ways-" });
-  const path = `${dir}/world.json`;
-  const world = createFakeWorld({ seed, path });
-  const p = await starterProject({
-    runId: "fake",
+/** How {@link fakeProject} makes its world and project. */
+export interface FakeProjectOptions {
+  /**
+   * A clock for this process's ports instead of the world's stored one (e.g. `systemClock()`
+   * from `../fakes/clock.ts`); the child processes of `cli` keep the world's.
+   */
+  clock?: Clock;
+  /**
+   * Declare `kafka.security` in the manifest: SASL_SSL, SCRAM-SHA-512, the admin `sluice-admin`
+   * and the runner `orders-runner` ({@link RUNNER_PRINCIPAL}), their passwords read from the
+   * variables named here (the test gives their values).
+   */
+  security?: { adminPasswordEnv: string; runnerPasswordEnv: string };
+}
+
+/** The runner principal of a project made with {@link FakeProjectOptions.security}. */
+export const RUNNER_PRINCIPAL = "User:orders-runner";
+
+/** The `kafka.security` block, to go under `kafka:` in the starter's manifest. */
+function securityYaml(o: NonNullable<FakeProjectOptions["security"]>): string {
+  return `  security:
+    protocol: SASL_SSL
+    admin:
+      sasl_mechanism: SCRAM-SHA-512
+      username: sluice-admin
+      password_env: ${o.adminPasswordEnv}
+    runner:
+      sasl_mechanism: SCRAM-SHA-512
+      username: orders-runner
+      password_env: ${o.runnerPasswordEnv}
+`;
+}
+
+/**
+ * Every ACL the starter's runner needs, granted to {@link RUNNER_PRINCIPAL}: READ of the input
+ * topic, WRITE of the output topic, READ of its consumer group (the application ID) and WRITE
+ * of its transactional IDs (prefixed by the application ID). A test grants them with
+ * `world.store.transact((w) => { w.kafka.acls = runnerGrants(p); })`, or a filtered copy to
+ * take one away.
+ */
+export function runnerGrants(p: TestProject): AclBinding[] {
+  const appId = `sluice-${p.name}-eligible_orders`;
+  const allow = (
+    resourceType: AclBinding["resourceType"],
+    resourceName: string,
+    operation: string,
+    patternType: AclBinding["patternType"] = "LITERAL",
+  ): AclBinding => ({
+    resourceType,
+    resourceName,
+    patternType,
+    principal: RUNNER_PRINCIPAL,
+    host: "*",
+    operation,
+    permission: "ALLOW",
+  });
+  return [
+    allow("TOPIC", p.inputTopic, "READ"),
+    allow("TOPIC", p.outputTopic, "WRITE"),
+    allow("GROUP", appId, "READ"),
+    allow("TRANSACTIONAL_ID", appId, "WRITE", "PREFIXED"),
+  ];
+}
+
+/**
+ * Write the orders starter pointed at `world`'s broker, network and runner image (the caller
+ * removes `p.dir`).
+ */
+export async function starterOnWorld(
+  world: FakeWorld,
+  options: { runId?: string; stateDsnEnv?: string; parentDir?: string } = {},
+): Promise<TestProject> {
+  return await starterProject({
+    runId: options.runId ?? "fake",
     bootstrapHost: world.env.bootstrapHost,
     bootstrapInternal: world.env.bootstrapInternal,
     network: world.env.network,
@@ -65,7 +139,26 @@ export async function fakeProject(seed: string): Promise<FakeProject> {
     brokerContainerId: "",
     labels: {},
     connect: null,
-  }, { image: world.env.runnerImage });
+  }, {
+    image: world.env.runnerImage,
+    stateDsnEnv: options.stateDsnEnv,
+    parentDir: options.parentDir,
+  });
+}
+
+/** Create a world and a starter project on it (both removed on dispose). */
+export async function fakeProject(
+  seed: string,
+  options: FakeProjectOptions = {},
+): Promise<FakeProject> {
+  const dir = await Deno.makeTempDir({ prefix: "sluice-ways-" });
+  const path = `${dir}/world.json`;
+  const world = createFakeWorld({ seed, path, clock: options.clock });
+  const p = await starterOnWorld(world);
+  if (options.security) {
+    const block = securityYaml(options.security);
+    await p.editManifest((t) => t.replace(/(bootstrap_internal: .*\n)/, `$1${block}`));
+  }
   const kafka = world.kafka(world.env.bootstrapHost);
   return {
     world,

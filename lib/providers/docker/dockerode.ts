@@ -131,7 +131,23 @@ const MUTATIONS: ReadonlySet<keyof DockerPort & string> = new Set([
   "createVolume",
   "writeContainerFile",
   "discardCreated",
+  "removeOwnedVolume",
 ]);
+
+/** A volume removal refused because containers mount it. */
+function volumeInUse(name: string, containers: string[], cause?: unknown): SluiceError {
+  return new SluiceError(
+    "BLOCKED_VOLUME_IN_USE",
+    `volume ${name} is mounted by ${
+      containers.length > 0
+        ? `container${containers.length === 1 ? "" : "s"} ${
+          containers.map((c) => c.slice(0, 12)).join(", ")
+        }`
+        : "a container"
+    }: sluice removes a state volume only when nothing uses it`,
+    { evidence: { volume: name, containers }, cause },
+  );
+}
 
 /** The daemon's answer: 401/403 deny access, other 4xx refuse the request, 5xx fail. */
 function dockerFailure(error: unknown): Failure | null {
@@ -375,15 +391,55 @@ export function dockerodePort(client?: Docker, options: DockerodePortOptions = {
       const v = await orNull(d.getVolume(volume.name).inspect());
       if (!v) return "absent";
       if (Object.keys(v.Labels ?? {}).length > 0) return "labelled";
+      // emptiness before the creation time: the local driver reports the ctime of the volume's
+      // `_data` directory as CreatedAt (measured: writing a file at the volume's root moves it to
+      // that second), so a written volume reads as "another creation time" while an empty one
+      // keeps the time its create gave it
+      if (!empty) return "not_empty";
       if ((v as unknown as { CreatedAt?: string }).CreatedAt !== volume.createdAt) {
         return "replaced";
       }
-      if (!empty) return "not_empty";
       try {
         await d.getVolume(volume.name).remove();
       } catch (error) {
         if (status(error) === 409) return "in_use";
         if (status(error) === 404) return "absent";
+        throw error;
+      }
+      return "removed";
+    },
+
+    async removeOwnedVolume(name, owner) {
+      const v = await orNull(d.getVolume(name).inspect());
+      if (!v) return "absent";
+      const labels = v.Labels ?? {};
+      const differ = Object.entries(owner).filter(([k, value]) => labels[k] !== value);
+      if (differ.length > 0) {
+        throw new SluiceError(
+          "BLOCKED_VOLUME_INSTANCE_CHANGED",
+          `volume ${name} is not the one sluice created: its labels ${
+            differ.map(([k]) => k).join(", ")
+          } differ from the owned volume's; sluice removes only the volume it created`,
+          {
+            evidence: {
+              volume: name,
+              expected: owner,
+              actual: Object.fromEntries(differ.map(([k]) => [k, labels[k] ?? null])),
+            },
+          },
+        );
+      }
+      // Docker refuses (409) a volume that any container, running or not, mounts
+      const users = await d.listContainers({
+        all: true,
+        filters: JSON.stringify({ volume: [name] }),
+      });
+      if (users.length > 0) throw volumeInUse(name, users.map((c) => c.Id));
+      try {
+        await d.getVolume(name).remove();
+      } catch (error) {
+        if (status(error) === 404) return "absent";
+        if (status(error) === 409) throw volumeInUse(name, [], error);
         throw error;
       }
       return "removed";

@@ -19,6 +19,8 @@ import type { SourceLocation } from "../../errors.ts";
 
 /** The setting a Docker endpoint given in code is named by. */
 export const DOCKER_ENDPOINT_SETTING = "settings.docker.endpoint";
+/** The setting the TLS of a Docker endpoint given in code is named by. */
+export const DOCKER_TLS_SETTING = "settings.docker.tls";
 
 /**
  * The Docker daemon a loaded manifest's project uses: the endpoint its settings override names,
@@ -28,7 +30,11 @@ export const DOCKER_ENDPOINT_SETTING = "settings.docker.endpoint";
  */
 export async function projectDocker(manifest: Manifest): Promise<DockerPort> {
   const endpoint = manifest.override?.dockerEndpoint ?? null;
-  if (endpoint !== null) return await dockerAtEndpoint(endpoint, DOCKER_ENDPOINT_SETTING);
+  if (endpoint !== null) {
+    const tls = manifest.override?.dockerTls ?? null;
+    const pem = tls === null ? null : await resolveDockerTls(tls, DOCKER_TLS_SETTING);
+    return await dockerAtEndpoint(endpoint, DOCKER_ENDPOINT_SETTING, pem);
+  }
   const docker = manifest.docker ?? null;
   if (docker === null) return await realDocker();
   const where = docker.endpointAt.setting.replace(/\.endpoint$/, "");

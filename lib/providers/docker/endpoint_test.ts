@@ -3,7 +3,13 @@
 // addresses used).
 import assert from "node:assert/strict";
 import { SluiceError } from "../../errors.ts";
-import { DOCKER_ENDPOINT_SETTING, dockerAtEndpoint } from "./endpoint.ts";
+import {
+  DOCKER_ENDPOINT_SETTING,
+  DOCKER_TLS_SETTING,
+  dockerAtEndpoint,
+  projectDocker,
+} from "./endpoint.ts";
+import type { Manifest } from "../../project/manifest.ts";
 
 for (
   const [endpoint, address] of [
@@ -22,3 +28,25 @@ for (
     );
   });
 }
+
+Deno.test("a Docker endpoint given in code with settings.docker.tls is reached over TLS: an unset variable is ENV_DOCKER_TLS_MISSING naming its setting", async () => {
+  const manifest = {
+    docker: null,
+    override: {
+      canonical: "",
+      dockerEndpoint: "tcp://127.0.0.1:1",
+      dockerTls: {
+        caFileEnv: "SLUICE_TEST_UNSET_DOCKER_CA_8c1f",
+        certFileEnv: "SLUICE_TEST_UNSET_DOCKER_CERT_8c1f",
+        keyFileEnv: "SLUICE_TEST_UNSET_DOCKER_KEY_8c1f",
+      },
+    },
+  } as unknown as Manifest;
+  await assert.rejects(
+    () => projectDocker(manifest),
+    (e: unknown) =>
+      e instanceof SluiceError && e.code === "ENV_DOCKER_TLS_MISSING" &&
+      e.message.startsWith(`${DOCKER_TLS_SETTING}.ca_file_env names`) &&
+      e.message.includes("SLUICE_TEST_UNSET_DOCKER_CA_8c1f"),
+  );
+});

@@ -8,7 +8,9 @@
  * container without `force` and without its volumes, create a labelled volume, write a file
  * into a created container (the volume's instance file, through the first runner's own mount),
  * and undo a create that met a vanished volume (the container, and the empty, unlabelled volume
- * Docker's create made in its place — never a volume anyone labelled or wrote to).
+ * Docker's create made in its place — never a volume anyone labelled or wrote to), and — for a
+ * destroy asked to delete data (`plan --destroy --delete-data`) — remove a state volume sluice
+ * created, only while it still carries the labels sluice wrote on it and nothing mounts it.
  * There is no pull, no build, no prune, and no helper container: every read goes through the
  * API or a container that already exists.
  *
@@ -195,11 +197,23 @@ export interface DockerPort {
    * unlabelled volume of that name that nobody asked for (the Engine has no create option that
    * refuses a missing volume). Removes the never-started container `id` (refused for any other:
    * `INTERNAL`), then the volume it mounts as `volume.name` only while it is still what that
-   * create made — no label, created at `volume.createdAt`, no regular file seen through the
-   * container's mount, used by no other container — and answers why a volume was kept otherwise. {@link "./existing_volume.ts"} is
-   * its one caller.
+   * create made — no label, no regular file seen through the container's mount, created at
+   * `volume.createdAt`, used by no other container, checked in that order — and answers why a
+   * volume was kept otherwise. Docker's local driver reports the ctime of the volume's `_data`
+   * directory as its CreatedAt, which a file written there moves: a written volume is
+   * `not_empty`, never `replaced`. {@link "./existing_volume.ts"} is its one caller.
    */
   discardCreated(id: string, volume: { name: string; createdAt: string }): Promise<VolumeDiscard>;
+  /**
+   * Remove a state volume sluice created (a destroy that deletes data): only while it carries
+   * each of `owner`'s labels with exactly that value (the project, environment, application ID
+   * and volume instance sluice wrote at its create) and no container, running or not, mounts
+   * it. Idempotent: a volume already gone is `"absent"`, so a deletion whose response was lost
+   * is done when continued. Refused, removing nothing: a volume whose labels differ
+   * (`BLOCKED_VOLUME_INSTANCE_CHANGED`: another volume under that name), one a container mounts
+   * (`BLOCKED_VOLUME_IN_USE`).
+   */
+  removeOwnedVolume(name: string, owner: Record<string, string>): Promise<"removed" | "absent">;
 
   /**
    * Every container (running or not) whose `label` has one of `values`, from one listing; only

@@ -39,9 +39,15 @@ import type {
   TopicInfo,
 } from "./port.ts";
 import { toKafkaUuid } from "./uuid.ts";
-import { type AddressOrigin, failureError, guardPort } from "../errors.ts";
+import { type AddressOrigin, errorChain, failureError, guardPort } from "../errors.ts";
+import { SluiceError } from "../../errors.ts";
 import { reachAny } from "../reach.ts";
-import { KAFKA_MUTATIONS, kafkaCallSubject, kafkaFailure } from "./_failure.ts";
+import {
+  KAFKA_MUTATIONS,
+  kafkaCallSubject,
+  kafkaFailure,
+  watchConnectionErrors,
+} from "./_failure.ts";
 import type { ClientSecurity } from "./security.ts";
 
 /** How long the first connection to a bootstrap broker may take before it is unreachable. */
@@ -100,11 +106,15 @@ export function platformaticKafka(
     retries: 3,
     timeout: 15_000,
   });
+  // what the connections raise outside a request (a broker's alert refusing the certificate)
+  const connectionErrors = watchConnectionErrors();
+  connectionErrors.watch(admin);
   // The preview's reader: only ever used for Fetch requests. It never calls consume() or
   // joinGroup(), so the group ID the client requires is never sent to a coordinator.
   let reader: Consumer | null = null;
-  const readerClient = () =>
-    reader ??= new Consumer({
+  const readerClient = () => {
+    if (reader) return reader;
+    reader = new Consumer({
       clientId: "sluice-preview",
       groupId: PREVIEW_UNUSED_GROUP,
       bootstrapBrokers: brokers,
@@ -113,6 +123,9 @@ export function platformaticKafka(
       retries: 3,
       timeout: 15_000,
     });
+    connectionErrors.watch(reader);
+    return reader;
+  };
 
   /** One FindCoordinator and one DescribeGroups per coordinator for all the groups. */
   async function describeGroups(groupIds: string[]): Promise<Map<string, GroupInfo>> {
@@ -369,16 +382,84 @@ export function platformaticKafka(
       });
     },
 
+    async deleteGroup(groupId) {
+      try {
+        await admin.deleteGroups({ groups: [groupId] });
+      } catch (error) {
+        if (kafkaErrorNamed(error, "GROUP_ID_NOT_FOUND")) return "absent";
+        if (kafkaErrorNamed(error, "NON_EMPTY_GROUP")) {
+          throw new SluiceError(
+            "BLOCKED_GROUP_ACTIVE",
+            `Kafka refused deleting group ${groupId}: NON_EMPTY_GROUP (it has members); sluice deletes a consumer group only when no consumer is in it`,
+            { evidence: { group: groupId }, cause: error },
+          );
+        }
+        throw error;
+      }
+      return "deleted";
+    },
+
+    async deleteTopic(name, topicId) {
+      // DeleteTopics by ID is not in the client's admin API: the ID is read just before the
+      // delete by name (a topic re-created in between would be deleted; sluice's own topics
+      // are re-created only by sluice, under the deployment lock this caller holds)
+      if (!(await admin.listTopics()).includes(name)) return "absent";
+      let seen;
+      try {
+        seen = (await admin.metadata({
+          topics: [name],
+          forceUpdate: true,
+          autocreateTopics: false,
+        })).topics.get(name);
+      } catch (error) {
+        // listed a moment ago, deleted since (by a delete whose response was lost)
+        if (kafkaErrorNamed(error, "UNKNOWN_TOPIC_OR_PARTITION")) return "absent";
+        throw error;
+      }
+      if (!seen) return "absent";
+      const id = toKafkaUuid(seen.id);
+      if (id !== topicId) {
+        throw new SluiceError(
+          "BLOCKED_TOPIC_REPLACED",
+          `topic ${name} has ID ${id}, not ${topicId}, the one sluice created: it is another topic, and sluice deletes only its own`,
+          { evidence: { topic: name, expected: topicId, actual: id } },
+        );
+      }
+      try {
+        await admin.deleteTopics({ topics: [name] });
+      } catch (error) {
+        if (!kafkaErrorNamed(error, "UNKNOWN_TOPIC_OR_PARTITION")) throw error;
+      }
+      // deletion is asynchronous: return once the cluster no longer lists it (bounded; past the
+      // bound the caller's own read sees it still there)
+      const deadline = Date.now() + 30_000;
+      while ((await admin.listTopics()).includes(name) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return "deleted";
+    },
+
     async close() {
       await admin.close();
       if (reader) await reader.close(true);
     },
-  }, { target, mutations: KAFKA_MUTATIONS, specific: kafkaFailure, ready, what: kafkaCallSubject });
+  }, {
+    target,
+    mutations: KAFKA_MUTATIONS,
+    specific: (error) => kafkaFailure(error, connectionErrors.take()),
+    ready,
+    what: kafkaCallSubject,
+  });
 }
 
 /** Kafka's name of an enumeration value (the library's tables map names to numbers). */
 function nameOf(table: Record<string, number>, value: number): string | undefined {
   return Object.entries(table).find(([, v]) => v === value)?.[0];
+}
+
+/** Whether Kafka answered this error name anywhere in the client's nested errors. */
+function kafkaErrorNamed(error: unknown, name: string): boolean {
+  return errorChain(error).some((e) => (e as { apiId?: unknown }).apiId === name);
 }
 
 /** Kafka 4 answers an unknown group with GROUP_ID_NOT_FOUND on DescribeGroups v6+. */

@@ -195,6 +195,20 @@ export interface KafkaPort {
   createTopic(name: string, partitions: number): Promise<string>;
   /** Set a (necessarily inactive) group's committed offsets. */
   setGroupOffsets(groupId: string, topic: string, offsets: Map<number, bigint>): Promise<void>;
+  /**
+   * Delete a consumer group with its committed offsets (a destroy that deletes data). Kafka
+   * deletes only a group without members: one with members is refused (`BLOCKED_GROUP_ACTIVE`,
+   * nothing deleted). Idempotent: a group the cluster does not know is `"absent"`, so a
+   * deletion whose response was lost is done when continued.
+   */
+  deleteGroup(groupId: string): Promise<"deleted" | "absent">;
+  /**
+   * Delete the topic `name` whose ID is `topicId` (Kafka form), with its records (a destroy
+   * that deletes data), and return once the cluster no longer lists it (bounded). A topic of
+   * that name with another ID is another topic and is refused (`BLOCKED_TOPIC_REPLACED`,
+   * nothing deleted). Idempotent: an absent topic is `"absent"`.
+   */
+  deleteTopic(name: string, topicId: string): Promise<"deleted" | "absent">;
   /** Release connections. */
   close(): Promise<void>;
 }

@@ -106,7 +106,7 @@ export function candidateTarget(x: CandidateExpectation): RunnerTarget {
  * @example
  * ```ts
  * import { candidateSpec } from "./candidate.ts";
- * // const spec = candidateSpec(x, planPath, image.env, { "sluice.run": "t1" });
+ * // const spec = candidateSpec(x, planPath, image.env, { "ci.run": "t1" });
  * ```
  */
 export function candidateSpec(

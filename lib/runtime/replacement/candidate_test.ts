@@ -54,12 +54,12 @@ Deno.test("the candidate is derived from the operation: name, generation and the
 
 Deno.test("the candidate's spec binds the generation labels, the retained volume and only sluice's variables", () => {
   const x = expectCandidate(ACTION, "OP", 0, "fp", "kafka:9092");
-  const spec = candidateSpec(x, "/plans/p.json", ["PATH=/usr/bin"], { "sluice.run": "t" });
+  const spec = candidateSpec(x, "/plans/p.json", ["PATH=/usr/bin"], { "ci.run": "t" });
   assert.equal(spec.labels[LABEL.operationId], "OP");
   assert.equal(spec.labels[LABEL.generation], "OP/0");
   assert.equal(spec.labels[LABEL.evidenceFingerprint], "fp");
   assert.equal(spec.labels[LABEL.planSha256], x.planSha256);
-  assert.equal(spec.labels["sluice.run"], "t");
+  assert.equal(spec.labels["ci.run"], "t");
   assert.equal(spec.volume, volumeName(a.artifact.application_id));
   assert.deepEqual(spec.env, [
     "PATH=/usr/bin",

@@ -30,6 +30,7 @@ import { lineageFor } from "./lineage.ts";
 import { openOperation, type ReviewedOptions } from "./operation.ts";
 import { lostWrite, type ReplacementResult } from "./result.ts";
 import { pendingAfterLoss, unacknowledged } from "../unknown_outcome.ts";
+import { extraLabelsDetail } from "../operation_labels.ts";
 
 /**
  * Execute a reviewed replacement (`apply --plan FILE` with a format-6 plan).
@@ -106,7 +107,12 @@ export async function executeReviewed(options: ReviewedOptions): Promise<Replace
         created_at: isoNow(p.clock),
         original_state_checksum: originalState,
         reviewed_plan_sha256: r.sha256,
-        details: { model: r.action.model, application_id: r.action.application_id },
+        details: {
+          model: r.action.model,
+          application_id: r.action.application_id,
+          // every continuation creates with these, whatever its handle gives
+          ...extraLabelsDetail(options.extraLabels),
+        },
       }, [r.action]));
   } catch (error) {
     // the intent's response lost: the operation may or may not be recorded — never a throw

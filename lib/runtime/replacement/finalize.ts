@@ -32,6 +32,7 @@ import { checkpointsOf, decisionsOf, drive, type DriveOutcome } from "./drive.ts
 import { GUARDS } from "./guards.ts";
 import { controlOf, reverifyReviewed, type ReviewedOperation } from "./operation.ts";
 import { OperationEvents } from "../progress.ts";
+import { recordedExtraLabels } from "../operation_labels.ts";
 import { notCommitted, type ReplacementResult, type ResultBase } from "./result.ts";
 
 /**
@@ -148,7 +149,8 @@ async function driveAndFinalize(
         verifyLock: () => p.store.verifyLock(),
         reverify: (s) => reverifyReviewed(op, s, operationId),
         plansDir: p.plansDir,
-        extraLabels: o.extraLabels,
+        // the labels the intent recorded, not this handle's (a resume from another process)
+        extraLabels: recordedExtraLabels(start.control!.opened.intent),
         closeTimeoutMs: o.closeTimeoutMs,
         readyTimeoutMs: o.readyTimeoutMs,
         operationId,
