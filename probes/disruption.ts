@@ -25,12 +25,12 @@ import {
   type PrivateDocker,
   restartBroker,
   restartDaemon,
-  shimsOf,
   startPrivateDocker,
   startPrivateEnv,
   stopPrivateDocker,
 } from "../harness/dockerd.ts";
 import { BASE_IMAGE, KAFKA_IMAGE } from "../harness/images.ts";
+import { clearStartTraces } from "../harness/stale_task.ts";
 import { startPrivatePostgres } from "../harness/postgres.ts";
 import { runnerImageId } from "../harness/project.ts";
 import { type FaultJourney, runFaultJourney } from "../harness/faults.ts";
@@ -376,11 +376,11 @@ async function dockerdChild(): Promise<void> {
 /**
  * The runbook's way out of `BLOCKED_CANDIDATE_START_REFUSED`, taken as an operator would when
  * the restart landed while the candidate's start was in flight and every later start answers
- * "task … already exists": either the new containerd holds a task for the never-started
- * candidate (killed and deleted with containerd's own `ctr` on the private daemon's containerd),
- * or the old containerd had started the task's shim when it died, and that shim — with no
- * container process, listed by no `ctr task ls` — still holds the container's ID (killed). Then
- * `state resume` once in a fresh process. Nothing is done for any other outcome.
+ * "task … already exists": every trace containerd and runc kept of each never-started
+ * container's start is cleared (`clearStartTraces`: the task in the new containerd's list; a
+ * shim the old containerd started, with its child, which the next start reuses; runc's state),
+ * each read again from its own source until none is left. Then `state resume` once in a fresh
+ * process. Nothing is done for any other outcome.
  */
 async function clearRefusedStart(
   p: Prepared,
@@ -392,34 +392,15 @@ async function clearRefusedStart(
   ) {
     return;
   }
-  const sh = async (cmd: string, args: string[]) => {
-    const o = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
-    const t = new TextDecoder();
-    return { code: o.code, out: (t.decode(o.stdout) + t.decode(o.stderr)).trim() };
-  };
-  const ids =
-    (await sh(dockerCli(), ["-H", d.host, "ps", "-aq", "--no-trunc", "--filter", "status=created"]))
-      .out.split("\n").filter((x) => x);
-  const ctr = ["--address", `${d.dir}/x/containerd/containerd.sock`, "--namespace", "moby"];
-  const tasks = (await sh("ctr", [...ctr, "task", "ls", "-q"])).out.split("\n");
-  const stale = ids.filter((id) => tasks.includes(id));
-  // a shim the old containerd started for the start in flight, left without a container process
-  // when it died: the new containerd lists no task for it, and it refuses every start
-  const orphans = (await Promise.all(ids.map((id) => shimsOf(d, id)))).flat()
-    .filter((s) => s.children.length === 0);
-  event(p.history, "operator", "invoke", "clear-stale-task", {
-    never_started: ids,
-    stale,
-    orphaned_shims: orphans.map((s) => ({ pid: s.pid, container: s.containerId })),
-  });
-  const steps: Array<{ code: number; out: string }> = [];
-  for (const id of stale) {
-    steps.push(await sh("ctr", [...ctr, "task", "kill", "--signal", "SIGKILL", id]));
-    await new Promise((r) => setTimeout(r, 1000));
-    steps.push(await sh("ctr", [...ctr, "task", "delete", id]));
-  }
-  for (const shim of orphans) steps.push(await sh("kill", ["-KILL", String(shim.pid)]));
-  event(p.history, "operator", "ok", "clear-stale-task", steps);
+  const listed = await new Deno.Command(dockerCli(), {
+    args: ["-H", d.host, "ps", "-aq", "--no-trunc", "--filter", "status=created"],
+    stdout: "piped",
+  }).output();
+  const ids = new TextDecoder().decode(listed.stdout).split("\n").filter((x) => x);
+  event(p.history, "operator", "invoke", "clear-start-traces", { never_started: ids });
+  const cleared = [];
+  for (const id of ids) cleared.push({ container: id, ...(await clearStartTraces(d, id)) });
+  event(p.history, "operator", "ok", "clear-start-traces", cleared);
   const args = [
     "-o",
     "json",
