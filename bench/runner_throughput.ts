@@ -596,6 +596,27 @@ if (limitRows.length > 0) {
       ),
   );
 }
+/** Issue 32's target: the runner reaches this fraction of the EOS read-process-write loop. */
+const EOS_LOOP_TARGET = 0.8;
+const eosLoop = limitRows.find((r) => r.limit === "eos-loop");
+const eosTarget = eosLoop
+  ? {
+    value: eosLoop.per_rep_median,
+    target: EOS_LOOP_TARGET,
+    verdict: eosLoop.per_rep_median === null || !Number.isFinite(eosLoop.per_rep_median)
+      ? "not measured"
+      : eosLoop.per_rep_median >= EOS_LOOP_TARGET
+      ? "met"
+      : `MISSED by ${num(EOS_LOOP_TARGET - eosLoop.per_rep_median)}`,
+  }
+  : null;
+if (eosTarget) {
+  console.log(
+    `target (median pair by pair, records/s): runner / EOS loop ${
+      num(eosTarget.value)
+    } ≥ ${EOS_LOOP_TARGET}: ${eosTarget.verdict}`,
+  );
+}
 const path = await writeResult("runner_throughput", {
   name: "runner_throughput",
   environment: envInfo,
@@ -635,5 +656,6 @@ const path = await writeResult("runner_throughput", {
     per_rep_cpu_median: median(perRepCpu),
   },
   limits: limitRows,
+  targets: { runner_over_eos_loop: eosTarget },
 });
 console.log(`wrote ${path}`);
