@@ -68,7 +68,8 @@ export interface PrivateDockerTls {
   keyFile: string;
 }
 
-async function sh(
+/** Run a command to its end: its exit code and its stdout and stderr, joined and trimmed. */
+export async function sh(
   cmd: string,
   args: string[],
   env: Record<string, string> = {},

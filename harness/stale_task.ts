@@ -13,7 +13,7 @@
  * @module
  */
 import type { PrivateDocker } from "./dockerd.ts";
-import { shimsOf } from "./dockerd.ts";
+import { sh, shimsOf } from "./dockerd.ts";
 
 /** One container ID's traces in containerd and runc, each read from its own source. */
 export interface StartTraces {
@@ -30,12 +30,6 @@ export interface ClearStep {
   step: string;
   code: number;
   out: string;
-}
-
-async function sh(cmd: string, args: string[]): Promise<{ code: number; out: string }> {
-  const o = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
-  const t = new TextDecoder();
-  return { code: o.code, out: (t.decode(o.stdout) + t.decode(o.stderr)).trim().slice(0, 400) };
 }
 
 function ctrArgs(d: PrivateDocker): string[] {
@@ -82,8 +76,11 @@ export async function clearStartTraces(
   timeoutMs = 60_000,
 ): Promise<{ steps: ClearStep[]; before: StartTraces; after: StartTraces }> {
   const steps: ClearStep[] = [];
-  const run = async (step: string, cmd: string, args: string[]) =>
-    steps.push({ step, ...(await sh(cmd, args)) });
+  const run = async (step: string, cmd: string, args: string[]) => {
+    const r = await sh(cmd, args);
+    // what a step printed is kept in the case's history: its start is enough
+    steps.push({ step, code: r.code, out: r.out.slice(0, 400) });
+  };
   const before = await startTraces(d, id);
   let t = before;
   const end = Date.now() + timeoutMs;

@@ -25,6 +25,7 @@ import {
   type PrivateDocker,
   restartBroker,
   restartDaemon,
+  sh,
   startPrivateDocker,
   startPrivateEnv,
   stopPrivateDocker,
@@ -392,11 +393,16 @@ async function clearRefusedStart(
   ) {
     return;
   }
-  const listed = await new Deno.Command(dockerCli(), {
-    args: ["-H", d.host, "ps", "-aq", "--no-trunc", "--filter", "status=created"],
-    stdout: "piped",
-  }).output();
-  const ids = new TextDecoder().decode(listed.stdout).split("\n").filter((x) => x);
+  const listed = await sh(dockerCli(), [
+    "-H",
+    d.host,
+    "ps",
+    "-aq",
+    "--no-trunc",
+    "--filter",
+    "status=created",
+  ]);
+  const ids = listed.code === 0 ? listed.out.split("\n").filter((x) => x) : [];
   event(p.history, "operator", "invoke", "clear-start-traces", { never_started: ids });
   const cleared = [];
   for (const id of ids) cleared.push({ container: id, ...(await clearStartTraces(d, id)) });
