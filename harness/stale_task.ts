@@ -7,8 +7,10 @@
  * survive: the task in the new containerd's list, a shim the old containerd started (it outlives
  * its containerd, and the next start reuses it because its socket still answers, so every start
  * answers "task … already exists"), the shim's child (`runc init`, created and waiting for a
- * start that never comes), and runc's state directory for the container's ID. Each is read here
- * from its own source, and cleared until none is left, within a bound.
+ * start that never comes), runc's state directory for the container's ID, and containerd's bundle
+ * directory for the task (a start refused after the restart creates it, and its shim, killed
+ * mid-`runc create`, leaves it: the next start then fails "mkdir …/<id>: file exists"). Each is
+ * read here from its own source, and cleared until none is left, within a bound.
  *
  * @module
  */
@@ -23,6 +25,8 @@ export interface StartTraces {
   shims: Array<{ pid: number; children: Array<{ pid: number; cmdline: string }> }>;
   /** runc's state directory for the ID exists (`<exec-root>/runtime-runc/moby/<id>`). */
   runcState: boolean;
+  /** containerd's bundle directory for the task exists (`…/io.containerd.runtime.v2.task/moby/<id>`). */
+  bundle: boolean;
 }
 
 /** One clearing step and what it printed. */
@@ -40,9 +44,23 @@ function runcRoot(d: PrivateDocker): string {
   return `${d.dir}/x/runtime-runc/moby`;
 }
 
+function bundleDir(d: PrivateDocker, id: string): string {
+  return `${d.dir}/x/containerd/daemon/io.containerd.runtime.v2.task/moby/${id}`;
+}
+
+/** Mount points at or under `dir`, deepest first (from this process's mount table). */
+async function mountsUnder(dir: string): Promise<string[]> {
+  const table = await Deno.readTextFile("/proc/self/mountinfo");
+  // the fifth field is the mount point, with spaces and the like written as octal escapes
+  return table.split("\n").map((l) => l.split(" ")[4] ?? "")
+    .map((m) => m.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8))))
+    .filter((m) => m === dir || m.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+}
+
 /** Whether the traces hold nothing: the next start of the ID finds nothing of the old one. */
 export function cleared(t: StartTraces): boolean {
-  return t.task === null && t.shims.length === 0 && !t.runcState;
+  return t.task === null && t.shims.length === 0 && !t.runcState && !t.bundle;
 }
 
 /** Read the ID's traces: containerd's task list, the shims in `/proc`, runc's state directory. */
@@ -59,14 +77,20 @@ export async function startTraces(d: PrivateDocker, id: string): Promise<StartTr
       }))),
     })),
   );
-  const runcState = await Deno.stat(`${runcRoot(d)}/${id}`).then(() => true, () => false);
-  return { task: row ? row.trim().replace(/\s+/g, " ") : null, shims, runcState };
+  const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+  return {
+    task: row ? row.trim().replace(/\s+/g, " ") : null,
+    shims,
+    runcState: await exists(`${runcRoot(d)}/${id}`),
+    bundle: await exists(bundleDir(d, id)),
+  };
 }
 
 /**
  * Clear the traces of a container Docker reports as never started, as the runbook says: a
  * listed task is killed and force-deleted (`ctr task delete --force`); a shim's children, then
- * the shim, are killed; runc's state left after that is deleted (`runc delete --force`). The
+ * the shim, are killed; runc's state left after that is deleted (`runc delete --force`); a
+ * bundle directory left with no task listed and no shim is unmounted and removed. The
  * traces are read again after every round, until none is left or `timeoutMs` passes (a slow
  * machine takes a while to reap); returns every step and the last traces read.
  */
@@ -95,6 +119,11 @@ export async function clearStartTraces(
     }
     if (t.runcState && t.shims.length === 0) {
       await run("runc delete", "runc", ["--root", runcRoot(d), "delete", "--force", id]);
+    }
+    if (t.bundle && t.task === null && t.shims.length === 0) {
+      const dir = bundleDir(d, id);
+      for (const m of await mountsUnder(dir)) await run("umount", "umount", [m]);
+      await run("remove bundle", "rm", ["-rf", "--one-file-system", dir]);
     }
     await new Promise((r) => setTimeout(r, 500));
     t = await startTraces(d, id);

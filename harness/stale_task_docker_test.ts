@@ -64,7 +64,8 @@ Deno.test(
         assert.ok(cleared(r.after), JSON.stringify(r));
         assert.ok(r.steps.some((s) => s.step === "ctr task delete"));
         assert.equal(await waitStatus(d.host, id, "exited"), "exited");
-        assert.equal((await docker(d.host, "start", id)).code, 0);
+        const started = await docker(d.host, "start", id);
+        assert.equal(started.code, 0, `${started.out}\n${JSON.stringify(r)}`);
         assert.equal(await waitStatus(d.host, id, "running"), "running");
         await docker(d.host, "rm", "-f", id);
       });
@@ -100,6 +101,11 @@ Deno.test(
           assert.equal(before.task, null, "the new containerd lists no task for it");
           assert.equal(before.shims.length, 1, JSON.stringify(before));
           assert.ok(before.runcState);
+          assert.equal(
+            before.bundle,
+            false,
+            "the bundle directory was removed with containerd's record",
+          );
           await waitStatus(d.host, id, "exited");
           const refused = await docker(d.host, "start", id);
           assert.notEqual(refused.code, 0, "the start reuses the old shim and is refused");
@@ -107,7 +113,33 @@ Deno.test(
           const r = await clearStartTraces(d, id);
           assert.ok(cleared(r.after), JSON.stringify(r));
           assert.ok(r.steps.some((s) => s.step === "kill shim"));
-          assert.equal((await docker(d.host, "start", id)).code, 0);
+          const started = await docker(d.host, "start", id);
+          assert.equal(started.code, 0, `${started.out}\n${JSON.stringify(r)}`);
+          assert.equal(await waitStatus(d.host, id, "running"), "running");
+          await docker(d.host, "rm", "-f", id);
+        },
+      );
+
+      await t.step(
+        "a bundle directory left by a shim killed mid-create refuses the next start ('file exists'); removed, the start succeeds",
+        async () => {
+          // what a start refused after the restart can leave once its shim, killed while its
+          // `runc create` ran, is gone: containerd's bundle directory, with no task and no shim
+          const id = await run();
+          assert.equal((await docker(d.host, "stop", "-t", "0", id)).code, 0);
+          assert.equal(await waitStatus(d.host, id, "exited"), "exited");
+          const bundle = `${d.dir}/x/containerd/daemon/io.containerd.runtime.v2.task/moby/${id}`;
+          await Deno.mkdir(`${bundle}/rootfs`, { recursive: true });
+          const before = await startTraces(d, id);
+          assert.deepEqual(before, { task: null, shims: [], runcState: false, bundle: true });
+          const refused = await docker(d.host, "start", id);
+          assert.notEqual(refused.code, 0, "the start finds the bundle directory");
+          assert.match(refused.out, /file exists/);
+          const r = await clearStartTraces(d, id);
+          assert.ok(cleared(r.after), JSON.stringify(r));
+          assert.ok(r.steps.some((s) => s.step === "remove bundle"));
+          const started = await docker(d.host, "start", id);
+          assert.equal(started.code, 0, `${started.out}\n${JSON.stringify(r)}`);
           assert.equal(await waitStatus(d.host, id, "running"), "running");
           await docker(d.host, "rm", "-f", id);
         },

@@ -379,7 +379,8 @@ async function dockerdChild(): Promise<void> {
  * the restart landed while the candidate's start was in flight and every later start answers
  * "task … already exists": every trace containerd and runc kept of each never-started
  * container's start is cleared (`clearStartTraces`: the task in the new containerd's list; a
- * shim the old containerd started, with its child, which the next start reuses; runc's state),
+ * shim the old containerd started, with its child, which the next start reuses; runc's state;
+ * containerd's bundle directory a refused start left),
  * each read again from its own source until none is left. Then `state resume` once in a fresh
  * process. Nothing is done for any other outcome.
  */
