@@ -128,6 +128,13 @@ Deno.test(
           const id = await run();
           assert.equal((await docker(d.host, "stop", "-t", "0", id)).code, 0);
           assert.equal(await waitStatus(d.host, id, "exited"), "exited");
+          // the stop deleted the task; its shim exits a moment later (bounded wait)
+          let stopped = await startTraces(d, id);
+          for (const end = Date.now() + 60_000; !cleared(stopped) && Date.now() < end;) {
+            await new Promise((r) => setTimeout(r, 250));
+            stopped = await startTraces(d, id);
+          }
+          assert.ok(cleared(stopped), JSON.stringify(stopped));
           const bundle = `${d.dir}/x/containerd/daemon/io.containerd.runtime.v2.task/moby/${id}`;
           await Deno.mkdir(`${bundle}/rootfs`, { recursive: true });
           const before = await startTraces(d, id);
