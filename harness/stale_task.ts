@@ -63,7 +63,10 @@ export function cleared(t: StartTraces): boolean {
   return t.task === null && t.shims.length === 0 && !t.runcState && !t.bundle;
 }
 
-/** Read the ID's traces: containerd's task list, the shims in `/proc`, runc's state directory. */
+/**
+ * Read the ID's traces: containerd's task list, the shims in `/proc`, runc's state directory and
+ * containerd's bundle directory.
+ */
 export async function startTraces(d: PrivateDocker, id: string): Promise<StartTraces> {
   const listed = await sh("ctr", [...ctrArgs(d), "task", "ls"]);
   const row = listed.out.split("\n").find((l) => l.split(/\s+/)[0] === id);
