@@ -44,7 +44,8 @@ function runcRoot(d: PrivateDocker): string {
   return `${d.dir}/x/runtime-runc/moby`;
 }
 
-function bundleDir(d: PrivateDocker, id: string): string {
+/** containerd's bundle directory for the ID's task (its runtime v2 state, namespace `moby`). */
+export function bundleDir(d: PrivateDocker, id: string): string {
   return `${d.dir}/x/containerd/daemon/io.containerd.runtime.v2.task/moby/${id}`;
 }
 

@@ -5,20 +5,14 @@
 // containerd no longer lists, which the next start reuses ("task … already exists").
 import assert from "node:assert/strict";
 import { dockerCli } from "./docker.ts";
-import { loadImages, restartDaemon, startPrivateDocker, stopPrivateDocker } from "./dockerd.ts";
+import { loadImages, restartDaemon, sh, startPrivateDocker, stopPrivateDocker } from "./dockerd.ts";
 import { BASE_IMAGE } from "./images.ts";
-import { cleared, clearStartTraces, startTraces } from "./stale_task.ts";
+import { bundleDir, cleared, clearStartTraces, startTraces } from "./stale_task.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
-async function docker(host: string, ...args: string[]): Promise<{ code: number; out: string }> {
-  const o = await new Deno.Command(dockerCli(), {
-    args: ["-H", host, ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const t = new TextDecoder();
-  return { code: o.code, out: (t.decode(o.stdout) + t.decode(o.stderr)).trim() };
+function docker(host: string, ...args: string[]): Promise<{ code: number; out: string }> {
+  return sh(dockerCli(), ["-H", host, ...args]);
 }
 
 async function waitStatus(host: string, id: string, want: string): Promise<string> {
@@ -92,10 +86,7 @@ Deno.test(
             if (gone) break;
             await new Promise((r) => setTimeout(r, 100));
           }
-          await Deno.remove(
-            `${d.dir}/x/containerd/daemon/io.containerd.runtime.v2.task/moby/${id}`,
-            { recursive: true },
-          );
+          await Deno.remove(bundleDir(d, id), { recursive: true });
           await restartDaemon(d);
           const before = await startTraces(d, id);
           assert.equal(before.task, null, "the new containerd lists no task for it");
@@ -135,8 +126,7 @@ Deno.test(
             stopped = await startTraces(d, id);
           }
           assert.ok(cleared(stopped), JSON.stringify(stopped));
-          const bundle = `${d.dir}/x/containerd/daemon/io.containerd.runtime.v2.task/moby/${id}`;
-          await Deno.mkdir(`${bundle}/rootfs`, { recursive: true });
+          await Deno.mkdir(`${bundleDir(d, id)}/rootfs`, { recursive: true });
           const before = await startTraces(d, id);
           assert.deepEqual(before, { task: null, shims: [], runcState: false, bundle: true });
           const refused = await docker(d.host, "start", id);
