@@ -37,7 +37,7 @@
  */
 import { sha256Hex } from "../artifact/canonical.ts";
 import { envFingerprint } from "../artifact/redact.ts";
-import type { ContainerInfo, DockerPort } from "../providers/docker/port.ts";
+import { type ContainerInfo, type DockerPort, dockerTimeSet } from "../providers/docker/port.ts";
 import type {
   ContainerEvidence,
   ProjectObservation,
@@ -68,7 +68,6 @@ export interface ObserveOptions {
   status?: (c: ContainerInfo) => boolean;
 }
 
-const ZERO_TIME = "0001-01-01T00:00:00Z";
 /** Containers whose files are read at once. */
 const FILE_READS_AT_ONCE = 8;
 
@@ -439,7 +438,7 @@ async function containerEvidence(
     dockerError: c.state.error,
     startedAt: c.state.startedAt,
     finishedAt: c.state.finishedAt,
-    everStarted: c.state.startedAt !== ZERO_TIME && c.state.startedAt !== "",
+    everStarted: dockerTimeSet(c.state.startedAt),
     imageId: c.imageId,
     networkMode: c.networkMode,
     networks: c.networks,

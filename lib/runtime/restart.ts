@@ -46,6 +46,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
+import { dockerTimeSet } from "../providers/docker/port.ts";
 import { atSite } from "../fault/site.ts";
 import { dayTwoSite } from "../protocol/day_two.ts";
 import { admitsDayTwo, dayTwoBinding } from "../protocol/journeys.ts";
@@ -133,7 +134,6 @@ export interface ObservedRunner {
   container: ContainerEvidence;
 }
 
-const ZERO_TIME = "0001-01-01T00:00:00Z";
 /**
  * Exit kinds the same generation repeats at every start: its mounted plan is immutable, and the
  * owned check just verified those bytes. (An identity-gate or missing-offsets exit, 12 or 14, is
@@ -383,7 +383,7 @@ export async function restartObserved(
         return result(restarted, false, false);
       });
     }
-    const byHand = c.finishedAt !== ZERO_TIME && c.finishedAt !== "";
+    const byHand = dockerTimeSet(c.finishedAt);
     throw blockerError([blocker(
       "BLOCKED_RUNNER_RUNNING",
       `container ${c.name} of model ${o.model} is running: there is nothing to restart${

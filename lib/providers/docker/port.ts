@@ -21,6 +21,14 @@
  * @module
  */
 
+/** Docker's zero time: a container's `startedAt` / `finishedAt` before it ever started / finished. */
+export const DOCKER_ZERO_TIME = "0001-01-01T00:00:00Z";
+
+/** Whether a Docker timestamp is set (not {@link DOCKER_ZERO_TIME}, not empty). */
+export function dockerTimeSet(t: string): boolean {
+  return t !== DOCKER_ZERO_TIME && t !== "";
+}
+
 /** A container as `docker inspect` reports it, reduced to what the spec needs. */
 export interface ContainerInfo {
   /** Exact 64-hex container ID. */
@@ -43,7 +51,7 @@ export interface ContainerInfo {
     running: boolean;
     exitCode: number;
     oomKilled: boolean;
-    /** RFC 3339; Docker's zero time (`0001-01-01T00:00:00Z`) when never started/finished. */
+    /** RFC 3339; {@link DOCKER_ZERO_TIME} when never started/finished. */
     startedAt: string;
     finishedAt: string;
     error: string;

@@ -11,8 +11,9 @@
  *
  * Rules it keeps (spec, "Execution and interruption boundaries"): every checkpoint is durably
  * recorded before the next boundary is crossed; losing the lock stops further mutations; the plan
- * file and the project are checked again before each transition (`reverify`), and a changed one
- * stops the drive as a blocker; no force-kill, ever — a timeout leaves things as they are.
+ * file and the project are checked again before each transition (`reverify`; where the stage
+ * cannot wait, beside the step's observation), and a changed one stops the drive as a blocker;
+ * no force-kill, ever — a timeout leaves things as they are.
  *
  * @example
  * ```ts
@@ -25,8 +26,8 @@
 import { atSite } from "../../fault/site.ts";
 import type { Checkpoint, OperatorDecision, RunnerAction } from "../../state/journal.ts";
 import type { StateSnapshot, StateStore } from "../../state/store.ts";
-import type { Stage } from "../../protocol/replacement.ts";
-import type { DockerPort } from "../../providers/docker/port.ts";
+import { rowsAt, type Stage, STAGES } from "../../protocol/replacement.ts";
+import { DOCKER_ZERO_TIME, type DockerPort } from "../../providers/docker/port.ts";
 import type { KafkaPort } from "../../providers/kafka/port.ts";
 import { type Blocker, blocker, blockerError } from "../../validation/blocker.ts";
 import type { RunnerObservation } from "../../validation/observation.ts";
@@ -166,6 +167,14 @@ function daemonRefusal(error: unknown): string | null {
 }
 
 /**
+ * The stages whose every row crosses a boundary (a checkpoint or a provider action) without a
+ * wait: there, an observation leads to a transition or a blocker (the table's `step`, `wait`).
+ */
+const ALWAYS_CROSSING: ReadonlySet<Stage> = new Set(
+  STAGES.filter((s) => rowsAt(s).every((r) => r.step !== "complete" && r.wait === undefined)),
+);
+
+/**
  * The longest a wake-up waits before the driver observes in full again anyway (a change the
  * wake does not watch, such as a vanished volume, is then seen within this time).
  */
@@ -184,12 +193,10 @@ function boundOf(ctx: DriveContext, wait: "close" | "ready"): number {
 function afterAction(step: Action): Wake | null {
   if (step.kind === "term") return { kind: "exit", containerId: step.containerId };
   if (step.kind === "start" && step.row.id === "start_candidate") {
-    return { kind: "state_line", containerId: step.containerId, since: ZERO_TIME };
+    return { kind: "state_line", containerId: step.containerId, since: DOCKER_ZERO_TIME };
   }
   return null;
 }
-
-const ZERO_TIME = "0001-01-01T00:00:00Z";
 
 /**
  * Block until the wake's change happened or `timeoutMs` passed, reading only what detects it.
@@ -282,6 +289,13 @@ export async function drive(
   while (true) {
     const checkpoints = checkpointsOf(snap);
     const stage = stageOf(checkpoints, candidate.actionIndex);
+    // at a stage whose every row crosses without waiting, the observation is followed by a
+    // transition (or a blocker): the plan file and the project are checked again beside it
+    // instead of after the decision — they depend on no provider, and the check still precedes
+    // the transition. At a stage with a waiting row, only a decision that crosses checks them
+    // (a wait never does).
+    const early = ALWAYS_CROSSING.has(stage) ? ctx.reverify(snap) : null;
+    early?.catch(() => {});
     const obs = await observeRunner({ ...ctx, clock }, target, { status: statusReadsAt(stage) });
     const step = decide({
       stage,
@@ -297,7 +311,7 @@ export async function drive(
     if (crosses(step)) {
       // spec: the plan and project checks are repeated before driver transitions; a changed
       // file stops the drive before the next write or provider action (restore it, then resume)
-      const stale = await ctx.reverify(snap);
+      const stale = await (early ?? ctx.reverify(snap));
       if (stale.length > 0) return { kind: "blocked", snapshot: snap, blockers: stale, stage };
     }
     switch (step.kind) {

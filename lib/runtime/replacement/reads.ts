@@ -24,6 +24,7 @@
 import type { GuardName, Stage } from "../../protocol/replacement.ts";
 import { rowsAt } from "../../protocol/replacement.ts";
 import type { ContainerEvidence, RunnerObservation } from "../../validation/observation.ts";
+import { dockerTimeSet } from "../../providers/docker/port.ts";
 
 /** Whose status file a guard reads: nobody's, a stopped container's, or a running one's. */
 export type StatusRead = "none" | "stopped" | "running";
@@ -50,17 +51,27 @@ export const GUARD_STATUS_READS: Readonly<Record<GuardName, StatusRead>> = {
 
 /**
  * The observer's status selection for a durable stage: the union of what the guards of the
- * stage's rows read.
+ * stage's rows read. A stopped container's file is read only once it has started: the status
+ * path is on the state volume, so a container never started shows the record of whichever runner
+ * wrote it last, never one of its own. The guards that read a stopped candidate's record require
+ * it to have started; an old runner never started is not exited, which blocks its clean close
+ * whatever a file says (`notACleanClose`).
  *
  * @example
  * ```ts
  * import { statusReadsAt } from "./reads.ts";
- * console.log(statusReadsAt("old_closed")({ state: { running: false } })); // false
+ * const never = { running: false, startedAt: "0001-01-01T00:00:00Z" };
+ * console.log(statusReadsAt("replacement_created")({ state: never })); // false
  * ```
  */
-export function statusReadsAt(stage: Stage): (c: { state: { running: boolean } }) => boolean {
+export function statusReadsAt(
+  stage: Stage,
+): (c: { state: { running: boolean; startedAt: string } }) => boolean {
   const reads = new Set(rowsAt(stage).map((r) => GUARD_STATUS_READS[r.guard]));
-  return (c) => reads.has(c.state.running ? "running" : "stopped");
+  return (c) =>
+    c.state.running
+      ? reads.has("running")
+      : dockerTimeSet(c.state.startedAt) && reads.has("stopped");
 }
 
 /** The runner's stdout marker (`StatusFile.java`): one line per status it writes. */

@@ -217,8 +217,9 @@ Deno.test("a guard reads a status file only where GUARD_STATUS_READS declares it
 });
 
 Deno.test("a stage's observation reads the status files its rows' guards read", () => {
-  const running = { state: { running: true } };
-  const stopped = { state: { running: false } };
+  const running = { state: { running: true, startedAt: T0 } };
+  const stopped = { state: { running: false, startedAt: T0 } };
+  const neverStarted = { state: { running: false, startedAt: "0001-01-01T00:00:00Z" } };
   assert.deepEqual([statusReadsAt("intent")(running), statusReadsAt("intent")(stopped)], [
     false,
     false,
@@ -236,6 +237,8 @@ Deno.test("a stage's observation reads the status files its rows' guards read", 
     // the running candidate's RUNNING record; a stopped one's FAILED record (start-up failure)
     [true, true],
   );
+  // the file a candidate never started shows is the old runner's (it lives on the volume)
+  for (const stage of STAGES) assert.equal(statusReadsAt(stage)(neverStarted), false, stage);
 });
 
 Deno.test("a waiting guard blocks on the one change that can end its wait", () => {
