@@ -3,4 +3,10 @@
  * with the test support (`testing/ports/counting.ts`), where the no-mutation tests use them too.
  * @module
  */
-export { countingDocker, countingKafka, countingPort, sum } from "../testing/ports/counting.ts";
+export {
+  countingDocker,
+  countingKafka,
+  countingPort,
+  type PortSpan,
+  sum,
+} from "../testing/ports/counting.ts";

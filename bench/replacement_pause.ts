@@ -59,7 +59,7 @@ import {
   until,
   writeResult,
 } from "./_common.ts";
-import { countingDocker, countingPort, sum } from "./_count.ts";
+import { countingDocker, countingPort, type PortSpan, sum } from "./_count.ts";
 import { createRunner, dockerEvents, groupWatcher, outputTail, readStatus } from "./_runner.ts";
 
 const f = flags(Deno.args);
@@ -268,12 +268,13 @@ async function prepare(env: EnvDescriptor) {
     const dockerMs = new Map<string, number>();
     const kafkaMs = new Map<string, number>();
     const kport = platformaticKafka(env.bootstrapHost);
+    const spans: PortSpan[] = [];
     const tCall = Date.now();
     const r = await executeReviewed({
       dir: sp.dir,
       planPath,
       extraLabels: labels,
-      docker: countingPort(dockerodePort(dc.client), calls, dockerMs),
+      docker: countingPort(dockerodePort(dc.client), calls, dockerMs, spans),
       kafka: countingPort(kport, calls, kafkaMs),
       onProgress: (e) => {
         if (e.kind === "wait") return;
@@ -294,12 +295,14 @@ async function prepare(env: EnvDescriptor) {
     const status = await readStatus(port.readContainerFile, newId);
     const out = await tail.waitFor(key, 60_000);
     const rel = (t: number | null | undefined) => (typeof t === "number" ? t - T : null);
+    const died = await ev(oldId, "die", tCall);
     return {
       pair: i,
       predicate: pred,
+      ...exitToStartRequest(died, spans),
       plan_online_ms: planMs,
       call_to_term_ms: T - tCall,
-      exited: rel(await ev(oldId, "die", tCall)),
+      exited: rel(died),
       group_empty: rel(await watchSluice.emptySince(T, 60_000)),
       old_closed_recorded: rel(steps.old_closed),
       old_removed: rel(await ev(oldId, "destroy", tCall)),
@@ -478,6 +481,55 @@ const DELTAS: Array<[string, string, string]> = [
   ["running", "first_output_after_exit", "RUNNING → probe output"],
 ];
 
+/** The time within [from, to] covered by at least one of the spans (ms). */
+function coveredMs(spans: PortSpan[], from: number, to: number): number {
+  const parts = spans
+    .map((s) => [Math.max(s.start, from), Math.min(s.end, to)] as const)
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  let total = 0;
+  let end = from;
+  for (const [a, b] of parts) {
+    if (b <= end) continue;
+    total += b - Math.max(a, end);
+    end = b;
+  }
+  return total;
+}
+
+/**
+ * Where sluice's time goes between the old runner's exit (the daemon's die event) and its start
+ * request of the candidate (the start call), from the Docker port calls' spans: until its wait
+ * for the exit returned, in archive reads, in the remove and create calls, and the rest (the
+ * observations' other reads, the decisions, the plan and project re-checks, the journal writes).
+ */
+function exitToStartRequest(
+  died: number | null,
+  spans: PortSpan[],
+): Record<string, number | null> {
+  const start = spans.find((s) => s.method === "startContainer")?.start ?? null;
+  const exitSeen = spans.find((s) => s.method === "awaitExit")?.end ?? null;
+  if (died === null || start === null || exitSeen === null) {
+    return { exit_to_start_request_ms: null };
+  }
+  const of = (...methods: string[]) => spans.filter((s) => methods.includes(s.method));
+  const total = start - died;
+  const seen = Math.max(0, exitSeen - died);
+  const archive = coveredMs(of("readContainerFile"), exitSeen, start);
+  const actions = coveredMs(of("removeContainer", "createContainer"), exitSeen, start);
+  return {
+    exit_to_start_request_ms: total,
+    exit_seen_ms: seen,
+    archive_reads_ms: archive,
+    archive_reads_n: of("readContainerFile").filter((s) => s.start >= died && s.start < start)
+      .length,
+    remove_create_ms: actions,
+    observations_n: of("listContainersLabelled").filter((s) => s.start >= died && s.start < start)
+      .length,
+    rest_ms: total - seen - archive - actions,
+  };
+}
+
 /**
  * Issue 32's targets, on the medians of the pair-by-pair ratios (TERM → RUNNING), on both broker
  * settings (issue 15's were 1.15 and 1.3).
@@ -590,6 +642,21 @@ function report(broker: Broker, b: Prepared) {
         ]),
       ),
   );
+  const m = (k: string) => median(col(sluiceSamples, k));
+  const ms = (k: string) => num(m(k), 0);
+  console.log(
+    `\nsluice between the old runner's exit and its start request of the candidate (median ms): ${
+      ms("exit_to_start_request_ms")
+    } (naive: exit → created ${
+      num(median(delta(naiveSamples, "exited", "created")), 0)
+    }, its start request follows at once); each part's median: its wait for the exit returned ${
+      ms("exit_seen_ms")
+    } + archive reads ${ms("archive_reads_ms")} (${
+      num(m("archive_reads_n"), 0)
+    } reads) + remove and create ${ms("remove_create_ms")} + the rest ${ms("rest_ms")} (${
+      num(m("observations_n"), 0)
+    } observations' other reads, decisions, plan and project re-checks, journal writes)`,
+  );
   console.log(
     "\nsluice/naive pair by pair\n" +
       table(
@@ -688,6 +755,17 @@ function report(broker: Broker, b: Prepared) {
     floor: floorSummary,
     sluice_before_term: sluiceOverhead,
     sluice_round_trips: roundTrips,
+    sluice_exit_to_start_request_ms: Object.fromEntries(
+      [
+        "exit_to_start_request_ms",
+        "exit_seen_ms",
+        "archive_reads_ms",
+        "archive_reads_n",
+        "remove_create_ms",
+        "observations_n",
+        "rest_ms",
+      ].map((k) => [k, m(k)]),
+    ),
     term_probe_processed_by_old: { sluice: byOld(sluiceSamples), naive: byOld(naiveSamples) },
   };
 }

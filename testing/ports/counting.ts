@@ -137,14 +137,23 @@ export function kafkaMutations(counts: Map<string, number>): string[] {
   return [...counts.keys()].filter((k) => !KAFKA_READ_APIS.has(k));
 }
 
+/** One call of a port method: from the call to the settlement of its promise (epoch ms). */
+export interface PortSpan {
+  method: string;
+  start: number;
+  end: number;
+}
+
 /**
  * A port wrapped so that each method call is counted and, when `ms` is given, the time spent in
- * each method is summed (from the call to the settlement of its promise).
+ * each method is summed (from the call to the settlement of its promise); when `spans` is given,
+ * each call's span is appended to it.
  */
 export function countingPort<T extends object>(
   port: T,
   counts: Map<string, number>,
   ms?: Map<string, number>,
+  spans?: PortSpan[],
 ): T {
   return new Proxy(port, {
     get(target, prop, receiver) {
@@ -155,8 +164,13 @@ export function countingPort<T extends object>(
         counts.set(k, (counts.get(k) ?? 0) + 1);
         const t0 = performance.now();
         const r = v.apply(target, args);
-        if (ms && r instanceof Promise) {
-          const add = () => ms.set(k, (ms.get(k) ?? 0) + performance.now() - t0);
+        if ((ms || spans) && r instanceof Promise) {
+          const add = () => {
+            const t1 = performance.now();
+            ms?.set(k, (ms.get(k) ?? 0) + t1 - t0);
+            const epoch = performance.timeOrigin;
+            spans?.push({ method: k, start: epoch + t0, end: epoch + t1 });
+          };
           r.then(add, add);
         }
         return r;
