@@ -143,8 +143,11 @@ export async function observeRunners(
   kafkaReads.catch(() => {});
   for (const p of [...images.values(), ...networks.values()]) p.catch(() => {});
 
-  const [daemonId, containers, volumes] = await Promise.all([
-    docker.daemonId(),
+  // the daemon's ID (its slowest read) is awaited last: the containers' files need only the
+  // listing
+  const daemonRead = docker.daemonId();
+  daemonRead.catch(() => {});
+  const [containers, volumes] = await Promise.all([
     docker.listContainersLabelled(LABEL.applicationId, appIds),
     docker.listVolumes(appIds.map(volumeName)),
   ]);
@@ -166,6 +169,7 @@ export async function observeRunners(
     );
   }
   const [cluster, groups, committed, ranges] = await kafkaReads;
+  const daemonId = await daemonRead;
 
   const runners: RunnerObservation[] = [];
   for (const target of targets) {
