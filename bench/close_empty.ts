@@ -12,6 +12,8 @@
  * Empty = the first poll (every 25 ms, describeGroups from the host) that sees the group Empty
  * with no members. Close offsets read = the runner's own measure of the Admin read of the group's
  * committed offsets it does after every clean close (the close vector of its status file).
+ * CLOSED written = its status file's last write (`updated_at`): what the JVM's exit adds after it
+ * is the die event's distance from it.
  * @module
  */
 import Docker from "dockerode";
@@ -21,7 +23,18 @@ import { createTopic } from "../harness/kafka.ts";
 import { dockerodePort } from "../lib/providers/docker/dockerode.ts";
 import { platformaticKafka } from "../lib/providers/kafka/platformatic.ts";
 import { amountAtLeastAndPaid, buildRunnerImage, writePlan } from "../tests/runner_fixture.ts";
-import { environment, flags, max, median, min, sec, table, until, writeResult } from "./_common.ts";
+import {
+  dockerTimeMs,
+  environment,
+  flags,
+  max,
+  median,
+  min,
+  sec,
+  table,
+  until,
+  writeResult,
+} from "./_common.ts";
 import { createRunner, dockerEvents, groupWatcher, readStatus } from "./_runner.ts";
 
 const f = flags(Deno.args);
@@ -123,7 +136,11 @@ try {
       const empty = await watcher.emptySince(stop0, 90_000);
       const inspect = await d.getContainer(id).inspect();
       const closeRead = await closeReadMs(id);
+      const closed = await readStatus(port.readContainerFile, id);
       const sigterm = kill ?? stop0;
+      const closedAt = typeof closed?.updated_at === "string"
+        ? dockerTimeMs(closed.updated_at)
+        : null;
       const s = {
         mode,
         exit_code: inspect.State.ExitCode,
@@ -132,6 +149,9 @@ try {
         sigterm_to_exit_ms: die !== null ? die - sigterm : null,
         sigterm_to_empty_ms: empty !== null ? empty - sigterm : null,
         exit_to_empty_ms: empty !== null && die !== null ? empty - die : null,
+        // the status file's last write (CLOSED) → the daemon's die event: the JVM's own exit
+        sigterm_to_closed_written_ms: closedAt !== null ? closedAt - sigterm : null,
+        closed_written_to_exit_ms: closedAt !== null && die !== null ? die - closedAt : null,
         close_read_ms: closeRead,
         group_log: watcher.log.map((x) => ({ ...x, t: x.t - sigterm })),
       };
@@ -177,6 +197,10 @@ for (const mode of modes) {
       median: median(col("docker_stop_returned_ms")),
       max: max(col("docker_stop_returned_ms")),
     },
+    sigterm_to_closed_written_ms: {
+      median: median(col("sigterm_to_closed_written_ms")),
+      max: max(col("sigterm_to_closed_written_ms")),
+    },
     close_read_ms: {
       median: median(col("close_read_ms")),
       min: min(col("close_read_ms")),
@@ -195,6 +219,9 @@ for (const mode of modes) {
     `${sec(g("sigterm_to_exit_ms", "median"))} / ${sec(g("sigterm_to_exit_ms", "max"))}`,
     `${sec(g("sigterm_to_empty_ms", "median"))} / ${sec(g("sigterm_to_empty_ms", "max"))}`,
     `${sec(g("exit_to_empty_ms", "median"))} / ${sec(g("exit_to_empty_ms", "max"))}`,
+    `${sec(g("sigterm_to_closed_written_ms", "median"))} / ${
+      sec(g("sigterm_to_closed_written_ms", "max"))
+    }`,
     `${sec(g("docker_stop_returned_ms", "median"))}`,
     `${sec(g("close_read_ms", "median"))} / ${sec(g("close_read_ms", "max"))}`,
     (summary[mode].exit_codes as number[]).join(","),
@@ -216,6 +243,7 @@ console.log(
         "SIGTERM→exit",
         "SIGTERM→Empty",
         "exit→Empty",
+        "SIGTERM→CLOSED written",
         "docker stop",
         "close offsets read",
         "exit",

@@ -28,6 +28,7 @@ class MainTest {
     assertEquals("exactly_once_v2", p.get("processing.guarantee"));
     assertEquals("none", p.get("consumer.auto.offset.reset"));
     assertEquals(true, p.get("main.consumer.internal.leave.group.on.close"));
+    assertEquals(100, p.get("main.consumer.fetch.max.wait.ms"));
     assertFalse(p.containsKey("main.consumer.group.instance.id"));
     Properties s = Main.streamsProps(plan, tmp, "static");
     assertEquals("sluice-orders-eligible_orders-0", s.get("main.consumer.group.instance.id"));
