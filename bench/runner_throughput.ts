@@ -30,6 +30,7 @@
  *
  *   deno run -A bench/runner_throughput.ts [--records=500000] [--reps=5] [--c2=true]
  *                                          [--limits=true] [--compare-image=sha256:…]
+ *                                          [--jfr=DIR]   (a recording of each runner rep)
  *
  * N records (`{"order_id","amount","paid","note"}`, ~75% paid, amounts 0–999) are produced
  * once to a 3-partition topic. Each sample is a fresh consumer group positioned at offset 0;
@@ -43,6 +44,7 @@
  */
 import Docker from "dockerode";
 import { Producer, stringSerializers } from "@platformatic/kafka";
+import { dockerCli } from "../harness/docker.ts";
 import { sharedEnv } from "../harness/env.ts";
 import { platformaticKafka } from "../lib/providers/kafka/platformatic.ts";
 import { RUNNER_EXECUTION } from "../lib/runtime/labels.ts";
@@ -70,6 +72,13 @@ const withC2 = f.get("c2", "true") === "true";
 const withLimits = f.get("limits", "true") === "true";
 /** Another runner image (e.g. built from an earlier commit): a before/after pair in one run. */
 const compareImage = f.get("compare-image", "");
+/**
+ * A directory for JDK Flight Recorder recordings of the shipped runner (`settings=profile`), one
+ * per repetition: the container is stopped after its window (the JVM writes the recording at
+ * exit) and the file copied out of its volume.
+ */
+const jfrDir = f.get("jfr", "");
+const JFR_FILE = "/var/lib/sluice/throughput.jfr";
 const PARTITIONS = 3;
 
 const envInfo = await environment();
@@ -429,6 +438,15 @@ async function sample(variant: Variant, rep: number) {
       ...(variant === "runner-c2"
         ? { entrypoint: runnerEntrypoint.filter((a) => a !== "-XX:TieredStopAtLevel=1") }
         : {}),
+      ...(variant === "runner" && jfrDir
+        ? {
+          entrypoint: [
+            runnerEntrypoint[0],
+            `-XX:StartFlightRecording=filename=${JFR_FILE},settings=profile`,
+            ...runnerEntrypoint.slice(1),
+          ],
+        }
+        : {}),
     });
   }
   try {
@@ -459,6 +477,16 @@ async function sample(variant: Variant, rep: number) {
         num(r.records_per_cpu_s, 0)
       } records per CPU-second; load ${r.loadavg1}`,
     );
+    if (variant === "runner" && jfrDir) {
+      await d.getContainer(id).stop({ t: 30 });
+      const to = `${jfrDir}/runner-${rep}.jfr`;
+      const cp = await new Deno.Command(dockerCli(), { args: ["cp", `${id}:${JFR_FILE}`, to] })
+        .output();
+      if (!cp.success) {
+        throw new Error(`docker cp of the recording: ${new TextDecoder().decode(cp.stderr)}`);
+      }
+      console.log(`runner #${rep}: recording in ${to}`);
+    }
     return r;
   } finally {
     await d.getContainer(id).remove({ force: true }).catch(() => {});
