@@ -31,6 +31,7 @@
  *   deno run -A bench/runner_throughput.ts [--records=500000] [--reps=5] [--c2=true]
  *                                          [--limits=true] [--compare-image=sha256:…]
  *                                          [--jfr=DIR]   (a recording of each runner rep)
+ *                                          [--instances=2,3]   (runners of one application ID)
  *
  * N records (`{"order_id","amount","paid","note"}`, ~75% paid, amounts 0–999) are produced
  * once to a 3-partition topic. Each sample is a fresh consumer group positioned at offset 0;
@@ -77,9 +78,16 @@ const compareImage = f.get("compare-image", "");
  * per repetition: the container is stopped after its window (the JVM writes the recording at
  * exit) and the file copied out of its volume.
  */
-const jfrDir = f.get("jfr", "");
-const JFR_FILE = "/var/lib/sluice/throughput.jfr";
 const PARTITIONS = 3;
+const jfrDir = f.get("jfr", "");
+/**
+ * Instance counts besides 1 (issue 31): that many runner containers of one application ID on
+ * this Docker daemon, each with its own state volume, sharing the input's partitions through the
+ * group; their records/s together, and per CPU-second of all of them.
+ */
+const instanceCounts = f.get("instances", "2,3").split(",").filter((x) => x !== "").map(Number)
+  .filter((n) => Number.isInteger(n) && n > 1 && n <= PARTITIONS);
+const JFR_FILE = "/var/lib/sluice/throughput.jfr";
 
 const envInfo = await environment();
 const env = await sharedEnv();
@@ -161,9 +169,13 @@ const outputSum = async (topic: string) =>
   (await kafka.offsetRanges(topic, [0, 1, 2])).reduce((a, r) => a + Number(r.latest), 0);
 
 type Limit = "read-limit" | "write-limit" | "eos-loop";
-type Variant = "runner" | "baseline" | "runner-c2" | "runner-compare" | Limit;
+type Instances = `runner-x${number}`;
+type Variant = "runner" | "baseline" | "runner-c2" | "runner-compare" | Instances | Limit;
 const variants: Variant[] = ["runner", "baseline"];
+for (const n of instanceCounts) variants.push(`runner-x${n}`);
 if (withC2) variants.push("runner-c2");
+/** How many runner containers a variant runs. */
+const instancesOf = (v: Variant) => (v.startsWith("runner-x") ? Number(v.slice(8)) : 1);
 if (compareImage) variants.push("runner-compare");
 const limits: Limit[] = withLimits ? ["read-limit", "write-limit", "eos-loop"] : [];
 variants.push(...limits);
@@ -283,15 +295,20 @@ interface Window {
  * The window between the first commit of the group and its commit of record N (polled every
  * 100 ms): the runner, the baseline and the EOS loop, which all commit every 100 ms.
  */
-async function commitWindow(variant: Variant, id: string, group: string): Promise<Window> {
+async function commitWindow(variant: Variant, ids: string[], group: string): Promise<Window> {
   const deadline = Date.now() + 600_000;
   let first: { t: number; at: number; cpu: number | null } | null = null;
+  // the CPU time of all the variant's containers together (null when one is unreadable)
+  const cpuOfAll = async () => {
+    const each = await Promise.all(ids.map(containerCpuMs));
+    return each.some((x) => x === null) ? null : each.reduce((a, b) => a! + b!, 0);
+  };
   while (Date.now() < deadline) {
     const t = Date.now();
     const s = await committedSum(group).catch(() => 0);
-    if (s > 0 && first === null) first = { t, at: s, cpu: await containerCpuMs(id) };
+    if (s > 0 && first === null) first = { t, at: s, cpu: await cpuOfAll() };
     if (first && s >= N) {
-      const cpu = await containerCpuMs(id);
+      const cpu = await cpuOfAll();
       return {
         how: "commits",
         tFirst: first.t,
@@ -301,8 +318,10 @@ async function commitWindow(variant: Variant, id: string, group: string): Promis
         toolRate: null,
       };
     }
-    const st = await d.getContainer(id).inspect();
-    if (!st.State.Running) throw new Error(`${variant} exited with ${st.State.ExitCode}`);
+    for (const id of ids) {
+      const st = await d.getContainer(id).inspect();
+      if (!st.State.Running) throw new Error(`${variant} exited with ${st.State.ExitCode}`);
+    }
     await sleep(100);
   }
   throw new Error(`${variant} did not finish`);
@@ -382,13 +401,14 @@ async function toolWindow(limit: Limit, id: string, writeBefore: number): Promis
 async function sample(variant: Variant, rep: number) {
   const appId = `sluice-bench-tp-${tag}-${variant}-${rep}`;
   await kafka.setGroupOffsets(appId, input, new Map([[0, 0n], [1, 0n], [2, 0n]]));
-  let id: string;
-  const volume = `${appId}-state`;
+  /** The variant's containers (several for `runner-xN`) and the runners' state volumes. */
+  const containers: string[] = [];
+  const volumes: string[] = [];
   const limit = (limits as Variant[]).includes(variant) ? variant as Limit : null;
   // the write limit's progress is its output topic's end offsets (counted from before it starts)
   const writeBefore = variant === "write-limit" ? await outputSum(outWrite) : 0;
   if (limit) {
-    id = await createLimit(limit, appId);
+    containers.push(await createLimit(limit, appId));
   } else if (variant === "baseline") {
     const c = await d.createContainer({
       name: appId,
@@ -408,9 +428,8 @@ async function sample(variant: Variant, rep: number) {
         Memory: RUNNER_EXECUTION.memoryBytes,
       },
     });
-    id = c.id;
+    containers.push(c.id);
   } else {
-    await d.createVolume({ Name: volume, Labels: labels });
     const image = variant === "runner-compare" ? compareImage : runnerImage;
     const plan = await writePlan(dir, appId, {
       applicationId: appId,
@@ -424,37 +443,48 @@ async function sample(variant: Variant, rep: number) {
       inputTopicId: ids.input,
       outputTopicId: ids.runner,
     });
-    id = await createRunner(d, {
-      name: appId,
-      image,
-      imageEnv: variant === "runner-compare" ? compareEnv : runnerEnv,
-      network: env.network,
-      planPath: plan.path,
-      planSha256: plan.sha256,
-      generation: `tp-${rep}`,
-      volume,
-      labels,
-      // C2: the same image with an entrypoint without -XX:TieredStopAtLevel=1
-      ...(variant === "runner-c2"
-        ? { entrypoint: runnerEntrypoint.filter((a) => a !== "-XX:TieredStopAtLevel=1") }
-        : {}),
-      ...(variant === "runner" && jfrDir
-        ? {
-          entrypoint: [
-            runnerEntrypoint[0],
-            `-XX:StartFlightRecording=filename=${JFR_FILE},settings=profile`,
-            ...runnerEntrypoint.slice(1),
-          ],
-        }
-        : {}),
-    });
+    const n = instancesOf(variant);
+    for (let i = 0; i < n; i++) {
+      const name = n === 1 ? appId : `${appId}-${i}`;
+      const volume = `${name}-state`;
+      await d.createVolume({ Name: volume, Labels: labels });
+      volumes.push(volume);
+      containers.push(
+        await createRunner(d, {
+          name,
+          image,
+          imageEnv: variant === "runner-compare" ? compareEnv : runnerEnv,
+          network: env.network,
+          planPath: plan.path,
+          planSha256: plan.sha256,
+          generation: `tp-${rep}`,
+          volume,
+          labels,
+          // C2: the same image with an entrypoint without -XX:TieredStopAtLevel=1
+          ...(variant === "runner-c2"
+            ? { entrypoint: runnerEntrypoint.filter((a) => a !== "-XX:TieredStopAtLevel=1") }
+            : {}),
+          ...(variant === "runner" && jfrDir
+            ? {
+              entrypoint: [
+                runnerEntrypoint[0],
+                `-XX:StartFlightRecording=filename=${JFR_FILE},settings=profile`,
+                ...runnerEntrypoint.slice(1),
+              ],
+            }
+            : {}),
+        }),
+      );
+    }
   }
+  const id = containers[0];
   try {
     const tStart = Date.now();
-    await d.getContainer(id).start();
+    // several instances start together: they join one group and share its partitions
+    await Promise.all(containers.map((c) => d.getContainer(c).start()));
     const w = limit === "read-limit" || limit === "write-limit"
       ? await toolWindow(limit, id, writeBefore)
-      : await commitWindow(variant, id, appId);
+      : await commitWindow(variant, containers, appId);
     const rate = w.records / ((w.tDone - w.tFirst) / 1000);
     const r = {
       variant,
@@ -489,8 +519,8 @@ async function sample(variant: Variant, rep: number) {
     }
     return r;
   } finally {
-    await d.getContainer(id).remove({ force: true }).catch(() => {});
-    await d.getVolume(volume).remove({ force: true }).catch(() => {});
+    for (const c of containers) await d.getContainer(c).remove({ force: true }).catch(() => {});
+    for (const v of volumes) await d.getVolume(v).remove({ force: true }).catch(() => {});
   }
 }
 
@@ -536,6 +566,8 @@ const label = (v: Variant) =>
     ? "txn write limit: kafka-producer-perf-test (output records)"
     : v === "eos-loop"
     ? "EOS loop: consumer + txn producer, no Streams"
+    : v.startsWith("runner-x")
+    ? `sluice runner, ${instancesOf(v)} instances of one application ID`
     : `runner image ${compareImage.slice(7, 19)} (--compare-image)`;
 for (
   const [metric, by] of [["records/s", byVariant], [
@@ -624,6 +656,52 @@ if (limitRows.length > 0) {
       ),
   );
 }
+// What more instances buy on this machine (issue 31): N instances ÷ one, repetition by repetition
+const instanceScaling = instanceCounts.map((n) => {
+  const v: Variant = `runner-x${n}`;
+  const over = (metric: Metric) =>
+    Array.from({ length: reps }, (_, rep) => {
+      const a = samples.find((s) => s.variant === v && s.rep === rep)?.[metric];
+      const b = samples.find((s) => s.variant === "runner" && s.rep === rep)?.[metric];
+      return a && b ? a / b : null;
+    });
+  const perRate = over("records_per_s");
+  const perCpu = over("records_per_cpu_s");
+  return {
+    instances: n,
+    records_per_s: byVariant[v].median,
+    records_per_cpu_s: byVariantCpu[v].median,
+    over_one_per_rep: perRate,
+    over_one_median: median(perRate),
+    over_one_per_cpu_s_per_rep: perCpu,
+    over_one_per_cpu_s_median: median(perCpu),
+  };
+});
+if (instanceScaling.length > 0) {
+  console.log(
+    `\nInstances of one application ID on this Docker daemon (${PARTITIONS} partitions, ` +
+      `${navigator.hardwareConcurrency} cores shared with the broker; ÷ one instance, median pair by pair)\n` +
+      table(
+        ["instances", "records/s", "÷ one", "records per CPU-second", "÷ one (per CPU-s)"],
+        [
+          [
+            "1",
+            num(byVariant.runner.median, 0),
+            "1.00",
+            num(byVariantCpu.runner.median, 0),
+            "1.00",
+          ],
+          ...instanceScaling.map((r) => [
+            String(r.instances),
+            num(r.records_per_s, 0),
+            num(r.over_one_median),
+            num(r.records_per_cpu_s, 0),
+            num(r.over_one_per_cpu_s_median),
+          ]),
+        ],
+      ),
+  );
+}
 /** Issue 32's target: the runner reaches this fraction of the EOS read-process-write loop. */
 const EOS_LOOP_TARGET = 0.8;
 const eosLoop = limitRows.find((r) => r.limit === "eos-loop");
@@ -684,6 +762,7 @@ const path = await writeResult("runner_throughput", {
     per_rep_cpu_median: median(perRepCpu),
   },
   limits: limitRows,
+  instance_scaling: instanceScaling,
   targets: { runner_over_eos_loop: eosTarget },
 });
 console.log(`wrote ${path}`);
