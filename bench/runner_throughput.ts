@@ -73,21 +73,21 @@ const withC2 = f.get("c2", "true") === "true";
 const withLimits = f.get("limits", "true") === "true";
 /** Another runner image (e.g. built from an earlier commit): a before/after pair in one run. */
 const compareImage = f.get("compare-image", "");
+const PARTITIONS = 3;
 /**
  * A directory for JDK Flight Recorder recordings of the shipped runner (`settings=profile`), one
  * per repetition: the container is stopped after its window (the JVM writes the recording at
  * exit) and the file copied out of its volume.
  */
-const PARTITIONS = 3;
 const jfrDir = f.get("jfr", "");
+const JFR_FILE = "/var/lib/sluice/throughput.jfr";
 /**
  * Instance counts besides 1 (issue 31): that many runner containers of one application ID on
  * this Docker daemon, each with its own state volume, sharing the input's partitions through the
- * group; their records/s together, and per CPU-second of all of them.
+ * group (at most one per partition); their records/s together, and per CPU-second of all of them.
  */
 const instanceCounts = f.get("instances", "2,3").split(",").filter((x) => x !== "").map(Number)
   .filter((n) => Number.isInteger(n) && n > 1 && n <= PARTITIONS);
-const JFR_FILE = "/var/lib/sluice/throughput.jfr";
 
 const envInfo = await environment();
 const env = await sharedEnv();
@@ -174,11 +174,11 @@ type Variant = "runner" | "baseline" | "runner-c2" | "runner-compare" | Instance
 const variants: Variant[] = ["runner", "baseline"];
 for (const n of instanceCounts) variants.push(`runner-x${n}`);
 if (withC2) variants.push("runner-c2");
-/** How many runner containers a variant runs. */
-const instancesOf = (v: Variant) => (v.startsWith("runner-x") ? Number(v.slice(8)) : 1);
 if (compareImage) variants.push("runner-compare");
 const limits: Limit[] = withLimits ? ["read-limit", "write-limit", "eos-loop"] : [];
 variants.push(...limits);
+/** How many runner containers a variant runs. */
+const instancesOf = (v: Variant) => (v.startsWith("runner-x") ? Number(v.slice(8)) : 1);
 
 /** A Kafka tool in the broker's image, with the runner's JVM flags, kept alive after it ends. */
 function toolCommand(mainClass: string, args: string[], before = ""): string[] {
