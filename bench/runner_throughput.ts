@@ -541,13 +541,16 @@ const stats = (metric: Metric) =>
     const rs = samples.filter((s) => s.variant === v).map((s) => s[metric]);
     return [v, { median: median(rs), min: min(rs), max: max(rs), samples: rs }];
   }));
-/** runner ÷ `other` per repetition; `scale` turns the runner's input records into output ones. */
-const paired = (metric: Metric, other: Variant = "baseline", scale = 1) =>
+/** `top` ÷ `bottom` per repetition (same rep, adjacent in time), `top` scaled by `scale`. */
+const ratioPerRep = (metric: Metric, top: Variant, bottom: Variant, scale = 1) =>
   Array.from({ length: reps }, (_, rep) => {
-    const a = samples.find((s) => s.variant === "runner" && s.rep === rep)?.[metric];
-    const b = samples.find((s) => s.variant === other && s.rep === rep)?.[metric];
+    const a = samples.find((s) => s.variant === top && s.rep === rep)?.[metric];
+    const b = samples.find((s) => s.variant === bottom && s.rep === rep)?.[metric];
     return a && b ? (a * scale) / b : null;
   });
+/** runner ÷ `other` per repetition; `scale` turns the runner's input records into output ones. */
+const paired = (metric: Metric, other: Variant = "baseline", scale = 1) =>
+  ratioPerRep(metric, "runner", other, scale);
 const byVariant = stats("records_per_s");
 const byVariantCpu = stats("records_per_cpu_s");
 const runnerOverBaseline = (byVariant.runner.median ?? NaN) / (byVariant.baseline.median ?? NaN);
@@ -659,14 +662,8 @@ if (limitRows.length > 0) {
 // What more instances buy on this machine (issue 31): N instances ÷ one, repetition by repetition
 const instanceScaling = instanceCounts.map((n) => {
   const v: Variant = `runner-x${n}`;
-  const over = (metric: Metric) =>
-    Array.from({ length: reps }, (_, rep) => {
-      const a = samples.find((s) => s.variant === v && s.rep === rep)?.[metric];
-      const b = samples.find((s) => s.variant === "runner" && s.rep === rep)?.[metric];
-      return a && b ? a / b : null;
-    });
-  const perRate = over("records_per_s");
-  const perCpu = over("records_per_cpu_s");
+  const perRate = ratioPerRep("records_per_s", v, "runner");
+  const perCpu = ratioPerRep("records_per_cpu_s", v, "runner");
   return {
     instances: n,
     records_per_s: byVariant[v].median,
