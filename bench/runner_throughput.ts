@@ -46,6 +46,7 @@
 import Docker from "dockerode";
 import { Producer, stringSerializers } from "@platformatic/kafka";
 import { dockerCli } from "../harness/docker.ts";
+import { sh } from "../harness/dockerd.ts";
 import { sharedEnv } from "../harness/env.ts";
 import { platformaticKafka } from "../lib/providers/kafka/platformatic.ts";
 import { RUNNER_EXECUTION } from "../lib/runtime/labels.ts";
@@ -510,11 +511,8 @@ async function sample(variant: Variant, rep: number) {
     if (variant === "runner" && jfrDir) {
       await d.getContainer(id).stop({ t: 30 });
       const to = `${jfrDir}/runner-${rep}.jfr`;
-      const cp = await new Deno.Command(dockerCli(), { args: ["cp", `${id}:${JFR_FILE}`, to] })
-        .output();
-      if (!cp.success) {
-        throw new Error(`docker cp of the recording: ${new TextDecoder().decode(cp.stderr)}`);
-      }
+      const cp = await sh(dockerCli(), ["cp", `${id}:${JFR_FILE}`, to]);
+      if (cp.code !== 0) throw new Error(`docker cp of the recording: ${cp.out}`);
       console.log(`runner #${rep}: recording in ${to}`);
     }
     return r;

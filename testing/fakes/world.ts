@@ -27,6 +27,7 @@
 import { dirname, resolve } from "node:path";
 import type { Expr } from "../../lib/expr/ast.ts";
 import type { AclBinding } from "../../lib/providers/kafka/port.ts";
+import { DOCKER_ZERO_TIME } from "../../lib/providers/docker/port.ts";
 import type { SchemaField } from "../../lib/expr/schema.ts";
 import type { Clock } from "./clock.ts";
 import type { IdSource } from "./ids.ts";
@@ -37,8 +38,8 @@ export const WORLD_FORMAT = "sluice.fake-world";
 /** Its version. */
 export const WORLD_VERSION = 1;
 
-/** Docker's zero time: a container that never started or never finished. */
-export const ZERO_TIME = "0001-01-01T00:00:00Z";
+/** Docker's zero time: a container that never started or never finished (the port's own). */
+export const ZERO_TIME = DOCKER_ZERO_TIME;
 
 /** How the simulated processes behave in world time. */
 export interface WorldConfig {

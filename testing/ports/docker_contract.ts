@@ -22,7 +22,12 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { ContainerInfo, DockerPort, VolumeInfo } from "../../lib/providers/docker/port.ts";
+import {
+  type ContainerInfo,
+  DOCKER_ZERO_TIME,
+  type DockerPort,
+  type VolumeInfo,
+} from "../../lib/providers/docker/port.ts";
 import { createOnExistingVolume } from "../../lib/providers/docker/existing_volume.ts";
 import { SluiceError } from "../../lib/errors.ts";
 import { LABEL, RUNNER_PATHS } from "../../lib/runtime/labels.ts";
@@ -30,7 +35,7 @@ import type { ContractCase, PortSubject } from "./subject.ts";
 import { eventually } from "./subject.ts";
 import { INSTANCE_REL, prepareRunner, statusOf } from "./_runner_setup.ts";
 
-const ZERO = "0001-01-01T00:00:00Z";
+const ZERO = DOCKER_ZERO_TIME;
 
 /**
  * A container with its mounts in destination order: Docker reports them in no stable order
