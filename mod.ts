@@ -78,6 +78,7 @@ export type {
   EnvironmentSummary,
   ValidateResult,
 } from "./lib/project/environments.ts";
+export type { InstancePlacement } from "./lib/project/placement.ts";
 export type { ApplyResult } from "./lib/runtime/apply_context.ts";
 export type { RunnerCredentialsEvidence } from "./lib/plan/runner_credentials.ts";
 export type { RemovalResult, RemovedRunner } from "./lib/runtime/removal.ts";
@@ -90,6 +91,7 @@ export { CHECKPOINT_NAMES } from "./lib/protocol/replacement.ts";
 export type { CheckpointName, Stage, StepKind } from "./lib/protocol/replacement.ts";
 export type { ProjectObservation } from "./lib/sdk/observation.ts";
 export type { ProjectStatus } from "./lib/runtime/status.ts";
+export type { EndpointStatus } from "./lib/runtime/endpoint_status.ts";
 export type { RunnerDrift } from "./lib/state/history.ts";
 export type { RunnerStopReport } from "./lib/validation/runner_stop.ts";
 export type { RunnerStop } from "./lib/artifact/runner_exits.ts";

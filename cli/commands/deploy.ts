@@ -209,17 +209,24 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
     .description("one line per model: running generation, group state, lag")
     .option("--project <dir>", "project directory", ".")
     .option("--env <name>", "environment (required when the manifest declares environments)")
-    .option("--health", "exit 4 unless every model has exactly one running, healthy generation")
+    .option(
+      "--health",
+      "exit 4 unless every model has exactly one running, healthy generation (and every Docker endpoint answers)",
+    )
     .action(async (opts: Common & { health?: boolean }, cmd: Command) => {
       await using project = await openCommandProject(deps, opts);
       const status = await project.status();
       printResult(outputFormat(cmd), "status", statusJson(status), () => renderStatus(status));
       const sick = status.models.filter((m) => !m.healthy).length +
         (status.connectors ?? []).filter((c) => !c.healthy).length;
-      if (opts.health && sick > 0) {
+      const down = (status.endpoints ?? []).filter((e) => !e.reachable).length;
+      if (opts.health && sick + down > 0) {
         throw new SluiceError(
           "BLOCKED_UNHEALTHY",
-          `${sick} model(s) or connector(s) are not healthy`,
+          [
+            ...(sick > 0 ? [`${sick} model(s) or connector(s) are not healthy`] : []),
+            ...(down > 0 ? [`${down} Docker endpoint(s) did not answer`] : []),
+          ].join("; "),
         );
       }
     });
@@ -263,6 +270,12 @@ function renderStatus(s: ProjectStatus): string {
       ...(r.stop ? [`     stopped: ${r.stop.summary}`] : []),
       ...(r.drift ? [`     drift: ${r.drift.summary}`] : []),
     ]),
+  ).concat(
+    (s.endpoints ?? []).map((e) =>
+      `${e.reachable ? "ok  " : "FAIL"} endpoint ${e.name}  ${e.endpoint}  ${
+        e.reachable ? `daemon ${e.daemon_id}` : `[${e.problem?.code}] ${e.problem?.message}`
+      }`
+    ),
   ).concat(
     (s.connectors ?? []).map((c) =>
       `${c.healthy ? "ok  " : "FAIL"} connector ${c.connector}  ${c.state}  tasks=${

@@ -94,7 +94,12 @@ function renderValidate(r: ValidateResult): string {
     lines.push(`ok: project ${r.project}${env}: ${e.models.length} model(s) valid`);
     for (const m of e.models) {
       lines.push(
-        `  ${m.name}: ${m.input_topic} -> ${m.output_topic}  application ${m.application_id}  sha256 ${m.sha256}`,
+        `  ${m.name}: ${m.input_topic} -> ${m.output_topic}  application ${m.application_id}  sha256 ${m.sha256}` +
+          (m.placement
+            ? `  instances ${
+              m.placement.map((p) => `${p.instance}@${p.endpoint ?? "daemon"}`).join(" ")
+            }`
+            : ""),
       );
     }
   }

@@ -38,6 +38,7 @@ import { verifyOwnedRunner } from "../validation/runner_checks.ts";
 import { SluiceError } from "../errors.ts";
 import type { ImpactChange, LiveConsumers, PlanImpact } from "./impact.ts";
 import { planImpact } from "./impact.ts";
+import { instancesBlocker } from "./instances.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
 import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
 import { planConnectors } from "./connectors.ts";
@@ -445,6 +446,14 @@ export function planProject(input: PlanInput): Plan {
   actions.push(...removals.actions);
   for (const a of compiled.artifacts) {
     if (!inScope(a.model)) continue;
+    const decl = project.models.find((m) => m.name === a.model)?.decl;
+    const several = decl
+      ? instancesBlocker(a.model, decl.instances, project.manifest.placement)
+      : null;
+    if (several) {
+      blockers.push(several);
+      continue;
+    }
     const owned = ownership?.runners.find((r) => r.model === a.model);
     const obs = observation?.runners.find((r) => r.applicationId === a.artifact.application_id);
     const kept = ownership?.retained?.find((r) => r.application_id === a.artifact.application_id);

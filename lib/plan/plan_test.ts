@@ -981,3 +981,38 @@ Deno.test("planner: a predicate change of a dead-letter model binds the dead-let
   assert.ok(codes(gone).includes("BLOCKED_TOPIC_MISSING"), codes(gone).join());
   assert.equal(gone.typed_action, null);
 });
+
+Deno.test("planner: a model of several instances → BLOCKED_INSTANCES_UNSUPPORTED with its placement, no runner action", async () => {
+  const want = await desired({
+    manifest: (t) =>
+      t.replace(
+        "      topic: eligible_orders\n",
+        "      topic: eligible_orders\n    instances: 2\n",
+      ) + "docker:\n  placement: shared\n",
+  });
+  assert.equal(want.project.models[0].decl.instances, 2);
+  const a = want.compiled.artifacts[0];
+  // the artifact is the single-instance one: instances is placement, not what a runner mounts
+  assert.equal(a.sha256, (await desired()).compiled.artifacts[0].sha256);
+  const fresh = planProject({
+    project: want.project,
+    compiled: want.compiled,
+    state: { ownership: null, checksum: null, identity: STORE },
+    observation: observationOf(a.artifact, null),
+    topics: new Map(),
+    now: NOW,
+    sourceSha256: SOURCE,
+  });
+  assert.deepEqual(codes(fresh), ["BLOCKED_INSTANCES_UNSUPPORTED"]);
+  assert.equal(fresh.blockers[0].model, "eligible_orders");
+  assert.deepEqual(fresh.blockers[0].evidence, {
+    instances: 2,
+    rule: "shared",
+    placement: [{ instance: 0, endpoint: null }, { instance: 1, endpoint: null }],
+  });
+  assert.equal(fresh.actions.some((x) => x.type === "create_runner"), false);
+  // a running single instance asked to become two is blocked the same way, never replaced
+  const running = planAgainst(want, await deployed());
+  assert.deepEqual(codes(running), ["BLOCKED_INSTANCES_UNSUPPORTED"]);
+  assert.deepEqual(running.actions, []);
+});

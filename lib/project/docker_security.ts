@@ -13,6 +13,16 @@
  *     key_file_env: DOCKER_KEY_FILE
  * ```
  *
+ * Or several named daemons a model's instances are placed on (`lib/project/placement.ts`):
+ *
+ * ```yaml
+ * docker:
+ *   endpoints:
+ *     east: { endpoint: unix:///var/run/docker.sock }
+ *     west: { endpoint: tcp://docker-west.internal:2376, tls: { ... } }
+ *   placement: spread                  # spread (default) | shared
+ * ```
+ *
  * As for `kafka.security`, paths are never written in the project, only the variables holding
  * them: a project file from a pull request could otherwise make sluice read any file of the
  * machine. An endpoint carrying credentials is refused and never echoed.
@@ -25,8 +35,9 @@
  * @module
  */
 import type { SourceLocation } from "../errors.ts";
+import type { Span } from "../expr/diagnostic.ts";
 import type { MapEntry, YamlReader } from "./_yaml_reader.ts";
-import { isEnvVarName } from "./names.ts";
+import { isEnvVarName, isName } from "./names.ts";
 
 /** The endpoint schemes sluice reaches a daemon by. */
 export const DOCKER_ENDPOINT_SCHEMES = ["unix:", "tcp:", "http:", "https:"];
@@ -41,7 +52,6 @@ export interface DockerSettings {
   tls: { caFileEnv: string; certFileEnv: string; keyFileEnv: string } | null;
 }
 
-const DOCKER_KEYS = ["endpoint", "tls"];
 const TLS_KEYS = ["ca_file_env", "cert_file_env", "key_file_env"];
 
 /**
@@ -92,20 +102,163 @@ export function readDockerTls(
     : null;
 }
 
+/** How a model's instances are spread over the endpoints (docs/project-format.md, "Instances"). */
+export type PlacementRule = "spread" | "shared";
+
+/** The placement rules, as written. */
+export const PLACEMENT_RULES: readonly PlacementRule[] = ["spread", "shared"];
+
+/** At most this many endpoints under `docker.endpoints` (a bound on what a project can ask for). */
+export const MAX_DOCKER_ENDPOINTS = 32;
+
+/** One named daemon of `docker.endpoints`. */
+export interface DockerEndpoint extends DockerSettings {
+  /** Its name (`[a-z][a-z0-9_]*`): what placement, evidence and errors call it. */
+  name: string;
+}
+
+/** `docker:` as read: the daemons instances are placed on, and how. */
+export interface DockerConfig {
+  /**
+   * The daemon every single-instance model runs on: `docker.endpoint`, or the first of
+   * `docker.endpoints`; null for the Docker CLI's (`DOCKER_HOST`).
+   */
+  daemon: DockerSettings | null;
+  /** `docker.endpoints` in declaration order; empty for one daemon (`daemon`). */
+  endpoints: DockerEndpoint[];
+  /** `docker.placement` (default `spread`). */
+  placement: PlacementRule;
+  /** Where `placement` is written, or null when it is the default. */
+  placementAt: { setting: string; location: SourceLocation } | null;
+}
+
+const DOCKER_KEYS = ["endpoint", "tls", "endpoints", "placement"];
+const ENDPOINT_KEYS = ["endpoint", "tls"];
+
 /**
- * Read `docker:` at `entry` (`prefix`: the key path before it, e.g. `environments.prod.`).
- * Returns null when it is invalid (every problem reported on `r`).
+ * Read `docker:` at `entry` (`prefix`: the key path before it, e.g. `environments.prod.`): one
+ * daemon (`endpoint`, `tls`), or several (`endpoints`: name → `{endpoint, tls}`), and the
+ * placement rule. Returns null when it is invalid (every problem reported on `r`).
  */
 export function readDockerSettings(
   r: YamlReader,
   entry: MapEntry,
   prefix: string,
-): DockerSettings | null {
+): DockerConfig | null {
   const where = `${prefix}docker`;
   const map = r.map(entry.value, where, DOCKER_KEYS, entry.keySpan);
   if (!map) return null;
   const before = r.errors.length;
-  const endpointEntry = r.required(map, "endpoint", where, entry.keySpan);
+  const several = map.get("endpoints");
+  const placementEntry = map.get("placement");
+  let daemon: DockerSettings | null = null;
+  const endpoints: DockerEndpoint[] = [];
+  if (several) {
+    for (const key of ["endpoint", "tls"]) {
+      const single = map.get(key);
+      if (single) {
+        r.error(
+          "MANIFEST_INVALID_VALUE",
+          `${where}.${key} and ${where}.endpoints exclude each other: name every daemon under ` +
+            "endpoints",
+          single.keySpan,
+        );
+      }
+    }
+    endpoints.push(...readEndpoints(r, several, `${where}.endpoints`));
+    const first = endpoints[0];
+    daemon = first
+      ? { endpoint: first.endpoint, endpointAt: first.endpointAt, tls: first.tls }
+      : null;
+  } else if (map.has("endpoint") || map.has("tls") || !placementEntry) {
+    daemon = readEndpoint(r, map, where, entry.keySpan);
+  }
+  let placement: PlacementRule = "spread";
+  if (placementEntry) {
+    const value = r.string(placementEntry, `${where}.placement`);
+    if (value !== null && !(PLACEMENT_RULES as readonly string[]).includes(value)) {
+      r.error(
+        "MANIFEST_INVALID_VALUE",
+        `${where}.placement must be ${PLACEMENT_RULES.map((p) => `'${p}'`).join(" or ")}, ` +
+          `found '${value}'`,
+        r.valueSpan(placementEntry),
+      );
+    } else if (value !== null) placement = value as PlacementRule;
+  }
+  if (r.errors.length > before) return null;
+  return {
+    daemon,
+    endpoints,
+    placement,
+    placementAt: placementEntry
+      ? {
+        setting: `${where}.placement`,
+        location: r.source.locate(r.valueSpan(placementEntry).start),
+      }
+      : null,
+  };
+}
+
+/** `docker.endpoints`: a mapping of names to daemons, each URL once. */
+function readEndpoints(r: YamlReader, entry: MapEntry, where: string): DockerEndpoint[] {
+  const map = r.map(entry.value, where, ["*"], entry.keySpan);
+  if (!map) return [];
+  if (map.size === 0 || map.size > MAX_DOCKER_ENDPOINTS) {
+    r.error(
+      "MANIFEST_INVALID_VALUE",
+      `${where} must name between 1 and ${MAX_DOCKER_ENDPOINTS} daemons, found ${map.size}`,
+      r.valueSpan(entry),
+    );
+    return [];
+  }
+  const out: DockerEndpoint[] = [];
+  const byUrl = new Map<string, string>();
+  for (const e of map.values()) {
+    if (!isName(e.key)) {
+      r.error(
+        "MANIFEST_INVALID_NAME",
+        `endpoint name '${e.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
+        e.keySpan,
+      );
+      continue;
+    }
+    const m = r.map(e.value, `${where}.${e.key}`, ENDPOINT_KEYS, e.keySpan);
+    if (!m) continue;
+    const daemon = readEndpoint(r, m, `${where}.${e.key}`, e.keySpan);
+    if (daemon === null) continue;
+    const same = byUrl.get(normalEndpoint(daemon.endpoint));
+    if (same !== undefined) {
+      r.error(
+        "MANIFEST_DUPLICATE_NAME",
+        `${where}.${e.key} names the same daemon as ${where}.${same}: spreading instances over ` +
+          "the two would put them on one daemon",
+        r.valueSpan(m.get("endpoint")!),
+      );
+      continue;
+    }
+    byUrl.set(normalEndpoint(daemon.endpoint), e.key);
+    out.push({ name: e.key, ...daemon });
+  }
+  return out;
+}
+
+/** An endpoint as compared for sameness: lower-case scheme and host, no trailing slash. */
+function normalEndpoint(endpoint: string): string {
+  const url = new URL(endpoint);
+  return url.protocol === "unix:"
+    ? `unix://${url.pathname.replace(/\/+$/, "")}`
+    : `${url.protocol}//${url.host.toLowerCase()}`;
+}
+
+/** One daemon's `endpoint` and `tls` in `map` (the mapping at `where`). */
+function readEndpoint(
+  r: YamlReader,
+  map: Map<string, MapEntry>,
+  where: string,
+  at: Span,
+): DockerSettings | null {
+  const before = r.errors.length;
+  const endpointEntry = r.required(map, "endpoint", where, at);
   const endpoint = endpointEntry ? r.string(endpointEntry, `${where}.endpoint`) : null;
   let url: URL | null = null;
   if (endpointEntry && endpoint !== null) {

@@ -23,6 +23,7 @@ import { readProject } from "./load.ts";
 import type { Project } from "./load.ts";
 import type { SettingsOverride } from "./settings_override.ts";
 import { combineErrors } from "./manifest.ts";
+import { type InstancePlacement, placeInstances } from "./placement.ts";
 
 /** Options of {@link validateProject} and {@link compileProject}. */
 export interface CheckOptions {
@@ -50,6 +51,11 @@ export interface EnvironmentSummary {
     output_topic: string;
     /** The sha256 of the model's canonical runner artifact. */
     sha256: string;
+    /**
+     * Each instance's endpoint (`null`: the environment's one daemon), for a model of several
+     * instances only: absent for one, so a single-instance summary is as before.
+     */
+    placement?: InstancePlacement[];
   }>;
   /** Warnings (`{code, message, location?}`), e.g. about external declarations. */
   warnings: Array<Record<string, unknown>>;
@@ -176,15 +182,21 @@ function dedupe(errors: SluiceError[]): SluiceError[] {
 }
 
 function summary(r: Compiled): EnvironmentSummary {
+  const { manifest } = r.loaded;
   return {
     environment: r.environment,
-    models: r.artifacts.map((a) => ({
-      name: a.model,
-      application_id: a.artifact.application_id,
-      input_topic: a.artifact.input.topic,
-      output_topic: a.artifact.output.topic,
-      sha256: a.sha256,
-    })),
+    models: r.artifacts.map((a) => {
+      const instances = manifest.models.find((m) => m.name === a.model)?.instances ?? 1;
+      const placement = instances > 1 ? placeInstances(instances, manifest.placement) : null;
+      return {
+        name: a.model,
+        application_id: a.artifact.application_id,
+        input_topic: a.artifact.input.topic,
+        output_topic: a.artifact.output.topic,
+        sha256: a.sha256,
+        ...(placement ? { placement } : {}),
+      };
+    }),
     warnings: r.warnings.map((w) => w.toJSON()),
   };
 }

@@ -36,7 +36,13 @@ import type {
 import type { MapEntry, YNode } from "./_yaml_reader.ts";
 import { readRunnerRemovals, type RunnerRemovalDecl } from "./removals.ts";
 import { type KafkaSecurity, PLAINTEXT, readKafkaSecurity } from "./kafka_security.ts";
-import { type DockerSettings, readDockerSettings } from "./docker_security.ts";
+import {
+  type DockerConfig,
+  type DockerEndpoint,
+  type DockerSettings,
+  readDockerSettings,
+} from "./docker_security.ts";
+import { MAX_INSTANCES, type Placement, placementCapacity } from "./placement.ts";
 import { OVERRIDE_ROOT, readSettingsOverride, type SettingsOverride } from "./settings_override.ts";
 import {
   isBootstrap,
@@ -116,6 +122,10 @@ export interface ModelDecl {
   onInvalid: OnInvalid;
   /** The dead-letter topic; set exactly when `onInvalid` is `dead_letter`. */
   deadLetter: DeadLetterDecl | null;
+  /** `instances:` (default 1): runners of the one application ID, placed by `Manifest.placement`. */
+  instances: number;
+  /** Where `instances` is written, or null when it is the default. */
+  instancesSpan: Span | null;
   span: Span;
   sqlSpan: Span;
   outputSpan: Span;
@@ -154,8 +164,19 @@ export interface Manifest {
   kafka: KafkaAddresses;
   /** How sluice and its runners authenticate to Kafka (`kafka.security`; PLAINTEXT when absent). */
   kafkaSecurity: KafkaSecurity;
-  /** The Docker daemon named in sluice.yaml (`docker:`), or null: the Docker CLI's variables. */
+  /**
+   * The Docker daemon single-instance models run on (`docker.endpoint`, or the first of
+   * `docker.endpoints`), or null: the Docker CLI's variables.
+   */
   docker: DockerSettings | null;
+  /**
+   * The daemons a model's instances are placed on and the rule (`docker.endpoints`,
+   * `docker.placement`); no endpoints: the one daemon above. An override's `docker.endpoint`
+   * replaces `docker:` whole: one daemon, `spread`.
+   */
+  placement: Placement;
+  /** `docker.endpoints` as read (their names are `placement.endpoints`); empty for one daemon. */
+  dockerEndpoints: DockerEndpoint[];
   /** Where each address setting's effective value is written (for errors that name it). */
   addressSources: Partial<Record<AddressSetting, SettingSource>>;
   network: string;
@@ -251,7 +272,7 @@ interface Settings {
   state?: StateBackendConfig;
   connect?: ConnectSettings;
   /** `docker:` as written here (an environment's replaces the top-level one whole). */
-  docker?: DockerSettings;
+  docker?: DockerConfig;
 }
 
 /**
@@ -420,6 +441,12 @@ export function readManifest(
   if (!top.has("sources")) missing("sources");
   const models = readModels(r, top.get("models"));
   if (!top.has("models")) missing("models");
+  const docker = overlay.docker ?? base.docker ?? null;
+  const placement: Placement = given?.dockerEndpoint ? { endpoints: [], rule: "spread" } : {
+    endpoints: docker?.endpoints.map((e) => e.name) ?? [],
+    rule: docker?.placement ?? "spread",
+  };
+  checkPlacement(r, models, placement, environment);
   const externals = readExternals(r, top.get("externals"), models);
   checkTopics(r, sources, models);
   const connect = mergeConnectClusters(r, base.connect, overlay.connect, where);
@@ -463,7 +490,9 @@ export function readManifest(
       kafka: { bootstrapHost: kafka.bootstrapHost, bootstrapInternal: kafka.bootstrapInternal },
       kafkaSecurity: forced.kafkaSecurity ?? overlay.kafkaSecurity ?? base.kafkaSecurity ??
         PLAINTEXT,
-      docker: overlay.docker ?? base.docker ?? null,
+      docker: docker?.daemon ?? null,
+      placement,
+      dockerEndpoints: given?.dockerEndpoint ? [] : docker?.endpoints ?? [],
       addressSources,
       network,
       image,
@@ -836,7 +865,7 @@ function readModels(r: YamlReader, entry: MapEntry | undefined): ModelDecl[] {
     const m = r.map(
       model.value,
       where,
-      ["sql", "output", "on_invalid", "dead_letter"],
+      ["sql", "output", "on_invalid", "dead_letter", "instances"],
       model.keySpan,
     );
     if (!m) continue;
@@ -877,7 +906,11 @@ function readModels(r: YamlReader, entry: MapEntry | undefined): ModelDecl[] {
       }
     }
     const invalid = readOnInvalid(r, m, where);
-    if (sql !== null && topic !== null && sqlEntry && outEntry && invalid) {
+    const instancesEntry = m.get("instances");
+    const instances = instancesEntry
+      ? r.integer(instancesEntry, `${where}.instances`, 1, MAX_INSTANCES)
+      : 1;
+    if (sql !== null && topic !== null && sqlEntry && outEntry && invalid && instances !== null) {
       out.push({
         name: model.key,
         sql,
@@ -885,6 +918,8 @@ function readModels(r: YamlReader, entry: MapEntry | undefined): ModelDecl[] {
         outputPartitions: partitions,
         onInvalid: invalid.onInvalid,
         deadLetter: invalid.deadLetter,
+        instances,
+        instancesSpan: instancesEntry ? r.valueSpan(instancesEntry) : null,
         span: model.keySpan,
         sqlSpan: r.valueSpan(sqlEntry),
         outputSpan: outEntry.keySpan,
@@ -892,6 +927,40 @@ function readModels(r: YamlReader, entry: MapEntry | undefined): ModelDecl[] {
     }
   }
   return out;
+}
+
+/**
+ * Every model's `instances` fits the environment's placement: under `spread` no two instances of
+ * one model share a daemon, so N may not exceed the endpoints (docs/project-format.md,
+ * "Instances").
+ */
+function checkPlacement(
+  r: YamlReader,
+  models: ModelDecl[],
+  placement: Placement,
+  environment: string | null,
+): void {
+  const capacity = placementCapacity(placement);
+  const daemons = placement.endpoints.length === 0
+    ? "one Docker daemon"
+    : `${placement.endpoints.length} Docker endpoints (${placement.endpoints.join(", ")})`;
+  const env = environment === null ? "" : ` of environment '${environment}'`;
+  for (const m of models) {
+    if (m.instances <= capacity || m.instancesSpan === null) continue;
+    r.error(
+      "MANIFEST_PLACEMENT",
+      `models.${m.name}.instances: ${m.instances} instances cannot be spread over the ${daemons}` +
+        `${env}: under 'placement: spread' no two instances of a model share a daemon; name more ` +
+        "daemons under docker.endpoints, or allow sharing with 'docker.placement: shared'",
+      m.instancesSpan,
+      {
+        model: m.name,
+        instances: m.instances,
+        endpoints: placement.endpoints,
+        rule: placement.rule,
+      },
+    );
+  }
 }
 
 /**

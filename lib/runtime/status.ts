@@ -34,6 +34,7 @@ import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.t
 import { SYSTEM_CLOCK } from "./deps.ts";
 import { observe, type SessionOptions } from "./session.ts";
 import { projectStoreConfig } from "./state_store.ts";
+import { type EndpointStatus, endpointStatuses } from "./endpoint_status.ts";
 
 /** The status of a project: the verified state store and one row per runner model. */
 export interface ProjectStatus {
@@ -92,6 +93,11 @@ export interface ProjectStatus {
     /** Exactly one running, healthy generation (see the module documentation). */
     healthy: boolean;
   }>;
+  /**
+   * One row per `docker.endpoints` daemon (its ID, or why it did not answer), when the environment
+   * names several (`lib/runtime/endpoint_status.ts`).
+   */
+  endpoints?: EndpointStatus[];
   /** One row per observed connector, when the project has any. */
   connectors?: Array<{
     /** The connector's exact name on its Connect cluster. */
@@ -149,7 +155,10 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
       evidence: problem.evidence,
     });
   }
-  const obs = await observe({ ...options, store });
+  const [obs, endpoints] = await Promise.all([
+    observe({ ...options, store }),
+    m.dockerEndpoints.length > 0 ? endpointStatuses(m) : null,
+  ]);
   // the history, read-only (verified above): what sluice recorded of its own starts
   const history = (await store.load()).history.events;
   return {
@@ -167,6 +176,7 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
         history,
       )
     ),
+    ...(endpoints ? { endpoints } : {}),
     ...(obs.connectors
       ? {
         connectors: obs.connectors.connectors.map((c) => ({

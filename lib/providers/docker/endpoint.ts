@@ -15,7 +15,8 @@ import type { DockerPort } from "./port.ts";
 import type { Manifest } from "../../project/manifest.ts";
 import { realDocker } from "../real.ts";
 import { dockerTlsOptions, resolveDockerTls } from "./tls.ts";
-import type { SourceLocation } from "../../errors.ts";
+import { SluiceError, type SourceLocation } from "../../errors.ts";
+import type { DockerSettings } from "../../project/docker_security.ts";
 
 /** The setting a Docker endpoint given in code is named by. */
 export const DOCKER_ENDPOINT_SETTING = "settings.docker.endpoint";
@@ -37,6 +38,23 @@ export async function projectDocker(manifest: Manifest): Promise<DockerPort> {
   }
   const docker = manifest.docker ?? null;
   if (docker === null) return await realDocker();
+  return await dockerOfSettings(docker);
+}
+
+/**
+ * The Docker daemon of one of the environment's `docker.endpoints`, by name
+ * (docs/project-format.md, "Instances"); its errors name `docker.endpoints.NAME.*`.
+ */
+export async function endpointDocker(manifest: Manifest, name: string): Promise<DockerPort> {
+  const endpoint = manifest.dockerEndpoints.find((e) => e.name === name);
+  if (endpoint === undefined) {
+    throw new SluiceError("INTERNAL", `no Docker endpoint named ${name} in this environment`);
+  }
+  return await dockerOfSettings(endpoint);
+}
+
+/** A port for a daemon as `sluice.yaml` names it, TLS files read from the variables it names. */
+async function dockerOfSettings(docker: DockerSettings): Promise<DockerPort> {
   const where = docker.endpointAt.setting.replace(/\.endpoint$/, "");
   const pem = docker.tls === null ? null : await resolveDockerTls(docker.tls, `${where}.tls`);
   return await dockerAtEndpoint(
