@@ -200,7 +200,12 @@ export async function startPrivateDocker(
   await Deno.mkdir(dir, { mode: 0o700 });
   const a = await freeBlock();
   const bridge = `sl${hex}`;
-  await Deno.writeTextFile(`${dir}/daemon.json`, "{}\n");
+  // its own trust key, hence its own daemon ID (`GET /info`): without it dockerd 20.10 reads
+  // /etc/docker/key.json, the machine daemon's, and both answer with one ID
+  await Deno.writeTextFile(
+    `${dir}/daemon.json`,
+    `${JSON.stringify({ "deprecated-key-path": `${dir}/key.json` })}\n`,
+  );
   const d: PrivateDocker = {
     dir,
     socket: `${dir}/d.sock`,

@@ -1,0 +1,236 @@
+// test-needs: docker
+// Needs: root, the machine's dockerd and a private daemon of its own (harness/two_daemons.ts,
+// harness/dockerd.ts), the locally built broker image (copied into the private daemon). Its
+// broker is its own, on the private daemon; the shared environment is not used.
+// What a job spread over two daemons relies on: a container of either daemon, attached to the
+// network of the one shared name, does real Kafka metadata round trips against the one
+// bootstrap address, and both reach the same broker.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { dockerCli } from "../harness/docker.ts";
+import { sh } from "../harness/dockerd.ts";
+import { RUN_LABEL } from "../harness/env.ts";
+import { KAFKA_IMAGE } from "../harness/images.ts";
+import { describeCluster } from "../harness/kafka.ts";
+import { startTwoDaemons, stopTwoDaemons, type TwoDaemons } from "../harness/two_daemons.ts";
+import { openProject } from "../mod.ts";
+import { tempStarter } from "../lib/project/_test_project.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+/** Bound on one tool run inside its container (a JVM start and an admin call, under load). */
+const TOOL_SECONDS = 240;
+/** Attempts of one tool run: a round trip that timed out under load is tried once more. */
+const ATTEMPTS = 2;
+
+/**
+ * Run a Kafka tool class in a throwaway container of the daemon `host`, attached to the shared
+ * network by its name; `args` name the bootstrap address ({@link bootstrap}). The container's
+ * first line of output is its own address on that network. Idempotent tools only (a retry must
+ * be harmless).
+ */
+async function kafkaTool(
+  two: TwoDaemons,
+  host: string,
+  tool: string,
+  args: string[],
+): Promise<{ address: string; out: string }> {
+  const script = `hostname -i; exec timeout ${TOOL_SECONDS} /opt/kafka/bin/kafka-run-class.sh "$@"`;
+  const tries: string[] = [];
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const r = await sh(dockerCli(), [
+      "-H",
+      host,
+      "run",
+      "--rm",
+      ...Object.entries(two.labels).flatMap(([k, v]) => ["--label", `${k}=${v}`]),
+      "--network",
+      two.network,
+      "--entrypoint",
+      "sh",
+      KAFKA_IMAGE,
+      "-c",
+      script,
+      "tool",
+      tool,
+      ...args,
+    ]);
+    if (r.code === 0) {
+      const [address, ...rest] = r.out.split("\n");
+      return { address: address.trim(), out: rest.join("\n") };
+    }
+    tries.push(`attempt ${attempt} (exit ${r.code}):\n${r.out.slice(-1500)}`);
+  }
+  throw new Error(`${tool} ${args.join(" ")} on ${host} failed:\n${tries.join("\n")}`);
+}
+
+/** The broker's one address for containers on either daemon. */
+function bootstrap(two: TwoDaemons): string[] {
+  return ["--bootstrap-server", two.bootstrapInternal];
+}
+
+const TOPICS = "org.apache.kafka.tools.TopicCommand";
+const CLUSTER = "org.apache.kafka.tools.ClusterTool";
+
+/** `Topic: <name>\tTopicId: <id>\tPartitionCount: <n>` of `TopicCommand --describe`. */
+function describedTopic(out: string, topic: string): { id: string; partitions: number } | null {
+  const m = new RegExp(`Topic: ${topic}\\s+TopicId: (\\S+)\\s+PartitionCount: (\\d+)`).exec(out);
+  return m ? { id: m[1], partitions: Number(m[2]) } : null;
+}
+
+Deno.test(
+  "two daemons, one broker: a container on either daemon's network of the shared name reaches it at the one bootstrap address",
+  opts,
+  async (t) => {
+    const two = await startTwoDaemons();
+    try {
+      const { machine, private: priv } = two.hosts;
+      const hex = randomBytes(3).toString("hex");
+      const fromPrivate = `two-daemons-b-${hex}`;
+      const fromMachine = `two-daemons-a-${hex}`;
+      const seen: Record<string, string> = {};
+
+      await t.step("one bootstrap address, one network name on both daemons", async () => {
+        assert.notEqual(machine, priv);
+        assert.equal(two.bootstrapInternal, two.bootstrapHost);
+        for (const host of [machine, priv]) {
+          const r = await sh(dockerCli(), [
+            "-H",
+            host,
+            "network",
+            "inspect",
+            "--format",
+            `{{.Name}} {{.Driver}} {{index .Labels "${RUN_LABEL}"}}`,
+            two.network,
+          ]);
+          assert.equal(r.code, 0, r.out);
+          assert.equal(r.out, `${two.network} bridge ${two.runId}`);
+        }
+      });
+
+      await t.step("a topic created from the private daemon's network", async () => {
+        const r = await kafkaTool(two, priv, TOPICS, [
+          ...bootstrap(two),
+          "--create",
+          "--if-not-exists",
+          "--topic",
+          fromPrivate,
+          "--partitions",
+          "2",
+        ]);
+        seen.private = r.address;
+        const listed = await kafkaTool(two, priv, TOPICS, [...bootstrap(two), "--list"]);
+        assert.ok(listed.out.split("\n").includes(fromPrivate), listed.out);
+      });
+
+      await t.step(
+        "is listed from the machine daemon's network, which creates one of its own",
+        async () => {
+          const listed = await kafkaTool(two, machine, TOPICS, [...bootstrap(two), "--list"]);
+          seen.machine = listed.address;
+          assert.ok(listed.out.split("\n").includes(fromPrivate), listed.out);
+          await kafkaTool(two, machine, TOPICS, [
+            ...bootstrap(two),
+            "--create",
+            "--if-not-exists",
+            "--topic",
+            fromMachine,
+            "--partitions",
+            "3",
+          ]);
+        },
+      );
+
+      await t.step("both daemons see the same cluster and the same topics", async () => {
+        const described: Record<string, string> = {};
+        for (const [side, host] of [["private", priv], ["machine", machine]] as const) {
+          const cluster = await kafkaTool(two, host, CLUSTER, ["cluster-id", ...bootstrap(two)]);
+          assert.match(cluster.out, new RegExp(`^Cluster ID: ${two.clusterId}$`, "m"), side);
+          const d = await kafkaTool(two, host, TOPICS, [
+            ...bootstrap(two),
+            "--describe",
+            "--topic",
+            "two-daemons-.*",
+          ]);
+          const b = describedTopic(d.out, fromPrivate);
+          const a = describedTopic(d.out, fromMachine);
+          assert.equal(b?.partitions, 2, `${side}: ${d.out}`);
+          assert.equal(a?.partitions, 3, `${side}: ${d.out}`);
+          described[side] = `${b!.id} ${a!.id}`;
+        }
+        assert.equal(described.private, described.machine);
+        // and the host, at the same address: the same cluster ID and topic IDs
+        const host = await describeCluster(two.bootstrapHost, [fromPrivate, fromMachine]);
+        assert.equal(host.clusterId, two.clusterId);
+        assert.equal(
+          `${host.topicIds[fromPrivate]} ${host.topicIds[fromMachine]}`,
+          described.private,
+        );
+      });
+
+      await t.step("the clients ran on different daemons' networks", () => {
+        // the private daemon's network is 10.<block>.1.0/24 (harness/dockerd.ts); the machine's
+        // comes from its own pool
+        assert.match(seen.private, new RegExp(`^10\\.${two.daemon.block}\\.1\\.\\d+$`));
+        assert.match(seen.machine, /^\d+\.\d+\.\d+\.\d+$/);
+        assert.doesNotMatch(seen.machine, new RegExp(`^10\\.${two.daemon.block}\\.`));
+        console.log(
+          `bootstrap ${two.bootstrapInternal} on network ${two.network}: private-daemon client ` +
+            `${seen.private}, machine-daemon client ${seen.machine}`,
+        );
+      });
+
+      await t.step(
+        "sluice status reads both endpoints' daemons, and names one that accepts and never answers",
+        async () => {
+          const dir = await tempStarter();
+          const manifest = `${dir}/sluice.yaml`;
+          await Deno.writeTextFile(
+            manifest,
+            (await Deno.readTextFile(manifest))
+              .replace(/bootstrap_host: .*/, `bootstrap_host: "${two.bootstrapHost}"`)
+              .replace(/bootstrap_internal: .*/, `bootstrap_internal: "${two.bootstrapInternal}"`)
+              .replace(/^network: .*/m, `network: ${two.network}`) +
+              `docker:\n  endpoints:\n    machine: { endpoint: "${machine}" }\n` +
+              `    spare: { endpoint: "${priv}" }\n`,
+          );
+          const daemonId = async (host: string) =>
+            (await sh(dockerCli(), ["-H", host, "info", "--format", "{{.ID}}"])).out;
+          const ids = { machine: await daemonId(machine), spare: await daemonId(priv) };
+          assert.notEqual(ids.machine, ids.spare);
+          const pid = Number((await Deno.readTextFile(two.daemon.pidfile)).trim());
+          try {
+            await using project = await openProject({ dir });
+            const up = await project.status();
+            assert.deepEqual(
+              up.endpoints?.map((e) => [e.name, e.endpoint, e.reachable, e.daemon_id, e.problem]),
+              [
+                ["machine", machine, true, ids.machine, null],
+                ["spare", priv, true, ids.spare, null],
+              ],
+            );
+            // a stopped process: its socket still accepts, nothing answers
+            Deno.kill(pid, "SIGSTOP");
+            const down = await project.status();
+            assert.deepEqual(down.endpoints?.map((e) => [e.name, e.reachable]), [
+              ["machine", true],
+              ["spare", false],
+            ]);
+            assert.equal(down.endpoints![1].problem?.code, "ENV_DOCKER_UNREACHABLE");
+            assert.match(
+              down.endpoints![1].problem!.message,
+              /docker\.endpoints\.spare did not answer within 10 s/,
+            );
+          } finally {
+            Deno.kill(pid, "SIGCONT");
+            await Deno.remove(dir, { recursive: true });
+          }
+          // and it answers again once it runs
+          assert.equal(await daemonId(priv), ids.spare);
+        },
+      );
+    } finally {
+      await stopTwoDaemons(two);
+    }
+  },
+);
