@@ -476,6 +476,13 @@ export interface PortGuard<T> {
   ready?: () => Promise<void>;
   /** What a call with these arguments does, in words naming its subject (see `ProviderCall`). */
   what?: (operation: keyof T & string, args: unknown[]) => string | undefined;
+  /**
+   * How long one call may go unanswered (`ms`) before it fails as a lost answer (a read:
+   * unreachable; a mutation: an unknown outcome), except the methods in `exempt`, which wait on
+   * purpose and carry their own bound. The call itself is not cancelled: its late answer is
+   * dropped.
+   */
+  bound?: { ms: number; exempt: ReadonlySet<keyof T & string> };
 }
 
 /**
@@ -503,17 +510,45 @@ export function guardPort<T extends object>(port: T, guard: PortGuard<T>): T {
       operation: name,
       mutation: guard.mutations.has(name as keyof T & string),
     };
+    const bound = guard.bound && !guard.bound.exempt.has(name as keyof T & string)
+      ? guard.bound.ms
+      : null;
     out[name] = async (...args: unknown[]) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
       try {
         if (guard.ready && name !== "close") await guard.ready();
-        return await value.apply(port, args);
+        const answer = value.apply(port, args) as Promise<unknown>;
+        if (bound === null) return await answer;
+        return await Promise.race([
+          answer,
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new UnansweredCall(bound)), bound);
+          }),
+        ]);
       } catch (error) {
+        if (error instanceof UnansweredCall) {
+          const what = guard.what?.(name as keyof T & string, args);
+          throw failureError(
+            { kind: "lost", detail: error.message },
+            guard.target,
+            what ? { ...call, what } : call,
+          );
+        }
         const what = guard.what?.(name as keyof T & string, args);
         throw providerFailure(error, guard.target, what ? { ...call, what } : call, guard.specific);
+      } finally {
+        clearTimeout(timer);
       }
     };
   }
   return out as T;
+}
+
+/** A call {@link guardPort} stopped waiting for. */
+class UnansweredCall extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms / 1000} s`);
+  }
 }
 
 /**

@@ -122,6 +122,22 @@ function asList(v: string | string[] | undefined | null): string[] {
 /** How long a TCP daemon (`DOCKER_HOST=tcp://...`) may take to accept a connection. */
 export const DOCKER_CONNECT_TIMEOUT_MS = 5_000;
 
+/**
+ * How long one Docker API call may go unanswered before it fails (a read:
+ * `ENV_DOCKER_UNREACHABLE`; a mutation: `UNKNOWN_OUTCOME_DOCKER`): a daemon that accepts and never
+ * answers (stopped, hung, cut off mid-connection) ends the command instead of blocking it. Far
+ * above what a call takes on a loaded daemon; the waits carry their own bounds
+ * ({@link DOCKER_WAITS}).
+ */
+export const DOCKER_CALL_BOUND_MS = 120_000;
+
+/** The methods that wait on purpose, each with the bound its caller gives. */
+const DOCKER_WAITS: ReadonlySet<keyof DockerPort & string> = new Set([
+  "awaitExit",
+  "awaitOutputLine",
+  "containerLogs",
+]);
+
 /** The Docker port's mutations; every other method is a read. */
 const MUTATIONS: ReadonlySet<keyof DockerPort & string> = new Set([
   "createContainer",
@@ -220,6 +236,8 @@ interface DockerModem {
 export interface DockerodePortOptions {
   /** Where the daemon's address came from (default: `$DOCKER_HOST`, or the default socket). */
   origin?: AddressOrigin;
+  /** How long one call may go unanswered (default {@link DOCKER_CALL_BOUND_MS}). */
+  callBoundMs?: number;
 }
 
 /**
@@ -587,5 +605,11 @@ export function dockerodePort(client?: Docker, options: DockerodePortOptions = {
         abort.abort();
       }
     },
-  }, { target, mutations: MUTATIONS, specific: dockerFailure, ready });
+  }, {
+    target,
+    mutations: MUTATIONS,
+    specific: dockerFailure,
+    ready,
+    bound: { ms: options.callBoundMs ?? DOCKER_CALL_BOUND_MS, exempt: DOCKER_WAITS },
+  });
 }
