@@ -228,18 +228,26 @@ function planAgainst(
 
 const codes = (p: Plan): string[] => p.blockers.map((b) => b.code);
 
-Deno.test("planner: nothing deployed → create both managed topics, then the runner", async () => {
-  const want = await desired();
-  const a = want.compiled.artifacts[0];
-  const plan = planProject({
+/** Plan `want` online on a fresh project: nothing owned, no runner, only `topics` exist. */
+function planFresh(
+  want: Awaited<ReturnType<typeof desired>>,
+  topics: PlanInput["topics"] = new Map(),
+): Plan {
+  return planProject({
     project: want.project,
     compiled: want.compiled,
     state: { ownership: null, checksum: null, identity: STORE },
-    observation: observationOf(a.artifact, null),
-    topics: new Map(),
+    observation: observationOf(want.compiled.artifacts[0].artifact, null),
+    topics,
     now: NOW,
     sourceSha256: SOURCE,
   });
+}
+
+Deno.test("planner: nothing deployed → create both managed topics, then the runner", async () => {
+  const want = await desired();
+  const a = want.compiled.artifacts[0];
+  const plan = planFresh(want);
   assert.deepEqual(plan.blockers, []);
   assert.equal(plan.format, 5);
   assert.equal(plan.mode, "online");
@@ -263,15 +271,7 @@ Deno.test("planner: a model with on_invalid: dead_letter → its dead-letter top
   const want = await desired({ manifest: withDeadLetter });
   const a = want.compiled.artifacts[0];
   assert.deepEqual(a.artifact.on_invalid, { policy: "dead_letter", topic: "eligible_orders_dlq" });
-  const plan = planProject({
-    project: want.project,
-    compiled: want.compiled,
-    state: { ownership: null, checksum: null, identity: STORE },
-    observation: observationOf(a.artifact, null),
-    topics: new Map(),
-    now: NOW,
-    sourceSha256: SOURCE,
-  });
+  const plan = planFresh(want);
   assert.deepEqual(plan.blockers, []);
   assert.deepEqual(plan.actions.filter((x) => x.type === "create_topic"), [
     { type: "create_topic", topic: "raw_orders", partitions: 3, role: "source" },
@@ -469,31 +469,14 @@ Deno.test("planner: a missing external source topic → BLOCKED_EXTERNAL_TOPIC_M
           "      topic: eligible_orders\n      partitions: 3\n",
         ),
   });
-  const a = want.compiled.artifacts[0];
-  const plan = planProject({
-    project: want.project,
-    compiled: want.compiled,
-    state: { ownership: null, checksum: null, identity: STORE },
-    observation: observationOf(a.artifact, null),
-    topics: new Map(),
-    now: NOW,
-    sourceSha256: SOURCE,
-  });
+  const plan = planFresh(want);
   assert.deepEqual(codes(plan), ["BLOCKED_EXTERNAL_TOPIC_MISSING"]);
   assert.equal(
     plan.actions.some((x) => x.type === "create_topic" && x.topic === "raw_orders"),
     false,
   );
   // the external topic existing unblocks it, still without any action on it
-  const present = planProject({
-    project: want.project,
-    compiled: want.compiled,
-    state: { ownership: null, checksum: null, identity: STORE },
-    observation: observationOf(a.artifact, null),
-    topics: new Map([["raw_orders", { id: IN_ID, partitions: 3 }]]),
-    now: NOW,
-    sourceSha256: SOURCE,
-  });
+  const present = planFresh(want, new Map([["raw_orders", { id: IN_ID, partitions: 3 }]]));
   assert.deepEqual(present.blockers, []);
   assert.deepEqual(present.actions.map((x) => x.type === "create_topic" ? x.topic : x.type), [
     "eligible_orders",
@@ -994,15 +977,7 @@ Deno.test("planner: a model of several instances → BLOCKED_INSTANCES_UNSUPPORT
   const a = want.compiled.artifacts[0];
   // the artifact is the single-instance one: instances is placement, not what a runner mounts
   assert.equal(a.sha256, (await desired()).compiled.artifacts[0].sha256);
-  const fresh = planProject({
-    project: want.project,
-    compiled: want.compiled,
-    state: { ownership: null, checksum: null, identity: STORE },
-    observation: observationOf(a.artifact, null),
-    topics: new Map(),
-    now: NOW,
-    sourceSha256: SOURCE,
-  });
+  const fresh = planFresh(want);
   assert.deepEqual(codes(fresh), ["BLOCKED_INSTANCES_UNSUPPORTED"]);
   assert.equal(fresh.blockers[0].model, "eligible_orders");
   assert.deepEqual(fresh.blockers[0].evidence, {

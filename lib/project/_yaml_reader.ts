@@ -10,6 +10,7 @@ import type { ErrorCode, SluiceError } from "../errors.ts";
 import { diagnostic } from "../expr/diagnostic.ts";
 import { SourceFile } from "../expr/diagnostic.ts";
 import type { Span } from "../expr/diagnostic.ts";
+import { isName } from "./names.ts";
 
 /** A YAML node or nothing (an absent or empty value). */
 export type YNode = Node | null | undefined;
@@ -112,6 +113,20 @@ export class YamlReader {
       return null;
     }
     return (node as YAMLSeq<Node | null>).items;
+  }
+
+  /**
+   * Whether a mapping's key is a name (`[a-z][a-z0-9_]*`, at most 64 characters: `isName`);
+   * reports `MANIFEST_INVALID_NAME` at the key, calling it `what` (e.g. `model name`), when not.
+   */
+  nameKey(entry: MapEntry, what: string): boolean {
+    if (isName(entry.key)) return true;
+    this.error(
+      "MANIFEST_INVALID_NAME",
+      `${what} '${entry.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
+      entry.keySpan,
+    );
+    return false;
   }
 
   /** A required entry: reports `MANIFEST_MISSING_KEY` at `at` when absent. */

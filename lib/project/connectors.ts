@@ -99,14 +99,7 @@ export function readConnectSettings(
   if (!map) return { clusters };
   for (const c of map.values()) {
     const at = `connect.${c.key}`;
-    if (!isName(c.key)) {
-      r.error(
-        "MANIFEST_INVALID_NAME",
-        `Connect cluster alias '${c.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
-        c.keySpan,
-      );
-      continue;
-    }
+    if (!r.nameKey(c, "Connect cluster alias")) continue;
     const m = r.map(
       c.value,
       `${where}: ${at}`,
@@ -218,13 +211,7 @@ export function readConnectors(
   const out: ConnectorDecl[] = [];
   for (const c of map.values()) {
     const where = `connectors.${c.key}`;
-    if (!isName(c.key)) {
-      r.error(
-        "MANIFEST_INVALID_NAME",
-        `connector name '${c.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
-        c.keySpan,
-      );
-    }
+    r.nameKey(c, "connector name");
     const m = r.map(c.value, where, ["cluster", "kind", "class", "topics", "config"], c.keySpan);
     if (!m) continue;
     const cluster = clusterRef(r, r.required(m, "cluster", where, c.keySpan), where, ctx.clusters);

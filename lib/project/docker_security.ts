@@ -37,7 +37,7 @@
 import type { SourceLocation } from "../errors.ts";
 import type { Span } from "../expr/diagnostic.ts";
 import type { MapEntry, YamlReader } from "./_yaml_reader.ts";
-import { isEnvVarName, isName } from "./names.ts";
+import { isEnvVarName } from "./names.ts";
 
 /** The endpoint schemes sluice reaches a daemon by. */
 export const DOCKER_ENDPOINT_SCHEMES = ["unix:", "tcp:", "http:", "https:"];
@@ -214,14 +214,7 @@ function readEndpoints(r: YamlReader, entry: MapEntry, where: string): DockerEnd
   const out: DockerEndpoint[] = [];
   const byUrl = new Map<string, string>();
   for (const e of map.values()) {
-    if (!isName(e.key)) {
-      r.error(
-        "MANIFEST_INVALID_NAME",
-        `endpoint name '${e.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
-        e.keySpan,
-      );
-      continue;
-    }
+    if (!r.nameKey(e, "endpoint name")) continue;
     const m = r.map(e.value, `${where}.${e.key}`, ENDPOINT_KEYS, e.keySpan);
     if (!m) continue;
     const daemon = readEndpoint(r, m, `${where}.${e.key}`, e.keySpan);

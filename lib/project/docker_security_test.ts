@@ -106,3 +106,121 @@ Deno.test("a bad endpoint, TLS on a socket, a path instead of a variable and a m
     ok(!JSON.stringify(errors.map((e) => e.toJSON())).includes("s3cret"));
   }
 });
+
+// ---- instances over named endpoints (docs/project-format.md, "Instances")
+
+const TWO = `docker:
+  endpoints:
+    east: { endpoint: unix:///var/run/docker.sock }
+    west:
+      endpoint: tcp://docker-west.internal:2376
+      tls: { ca_file_env: WEST_CA, cert_file_env: WEST_CERT, key_file_env: WEST_KEY }
+`;
+
+Deno.test("a model without instances: is one instance on the one daemon, as before", () => {
+  const { manifest, errors } = read(BASE);
+  deepStrictEqual(errors, []);
+  strictEqual(manifest!.models[0].instances, 1);
+  strictEqual(manifest!.models[0].instancesSpan, null);
+  deepStrictEqual(manifest!.placement, { endpoints: [], rule: "spread" });
+  strictEqual(manifest!.docker, null);
+});
+
+Deno.test("two named endpoints hold two spread instances; the first is the single-instance daemon", () => {
+  const { manifest, errors } = read(BASE + "    instances: 2\n" + TWO);
+  deepStrictEqual(errors, []);
+  strictEqual(manifest!.models[0].instances, 2);
+  deepStrictEqual(manifest!.placement, { endpoints: ["east", "west"], rule: "spread" });
+  deepStrictEqual(manifest!.docker, {
+    endpoint: "unix:///var/run/docker.sock",
+    endpointAt: {
+      setting: "docker.endpoints.east.endpoint",
+      location: { file: "sluice.yaml", line: 23, column: 23 },
+    },
+    tls: null,
+  });
+});
+
+Deno.test("more spread instances than daemons is MANIFEST_PLACEMENT at the instances value", () => {
+  for (const [docker, daemons] of [["", "one Docker daemon"], [TWO, "2 Docker endpoints"]]) {
+    const { manifest, errors } = read(BASE + "    instances: 3\n" + docker);
+    strictEqual(manifest, null);
+    strictEqual(errors.length, 1, docker);
+    strictEqual(errors[0].code, "MANIFEST_PLACEMENT");
+    deepStrictEqual(errors[0].location, { file: "sluice.yaml", line: 20, column: 16 });
+    match(errors[0].message, new RegExp(`models\\.m\\.instances: 3 instances .*${daemons}`));
+    match(errors[0].message, /docker\.placement: shared/);
+  }
+});
+
+Deno.test("placement: shared lets instances share a daemon, with endpoints or without", () => {
+  for (const docker of ["docker:\n  placement: shared\n", TWO + "  placement: shared\n"]) {
+    const { manifest, errors } = read(BASE + "    instances: 3\n" + docker);
+    deepStrictEqual(errors, [], docker);
+    strictEqual(manifest!.placement.rule, "shared");
+  }
+  strictEqual(read(BASE + "docker:\n  placement: shared\n").manifest!.docker, null);
+});
+
+Deno.test("each environment places on its own daemons; an override's endpoint is one daemon", () => {
+  const text = BASE + "    instances: 2\n" + TWO + `environments:
+  dev:
+    docker: { placement: shared }
+  prod: {}
+`;
+  strictEqual(read(text, "dev").manifest!.placement.rule, "shared");
+  deepStrictEqual(read(text, "prod").manifest!.placement.endpoints, [
+    "east",
+    "west",
+  ]);
+  const overridden = readManifest(text, "sluice.yaml", {
+    environment: "prod",
+    settings: { docker: { endpoint: "unix:///run/other.sock" } },
+  });
+  strictEqual(overridden.manifest, null);
+  strictEqual(overridden.errors[0].code, "MANIFEST_PLACEMENT");
+  match(overridden.errors[0].message, /one Docker daemon of environment 'prod'/);
+});
+
+Deno.test("bad instances, endpoints and placement are located errors", () => {
+  const cases: Array<[string, string, RegExp]> = [
+    ["    instances: 0\n", "MANIFEST_INVALID_VALUE", /instances must be between 1 and 32/],
+    ["    instances: 33\n", "MANIFEST_INVALID_VALUE", /instances must be between 1 and 32/],
+    ['    instances: "2"\n', "MANIFEST_WRONG_TYPE", /instances must be an integer/],
+    [
+      "docker:\n  endpoint: unix:///a.sock\n  endpoints: { a: { endpoint: unix:///b.sock } }\n",
+      "MANIFEST_INVALID_VALUE",
+      /docker\.endpoint and docker\.endpoints exclude each other/,
+    ],
+    [
+      "docker:\n  endpoints:\n    a: { endpoint: tcp://D:2376 }\n    b: { endpoint: tcp://d:2376 }\n",
+      "MANIFEST_DUPLICATE_NAME",
+      /docker\.endpoints\.b names the same daemon as docker\.endpoints\.a/,
+    ],
+    [
+      "docker:\n  endpoints: { East: { endpoint: unix:///a.sock } }\n",
+      "MANIFEST_INVALID_NAME",
+      /endpoint name 'East'/,
+    ],
+    ["docker:\n  endpoints: {}\n", "MANIFEST_INVALID_VALUE", /between 1 and 32 daemons/],
+    [
+      "docker:\n  endpoints: { a: { endpoint: tcp://u:pw@d:2376 } }\n",
+      "MANIFEST_INVALID_VALUE",
+      /docker\.endpoints\.a\.endpoint \(credentials withheld\)/,
+    ],
+    [
+      "docker:\n  placement: packed\n",
+      "MANIFEST_INVALID_VALUE",
+      /docker\.placement must be 'spread' or 'shared', found 'packed'/,
+    ],
+    ["docker:\n  endpoints: { a: { tls: {} } }\n", "MANIFEST_MISSING_KEY", /endpoint/],
+  ];
+  for (const [extra, code, message] of cases) {
+    const { manifest, errors } = read(BASE + extra);
+    strictEqual(manifest, null, extra);
+    ok(errors.some((e) => e.code === code), `${extra}: ${errors.map((e) => e.code)}`);
+    match(errors.map((e) => e.message).join("\n"), message);
+    ok(errors.every((e) => e.location !== undefined), `every error is located: ${extra}`);
+    ok(!JSON.stringify(errors.map((e) => e.toJSON())).includes(":pw@"), extra);
+  }
+});

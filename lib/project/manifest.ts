@@ -346,13 +346,7 @@ export function readManifest(
         );
       }
       for (const entry of envMap.values()) {
-        if (!isName(entry.key)) {
-          r.error(
-            "MANIFEST_INVALID_NAME",
-            `environment name '${entry.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
-            entry.keySpan,
-          );
-        }
+        r.nameKey(entry, "environment name");
         environments.push(entry.key);
         const where = `environments.${entry.key}`;
         if (entry.value === null || entry.value === undefined) continue; // no overrides
@@ -786,13 +780,7 @@ function readSources(r: YamlReader, entry: MapEntry | undefined, whole: Span): S
   const out: SourceDecl[] = [];
   for (const src of map.values()) {
     const where = `sources.${src.key}`;
-    if (!isName(src.key)) {
-      r.error(
-        "MANIFEST_INVALID_NAME",
-        `source name '${src.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
-        src.keySpan,
-      );
-    }
+    r.nameKey(src, "source name");
     const m = r.map(
       src.value,
       where,
@@ -855,13 +843,7 @@ function readModels(r: YamlReader, entry: MapEntry | undefined): ModelDecl[] {
   const out: ModelDecl[] = [];
   for (const model of map.values()) {
     const where = `models.${model.key}`;
-    if (!isName(model.key)) {
-      r.error(
-        "MANIFEST_INVALID_NAME",
-        `model name '${model.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
-        model.keySpan,
-      );
-    }
+    r.nameKey(model, "model name");
     const m = r.map(
       model.value,
       where,
@@ -1039,13 +1021,7 @@ function readExternals(
   const out: ExternalDecl[] = [];
   for (const ext of map.values()) {
     const where = `externals.${ext.key}`;
-    if (!isName(ext.key)) {
-      r.error(
-        "MANIFEST_INVALID_NAME",
-        `external name '${ext.key}' must match [a-z][a-z0-9_]* (at most 64 characters)`,
-        ext.keySpan,
-      );
-    }
+    r.nameKey(ext, "external name");
     const m = r.map(ext.value, where, ["consumes", "columns", "group_id"], ext.keySpan);
     if (!m) continue;
     const ge = m.get("group_id");
