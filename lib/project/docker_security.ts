@@ -128,8 +128,6 @@ export interface DockerConfig {
   endpoints: DockerEndpoint[];
   /** `docker.placement` (default `spread`). */
   placement: PlacementRule;
-  /** Where `placement` is written, or null when it is the default. */
-  placementAt: { setting: string; location: SourceLocation } | null;
 }
 
 const DOCKER_KEYS = ["endpoint", "tls", "endpoints", "placement"];
@@ -186,17 +184,7 @@ export function readDockerSettings(
     } else if (value !== null) placement = value as PlacementRule;
   }
   if (r.errors.length > before) return null;
-  return {
-    daemon,
-    endpoints,
-    placement,
-    placementAt: placementEntry
-      ? {
-        setting: `${where}.placement`,
-        location: r.source.locate(r.valueSpan(placementEntry).start),
-      }
-      : null,
-  };
+  return { daemon, endpoints, placement };
 }
 
 /** `docker.endpoints`: a mapping of names to daemons, each URL once. */
@@ -235,12 +223,17 @@ function readEndpoints(r: YamlReader, entry: MapEntry, where: string): DockerEnd
   return out;
 }
 
-/** An endpoint as compared for sameness: lower-case scheme and host, no trailing slash. */
+/**
+ * An endpoint as compared for sameness: a socket's path, or a TCP daemon's lower-case host and
+ * port whatever the scheme (`tcp://`, `http://` and `https://` reach one daemon at one port; the
+ * port defaults as `dockerAtEndpoint` defaults it: 2376 for `https://`, else 2375).
+ */
 function normalEndpoint(endpoint: string): string {
   const url = new URL(endpoint);
-  return url.protocol === "unix:"
-    ? `unix://${url.pathname.replace(/\/+$/, "")}`
-    : `${url.protocol}//${url.host.toLowerCase()}`;
+  if (url.protocol === "unix:") return `unix:${url.pathname.replace(/\/+/g, "/")}`;
+  return `tcp:${url.hostname.toLowerCase()}:${
+    url.port || (url.protocol === "https:" ? "2376" : "2375")
+  }`;
 }
 
 /** One daemon's `endpoint` and `tls` in `map` (the mapping at `where`). */

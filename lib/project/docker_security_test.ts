@@ -198,6 +198,16 @@ Deno.test("bad instances, endpoints and placement are located errors", () => {
       /docker\.endpoints\.b names the same daemon as docker\.endpoints\.a/,
     ],
     [
+      "docker:\n  endpoints:\n    a: { endpoint: tcp://d }\n    b: { endpoint: http://d:2375 }\n",
+      "MANIFEST_DUPLICATE_NAME",
+      /docker\.endpoints\.b names the same daemon as docker\.endpoints\.a/,
+    ],
+    [
+      "docker:\n  endpoints:\n    a: { endpoint: unix:///run/d.sock }\n    b: { endpoint: unix:///run//d.sock }\n",
+      "MANIFEST_DUPLICATE_NAME",
+      /docker\.endpoints\.b names the same daemon as docker\.endpoints\.a/,
+    ],
+    [
       "docker:\n  endpoints: { East: { endpoint: unix:///a.sock } }\n",
       "MANIFEST_INVALID_NAME",
       /endpoint name 'East'/,
