@@ -248,28 +248,9 @@ function readEndpoint(
   const endpoint = endpointEntry ? r.string(endpointEntry, `${where}.endpoint`) : null;
   let url: URL | null = null;
   if (endpointEntry && endpoint !== null) {
-    try {
-      url = new URL(endpoint);
-    } catch {
-      url = null;
-    }
-    const problem = url === null
-      ? "is not a URL (write tcp://host:port or unix:///path)"
-      : !DOCKER_ENDPOINT_SCHEMES.includes(url.protocol)
-      ? `must use ${DOCKER_ENDPOINT_SCHEMES.map((s) => s.slice(0, -1)).join(", ")}`
-      : url.username || url.password
-      ? "must not carry credentials (the manifest never holds a secret)"
-      : url.protocol !== "unix:" && url.hostname === ""
-      ? "must name a host"
-      : null;
-    if (problem !== null) {
-      const shown = /^[a-z]+:\/\/[^/]*@/i.test(endpoint) ? "(credentials withheld)" : endpoint;
-      r.error(
-        "MANIFEST_INVALID_VALUE",
-        `${where}.endpoint ${shown} ${problem}`,
-        r.valueSpan(endpointEntry),
-      );
-    }
+    const found = dockerEndpointProblem(endpoint);
+    if (found === null) url = new URL(endpoint);
+    else reportEndpoint(r, `${where}.endpoint`, found, r.valueSpan(endpointEntry));
   }
   const tlsEntry = map.get("tls");
   const tls = tlsEntry ? readDockerTls(r, tlsEntry, where, url) : null;
@@ -282,4 +263,81 @@ function readEndpoint(
     },
     tls,
   };
+}
+
+/** Why a Docker daemon's address is refused, and how it may be shown. */
+export interface EndpointProblem {
+  /** What is wrong, after the value (e.g. `must name a host`). */
+  problem: string;
+  /** The value as it may be shown: without credentials, query or fragment. */
+  shown: string;
+  /** The value may hold a secret: its excerpt is masked too. */
+  secret: boolean;
+}
+
+/**
+ * Why `value` is not a Docker daemon's address (`unix:///path`, `tcp://host[:port]`,
+ * `http(s)://host[:port]`), or null when it is one: the one rule for `docker.endpoint`, each of
+ * `docker.endpoints` and `settings.docker.endpoint`. An address with credentials, a query or a
+ * fragment is refused and never echoed whole (the manifest never holds a secret).
+ *
+ * @example
+ * ```ts
+ * import { dockerEndpointProblem } from "./docker_security.ts";
+ * console.log(dockerEndpointProblem("tcp://127.0.0.1:2375")); // null
+ * console.log(dockerEndpointProblem("tcp://u:pw@d:2376")?.shown); // (credentials withheld)
+ * ```
+ */
+export function dockerEndpointProblem(value: string): EndpointProblem | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return {
+      problem: "is not a URL (write tcp://host:port or unix:///path)",
+      shown: value,
+      secret: false,
+    };
+  }
+  const refuse = (problem: string, shown = value, secret = false) => ({ problem, shown, secret });
+  if (url.username || url.password) {
+    return refuse(
+      "must not carry credentials (the manifest never holds a secret)",
+      "(credentials withheld)",
+      true,
+    );
+  }
+  if (url.search || url.hash) {
+    return refuse(
+      "must not carry a query or fragment (a daemon's address has none, and the manifest never " +
+        "holds a secret)",
+      `${value.replace(/[?#].*$/s, "")} (query withheld)`,
+      true,
+    );
+  }
+  if (!DOCKER_ENDPOINT_SCHEMES.includes(url.protocol)) {
+    return refuse(`must use ${DOCKER_ENDPOINT_SCHEMES.map((s) => s.slice(0, -1)).join(", ")}`);
+  }
+  if (url.protocol === "unix:") {
+    return url.hostname === "" && url.pathname.length > 1
+      ? null
+      : refuse("must name a socket path (unix:///path)");
+  }
+  if (url.hostname === "") return refuse("must name a host");
+  if (url.pathname !== "/" && url.pathname !== "") {
+    return refuse("must not carry a path (a daemon's address is host[:port])");
+  }
+  return null;
+}
+
+/** Report `found` for the endpoint at `setting`, its excerpt masked when it may hold a secret. */
+export function reportEndpoint(
+  r: YamlReader,
+  setting: string,
+  found: EndpointProblem,
+  span: Span,
+): void {
+  const message = `${setting} ${found.shown} ${found.problem}`;
+  if (found.secret) r.secretError("MANIFEST_INVALID_VALUE", message, span);
+  else r.error("MANIFEST_INVALID_VALUE", message, span);
 }

@@ -84,6 +84,10 @@ Deno.test("a bad endpoint, TLS on a socket, a path instead of a variable and a m
       /docker\.endpoint \(credentials withheld\) must not carry credentials/,
     ],
     [
+      "docker:\n  endpoint: tcp://d:2376/?auth=s3cret\n",
+      /docker\.endpoint tcp:\/\/d:2376\/ \(query withheld\) must not carry a query or fragment/,
+    ],
+    [
       "docker:\n  endpoint: unix:///run/d.sock\n  tls: { ca_file_env: A, cert_file_env: B, key_file_env: C }\n",
       /docker\.tls applies to a tcp:\/\/ or https:\/\/ endpoint only/,
     ],

@@ -25,7 +25,12 @@ import { SluiceError } from "../errors.ts";
 import { SourceFile } from "../expr/diagnostic.ts";
 import type { Span } from "../expr/diagnostic.ts";
 import { type MapEntry, YamlReader } from "./_yaml_reader.ts";
-import { type DockerSettings, readDockerTls } from "./docker_security.ts";
+import {
+  dockerEndpointProblem,
+  type DockerSettings,
+  readDockerTls,
+  reportEndpoint,
+} from "./docker_security.ts";
 
 /** One principal of {@link KafkaSecurityOverride}: every secret named by a variable. */
 export interface KafkaPrincipalOverride {
@@ -161,9 +166,9 @@ function readDocker(
   let value: string | null = null;
   if (endpoint) {
     value = r.string(endpoint, `${where}.endpoint`);
-    const problem = value === null ? null : dockerEndpointProblem(value);
-    if (problem) {
-      r.error("MANIFEST_INVALID_VALUE", `${where}.endpoint ${problem}`, r.valueSpan(endpoint));
+    const found = value === null ? null : dockerEndpointProblem(value);
+    if (found) {
+      reportEndpoint(r, `${where}.endpoint`, found, r.valueSpan(endpoint));
       value = null;
     }
   }
@@ -178,39 +183,6 @@ function readDocker(
   }
   const tls = readDockerTls(r, tlsEntry, where, value === null ? null : new URL(value));
   return { endpoint: value, tls };
-}
-
-/**
- * Why `value` is not a Docker daemon address (`unix:///path`, `tcp://host:port`,
- * `http(s)://host:port`), or null when it is one.
- *
- * @example
- * ```ts
- * import { dockerEndpointProblem } from "./settings_override.ts";
- * console.log(dockerEndpointProblem("tcp://127.0.0.1:2375")); // null
- * ```
- */
-export function dockerEndpointProblem(value: string): string | null {
-  const shape = "must be unix:///path, tcp://host:port, http://host:port or https://host:port";
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return `${shape}, found '${value}'`;
-  }
-  if (url.username || url.password) {
-    return "must not carry credentials (the daemon's TLS files are read from DOCKER_CERT_PATH)";
-  }
-  if (url.protocol === "unix:") {
-    return url.hostname === "" && url.pathname.length > 1 ? null : `${shape}, found '${value}'`;
-  }
-  if (!["tcp:", "http:", "https:"].includes(url.protocol) || !url.hostname) {
-    return `${shape}, found '${value}'`;
-  }
-  if (url.pathname !== "/" && url.pathname !== "" || url.search || url.hash) {
-    return `${shape} (no path), found '${value}'`;
-  }
-  return null;
 }
 
 /**

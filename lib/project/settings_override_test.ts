@@ -2,7 +2,8 @@ import { deepStrictEqual, notStrictEqual, strictEqual } from "node:assert/strict
 import { readManifest } from "./manifest.ts";
 import type { Manifest } from "./manifest.ts";
 import { loadProject } from "./load.ts";
-import { dockerEndpointProblem, type SettingsOverride } from "./settings_override.ts";
+import { dockerEndpointProblem } from "./docker_security.ts";
+import type { SettingsOverride } from "./settings_override.ts";
 import { tempStarter } from "./_test_project.ts";
 import { projectSourceSha256 } from "../plan/source_hash.ts";
 import type { SluiceError } from "../errors.ts";
@@ -171,7 +172,17 @@ Deno.test("Docker endpoints: unix sockets and TCP/HTTP(S) daemons, nothing else"
   for (const ok of ["unix:///var/run/docker.sock", "tcp://10.0.0.5:2375", "https://d:2376"]) {
     strictEqual(dockerEndpointProblem(ok), null, ok);
   }
-  for (const bad of ["docker.sock", "unix://host/sock", "tcp://u:p@h:1", "http://h:1/v1.41"]) {
+  for (
+    const bad of [
+      "docker.sock",
+      "unix://host/sock",
+      "tcp://u:p@h:1",
+      "http://h:1/v1.41",
+      "tcp://h:1/?auth=x",
+      "ftp://h:21",
+      "tcp://:2375",
+    ]
+  ) {
     notStrictEqual(dockerEndpointProblem(bad), null, bad);
   }
 });
