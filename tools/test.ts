@@ -297,6 +297,21 @@ function mavenJob(estimate: number): Job {
  * the probes' DSN in no file). The evidence goes to a
  * scratch directory: `verification/` keeps the committed full-tier run.
  */
+/** What of a probe case's evidence says why it failed. */
+interface CaseWhy {
+  error: string | null;
+  setup: Array<{ check: string; ok: boolean }>;
+  assertions: Array<{ check: string; ok: boolean }>;
+}
+
+/** Why a case failed, in one line: its error's first line, else its failed checks. */
+export function caseWhy(c: CaseWhy): string {
+  if (c.error) return c.error.split("\n")[0].slice(0, 300);
+  const failed = [...c.setup, ...c.assertions].filter((a) => !a.ok).map((a) => a.check);
+  if (failed.length > 0) return `failed: ${failed.join(", ")}`;
+  return c.assertions.length === 0 ? "no assertion recorded" : "not ok";
+}
+
 async function probesStage(envFile: string, stages: StageTime[]): Promise<Tally> {
   const tally = emptyTally("probes");
   const dir = `${RESULTS}/verification`;
@@ -327,13 +342,14 @@ async function probesStage(envFile: string, stages: StageTime[]): Promise<Tally>
     if (!e.isFile || !e.name.endsWith(".json")) continue;
     const doc = JSON.parse(await Deno.readTextFile(`${dir}/${e.name}`)) as {
       probe: string;
-      cases: Array<{ id: string; ok: boolean }>;
+      cases: Array<CaseWhy & { id: string; ok: boolean }>;
     };
     for (const c of doc.cases) {
       if (c.ok) tally.passed++;
       else {
         tally.failed++;
-        tally.failures.push(`${doc.probe} > ${c.id}`);
+        // why, in the summary a CI log keeps (its tail): the error's first line or the checks
+        tally.failures.push(`${doc.probe} > ${c.id}: ${caseWhy(c)}`);
       }
     }
   }

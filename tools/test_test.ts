@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { tallyJunit } from "./test.ts";
+import { caseWhy, tallyJunit } from "./test.ts";
 
 Deno.test("JUnit tally counts passed, failed, errored and skipped test cases", () => {
   const xml = `<?xml version="1.0"?>
@@ -20,4 +20,21 @@ Deno.test("JUnit tally counts passed, failed, errored and skipped test cases", (
 Deno.test("JUnit tally of an empty report counts nothing", () => {
   const t = tallyJunit("s", "<testsuites></testsuites>");
   assert.deepEqual([t.passed, t.failed, t.skipped], [0, 0, 0]);
+});
+
+Deno.test("a failed probe case says why in the summary line: its error's first line, else its failed checks", () => {
+  const ok = { check: "rejection.code", ok: true };
+  assert.equal(
+    caseWhy({ error: "timed out waiting for RUNNING\n    at x.ts:1", setup: [], assertions: [] }),
+    "timed out waiting for RUNNING",
+  );
+  assert.equal(
+    caseWhy({
+      error: null,
+      setup: [{ check: "setup.tampered", ok: false }],
+      assertions: [ok, { check: "rejection.exit_status", ok: false }],
+    }),
+    "failed: setup.tampered, rejection.exit_status",
+  );
+  assert.equal(caseWhy({ error: null, setup: [], assertions: [] }), "no assertion recorded");
 });

@@ -408,8 +408,11 @@ export async function semanticErrors(e: EvidenceFile, ctx: VerifyContext): Promi
         } else if (!v.ok) errors.push(`${at} FAILED: ${label} ${describe(a)}: ${v.why}`);
       }
     }
+    // a case that ran to its end has evidence; one that stopped on an error is reported by it
+    // (below) whatever it recorded, so that its error is shown, not a malformed file
+    if (c.error === null && c.assertions.length === 0) errors.push(`${at}: no assertion recorded`);
     // required checks with their kinds and pinned values
-    for (const r of requiredChecks(c)) {
+    for (const r of c.error === null ? requiredChecks(c) : []) {
       const found = c.assertions.filter((a) => a.check === r.check);
       if (found.length === 0) {
         errors.push(`${at}: missing required assertion ${r.check} (${r.kind})`);

@@ -1009,6 +1009,25 @@ Deno.test("every tampering is rejected, naming the case and the assertion", asyn
   );
 });
 
+Deno.test("a case that stopped on an error before any assertion is reported by its error; the rest of its file is still checked", async () => {
+  const doc = evidence("rejections");
+  const [failed, other] = doc.cases;
+  failed.assertions = [];
+  failed.setup = [];
+  failed.ok = false;
+  failed.error = "timed out waiting for RUNNING\n    at prepare (probes/common.ts:1:1)";
+  doc.summary = summarize(doc.cases) as unknown as Record<string, number>;
+  assert.deepEqual(validate(schema, schema, doc), []);
+  const errors = await errorsOf(doc);
+  assert.deepEqual(errors, [`case ${failed.id} FAILED: error: timed out waiting for RUNNING`]);
+  // a tampering of another case in the same file is still named (not hidden by a malformed file)
+  other.assertions = [];
+  doc.summary = summarize(doc.cases) as unknown as Record<string, number>;
+  const both = await errorsOf(doc);
+  assert.ok(both.includes(`case ${other.id}: no assertion recorded`), both.join("\n"));
+  assert.ok(both.some((e) => e.startsWith(`case ${other.id}: missing required assertion`)));
+});
+
 Deno.test("the issue's tamperings are each rejected with the expected reason", async () => {
   const matrix = evidence("fault-matrix");
   const issue = TAMPERINGS.filter((t) => t.source === "issue");
