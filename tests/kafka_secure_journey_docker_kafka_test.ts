@@ -36,7 +36,7 @@ import {
   sluice,
   starterApplicationId,
 } from "./deploy_fixture.ts";
-import { dockerText as docker } from "./runner_fixture.ts";
+import { dockerText as docker, lastStdoutJson } from "./runner_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const WRONG = "Wr0ngRunnerPassw0rd";
@@ -107,7 +107,7 @@ Deno.test(
       assertExit(refused, 4);
       assert.equal(JSON.parse(refused.stdout).errors[0].code, "BLOCKED_RUNNER_EXITED");
       const [failed] = await containersOf(appId);
-      const stop = JSON.parse((await docker(["logs", "--tail", "1", failed])).trim());
+      const stop = await lastStdoutJson(failed);
       assert.equal(stop.sluice_runner_exit, 15, JSON.stringify(stop));
       assert.equal(stop.reason, "KAFKA_AUTHENTICATION_FAILED", JSON.stringify(stop));
       // the same plan with the right one: the pending create goes on with the rotated password

@@ -45,7 +45,7 @@ import {
   sluice,
   starterApplicationId,
 } from "./deploy_fixture.ts";
-import { dockerText } from "./runner_fixture.ts";
+import { dockerText, lastStdoutJson } from "./runner_fixture.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -200,11 +200,11 @@ Deno.test(
       assert.equal(blocked.code, "BLOCKED_CANDIDATE_STARTUP_FAILED", stalled.stdout);
       assert.match(blocked.message, /exit 15 KAFKA_AUTHENTICATION_FAILED/, stalled.stdout);
       assert.deepEqual(await containersOf(appId), [candidate], "the same candidate, stopped");
-      const stop = JSON.parse((await dockerText(["logs", "--tail", "1", candidate])).trim());
+      const stop = await lastStdoutJson(candidate);
       assert.equal(stop.sluice_runner_exit, 15, JSON.stringify(stop));
       assert.equal(stop.reason, "KAFKA_AUTHENTICATION_FAILED", JSON.stringify(stop));
       // Kafka's client names the failed TLS handshake (the broker's alert), never the key
-      assert.match(stop.detail ?? "", /SslAuthenticationException/, JSON.stringify(stop));
+      assert.match(String(stop.detail ?? ""), /SslAuthenticationException/, JSON.stringify(stop));
       console.log(`[mtls] the candidate's stop: ${stop.detail}`);
       // refused before it processed anything: the group's offsets are where the old runner
       // left them
