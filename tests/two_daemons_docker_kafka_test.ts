@@ -219,7 +219,7 @@ Deno.test(
             assert.equal(down.endpoints![1].problem?.code, "ENV_DOCKER_UNREACHABLE");
             assert.match(
               down.endpoints![1].problem!.message,
-              /docker\.endpoints\.spare did not answer within 10 s/,
+              /docker\.endpoints\.spare\.endpoint.* did not answer daemonId: no answer within 10 s/,
             );
           } finally {
             Deno.kill(pid, "SIGCONT");

@@ -2,7 +2,9 @@ import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { SluiceError } from "../errors.ts";
 import { parseManifest } from "../project/manifest.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
-import { endpointStatuses } from "./endpoint_status.ts";
+import { endpointDocker } from "../providers/docker/endpoint.ts";
+import { silentDaemon } from "../../testing/silent_daemon.ts";
+import { endpointStatuses, type OpenEndpoint } from "./endpoint_status.ts";
 
 const MANIFEST = `project: orders
 kafka: { bootstrap_host: "localhost:19092", bootstrap_internal: "kafka:9092" }
@@ -16,29 +18,29 @@ models:
   m: { sql: models/m.sql, output: { topic: out } }
 `;
 
-const ENDPOINTS = `docker:
+const endpoints = (hung: string) =>
+  `docker:
   endpoints:
     east: { endpoint: unix:///run/east.sock }
     west: { endpoint: unix:///run/west.sock }
-    hung: { endpoint: tcp://10.0.0.9:2376 }
+    hung: { endpoint: "unix://${hung}" }
 `;
 
 Deno.test("status reads each endpoint's daemon ID, and says why one did not answer, within its bound", async () => {
-  const manifest = parseManifest(MANIFEST + ENDPOINTS, "sluice.yaml");
+  // hung is a real Docker port on a socket that accepts and never answers; east and west are fakes
+  await using daemon = await silentDaemon();
+  const manifest = parseManifest(MANIFEST + endpoints(daemon.path), "sluice.yaml");
   const opened: string[] = [];
-  const open = (_m: unknown, name: string): Promise<DockerPort> => {
+  const open: OpenEndpoint = (m, name, options) => {
     opened.push(name);
-    const daemonId = name === "east"
-      ? () => Promise.resolve("EAST:ID")
-      : name === "west"
-      ? () =>
-        Promise.reject(
-          new SluiceError("ENV_DOCKER_UNREACHABLE", "cannot reach the Docker daemon at west"),
-        )
-      : () => new Promise<string>(() => {}); // accepts and never answers
+    if (name === "hung") return endpointDocker(m, name, options);
+    const daemonId = name === "east" ? () => Promise.resolve("EAST:ID") : () =>
+      Promise.reject(
+        new SluiceError("ENV_DOCKER_UNREACHABLE", "cannot reach the Docker daemon at west"),
+      );
     return Promise.resolve({ daemonId } as unknown as DockerPort);
   };
-  const rows = await endpointStatuses(manifest, open, 50);
+  const rows = await endpointStatuses(manifest, open, 200);
   deepStrictEqual(opened.sort(), ["east", "hung", "west"]);
   deepStrictEqual(rows.map((r) => [r.name, r.reachable, r.daemon_id]), [
     ["east", true, "EAST:ID"],
@@ -52,7 +54,8 @@ Deno.test("status reads each endpoint's daemon ID, and says why one did not answ
     message: "cannot reach the Docker daemon at west",
   });
   strictEqual(rows[2].problem?.code, "ENV_DOCKER_UNREACHABLE");
-  match(rows[2].problem!.message, /docker\.endpoints\.hung did not answer within 0\.05 s/);
+  match(rows[2].problem!.message, /did not answer daemonId: no answer within 0\.2 s/);
+  match(rows[2].problem!.message, /docker\.endpoints\.hung\.endpoint/);
 });
 
 Deno.test("a project of one daemon has no endpoint rows, and nothing is opened", async () => {

@@ -41,20 +41,33 @@ export async function projectDocker(manifest: Manifest): Promise<DockerPort> {
   return await dockerOfSettings(docker);
 }
 
+/** How a port made from an address is reached. */
+export interface EndpointPortOptions {
+  /** How long one call may go unanswered (default: `DOCKER_CALL_BOUND_MS`, dockerode.ts). */
+  callBoundMs?: number;
+}
+
 /**
  * The Docker daemon of one of the environment's `docker.endpoints`, by name
  * (docs/project-format.md, "Instances"); its errors name `docker.endpoints.NAME.*`.
  */
-export async function endpointDocker(manifest: Manifest, name: string): Promise<DockerPort> {
+export async function endpointDocker(
+  manifest: Manifest,
+  name: string,
+  options: EndpointPortOptions = {},
+): Promise<DockerPort> {
   const endpoint = manifest.dockerEndpoints.find((e) => e.name === name);
   if (endpoint === undefined) {
     throw new SluiceError("INTERNAL", `no Docker endpoint named ${name} in this environment`);
   }
-  return await dockerOfSettings(endpoint);
+  return await dockerOfSettings(endpoint, options);
 }
 
 /** A port for a daemon as `sluice.yaml` names it, TLS files read from the variables it names. */
-async function dockerOfSettings(docker: DockerSettings): Promise<DockerPort> {
+async function dockerOfSettings(
+  docker: DockerSettings,
+  options: EndpointPortOptions = {},
+): Promise<DockerPort> {
   const where = docker.endpointAt.setting.replace(/\.endpoint$/, "");
   const pem = docker.tls === null ? null : await resolveDockerTls(docker.tls, `${where}.tls`);
   return await dockerAtEndpoint(
@@ -62,6 +75,7 @@ async function dockerOfSettings(docker: DockerSettings): Promise<DockerPort> {
     docker.endpointAt.setting,
     pem,
     docker.endpointAt.location,
+    options,
   );
 }
 
@@ -75,15 +89,17 @@ export async function dockerAtEndpoint(
   setting: string,
   tls: { ca: string; cert: string; key: string } | null = null,
   location?: SourceLocation,
+  options: EndpointPortOptions = {},
 ): Promise<DockerPort> {
   const origin = { setting, ...(location ? { location } : {}) };
+  const portOptions = { origin, ...options };
   const [{ default: Docker }, { dockerodePort }] = await Promise.all([
     import("npm:dockerode@5.0.1"),
     import("./dockerode.ts"),
   ]);
   const url = new URL(endpoint);
   const secured = tls === null ? null : dockerTlsOptions(endpoint, tls);
-  if (secured !== null) return dockerodePort(new Docker(secured), { origin });
+  if (secured !== null) return dockerodePort(new Docker(secured), portOptions);
   const client = url.protocol === "unix:"
     ? new Docker({ socketPath: decodeURIComponent(url.pathname) })
     : new Docker({
@@ -91,5 +107,5 @@ export async function dockerAtEndpoint(
       port: url.port || (url.protocol === "https:" ? "2376" : "2375"),
       protocol: url.protocol === "https:" ? "https" : "http",
     });
-  return dockerodePort(client, { origin });
+  return dockerodePort(client, portOptions);
 }

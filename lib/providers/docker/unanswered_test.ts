@@ -6,26 +6,7 @@ import { match, strictEqual } from "node:assert/strict";
 import Docker from "npm:dockerode@5.0.1";
 import { SluiceError } from "../../errors.ts";
 import { dockerodePort } from "./dockerode.ts";
-
-/** A unix socket that accepts every connection and never writes. */
-async function silentDaemon(): Promise<{ path: string; [Symbol.asyncDispose](): Promise<void> }> {
-  const dir = await Deno.makeTempDir();
-  const path = `${dir}/silent.sock`;
-  const listener = Deno.listen({ transport: "unix", path });
-  const open: Deno.Conn[] = [];
-  const accepting = (async () => {
-    for await (const conn of listener) open.push(conn);
-  })();
-  return {
-    path,
-    async [Symbol.asyncDispose]() {
-      listener.close();
-      await accepting.catch(() => {});
-      for (const c of open) c.close();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
-}
+import { silentDaemon } from "../../../testing/silent_daemon.ts";
 
 async function failure(p: Promise<unknown>): Promise<SluiceError> {
   try {
