@@ -436,9 +436,12 @@ export function readManifest(
   const models = readModels(r, top.get("models"));
   if (!top.has("models")) missing("models");
   const docker = overlay.docker ?? base.docker ?? null;
-  const placement: Placement = given?.dockerEndpoint ? { endpoints: [], rule: "spread" } : {
-    endpoints: docker?.endpoints.map((e) => e.name) ?? [],
-    rule: docker?.placement ?? "spread",
+  // an override's docker.endpoint replaces docker: whole: one daemon, spread
+  const placed = given?.dockerEndpoint ? null : docker;
+  const dockerEndpoints = placed?.endpoints ?? [];
+  const placement: Placement = {
+    endpoints: dockerEndpoints.map((e) => e.name),
+    rule: placed?.placement ?? "spread",
   };
   checkPlacement(r, models, placement, environment);
   const externals = readExternals(r, top.get("externals"), models);
@@ -486,7 +489,7 @@ export function readManifest(
         PLAINTEXT,
       docker: docker?.daemon ?? null,
       placement,
-      dockerEndpoints: given?.dockerEndpoint ? [] : docker?.endpoints ?? [],
+      dockerEndpoints,
       addressSources,
       network,
       image,
