@@ -134,7 +134,10 @@ Deno.test(
         applicationId: string;
         containers: Array<{ id: string; running: boolean; plan: { matchesLabel: boolean } }>;
         volume: { exists: boolean; instanceLabel: string; instanceFile: string };
-        kafka: { group: { members: unknown[] }; committed: Record<string, string> };
+        kafka: {
+          group: { members: Array<{ assignment: Array<{ topic: string; partitions: number[] }> }> };
+          committed: Record<string, string>;
+        };
       }>;
       assert.equal(runners.length, 1);
       const r = runners[0];
@@ -151,6 +154,14 @@ Deno.test(
       );
       assert.equal(r.kafka.group.members.length, 1);
       assert.deepEqual(Object.keys(r.kafka.committed).sort(), ["0", "1", "2"]);
+      // the runner's Kafka Streams member holds every input partition, as Kafka's assignment says
+      // (the Streams assignor's bytes read through the Kafka port), and status finds none unowned
+      assert.deepEqual(r.kafka.group.members[0].assignment, [
+        { topic: p.inputTopic, partitions: [0, 1, 2] },
+      ]);
+      const health = await sluiceJson(["status", "--project", p.dir], vars);
+      const models = health.envelope.data?.models as Array<{ unowned_partitions: number[] | null }>;
+      assert.deepEqual(models.map((m) => m.unowned_partitions), [[]]);
     } finally {
       await store.close();
       await removeApplication(appId);

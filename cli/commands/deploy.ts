@@ -269,6 +269,13 @@ function renderStatus(s: ProjectStatus): string {
       }  group=${r.group}/${r.members}  lag=${r.lag}`,
       ...(r.stop ? [`     stopped: ${r.stop.summary}`] : []),
       ...(r.drift ? [`     drift: ${r.drift.summary}`] : []),
+      ...(r.unowned_partitions?.length
+        ? [
+          `     unowned input partitions: ${
+            r.unowned_partitions.join(", ")
+          } (no member holds them)`,
+        ]
+        : []),
     ]),
   ).concat(
     (s.endpoints ?? []).map((e) =>

@@ -175,6 +175,7 @@ function observationOf(
             clientId: "c-1",
             clientHost: "/10.0.0.2",
             groupInstanceId: null,
+            assignment: [],
           }],
         }
         : { state: "Dead", members: [] },
@@ -907,7 +908,13 @@ Deno.test("planner: a model declared again after a removal resumes from what was
       ["a group member", (r: RunnerObservation) => {
         r.kafka.group = {
           state: "Stable",
-          members: [{ memberId: "m", clientId: "c", clientHost: "h", groupInstanceId: null }],
+          members: [{
+            memberId: "m",
+            clientId: "c",
+            clientHost: "h",
+            groupInstanceId: null,
+            assignment: [],
+          }],
         };
       }, "BLOCKED_RETAINED_MISMATCH"],
       ["a container", (r: RunnerObservation) => {

@@ -88,6 +88,12 @@ export interface ProjectStatus {
     group: string;
     /** Members of the group. */
     members: number;
+    /**
+     * The input partitions no member of the group is assigned (Kafka's last assignment), while it
+     * has members: a job that is processing only part of its input. Null without members or
+     * without the input topic.
+     */
+    unowned_partitions: number[] | null;
     /** Records the committed offsets are behind the input's latest offsets (decimal text). */
     lag: string;
     /** Exactly one running, healthy generation (see the module documentation). */
@@ -226,9 +232,33 @@ export function modelStatus(
     drift,
     group: r.kafka.group.state,
     members: r.kafka.group.members.length,
+    unowned_partitions: unownedPartitions(r),
     lag: lag.toString(),
     healthy: healthy && drift === null,
   };
+}
+
+/**
+ * The input partitions none of the group's members is assigned, or null when there is nothing to
+ * own them (no member, or no input topic).
+ *
+ * @example
+ * ```ts
+ * import { unownedPartitions } from "./status.ts";
+ * import type { RunnerObservation } from "../validation/observation.ts";
+ * const half = (r: RunnerObservation) => unownedPartitions(r); // e.g. [1, 2]
+ * console.log(typeof half);
+ * ```
+ */
+export function unownedPartitions(r: RunnerObservation): number[] | null {
+  const input = r.kafka.input;
+  if (input === null || r.kafka.group.members.length === 0) return null;
+  const owned = new Set(
+    r.kafka.group.members.flatMap((m) =>
+      m.assignment.filter((a) => a.topic === input.name).flatMap((a) => a.partitions)
+    ),
+  );
+  return Array.from({ length: input.partitions }, (_, p) => p).filter((p) => !owned.has(p));
 }
 
 /** The health and lag of one runner model. */

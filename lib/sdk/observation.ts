@@ -183,6 +183,8 @@ export interface ProjectObservation {
           client_id: string;
           client_host: string;
           group_instance_id: string | null;
+          /** The partitions the group's last assignment gave it, per topic. */
+          assignment: Array<{ topic: string; partitions: number[] }>;
         }>;
       };
       /** Committed offset per input partition (decimal strings); absent partitions have none. */

@@ -92,6 +92,8 @@ Deno.test("a handle creates, observes and plans a no-op on the fake world, with 
       assert.equal(status.models.length, 1);
       assert.equal(status.models[0].healthy, true, JSON.stringify(status.models[0]));
       assert.equal(status.models[0].lag, "0");
+      // the runner's one member holds every input partition (the fake group's assignment)
+      assert.deepEqual(status.models[0].unowned_partitions, []);
       assert.equal((await project.state()).ownership?.serial, 1);
       assert.equal((await project.observe()).runners[0].containers.length, 1);
       assert.equal((await project.plan()).noop, true);

@@ -68,6 +68,7 @@ export function isMemberOfGeneration(memberClientId: string, generation: string)
  *   clientId: "sluice-op-3-StreamThread-1-consumer",
  *   clientHost: "/10.0.0.2",
  *   groupInstanceId: null,
+ *   assignment: [{ topic: "raw_orders", partitions: [0, 1, 2] }],
  * }];
  * notTheRunnerAlone(members, { client_id: "sluice-op-3" }, "op/3"); // null
  * notTheRunnerAlone(members, { client_id: "sluice-op-4" }, "op/4"); // "the group's one member …"

@@ -21,6 +21,7 @@ const member = (clientId: string): GroupMember => ({
   clientId,
   clientHost: "/172.18.0.5",
   groupInstanceId: null,
+  assignment: [],
 });
 
 Deno.test("the client ID of a generation is the runner's, as the shared vectors say", () => {

@@ -167,9 +167,14 @@ export interface KafkaEvidence {
   /** The consumer group (the application ID): its state and members. */
   group: {
     state: string;
-    members: Array<
-      { memberId: string; clientId: string; clientHost: string; groupInstanceId: string | null }
-    >;
+    members: Array<{
+      memberId: string;
+      clientId: string;
+      clientHost: string;
+      groupInstanceId: string | null;
+      /** The partitions the group's last assignment gave it, per topic. */
+      assignment: Array<{ topic: string; partitions: number[] }>;
+    }>;
   };
   /** Committed offset per input partition (decimal strings); absent partitions have none. */
   committed: Record<string, string>;

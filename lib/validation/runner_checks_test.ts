@@ -146,6 +146,7 @@ Deno.test("the same drift gives the planner and the driver the same blocker, wor
               clientId: "c",
               clientHost: "h",
               groupInstanceId: null,
+              assignment: [],
             })),
           },
         },

@@ -7,7 +7,8 @@
  * - per partition, earliest and latest offsets: produced records move the latest, retention
  *   (deleting records below an offset) moves the earliest;
  * - consumer groups: an unknown group is `Dead` with no members, a group with members is
- *   `Stable`, one with only committed offsets `Empty`; committed offsets per topic;
+ *   `Stable`, one with only committed offsets `Empty`; committed offsets per topic; each member's
+ *   assignment shares out the partitions of the topics it subscribes to;
  * - offsets can be set only while the group has no member; a topic's offsets go with it;
  * - a broker the client cannot reach (its bootstrap is not a host listener, or the broker is
  *   down) fails every call; a closed client refuses further calls.
@@ -31,6 +32,7 @@
  */
 import type {
   GroupInfo,
+  GroupMember,
   KafkaPort,
   PartitionRange,
   TopicInfo,
@@ -47,6 +49,24 @@ export function groupState(g: FakeGroup | undefined): string {
   if (g.members.length > 0) return "Stable";
   const hasOffsets = Object.values(g.offsets).some((t) => Object.keys(t).length > 0);
   return hasOffsets ? "Empty" : "Dead";
+}
+
+/**
+ * What the group's assignment gives its `i`-th member: each topic it subscribes to (and the
+ * cluster has) has its partitions dealt out in turn over that topic's subscribers, in join order,
+ * so every partition of a subscribed topic has exactly one owner.
+ */
+function assignmentOf(w: World, g: FakeGroup, i: number): GroupMember["assignment"] {
+  const out: GroupMember["assignment"] = [];
+  for (const topic of [...new Set(g.members[i].topics)].sort()) {
+    const t = w.kafka.topics[topic];
+    if (!t) continue;
+    const subscribers = g.members.flatMap((m, j) => m.topics.includes(topic) ? [j] : []);
+    const turn = subscribers.indexOf(i);
+    const partitions = t.partitions.map((_, p) => p).filter((p) => p % subscribers.length === turn);
+    if (partitions.length > 0) out.push({ topic, partitions });
+  }
+  return out;
 }
 
 function kafkaError(code: string, message: string): FakeProviderError {
@@ -99,11 +119,12 @@ export function fakeKafkaPort(ctx: FakeContext, bootstrap?: string): KafkaPort {
     return {
       groupId,
       state,
-      members: state === "Dead" ? [] : g.members.map((m) => ({
+      members: state === "Dead" ? [] : g.members.map((m, i) => ({
         memberId: m.member_id,
         clientId: m.client_id,
         clientHost: m.client_host,
         groupInstanceId: m.group_instance_id,
+        assignment: assignmentOf(w, g, i),
       })),
     };
   };

@@ -52,3 +52,28 @@ Deno.test("a group with offsets but no member is Empty; without offsets it is go
   world.control.deleteTopic("t");
   assert.equal((await kafka.describeGroup("g")).state, "Dead", "its offsets went with the topic");
 });
+
+Deno.test("a group's members share out the partitions of the topics they subscribe to: each partition has one owner", async () => {
+  const world = createFakeWorld({ seed: "assignment" });
+  const kafka = world.kafka();
+  await kafka.createTopic("in", 3);
+  await kafka.createTopic("other", 2);
+  const a = world.control.joinGroup("g", "a", ["in"]);
+  assert.deepEqual((await kafka.describeGroup("g")).members[0].assignment, [
+    { topic: "in", partitions: [0, 1, 2] },
+  ]);
+  world.control.joinGroup("g", "b", ["in", "other"]);
+  world.control.joinGroup("g", "c"); // subscribes to nothing: assigned nothing
+  const g = await kafka.describeGroup("g");
+  assert.deepEqual(g.members.map((m) => [m.clientId, m.assignment]), [
+    ["a", [{ topic: "in", partitions: [0, 2] }]],
+    ["b", [{ topic: "in", partitions: [1] }, { topic: "other", partitions: [0, 1] }]],
+    ["c", []],
+  ]);
+  // the first member leaves: the rest share the topic again
+  world.control.leaveGroup("g", a);
+  assert.deepEqual((await kafka.describeGroup("g")).members[0].assignment, [
+    { topic: "in", partitions: [0, 1, 2] },
+    { topic: "other", partitions: [0, 1] },
+  ]);
+});

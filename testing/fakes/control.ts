@@ -87,8 +87,11 @@ export interface FakeControl {
   deleteRecords(topic: string, partition: number, before: bigint): void;
   /** Delete a topic (with every group's offsets for it). */
   deleteTopic(name: string): void;
-  /** An external consumer joins a group; returns its member ID. */
-  joinGroup(groupId: string, clientId?: string): string;
+  /**
+   * An external consumer joins a group, subscribed to `topics` (none by default: it is assigned
+   * nothing); returns its member ID.
+   */
+  joinGroup(groupId: string, clientId?: string, topics?: string[]): string;
   leaveGroup(groupId: string, memberId: string): void;
   /** Take the broker down (every client and runner fails to reach it) or bring it back. */
   setBrokerReachable(reachable: boolean): void;
@@ -277,7 +280,7 @@ export function fakeControl(ctx: FakeContext): FakeControl {
         for (const g of Object.values(w.kafka.groups)) delete g.offsets[name];
       }),
 
-    joinGroup: (groupId, clientId = "external-consumer") =>
+    joinGroup: (groupId, clientId = "external-consumer", topics = []) =>
       act("joinGroup", groupId, (w) => {
         const memberId = `${clientId}-${ctx.ids.uuid()}`;
         const g = (w.kafka.groups[groupId] ??= { members: [], offsets: {} });
@@ -288,6 +291,7 @@ export function fakeControl(ctx: FakeContext): FakeControl {
           group_instance_id: null,
           container_id: null,
           expires_ms: null,
+          topics: [...topics],
         });
         return memberId;
       }),

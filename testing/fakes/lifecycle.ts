@@ -442,6 +442,7 @@ function verdict(w: World, c: FakeContainer, p: FakeProcess, now: number, ids: I
     group_instance_id: null,
     container_id: c.id,
     expires_ms: null,
+    topics: [plan.artifact.input.topic],
   });
   p.phase = "running";
   p.member_id = member;

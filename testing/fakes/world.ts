@@ -199,6 +199,8 @@ export interface FakeMember {
   /** The container whose runner holds it, or null for an external member. */
   container_id: string | null;
   expires_ms: number | null;
+  /** The topics it subscribes to (the group's assignment shares their partitions out). */
+  topics: string[];
 }
 
 /** A consumer group: members and committed offsets (topic → partition → offset). */

@@ -82,6 +82,7 @@ function foreignMember(rc: ReplacementCase): FakeMember[] {
       group_instance_id: null,
       container_id: null,
       expires_ms: null,
+      topics: [],
     }];
     return gone;
   });

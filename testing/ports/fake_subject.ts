@@ -61,8 +61,8 @@ export function worldSubject(
     deleteRecords: (topic, partition, before) =>
       Promise.resolve(world.control.deleteRecords(topic, partition, before)),
     deleteTopic: (topic) => Promise.resolve(world.control.deleteTopic(topic)),
-    joinGroup: (groupId) => {
-      const member = world.control.joinGroup(groupId);
+    joinGroup: (groupId, topic) => {
+      const member = world.control.joinGroup(groupId, undefined, [topic]);
       return Promise.resolve({
         leave: () => Promise.resolve(world.control.leaveGroup(groupId, member)),
       });

@@ -5,9 +5,9 @@
  *
  * What it pins down: one cluster ID; topic IDs in Kafka's form, a new ID for a topic created
  * again; absent topics left out; earliest/latest offsets under produce and retention; group
- * states (Dead, Empty, Stable) and members; committed offsets per topic, settable only while
- * the group has no member; the batched reads of many groups and topics answer what the single
- * reads answer.
+ * states (Dead, Empty, Stable), members and the partitions assigned to each; committed offsets per
+ * topic, settable only while the group has no member; the batched reads of many groups and topics
+ * answer what the single reads answer.
  *
  * @example
  * ```ts
@@ -161,7 +161,7 @@ export const KAFKA_CONTRACT: readonly ContractCase[] = [
   },
   {
     name:
-      "while a member is active the group is Stable and its offsets cannot be set; after it leaves it is Empty",
+      "while a member is active the group is Stable, the member holds its assigned partitions and the offsets cannot be set; after it leaves it is Empty",
     async run(s) {
       const t = s.unique("topic");
       await s.kafka.createTopic(t, 1);
@@ -175,6 +175,8 @@ export const KAFKA_CONTRACT: readonly ContractCase[] = [
         });
         assert.match(g.members[0].memberId, /\S/);
         assert.match(g.members[0].clientId, /\S/);
+        // the group's assignment gave its one member the topic's one partition
+        assert.deepEqual(g.members[0].assignment, [{ topic: t, partitions: [0] }]);
         await assert.rejects(s.kafka.setGroupOffsets(group, t, new Map([[0, 0n]])));
       } finally {
         await member.leave();

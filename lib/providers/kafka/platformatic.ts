@@ -161,6 +161,12 @@ export function platformaticKafka(
               clientId: m.clientId,
               clientHost: m.clientHost,
               groupInstanceId: m.groupInstanceId ?? null,
+              assignment: [...(m.assignments?.values() ?? [])]
+                .map((a) => ({
+                  topic: a.topic,
+                  partitions: [...a.partitions].sort((x, y) => x - y),
+                }))
+                .sort((x, y) => x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : 0),
             })),
           }
           : { groupId, state: "Dead", members: [] },

@@ -33,6 +33,19 @@ export interface GroupMember {
   clientHost: string;
   /** Its static membership ID, or null. */
   groupInstanceId: string | null;
+  /**
+   * The partitions the group's last assignment gave it, per topic (topics and partitions in
+   * order); empty while it has none (joining, rebalancing, or a member of another protocol).
+   */
+  assignment: TopicPartitions[];
+}
+
+/** Partitions of one topic. */
+export interface TopicPartitions {
+  /** The topic. */
+  topic: string;
+  /** Its partitions, in order. */
+  partitions: number[];
 }
 
 /** A consumer group's state. `state` is Kafka's name (`Empty`, `Stable`, `Dead`, ...). */

@@ -209,6 +209,7 @@ function obs(o: ObsOptions = {}): RunnerObservation {
     clientId: "c",
     clientHost: "/1.2.3.4",
     groupInstanceId: null,
+    assignment: [],
   }));
   return {
     applicationId: A.prior.application_id,

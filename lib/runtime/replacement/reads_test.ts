@@ -137,6 +137,7 @@ function observation(containers: ContainerEvidence[], members: number): RunnerOb
           clientId: "c",
           clientHost: "h",
           groupInstanceId: null,
+          assignment: [],
         })),
       },
       committed: { "0": "5" },
