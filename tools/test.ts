@@ -289,14 +289,6 @@ function mavenJob(estimate: number): Job {
   };
 }
 
-/**
- * The probes' `suite` tier on the shared environment, tallied as one test per case from the
- * evidence files they wrote (each summary is computed from its assertions), plus one failure
- * when a probe crashed or `tools/verify.ts` rejects the evidence, plus the checks of
- * `testing/evidence_checks.ts` on that evidence (every tampering rejected; a password planted in
- * the probes' DSN in no file). The evidence goes to a
- * scratch directory: `verification/` keeps the committed full-tier run.
- */
 /** What of a probe case's evidence says why it failed. */
 interface CaseWhy {
   error: string | null;
@@ -312,6 +304,14 @@ export function caseWhy(c: CaseWhy): string {
   return c.assertions.length === 0 ? "no assertion recorded" : "not ok";
 }
 
+/**
+ * The probes' `suite` tier on the shared environment, tallied as one test per case from the
+ * evidence files they wrote (each summary is computed from its assertions), plus one failure
+ * when a probe crashed or `tools/verify.ts` rejects the evidence, plus the checks of
+ * `testing/evidence_checks.ts` on that evidence (every tampering rejected; a password planted in
+ * the probes' DSN in no file). The evidence goes to a
+ * scratch directory: `verification/` keeps the committed full-tier run.
+ */
 async function probesStage(envFile: string, stages: StageTime[]): Promise<Tally> {
   const tally = emptyTally("probes");
   const dir = `${RESULTS}/verification`;
