@@ -442,7 +442,11 @@ async function containerEvidence(
     dockerError: c.state.error,
     startedAt: c.state.startedAt,
     finishedAt: c.state.finishedAt,
-    everStarted: dockerTimeSet(c.state.startedAt),
+    // a running container has started, whatever its StartedAt says: a Docker daemon restarted
+    // while it started one (its task outliving the daemon) restores it running with a zero
+    // StartedAt, answers a start with 304 "already started", and reports it `created` once it
+    // stops (seen in the dockerd-restart disruption)
+    everStarted: c.state.running || dockerTimeSet(c.state.startedAt),
     imageId: c.imageId,
     networkMode: c.networkMode,
     networks: c.networks,

@@ -386,3 +386,18 @@ Deno.test("plan: a runner whose mounts were changed by hand is refused with BLOC
   assert.equal(exec.length, 1, JSON.stringify(retyped.plan.blockers));
   assert.match(exec[0].message, /is not mounted at \/var\/lib\/sluice/);
 });
+
+Deno.test("observer: a container the daemon reports running has started, even with a zero StartedAt (a daemon restarted mid-start restores it so)", async () => {
+  await using f = await fakeProject("observer-running-zero-start");
+  const { name, target } = await applied(f);
+  assert.equal((await observeRunner(f.deps, target)).containers[0].everStarted, true);
+  // as dockerd 20.10 restores a container whose task outlived it while its start was under way
+  f.world.store.transact((w) => {
+    const c = Object.values(w.docker.containers).find((x) => x.name === name)!;
+    c.state.started_at = "0001-01-01T00:00:00Z";
+  });
+  const c = (await observeRunner(f.deps, target)).containers[0];
+  assert.equal(c.running, true);
+  assert.equal(c.startedAt, "0001-01-01T00:00:00Z");
+  assert.equal(c.everStarted, true, "a running container is never 'never started'");
+});

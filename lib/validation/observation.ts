@@ -77,7 +77,11 @@ export interface ContainerEvidence {
   startedAt: string;
   /** When it last finished (RFC 3339; Docker's zero time if never). */
   finishedAt: string;
-  /** Whether the container has ever been started (Docker keeps a zero StartedAt otherwise). */
+  /**
+   * Whether the container has ever been started: it runs, or its StartedAt is set (Docker keeps a
+   * zero StartedAt for a container it never started, and for one a restarted daemon restored as
+   * running while its start was under way).
+   */
   everStarted: boolean;
   /** The image ID it was created from. */
   imageId: string;
