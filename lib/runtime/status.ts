@@ -30,6 +30,7 @@ import type { IntegrityReport } from "../state/store.ts";
 import type { HistoryEvent } from "../state/history.ts";
 import { type RunnerDrift, runnerDrift } from "../validation/drift.ts";
 import type { RunnerObservation } from "../validation/observation.ts";
+import { unownedPartitions } from "../validation/group_member.ts";
 import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { SYSTEM_CLOCK } from "./deps.ts";
 import { observe, type SessionOptions } from "./session.ts";
@@ -232,33 +233,10 @@ export function modelStatus(
     drift,
     group: r.kafka.group.state,
     members: r.kafka.group.members.length,
-    unowned_partitions: unownedPartitions(r),
+    unowned_partitions: unownedPartitions(r.kafka.group.members, r.kafka.input),
     lag: lag.toString(),
     healthy: healthy && drift === null,
   };
-}
-
-/**
- * The input partitions none of the group's members is assigned, or null when there is nothing to
- * own them (no member, or no input topic).
- *
- * @example
- * ```ts
- * import { unownedPartitions } from "./status.ts";
- * import type { RunnerObservation } from "../validation/observation.ts";
- * const half = (r: RunnerObservation) => unownedPartitions(r); // e.g. [1, 2]
- * console.log(typeof half);
- * ```
- */
-export function unownedPartitions(r: RunnerObservation): number[] | null {
-  const input = r.kafka.input;
-  if (input === null || r.kafka.group.members.length === 0) return null;
-  const owned = new Set(
-    r.kafka.group.members.flatMap((m) =>
-      m.assignment.filter((a) => a.topic === input.name).flatMap((a) => a.partitions)
-    ),
-  );
-  return Array.from({ length: input.partitions }, (_, p) => p).filter((p) => !owned.has(p));
 }
 
 /** The health and lag of one runner model. */

@@ -94,3 +94,111 @@ export function notTheRunnerAlone(
   }
   return null;
 }
+
+/** The input topic as the observation reports it (its name and partition count). */
+export type InputTopic = Pick<NonNullable<KafkaEvidence["input"]>, "name" | "partitions">;
+
+/**
+ * The input partitions none of the group's members is assigned, or null when there is nothing to
+ * own them (no member, or no input topic). A member that joined and holds nothing yet (a
+ * rebalance under way) owns none.
+ *
+ * @example
+ * ```ts
+ * import { unownedPartitions } from "./group_member.ts";
+ * const m = (partitions: number[]) => ({
+ *   memberId: "m",
+ *   clientId: "c",
+ *   clientHost: "/10.0.0.2",
+ *   groupInstanceId: null,
+ *   assignment: [{ topic: "raw_orders", partitions }],
+ * });
+ * unownedPartitions([m([0])], { name: "raw_orders", partitions: 3 }); // [1, 2]
+ * unownedPartitions([], { name: "raw_orders", partitions: 3 }); // null
+ * ```
+ */
+export function unownedPartitions(
+  members: readonly GroupMember[],
+  input: InputTopic | null,
+): number[] | null {
+  if (input === null || members.length === 0) return null;
+  const owned = new Set(members.flatMap((m) => heldOf(m, input.name)));
+  return Array.from({ length: input.partitions }, (_, p) => p).filter((p) => !owned.has(p));
+}
+
+/** The partitions of `topic` the member is assigned. */
+function heldOf(member: GroupMember, topic: string): number[] {
+  return member.assignment.filter((a) => a.topic === topic).flatMap((a) => a.partitions);
+}
+
+/**
+ * Why the group is not exactly the set of `statuses.length` instances of `generation`, each its
+ * one member, together holding every partition of `input` (null when it is): the readiness of a
+ * set of instances (docs/scale.md). Exactly:
+ * - the group has as many members as the set has instances;
+ * - each instance's status file declares its generation's client ID (a set is new: its runners
+ *   are of this sluice, so an undeclared client ID is refused, not counted);
+ * - every member is a main consumer of that generation;
+ * - every input partition is held by one member, none by two.
+ *
+ * A set of one instance is the runner alone, checked by {@link notTheRunnerAlone} exactly as
+ * before (its older-image allowance included), so `instances: 1` keeps its readiness rule.
+ *
+ * @example
+ * ```ts
+ * import { notTheSetReady } from "./group_member.ts";
+ * const m = (n: number, partitions: number[]) => ({
+ *   memberId: `m${n}`,
+ *   clientId: "sluice-op-3-StreamThread-1-consumer",
+ *   clientHost: `/10.0.0.${n}`,
+ *   groupInstanceId: null,
+ *   assignment: [{ topic: "raw_orders", partitions }],
+ * });
+ * const status = { client_id: "sluice-op-3" };
+ * const input = { name: "raw_orders", partitions: 3 };
+ * notTheSetReady([m(1, [0, 2]), m(2, [1])], [status, status], "op/3", input); // null
+ * notTheSetReady([m(1, [0]), m(2, [1])], [status, status], "op/3", input); // "input partition 2 …"
+ * ```
+ */
+export function notTheSetReady(
+  members: readonly GroupMember[],
+  statuses: readonly (Record<string, unknown> | null)[],
+  generation: string,
+  input: InputTopic | null,
+): string | null {
+  const instances = statuses.length;
+  if (instances === 1) return notTheRunnerAlone(members, statuses[0], generation);
+  if (instances < 1) return "a set has no instances";
+  if (members.length !== instances) {
+    return `the group has ${members.length} members, not ${instances} (one per instance)`;
+  }
+  const expected = runnerClientId(generation);
+  const undeclared = statuses.findIndex((s) => s?.client_id !== expected);
+  if (undeclared >= 0) {
+    const s = statuses[undeclared];
+    return `instance ${undeclared}'s status ${
+      s && "client_id" in s
+        ? `declares client ID ${JSON.stringify(s.client_id)}`
+        : "declares no client ID"
+    }, not its generation's ${expected}`;
+  }
+  const stranger = members.find((m) => !isMemberOfGeneration(m.clientId, generation));
+  if (stranger) {
+    return `group member ${stranger.clientId} is not of the set's generation (${expected})`;
+  }
+  if (input === null) return "the input topic is absent: no partition can be assigned";
+  const holders = new Map<number, number>();
+  for (const p of members.flatMap((m) => heldOf(m, input.name))) {
+    holders.set(p, (holders.get(p) ?? 0) + 1);
+  }
+  const twice = [...holders].filter(([, n]) => n > 1).map(([p]) => p).sort((a, b) => a - b);
+  if (twice.length > 0) {
+    return `input partition ${twice.join(", ")} held by more than one member`;
+  }
+  const unowned = unownedPartitions(members, input) ?? [];
+  if (unowned.length > 0) {
+    return `input partition ${unowned.join(", ")} held by no member (the group has not finished ` +
+      "assigning them)";
+  }
+  return null;
+}

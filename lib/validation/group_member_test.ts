@@ -3,7 +3,9 @@ import {
   type GroupMember,
   isMemberOfGeneration,
   notTheRunnerAlone,
+  notTheSetReady,
   runnerClientId,
+  unownedPartitions,
 } from "./group_member.ts";
 
 interface Vectors {
@@ -71,4 +73,113 @@ Deno.test("a runner of an older image (no client_id in its status) is checked by
   assert.equal(notTheRunnerAlone([legacy], { generation: gen, version: 3 }, gen), null);
   assert.match(notTheRunnerAlone([legacy, legacy], { generation: gen }, gen)!, /2 members/);
   assert.match(notTheRunnerAlone([], null, gen)!, /0 members/);
+});
+
+const holding = (clientId: string, assignment: GroupMember["assignment"]): GroupMember => ({
+  ...member(clientId),
+  assignment,
+});
+
+Deno.test("unowned input partitions: those no member's assignment holds, other topics aside", () => {
+  const input = { name: "raw_orders", partitions: 3 };
+  assert.deepEqual(
+    unownedPartitions([holding("a", [{ topic: "raw_orders", partitions: [0, 1, 2] }])], input),
+    [],
+  );
+  assert.deepEqual(
+    unownedPartitions([
+      holding("a", [{ topic: "raw_orders", partitions: [0] }]),
+      holding("b", [{ topic: "other", partitions: [1, 2] }]),
+    ], input),
+    [1, 2],
+  );
+  // a member that joined and holds nothing yet (a rebalance): every partition is unowned
+  assert.deepEqual(unownedPartitions([holding("a", [])], input), [0, 1, 2]);
+});
+
+Deno.test("unowned input partitions: nothing to say without members or without the input topic", () => {
+  assert.equal(unownedPartitions([], { name: "raw_orders", partitions: 3 }), null);
+  assert.equal(
+    unownedPartitions([holding("a", [{ topic: "raw_orders", partitions: [0] }])], null),
+    null,
+  );
+});
+
+Deno.test("a set is ready when its N instances are the group's N members of the generation, holding every input partition once", () => {
+  const gen = "6f1c3a2e-0b7d-4c55-9a10-2f7e8d9c0b11/2";
+  const id = `${runnerClientId(gen)}-StreamThread-1-consumer`;
+  const status = { generation: gen, client_id: runnerClientId(gen) };
+  const input = { name: "raw_orders", partitions: 4 };
+  const of = (...parts: number[][]) =>
+    parts.map((p) => holding(id, [{ topic: "raw_orders", partitions: p }]));
+  const three = [status, status, status];
+  assert.equal(notTheSetReady(of([0, 3], [1], [2]), three, gen, input), null);
+  // one instance has not joined, or a fourth consumer has
+  assert.match(notTheSetReady(of([0, 1, 3], [2]), three, gen, input)!, /2 members, not 3/);
+  assert.match(notTheSetReady(of([0], [1], [2], [3]), three, gen, input)!, /4 members, not 3/);
+  // a member of no generation, or of the old one, among the three
+  const old = holding(`${runnerClientId("op/1")}-StreamThread-1-consumer`, []);
+  assert.match(
+    notTheSetReady([...of([0, 3], [1, 2]), old], three, gen, input)!,
+    /member sluice-op-1-StreamThread-1-consumer is not of the set's generation/,
+  );
+  // an instance whose status declares another client ID, or none (an older image is no set's)
+  assert.match(
+    notTheSetReady(
+      of([0, 3], [1], [2]),
+      [status, { client_id: "sluice-x-0" }, status],
+      gen,
+      input,
+    )!,
+    /instance 1's status declares client ID "sluice-x-0"/,
+  );
+  assert.match(
+    notTheSetReady(of([0, 3], [1], [2]), [status, status, { version: 3 }], gen, input)!,
+    /instance 2's status declares no client ID/,
+  );
+  assert.match(
+    notTheSetReady(of([0, 3], [1], [2]), [null, status, status], gen, input)!,
+    /instance 0's status declares no client ID/,
+  );
+  // the rebalance has not dealt every partition out, or dealt one twice
+  assert.match(
+    notTheSetReady(of([0], [1], []), three, gen, input)!,
+    /input partition 2, 3 held by no member/,
+  );
+  assert.match(
+    notTheSetReady(of([0, 1], [1, 2], [3]), three, gen, input)!,
+    /input partition 1 held by more than one member/,
+  );
+  // other topics' partitions do not count toward the input's
+  const elsewhere = [
+    ...of([0, 1], [2]),
+    holding(id, [{ topic: "other", partitions: [3] }]),
+  ];
+  assert.match(
+    notTheSetReady(elsewhere, three, gen, input)!,
+    /input partition 3 held by no member/,
+  );
+  assert.match(notTheSetReady(of([0, 3], [1], [2]), three, gen, null)!, /input topic is absent/);
+});
+
+Deno.test("a set of one instance is the runner alone, by the single runner's rule exactly", () => {
+  const gen = "6f1c3a2e-0b7d-4c55-9a10-2f7e8d9c0b11/1";
+  const input = { name: "raw_orders", partitions: 3 };
+  const own = member(`${runnerClientId(gen)}-StreamThread-1-consumer`);
+  const legacy = member("sluice-orders-eligible_orders-StreamThread-1-consumer");
+  const cases: Array<[GroupMember[], Record<string, unknown> | null]> = [
+    [[own], { client_id: runnerClientId(gen) }], // ready, though it holds no partition yet
+    [[legacy], { version: 3 }], // an older image: the count alone
+    [[own, own], { client_id: runnerClientId(gen) }],
+    [[own], { client_id: "sluice-x-0" }],
+    [[], null],
+  ];
+  for (const [members, status] of cases) {
+    assert.equal(
+      notTheSetReady(members, [status], gen, input),
+      notTheRunnerAlone(members, status, gen),
+    );
+  }
+  assert.equal(notTheSetReady([own], [{ client_id: runnerClientId(gen) }], gen, input), null);
+  assert.match(notTheSetReady([], [], gen, input)!, /no instances/);
 });
