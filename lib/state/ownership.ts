@@ -20,6 +20,7 @@
  */
 import { type ErrorCode, SluiceError } from "../errors.ts";
 import { connectorName } from "../artifact/connector.ts";
+import { MAX_INSTANCES } from "../project/placement.ts";
 import { checksumOf } from "./_canonical.ts";
 
 /** A topic the project owns. */
@@ -38,6 +39,21 @@ export interface OwnedVolume {
   instance_id: string;
 }
 
+/**
+ * One instance of a model run as a set (`instances: N > 1`): its own container and state volume
+ * instance on the endpoint it was placed on.
+ */
+export interface OwnedInstance {
+  /** 0-based; instance 0 is the runner's own container and volume. */
+  instance: number;
+  /** The `docker.endpoints` name it runs on; null for the environment's one daemon. */
+  endpoint: string | null;
+  /** The container name it was created with. */
+  container_name: string;
+  /** Its own state volume (a volume is local to its daemon: never shared by two instances). */
+  volume: OwnedVolume;
+}
+
 /** A runner the project owns. */
 export interface OwnedRunner {
   /** The model. */
@@ -50,6 +66,12 @@ export interface OwnedRunner {
   volume: OwnedVolume;
   /** The container name it was created with. */
   container_name: string;
+  /**
+   * A set's every instance in index order (0 to N-1), present only for a model of several
+   * instances: instance 0 is the container and volume above, so a single runner's record keeps
+   * its exact bytes and checksum.
+   */
+  instances?: OwnedInstance[];
 }
 
 /**
@@ -278,6 +300,7 @@ export function validateOwnership(
       fail(`runner ${o.model}: volume needs name and instance_id`);
     }
     if (typeof o.container_name !== "string") fail(`runner ${o.model}: container_name`);
+    if ("instances" in o) validateInstances(o as unknown as OwnedRunner, fail);
   }
   if ("retained" in d) {
     const list = d.retained;
@@ -306,6 +329,51 @@ export function validateOwnership(
     validateConnectors(d.connectors, d.project as string, d.environment as string | null, fail);
   }
   return value as OwnershipDocument;
+}
+
+const INSTANCE_FIELDS = "container_name,endpoint,instance,volume";
+
+/**
+ * A set's instances: 2 to {@link MAX_INSTANCES} exactly shaped records, indexed 0 to N-1 in
+ * order, instance 0 being the runner's own container and volume, no container name or volume
+ * instance twice.
+ */
+function validateInstances(runner: OwnedRunner, fail: (what: string) => never): void {
+  const at = `runner ${runner.model}`;
+  const list: unknown = runner.instances;
+  if (!Array.isArray(list) || list.length < 2 || list.length > MAX_INSTANCES) {
+    fail(`${at}: instances must list 2 to ${MAX_INSTANCES} instances (absent for one)`);
+  }
+  const containers = new Set<string>();
+  const volumes = new Set<string>();
+  (list as unknown[]).forEach((x, i) => {
+    const o = x as Record<string, unknown>;
+    if (typeof o !== "object" || o === null || Array.isArray(o)) fail(`${at}: instance ${i}`);
+    if (Object.keys(o).sort().join(",") !== INSTANCE_FIELDS) {
+      fail(`${at}: instance ${i}: fields must be exactly ${INSTANCE_FIELDS}`);
+    }
+    if (o.instance !== i) fail(`${at}: instances must be indexed 0 to N-1 in order`);
+    if (o.endpoint !== null && (typeof o.endpoint !== "string" || o.endpoint === "")) {
+      fail(`${at}: instance ${i}: endpoint must be a name or null`);
+    }
+    const v = o.volume as Record<string, unknown> | null;
+    if (
+      typeof o.container_name !== "string" || o.container_name === "" ||
+      typeof v !== "object" || v === null ||
+      Object.keys(v).sort().join(",") !== "instance_id,name" ||
+      typeof v.name !== "string" || typeof v.instance_id !== "string"
+    ) fail(`${at}: instance ${i}: needs container_name and volume { name, instance_id }`);
+    if (containers.has(o.container_name as string) || volumes.has(v!.instance_id as string)) {
+      fail(`${at}: instance ${i}: a container name or volume instance appears twice`);
+    }
+    containers.add(o.container_name as string);
+    volumes.add(v!.instance_id as string);
+  });
+  const [first] = runner.instances!;
+  if (
+    first.container_name !== runner.container_name || first.volume.name !== runner.volume.name ||
+    first.volume.instance_id !== runner.volume.instance_id
+  ) fail(`${at}: instance 0 must be the runner's own container_name and volume`);
 }
 
 const CONNECTOR_FIELDS = [

@@ -134,3 +134,46 @@ Deno.test("a runner removal's kept records: absent when empty (bytes kept), veri
   );
   assert.throws(() => validateOwnership({ ...doc, retained: [kept, kept] }), /sorted, each once/);
 });
+
+Deno.test("a set's instances: absent for one runner (bytes kept), verified record by record when present", () => {
+  const own = ownedRunner("orders", null);
+  const bytes = stateChecksum(own);
+  const r = own.runners[0];
+  const instance = (i: number, endpoint: string | null) => ({
+    instance: i,
+    endpoint,
+    container_name: i === 0 ? r.container_name : `${r.application_id}.${i}`,
+    volume: i === 0 ? r.volume : { name: `${r.volume.name}-${i}`, instance_id: `vol-${i}` },
+  });
+  const set = [instance(0, "east"), instance(1, "west"), instance(2, "east")];
+  const withSet = (instances: unknown[]) =>
+    ({ ...own, runners: [{ ...r, instances }] }) as unknown as typeof own;
+  assert.deepEqual(validateOwnership(withSet(set)).runners[0].instances, set);
+  assert.notEqual(stateChecksum(withSet(set)), bytes);
+  assert.equal(stateChecksum(own), bytes);
+  const refused: Array<[unknown[], RegExp]> = [
+    [[instance(0, null)], /2 to 32 instances \(absent for one\)/],
+    [[], /2 to 32 instances/],
+    [Array.from({ length: 33 }, (_, i) => instance(i, null)), /2 to 32 instances/],
+    [[instance(0, null), instance(2, null)], /indexed 0 to N-1 in order/],
+    [[instance(1, null), instance(0, null)], /indexed 0 to N-1 in order/],
+    [[instance(0, null), { ...instance(1, null), extra: 1 }], /fields must be exactly/],
+    [[instance(0, null), { ...instance(1, null), endpoint: "" }], /endpoint must be a name/],
+    [[instance(0, null), { ...instance(1, null), volume: { name: "v" } }], /volume \{ name/],
+    [[instance(0, null), { ...instance(1, null), container_name: r.container_name }], /twice/],
+    [[instance(0, null), { ...instance(1, null), volume: r.volume }], /twice/],
+    [[{ ...instance(0, null), container_name: "other" }, instance(1, null)], /instance 0 must be/],
+    [
+      [{ ...instance(0, null), volume: { name: "v", instance_id: "vol-x" } }, instance(1, null)],
+      /instance 0/,
+    ],
+    [[instance(0, null), "x"], /runner eligible_orders: instance 1/],
+  ];
+  for (const [instances, why] of refused) {
+    assert.throws(() => validateOwnership(withSet(instances)), why, JSON.stringify(instances));
+  }
+  assert.throws(
+    () => validateOwnership({ ...own, runners: [{ ...r, instances: null }] }),
+    /2 to 32 instances/,
+  );
+});
