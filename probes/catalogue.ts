@@ -1033,6 +1033,38 @@ function freshProcess(a: Assertion): string | null {
   return null;
 }
 
+const GENERATION = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/\d+$/;
+
+/**
+ * The independent group monitor's checks (harness/group_monitor.ts): no reading saw two runner
+ * generations at once, and the readings saw the old generation and the new one, two distinct
+ * generations, read by the harness's own Kafka admin client.
+ */
+const GROUP_MONITOR_CHECKS: RequiredCheck[] = [
+  {
+    check: "group.one_generation_at_a_time",
+    kind: "subset",
+    pin: (a) =>
+      a.witness !== "kafka-admin"
+        ? `witness ${a.witness} is not the harness's Kafka admin client`
+        : pinEqual("allowed generation counts", [0, 1])(a),
+  },
+  {
+    check: "group.generations_seen",
+    kind: "present",
+    pin: (a) => {
+      if (a.witness !== "kafka-admin") {
+        return `witness ${a.witness} is not the harness's Kafka admin client`;
+      }
+      const e = a.expected;
+      return Array.isArray(e) && e.length === 2 && e[0] !== e[1] &&
+          e.every((g) => typeof g === "string" && GENERATION.test(g))
+        ? null
+        : `expected ${JSON.stringify(e)} is not the old and the new generation (two distinct)`;
+    },
+  },
+];
+
 /** The checks a case must hold, from its kind and parameters (the code's view, not the file's). */
 export function requiredChecks(c: CaseEvidence): RequiredCheck[] {
   const stopped = c.samples.some(stoppedSample);
@@ -1161,6 +1193,7 @@ export function requiredChecks(c: CaseEvidence): RequiredCheck[] {
             })(a);
           },
         },
+        ...GROUP_MONITOR_CHECKS,
         ...completion(serialBefore).map((r) =>
           r.check === "recovery.completed"
             ? { ...r, pin: (a: Assertion, cc: CaseEvidence) => r.pin!(a, cc) ?? freshProcess(a) }

@@ -20,6 +20,13 @@ import type { EnvDescriptor } from "../harness/env.ts";
 import { runnerImageId } from "../harness/project.ts";
 import { runFaultJourney } from "../harness/faults.ts";
 import { runWorker } from "../harness/worker.ts";
+import {
+  type GroupMonitor,
+  type GroupMonitorReport,
+  startGroupMonitor,
+} from "../harness/group_monitor.ts";
+import { containersOf } from "../harness/witness.ts";
+import type { Recorder } from "./evidence.ts";
 import type { CaseEvidence } from "./evidence.ts";
 import {
   type Backend,
@@ -137,26 +144,30 @@ function runKill(
       const lineageFile = `${fx.project.dir}/lineage-${c.index}.jsonl`;
       const known = new Set((await fx.state()).receipts.map((r) => r.operation_id));
       let deaths = 0;
-      const j = await runFaultJourney({
-        projectDir: fx.project.dir,
-        planPath: p.planPath,
-        boundary: null,
-        side: null,
-        env: fx.workerEnv,
-        killFirstAfterMs: delay,
-        openlineage: lineageFile,
-        finalizedOperation: async () =>
-          (await fx.state()).receipts.map((r) => r.operation_id).find((o) => !known.has(o)) ??
-            null,
-        afterDeath: async (jj) => {
-          deaths++;
-          await sample(p as Deployed, p, jj.workers.at(-1)?.process ?? `death-${deaths}`);
-        },
-        whileDead: async () => {
-          await fx.produce(orders(`d${c.index}`, [150, 250, 99, 200, 320, 130]));
-        },
-      });
+      const generationBefore = await runningGeneration(fx.applicationId);
+      const monitor = startGroupMonitor(env.bootstrapHost, fx.applicationId);
+      const j = await monitored(monitor, () =>
+        runFaultJourney({
+          projectDir: fx.project.dir,
+          planPath: p.planPath,
+          boundary: null,
+          side: null,
+          env: fx.workerEnv,
+          killFirstAfterMs: delay,
+          openlineage: lineageFile,
+          finalizedOperation: async () =>
+            (await fx.state()).receipts.map((r) => r.operation_id).find((o) => !known.has(o)) ??
+              null,
+          afterDeath: async (jj) => {
+            deaths++;
+            await sample(p as Deployed, p, jj.workers.at(-1)?.process ?? `death-${deaths}`);
+          },
+          whileDead: async () => {
+            await fx.produce(orders(`d${c.index}`, [150, 250, 99, 200, 320, 130]));
+          },
+        }));
       p.history.push(...j.history);
+      await recordGroupMonitor(p.rec, j.monitor, generationBefore, fx.applicationId);
       const first = j.workers[0];
       p.rec.record({
         check: "fault.random_kill",
@@ -193,6 +204,55 @@ function runKill(
       return Promise.resolve();
     },
   );
+}
+
+/** Run `journey` under `monitor`, stopped when the journey ends (even by a throw). */
+async function monitored<T>(
+  monitor: GroupMonitor,
+  journey: () => Promise<T>,
+): Promise<T & { monitor: GroupMonitorReport }> {
+  try {
+    const result = await journey();
+    return { ...result, monitor: await monitor.stop() };
+  } finally {
+    await monitor.stop();
+  }
+}
+
+/** The generation label of the application's one running container (the Docker API). */
+async function runningGeneration(applicationId: string): Promise<string | null> {
+  const running = (await containersOf(applicationId)).filter((c) => c.running);
+  return running.length === 1 ? running[0].labels.generation : null;
+}
+
+/**
+ * The independent group monitor's two checks: no reading saw two runner generations in the group
+ * at once, and its readings saw the old generation and the one running after the case (so the
+ * first check is not about an empty window).
+ */
+async function recordGroupMonitor(
+  rec: Recorder,
+  report: GroupMonitorReport,
+  before: string | null,
+  applicationId: string,
+): Promise<void> {
+  const after = await runningGeneration(applicationId);
+  rec.record({
+    check: "group.one_generation_at_a_time",
+    name: "no reading of the consumer group saw members of two runner generations at once",
+    kind: "subset",
+    witness: "kafka-admin",
+    expected: [0, 1],
+    actual: report.counts,
+  });
+  rec.record({
+    check: "group.generations_seen",
+    name: "the group monitor saw the old generation and the one running after the case",
+    kind: "present",
+    witness: "kafka-admin",
+    expected: [before ?? "no running runner before", after ?? "no running runner after"],
+    actual: report.generations,
+  });
 }
 
 /** The identity and seed of a random-kill case. */

@@ -52,6 +52,8 @@ const COMMIT_TIME = "2026-01-01T00:00:00.000Z";
 const NOT_ANCESTOR = "c0ffee0000000000000000000000000000000002";
 const T0 = Date.parse("2026-01-02T00:00:00.000Z");
 const RUN = "8d6b4e8e-8f5c-4f35-9d54-6b1b1c2d3e4f";
+const OLD_GENERATION = "0b6f0c39-8f55-4c1e-9d1b-5a0f2d0c9e11/0";
+const NEW_GENERATION = "6f1c3a2e-0b7d-4c55-9a10-2f7e8d9c0b11/0";
 
 function context(over: Partial<VerifyContext> = {}): VerifyContext {
   return {
@@ -926,6 +928,22 @@ function buildCase(probe: ProbeName, id: string): CaseEvidence {
         expected: { signal: "SIGKILL", killed_by: "harness", delay_ms: delay },
         actual: { process: "worker-1", signal: "SIGKILL", killed_by: "harness", timed_out: false },
       }),
+      a({
+        check: "group.one_generation_at_a_time",
+        name: "one generation at a time",
+        kind: "subset",
+        witness: "kafka-admin",
+        expected: [0, 1],
+        actual: [1, 1, 0, 1],
+      }),
+      a({
+        check: "group.generations_seen",
+        name: "both generations seen",
+        kind: "present",
+        witness: "kafka-admin",
+        expected: [OLD_GENERATION, NEW_GENERATION],
+        actual: [NEW_GENERATION, OLD_GENERATION],
+      }),
       ...completion(k.position + 2, true),
     ];
   }
@@ -1157,6 +1175,45 @@ Deno.test("a random kill's delay is recomputed from the recorded seed", async ()
     errors.some((e) => e.includes(doc.cases[3].id) && /is not the seed's/.test(e)),
     errors.join("\n"),
   );
+});
+
+Deno.test("a random kill's group monitor: a reading of two generations fails it, and its pins hold", async () => {
+  const check = (doc: EvidenceFile, name: string) =>
+    doc.cases[0].assertions.find((x) => x.check === name)!;
+  const id = evidence("random-kill").cases[0].id;
+  const cases: Array<[string, (doc: EvidenceFile) => void, RegExp]> = [
+    ["two generations at once", (doc) => {
+      check(doc, "group.one_generation_at_a_time").actual = [1, 2, 1];
+    }, /group\.one_generation_at_a_time.*not allowed: \[2\]/],
+    ["no reading at all", (doc) => {
+      check(doc, "group.one_generation_at_a_time").actual = [];
+    }, /no sample: the list is empty/],
+    ["a count of two allowed", (doc) => {
+      check(doc, "group.one_generation_at_a_time").expected = [0, 1, 2];
+    }, /is not the code's allowed generation counts/],
+    ["sluice's own view as the witness", (doc) => {
+      check(doc, "group.one_generation_at_a_time").witness = "sluice";
+    }, /not the harness's Kafka admin client/],
+    ["the new generation never seen", (doc) => {
+      check(doc, "group.generations_seen").actual = [OLD_GENERATION];
+    }, /group\.generations_seen.*missing/],
+    ["one generation named twice", (doc) => {
+      check(doc, "group.generations_seen").expected = [OLD_GENERATION, OLD_GENERATION];
+    }, /not the old and the new generation/],
+    ["the monitor's checks left out", (doc) => {
+      doc.cases[0].assertions = doc.cases[0].assertions.filter((x) =>
+        !x.check.startsWith("group.")
+      );
+    }, /missing required assertion group\.one_generation_at_a_time/],
+  ];
+  for (const [what, tamper, why] of cases) {
+    const doc = evidence("random-kill");
+    tamper(doc);
+    // the file's own verdicts are recomputed: mark them as a careless probe would
+    for (const x of doc.cases[0].assertions) x.ok = true;
+    const errors = await errorsOf(doc);
+    assert.ok(errors.some((e) => e.includes(id) && why.test(e)), `${what}:\n${errors.join("\n")}`);
+  }
 });
 
 Deno.test("operator cases hold their decision's checks, with the code's pins", async () => {
