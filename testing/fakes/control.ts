@@ -16,7 +16,7 @@
  * ```
  * @module
  */
-import { hex64 } from "./ids.ts";
+import { dockerDaemonId, hex64 } from "./ids.ts";
 import { crashProcess, killProcess, statusPath } from "./lifecycle.ts";
 import { findContainer } from "./engine.ts";
 import { readContainerPath, toB64 } from "./_files.ts";
@@ -32,7 +32,7 @@ import type {
   RunnerHook,
   World,
 } from "./world.ts";
-import { advanceWorldClock } from "./world.ts";
+import { advanceWorldClock, daemonOf, onDaemon, resolveDaemon } from "./world.ts";
 
 /** A record to produce; without a partition, keyed records hash and others go round-robin. */
 export interface ProducedRecord {
@@ -95,6 +95,14 @@ export interface FakeControl {
   leaveGroup(groupId: string, memberId: string): void;
   /** Take the broker down (every client and runner fails to reach it) or bring it back. */
   setBrokerReachable(reachable: boolean): void;
+  /**
+   * Add a Docker daemon named `name` (an endpoint of `docker.endpoints`): its own daemon ID, the
+   * seeded network under its own ID, and the default daemon's images (one build loaded on both);
+   * returns its daemon ID. Its containers reach the one broker.
+   */
+  addDaemon(name: string): string;
+  /** Take a daemon down (every call to it fails as an unreachable endpoint) or bring it back. */
+  setDaemonReachable(name: string, reachable: boolean): void;
   /** Arm a failure of the next matching port call(s). */
   failCall(
     op: string,
@@ -128,11 +136,20 @@ export interface FakeControl {
  * control.setBrokerReachable(false);
  * ```
  */
-export function fakeControl(ctx: FakeContext): FakeControl {
-  const act = <T>(op: string, key: string, fn: (w: World, now: number) => T): T =>
+export function fakeControl(
+  ctx: FakeContext,
+  daemon: string | null = null,
+  options: { orDefault?: boolean } = {},
+): FakeControl {
+  const view = (w: World) => onDaemon(w, resolveDaemon(w, daemon, options.orDefault ?? false));
+  // the whole world, for what is not one daemon's
+  const actOnWorld = <T>(op: string, key: string, fn: (w: World, now: number) => T): T =>
     portCall(ctx, "control", op, key, true, fn);
+  // the world as seen from this control's daemon
+  const act = <T>(op: string, key: string, fn: (w: World, now: number) => T): T =>
+    actOnWorld(op, key, (w, now) => fn(view(w), now));
   const look = <T>(fn: (w: World, now: number) => T): T =>
-    portCall(ctx, "control", "look", "", false, fn);
+    portCall(ctx, "control", "look", "", false, (w, now) => fn(view(w), now));
   const mustFind = (w: World, idOrName: string) => {
     const c = findContainer(w, idOrName);
     if (!c) throw new FakeProviderError(`fake: no container ${idOrName}`);
@@ -305,6 +322,30 @@ export function fakeControl(ctx: FakeContext): FakeControl {
     setBrokerReachable: (reachable) =>
       act("setBrokerReachable", String(reachable), (w) => {
         w.kafka.reachable = reachable;
+      }),
+
+    addDaemon: (name) =>
+      actOnWorld("addDaemon", name, (w) => {
+        if (w.daemons?.[name]) throw new FakeProviderError(`fake: daemon ${name} exists`);
+        const networks = Object.fromEntries(
+          Object.keys(w.docker.networks).map((n) => [n, hex64(ctx.ids)]),
+        );
+        const d = {
+          daemon_id: dockerDaemonId(ctx.ids),
+          images: structuredClone(w.docker.images),
+          networks,
+          containers: {},
+          volumes: {},
+        };
+        (w.daemons ??= {})[name] = d;
+        return d.daemon_id;
+      }),
+
+    setDaemonReachable: (name, reachable) =>
+      actOnWorld("setDaemonReachable", `${name}=${reachable}`, (w) => {
+        const d = daemonOf(w, name);
+        if (reachable) delete d.reachable;
+        else d.reachable = false;
       }),
 
     failCall: (op, options = {}) =>

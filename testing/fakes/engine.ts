@@ -50,7 +50,7 @@ import { readContainerPath, writeContainerPath } from "./_files.ts";
 import type { FakeContext } from "./_port_call.ts";
 import { dockerError, FailedWithTrace, portCall } from "./_port_call.ts";
 import type { FakeContainer, FakeImage, World } from "./world.ts";
-import { ZERO_TIME } from "./world.ts";
+import { daemonOf, onDaemon, resolveDaemon, ZERO_TIME } from "./world.ts";
 
 /** World milliseconds between two polls of a fake wait. */
 const WAIT_POLL_MS = 20;
@@ -139,12 +139,29 @@ function toInfo(c: FakeContainer, now: number): ContainerInfo {
  * console.log(await docker.networkId(env.network));
  * ```
  */
-export function fakeDockerPort(ctx: FakeContext): DockerPort {
+export function fakeDockerPort(
+  ctx: FakeContext,
+  daemon: string | null = null,
+  options: { orDefault?: boolean } = {},
+): DockerPort {
   type Fn<T> = (w: World, now: number) => T | FailedWithTrace;
+  /** Every call works on the world as seen from this port's daemon; one that answers nobody fails. */
+  const on = <T>(fn: Fn<T>): Fn<T> => (w, now) => {
+    const name = resolveDaemon(w, daemon, options.orDefault ?? false);
+    const d = daemonOf(w, name);
+    if (d.reachable === false) {
+      // what the real port's guard makes of a refused connection
+      throw new SluiceError(
+        "ENV_DOCKER_UNREACHABLE",
+        `Docker daemon ${daemon ?? "(default)"} is unreachable: connect ECONNREFUSED (fake)`,
+      );
+    }
+    return fn(onDaemon(w, name), now);
+  };
   const read = <T>(op: string, key: string, fn: Fn<T>) =>
-    Promise.resolve().then(() => portCall(ctx, "docker", op, key, false, fn));
+    Promise.resolve().then(() => portCall(ctx, "docker", op, key, false, on(fn)));
   const mutate = <T>(op: string, key: string, fn: Fn<T>) =>
-    Promise.resolve().then(() => portCall(ctx, "docker", op, key, true, fn));
+    Promise.resolve().then(() => portCall(ctx, "docker", op, key, true, on(fn)));
   /** Poll `check` every few world milliseconds until it answers, or "timeout". */
   const until = async <T>(timeoutMs: number, check: () => Promise<T | null>) => {
     const end = ctx.clock.now() + timeoutMs;

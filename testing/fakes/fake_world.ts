@@ -57,6 +57,13 @@ export interface FakeWorld {
   control: FakeControl;
   /** The test's hands on the Connect cluster. */
   connectControl: FakeConnectControl;
+  /**
+   * The Docker port and the controls of the daemon named `name` (added by
+   * `control.addDaemon`): an endpoint of `docker.endpoints`. A name the world has no daemon of
+   * (when a call is made) is the default daemon: the first endpoint, where single-instance
+   * models run, needs no daemon of its own.
+   */
+  endpoint(name: string): { docker: DockerPort; control: FakeControl };
 }
 
 /** How to create a world. */
@@ -122,6 +129,10 @@ function assemble(store: WorldStore, clock: Clock | undefined): FakeWorld {
     },
     control: fakeControl(ctx),
     connectControl: fakeConnectControl(ctx),
+    endpoint: (name) => ({
+      docker: fakeDockerPort(ctx, name, { orDefault: true }),
+      control: fakeControl(ctx, name, { orDefault: true }),
+    }),
   };
 }
 

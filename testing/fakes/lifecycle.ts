@@ -55,7 +55,7 @@ import type {
   RunnerHook,
   World,
 } from "./world.ts";
-import { logMutation } from "./world.ts";
+import { daemonNames, logMutation, onDaemon } from "./world.ts";
 
 /** The runner's own defaults (Main.java), overridable by the container's environment. */
 const RUNNER_DEFAULTS = { planPath: "/etc/sluice/plan.json", dataDir: "/var/lib/sluice" };
@@ -523,15 +523,19 @@ function close(w: World, c: FakeContainer, p: FakeProcess, now: number) {
  * Move every simulated process to world time `now`: verdicts and exits that are due, the
  * running runners' progress, and the expiry of members whose process died without leaving.
  */
-export function advanceWorld(w: World, now: number, ids: IdSource): void {
-  for (const id of Object.keys(w.docker.containers).sort()) {
-    const c = w.docker.containers[id];
-    const p = c.process;
-    if (!p) continue;
-    if (p.phase === "starting" && now >= p.due_ms) verdict(w, c, p, now, ids);
-    else if (p.phase === "closing" && now >= p.due_ms) close(w, c, p, now);
-    if (c.process?.phase === "running" && isRunner(w, c)) processRecords(w, c, c.process, now);
+export function advanceWorld(world: World, now: number, ids: IdSource): void {
+  // each daemon's processes on a view of the world from that daemon (its files, its images)
+  for (const w of daemonNames(world).map((name) => onDaemon(world, name))) {
+    for (const id of Object.keys(w.docker.containers).sort()) {
+      const c = w.docker.containers[id];
+      const p = c.process;
+      if (!p) continue;
+      if (p.phase === "starting" && now >= p.due_ms) verdict(w, c, p, now, ids);
+      else if (p.phase === "closing" && now >= p.due_ms) close(w, c, p, now);
+      if (c.process?.phase === "running" && isRunner(w, c)) processRecords(w, c, c.process, now);
+    }
   }
+  const w = world;
   for (const [groupId, g] of Object.entries(w.kafka.groups)) {
     g.members = g.members.filter((m) => m.expires_ms === null || m.expires_ms > now);
     const hasOffsets = Object.values(g.offsets).some((t) => Object.keys(t).length > 0);

@@ -297,14 +297,14 @@ export interface World {
   clock: { now_ms: number };
   ids: { counter: number };
   config: WorldConfig;
-  docker: {
-    daemon_id: string;
-    images: Record<string, FakeImage>;
-    /** Network name → ID. */
-    networks: Record<string, string>;
-    containers: Record<string, FakeContainer>;
-    volumes: Record<string, FakeVolume>;
-  };
+  /** The default Docker daemon (the environment's one daemon). */
+  docker: FakeDaemon;
+  /**
+   * Further daemons by endpoint name (`docker.endpoints`), each with its own containers,
+   * volumes, images and networks, all reaching the one broker; absent in worlds made before
+   * sets of instances existed ({@link daemonOf}).
+   */
+  daemons?: Record<string, FakeDaemon>;
   kafka: {
     cluster_id: string;
     /** False: the broker answers nobody (host clients fail, runners exit 15). */
@@ -324,6 +324,79 @@ export interface World {
   connect?: FakeConnectCluster;
   hooks: Hook[];
   log: MutationRecord[];
+}
+
+/** One Docker daemon of the world. */
+export interface FakeDaemon {
+  daemon_id: string;
+  /** False: the daemon answers nobody (its endpoint is unreachable); absent: it answers. */
+  reachable?: boolean;
+  images: Record<string, FakeImage>;
+  /** Network name → ID. */
+  networks: Record<string, string>;
+  containers: Record<string, FakeContainer>;
+  volumes: Record<string, FakeVolume>;
+}
+
+/**
+ * The daemon named `name` (null: the default one); a programming error when the world has none
+ * of that name.
+ *
+ * @example
+ * ```ts
+ * import { daemonOf, emptyWorld } from "./world.ts";
+ * console.log(daemonOf(emptyWorld({ seed: "x" }), null).daemon_id); // ""
+ * ```
+ */
+export function daemonOf(w: World, name: string | null): FakeDaemon {
+  if (name === null) return w.docker;
+  const d = w.daemons?.[name];
+  if (!d) throw new Error(`fake: the world has no Docker daemon named ${name}`);
+  return d;
+}
+
+/**
+ * The daemon a name stands for: itself; with `orDefault`, a name the world has no daemon of is
+ * the default daemon (an endpoint a test did not add is the one daemon, as the first endpoint is
+ * the daemon single-instance models run on).
+ *
+ * @example
+ * ```ts
+ * import { emptyWorld, resolveDaemon } from "./world.ts";
+ * console.log(resolveDaemon(emptyWorld({ seed: "x" }), "east", true)); // null
+ * ```
+ */
+export function resolveDaemon(w: World, name: string | null, orDefault: boolean): string | null {
+  return name !== null && orDefault && !w.daemons?.[name] ? null : name;
+}
+
+/**
+ * The world as seen from daemon `name`: the same world (every part shared, so changes persist)
+ * with that daemon as its `docker`. Every fake Docker call and every simulated process works on
+ * such a view, so a container's files, volumes and image are its own daemon's.
+ *
+ * @example
+ * ```ts
+ * import { emptyWorld, onDaemon } from "./world.ts";
+ * const w = emptyWorld({ seed: "x" });
+ * console.log(onDaemon(w, null).docker === w.docker); // true
+ * ```
+ */
+export function onDaemon(w: World, name: string | null): World {
+  return name === null ? w : { ...w, docker: daemonOf(w, name) };
+}
+
+/**
+ * Every daemon's name (null: the default one), the default first, then by name.
+ *
+ * @example
+ * ```ts
+ * import { daemonNames, emptyWorld } from "./world.ts";
+ * console.log(daemonNames(emptyWorld({ seed: "x" }))); // [null]
+ * ```
+ */
+export function daemonNames(w: World): Array<string | null> {
+  return [null, ...Object.keys(w.daemons ?? {}).sort()];
 }
 
 /** What a new world starts with. */
