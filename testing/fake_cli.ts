@@ -170,6 +170,8 @@ export async function fakeCliMain(argv: string[]): Promise<number> {
   try {
     return await runCli(args, {
       docker: world.docker,
+      // a docker.endpoints daemon is the world's daemon of that name (control.addDaemon)
+      dockerEndpoint: (name) => world.endpoint(name).docker,
       kafka,
       // a declared Connect cluster is the world's, reached at the manifest's rest_host
       connect: (cluster) => world.connect(cluster.restHost),

@@ -269,6 +269,16 @@ function renderStatus(s: ProjectStatus): string {
       }  group=${r.group}/${r.members}  lag=${r.lag}`,
       ...(r.stop ? [`     stopped: ${r.stop.summary}`] : []),
       ...(r.drift ? [`     drift: ${r.drift.summary}`] : []),
+      ...(r.instances ?? []).map((i) =>
+        `     instance ${i.instance} on ${i.endpoint ?? "the daemon"}: ${
+          i.reachable
+            ? `${i.state}  container=${i.container ?? "-"}  generation=${
+              i.generation ?? "-"
+            }  runner=${i.runner ?? "-"}`
+            : `no answer [${i.problem?.code}] ${i.problem?.message}`
+        }`
+      ),
+      ...(r.set_problem ? [`     set not ready: ${r.set_problem}`] : []),
       ...(r.unowned_partitions?.length
         ? [
           `     unowned input partitions: ${

@@ -44,6 +44,13 @@ export interface RuntimeDeps {
    */
   docker?: DockerPort;
   /**
+   * The Docker Engine of a `docker.endpoints` daemon by name (default: the real adapter on its
+   * address; the first endpoint's daemon is `docker`, the one single-instance models run on).
+   * @internal a port or test hook: its interface is not part of the versioned SDK (leave it to
+   * the real adapter, or give a test double)
+   */
+  dockerEndpoint?: (name: string) => DockerPort;
+  /**
    * The Kafka cluster (default: a client for the manifest's `kafka.bootstrap_host`).
    * @internal a port or test hook: its interface is not part of the versioned SDK (leave it to
    * the real adapter, or give a test double)

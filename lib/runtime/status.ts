@@ -30,12 +30,26 @@ import type { IntegrityReport } from "../state/store.ts";
 import type { HistoryEvent } from "../state/history.ts";
 import { type RunnerDrift, runnerDrift } from "../validation/drift.ts";
 import type { RunnerObservation } from "../validation/observation.ts";
-import { unownedPartitions } from "../validation/group_member.ts";
+import { notTheSetReady, unownedPartitions } from "../validation/group_member.ts";
 import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { SYSTEM_CLOCK } from "./deps.ts";
 import { observe, type SessionOptions } from "./session.ts";
 import { projectStoreConfig } from "./state_store.ts";
-import { type EndpointStatus, endpointStatuses } from "./endpoint_status.ts";
+import {
+  ENDPOINT_READ_BOUND_MS,
+  type EndpointStatus,
+  endpointStatuses,
+} from "./endpoint_status.ts";
+import {
+  type InstancesReading,
+  type InstanceStatus,
+  instanceStatuses,
+  setProblem,
+} from "./instances_status.ts";
+import { placeInstances } from "../project/placement.ts";
+import type { Manifest } from "../project/manifest.ts";
+import type { DockerPort } from "../providers/docker/port.ts";
+import { endpointDocker, projectDocker } from "../providers/docker/endpoint.ts";
 
 /** The status of a project: the verified state store and one row per runner model. */
 export interface ProjectStatus {
@@ -99,6 +113,19 @@ export interface ProjectStatus {
     lag: string;
     /** Exactly one running, healthy generation (see the module documentation). */
     healthy: boolean;
+    /**
+     * A model of several instances (`instances: N > 1`) only: each instance on its placed
+     * endpoint (`lib/runtime/instances_status.ts`). The fields above then describe the set:
+     * `containers` counts every instance's, `state` is `set`, `container` null, `generation`
+     * the instances' one generation (null when they differ or none runs).
+     */
+    instances?: InstanceStatus[];
+    /**
+     * A set only: why it is not ready and healthy — an instance missing, stopped or on a daemon
+     * that does not answer, or the group not being exactly its N members holding every input
+     * partition (`notTheSetReady`) — or null.
+     */
+    set_problem?: string | null;
   }>;
   /**
    * One row per `docker.endpoints` daemon (its ID, or why it did not answer), when the environment
@@ -162,9 +189,18 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
       evidence: problem.evidence,
     });
   }
-  const [obs, endpoints] = await Promise.all([
+  // each endpoint's port opened once, for its row and for the instances placed on it
+  const dockerAt = endpointPorts(m, options);
+  const [obs, endpoints, sets] = await Promise.all([
     observe({ ...options, store }),
-    m.dockerEndpoints.length > 0 ? endpointStatuses(m) : null,
+    m.dockerEndpoints.length > 0 ? endpointStatuses(m, (_, name) => dockerAt(name)) : null,
+    Promise.all(
+      project.models.filter((x) => x.decl.instances > 1).map(async (x) => {
+        const id = applicationId(m.project, m.environment, x.name);
+        const placed = placeInstances(x.decl.instances, m.placement) ?? [];
+        return [id, await instanceStatuses(id, placed, dockerAt)] as const;
+      }),
+    ).then((read) => new Map(read)),
   ]);
   // the history, read-only (verified above): what sluice recorded of its own starts
   const history = (await store.load()).history.events;
@@ -181,6 +217,7 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
         modelOf.get(r.target.applicationId) ?? r.target.applicationId,
         integrity.pending?.operation_id ?? null,
         history,
+        sets.get(r.target.applicationId),
       )
     ),
     ...(endpoints ? { endpoints } : {}),
@@ -208,12 +245,11 @@ export function modelStatus(
   model: string,
   pendingId: string | null = null,
   history: readonly HistoryEvent[] = [],
+  set?: InstancesReading,
 ): ModelStatus {
+  if (set) return setStatus(r, model, set, pendingId);
   const c = r.containers;
-  const lag = r.kafka.ranges.reduce((sum, p) => {
-    const committed = r.kafka.committed[String(p.partition)];
-    return sum + (committed === undefined ? 0n : BigInt(p.latest) - BigInt(committed));
-  }, 0n);
+  const lag = lagOf(r);
   const healthy = c.length === 1 && c[0].running && c[0].plan.matchesLabel &&
     c[0].environment.ok && c[0].execution.ok && c[0].runnerStatus?.state === "RUNNING" &&
     r.kafka.group.members.length === 1;
@@ -236,6 +272,80 @@ export function modelStatus(
     unowned_partitions: unownedPartitions(r.kafka.group.members, r.kafka.input),
     lag: lag.toString(),
     healthy: healthy && drift === null,
+  };
+}
+
+/** A set's row: its instances, its group and its lag. */
+function setStatus(
+  r: RunnerObservation,
+  model: string,
+  set: InstancesReading,
+  pendingId: string | null,
+): ModelStatus {
+  const { rows, statuses } = set;
+  const generations = [...new Set(rows.map((x) => x.generation).filter((g) => g !== null))];
+  const generation = generations.length === 1 ? generations[0] : null;
+  const members = r.kafka.group.members;
+  const problem = setProblem(
+    rows,
+    generation === null
+      ? "no generation runs"
+      : notTheSetReady(members, statuses, generation, r.kafka.input),
+  );
+  const candidate = r.containers.some((x) =>
+    pendingId !== null && x.labels.operationId === pendingId
+  );
+  return {
+    model,
+    application_id: r.target.applicationId,
+    candidate_of: candidate ? pendingId : null,
+    containers: rows.reduce((n, x) => n + x.containers, 0),
+    state: "set",
+    container: null,
+    generation,
+    stop: null,
+    drift: null,
+    group: r.kafka.group.state,
+    members: members.length,
+    unowned_partitions: unownedPartitions(members, r.kafka.input),
+    lag: lagOf(r).toString(),
+    healthy: problem === null,
+    instances: rows,
+    set_problem: problem,
+  };
+}
+
+/** Records the committed offsets are behind the input's latest offsets. */
+function lagOf(r: RunnerObservation): bigint {
+  return r.kafka.ranges.reduce((sum, p) => {
+    const committed = r.kafka.committed[String(p.partition)];
+    return sum + (committed === undefined ? 0n : BigInt(p.latest) - BigInt(committed));
+  }, 0n);
+}
+
+/**
+ * The Docker port of each endpoint `status` reads, opened once each: an endpoint is always
+ * opened by its name (`docker.endpoints.NAME`), each call bounded as `status` bounds every
+ * endpoint's read (or the given `dockerEndpoint` test port); null, the environment's one
+ * daemon, is the session's.
+ */
+function endpointPorts(
+  m: Manifest,
+  options: SessionOptions,
+): (endpoint: string | null) => Promise<DockerPort> {
+  const opened = new Map<string | null, Promise<DockerPort>>();
+  const open = (endpoint: string | null): Promise<DockerPort> => {
+    if (endpoint === null) {
+      return options.docker ? Promise.resolve(options.docker) : projectDocker(m);
+    }
+    const given = options.dockerEndpoint?.(endpoint);
+    return given
+      ? Promise.resolve(given)
+      : endpointDocker(m, endpoint, { callBoundMs: ENDPOINT_READ_BOUND_MS });
+  };
+  return (endpoint) => {
+    if (!opened.has(endpoint)) opened.set(endpoint, open(endpoint));
+    return opened.get(endpoint)!;
   };
 }
 

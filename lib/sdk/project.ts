@@ -590,6 +590,8 @@ class ProjectHandle implements SluiceProject {
       signal: o.signal,
       // a given Connect port (RuntimeDeps.connect); absent, each cluster's REST adapter
       connect: o.connect,
+      // a given docker.endpoints port (RuntimeDeps.dockerEndpoint); absent, each by its address
+      dockerEndpoint: o.dockerEndpoint,
       logger: o.logger ?? SILENT_LOGGER,
       // the ports for the project as it is now (a stale one remade, or refused when given)
       ...(await this.#ports.current()),

@@ -21,6 +21,8 @@ const world = openFakeWorld(path);
 const kafka = world.kafka(world.env.bootstrapHost);
 const status = await runCli(Deno.args, {
   docker: world.docker,
+  // a docker.endpoints daemon is the world's daemon of that name (control.addDaemon)
+  dockerEndpoint: (name) => world.endpoint(name).docker,
   kafka,
   clock: world.clock,
   uuids: world.ids,

@@ -1,0 +1,133 @@
+// status of a model run as a set of instances over two daemons (issue 31), on a file-backed fake
+// world with a second daemon: each instance is read on its own endpoint, so status names the one
+// that is missing, stopped or on a daemon that does not answer, and a set is healthy only as N
+// running instances of one generation that are the group's N members holding every partition.
+// No journey creates a set yet: instance 1 is created here by hand, as the set journeys will.
+import assert from "node:assert/strict";
+import type { ContainerSpec } from "../providers/docker/port.ts";
+import { fakeProject } from "../../testing/ways/fake_project.ts";
+import { order } from "../../testing/ways/replacement_fixture.ts";
+import { apply, plan } from "./session.ts";
+import { projectStatus } from "./status.ts";
+import {
+  instanceContainerName,
+  instanceLabels,
+  instanceVolumeName,
+  LABEL,
+  RUNNER_PATHS,
+} from "./labels.ts";
+
+const ENDPOINTS = `docker:
+  endpoints:
+    east: { endpoint: "unix:///var/run/docker.sock" }
+    west: { endpoint: "unix:///run/sluice-west/docker.sock" }
+`;
+
+Deno.test("status of a set over two daemons: each instance on its endpoint, degraded precisely, healthy as N members holding every partition", async () => {
+  await using f = await fakeProject("set-status");
+  const created = await plan({ dir: f.p.dir, ...f.deps });
+  const c = await apply({
+    dir: f.p.dir,
+    plan: created.plan,
+    planSha256: created.sha256,
+    ...f.deps,
+  });
+  const app = c.runners[0].application_id;
+  f.world.control.produce(f.p.inputTopic, [order("a1", 150), order("a2", 250), order("a3", 50)]);
+  f.world.control.addDaemon("west");
+  const west = f.world.endpoint("west");
+  await f.p.editManifest((t) =>
+    t.replace(
+      "    sql: models/eligible_orders.sql\n",
+      "    sql: models/eligible_orders.sql\n    instances: 2\n",
+    ) +
+    ENDPOINTS
+  );
+  // east is the world's default daemon (the one instance 0 was created on), west the added one
+  const dockerEndpoint = (name: string) => f.world.endpoint(name).docker;
+  const status = async () => {
+    const s = await projectStatus({
+      dir: f.p.dir,
+      ...f.deps,
+      dockerEndpoint,
+    });
+    assert.equal(s.models.length, 1);
+    return s.models[0];
+  };
+
+  // instance 0 is the runner that was there; instance 1 has no container on west yet
+  let m = await status();
+  assert.equal(m.state, "set");
+  assert.deepEqual(
+    m.instances!.map((i) => [i.instance, i.endpoint, i.reachable, i.state, i.runner]),
+    [[0, "east", true, "running", "RUNNING"], [1, "west", true, "absent", null]],
+  );
+  assert.equal(m.set_problem, "instance 1 on west: no container");
+  assert.equal(m.healthy, false);
+
+  // instance 1 created on west as instance 0 is on east, with its own volume and name
+  const zero = (await f.deps.docker.inspectContainer(app))!;
+  const plan0 = zero.mounts.find((x) => x.destination === RUNNER_PATHS.plan)!;
+  const spec: ContainerSpec = {
+    name: instanceContainerName(app, 1),
+    image: zero.imageId,
+    labels: { ...zero.labels, ...instanceLabels(1) },
+    env: zero.env,
+    network: zero.networkMode,
+    planHostPath: plan0.source,
+    planContainerPath: RUNNER_PATHS.plan,
+    volume: instanceVolumeName(app, 1),
+    volumeContainerPath: RUNNER_PATHS.volume,
+    memoryBytes: zero.memory,
+    stopTimeoutSeconds: zero.stopTimeout ?? 30,
+  };
+  await west.docker.createVolume(spec.volume, { [LABEL.applicationId]: app });
+  const id1 = await west.docker.createContainer(spec);
+  await west.docker.startContainer(id1);
+  m = await status();
+  assert.deepEqual(
+    m.instances!.map((i) => [i.instance, i.state, i.container, i.generation, i.runner]),
+    [
+      [0, "running", app, zero.labels[LABEL.generation], "RUNNING"],
+      [1, "running", spec.name, zero.labels[LABEL.generation], "RUNNING"],
+    ],
+  );
+  assert.equal(m.members, 2);
+  assert.deepEqual(m.unowned_partitions, []);
+  assert.equal(m.generation, zero.labels[LABEL.generation]);
+  assert.equal(m.set_problem, null);
+  assert.equal(m.healthy, true);
+
+  // west stops answering: instance 1 is unknown, named with the endpoint's problem
+  f.world.control.setDaemonReachable("west", false);
+  m = await status();
+  assert.deepEqual(
+    m.instances!.map((i) => [i.instance, i.reachable, i.state, i.problem?.code ?? null]),
+    [[0, true, "running", null], [1, false, "unknown", "ENV_DOCKER_UNREACHABLE"]],
+  );
+  assert.match(m.set_problem!, /^instance 1 on west: its daemon does not answer/);
+  assert.equal(m.healthy, false);
+  // its runner goes on without its daemon's API: still one of the group's two members
+  assert.equal(m.members, 2);
+
+  // back, and instance 1 killed: it is named as exited; the group falls to one member
+  f.world.control.setDaemonReachable("west", true);
+  west.control.killContainer(spec.name);
+  f.world.control.advanceClock(60_000);
+  m = await status();
+  assert.deepEqual(m.instances!.map((i) => i.state), ["running", "exited"]);
+  assert.equal(m.set_problem, "instance 1 on west: exited");
+  assert.equal(m.members, 1);
+
+  // the CLI says the same, one line per instance
+  const out = await f.cli(["status", "--health", "--project", f.p.dir]);
+  assert.equal(out.code, 4, out.stdout + out.stderr);
+  assert.match(out.stderr, /BLOCKED_UNHEALTHY.*1 model/);
+  assert.match(
+    out.stdout,
+    /^ok {3}endpoint west {2}unix:\/\/\/run\/sluice-west\/docker.sock {2}daemon /m,
+  );
+  assert.match(out.stdout, /instance 0 on east: running {2}container=/);
+  assert.match(out.stdout, /instance 1 on west: exited/);
+  assert.match(out.stdout, /set not ready: instance 1 on west: exited/);
+});
