@@ -3,8 +3,7 @@
 // process: plan and status report the move per partition, restart refuses it, and
 // `sluice acknowledge-drift` accepts it on the record; a later move is drift again.
 import assert from "node:assert/strict";
-import { apply, plan } from "./session.ts";
-import { fakeProject } from "../../testing/ways/fake_project.ts";
+import { createdStarter } from "../../testing/ways/fake_project.ts";
 import { order } from "../../testing/ways/replacement_fixture.ts";
 
 const MODEL = "eligible_orders";
@@ -14,15 +13,8 @@ type Drift = { kind: string; evidence: string; partitions: Moved[] } | null;
 type Blocked = { code: string; evidence?: { blockers?: Array<{ code: string }> } };
 
 Deno.test("offsets moved while the runner was stopped: drift in plan and status, refused by restart, accepted by acknowledge-drift", async () => {
-  await using f = await fakeProject("drift-offsets");
-  const created = await plan({ dir: f.p.dir, ...f.deps });
-  const c = await apply({
-    dir: f.p.dir,
-    plan: created.plan,
-    planSha256: created.sha256,
-    ...f.deps,
-  });
-  const appId = c.runners[0].application_id;
+  await using f = await createdStarter("drift-offsets");
+  const appId = f.applicationId;
   const name = `sluice-${appId.replace(/^sluice-/, "")}`;
   const project = ["--project", f.p.dir];
   f.world.control.produce(f.p.inputTopic, [order("a1", 150), order("a2", 200), order("a3", 300)]);
@@ -131,15 +123,8 @@ Deno.test("offsets moved while the runner was stopped: drift in plan and status,
 });
 
 Deno.test("a hand start acknowledged is no longer drift; the next hand start is", async () => {
-  await using f = await fakeProject("drift-ack-start");
-  const created = await plan({ dir: f.p.dir, ...f.deps });
-  const c = await apply({
-    dir: f.p.dir,
-    plan: created.plan,
-    planSha256: created.sha256,
-    ...f.deps,
-  });
-  const name = `sluice-${c.runners[0].application_id.replace(/^sluice-/, "")}`;
+  await using f = await createdStarter("drift-ack-start");
+  const name = `sluice-${f.applicationId.replace(/^sluice-/, "")}`;
   const project = ["--project", f.p.dir];
   await f.deps.docker.signalTerm(name);
   await f.deps.docker.startContainer(name);

@@ -2,17 +2,14 @@
 // (lib/protocol/day_two.ts DAY_TWO_TABLE), in process on a fake world: a skip-record crosses
 // every row, the restart it ends with its last two.
 import assert from "node:assert/strict";
-import { apply, plan } from "./session.ts";
 import { skipRecord } from "./skip_record.ts";
 import { onCrossing } from "../fault/site.ts";
 import { dayTwoSites } from "../protocol/day_two.ts";
-import { fakeProject } from "../../testing/ways/fake_project.ts";
+import { createdStarter } from "../../testing/ways/fake_project.ts";
 import { order } from "../../testing/ways/replacement_fixture.ts";
 
 Deno.test("skip-record crosses the day-two rows in table order, each before and after", async () => {
-  await using f = await fakeProject("day-two-order");
-  const created = await plan({ dir: f.p.dir, ...f.deps });
-  await apply({ dir: f.p.dir, plan: created.plan, planSha256: created.sha256, ...f.deps });
+  await using f = await createdStarter("day-two-order");
   f.world.control.produce(f.p.inputTopic, [order("a1", 150)]);
   f.world.control.produce(f.p.inputTopic, [{
     key: "bad",

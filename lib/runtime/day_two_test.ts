@@ -3,24 +3,16 @@
 // its logs whatever its container's name, state show in the project directory, a blocked plan
 // never written, and a completed plan applied again naming its operation.
 import assert from "node:assert/strict";
-import { apply, plan } from "./session.ts";
-import { fakeProject } from "../../testing/ways/fake_project.ts";
+import { createdStarter } from "../../testing/ways/fake_project.ts";
 import { order, reviewedReplacement } from "../../testing/ways/replacement_fixture.ts";
 
 const MODEL = "eligible_orders";
 
 /** The starter created and running on a fake world, with three records processed. */
 async function runningStarter(seed: string) {
-  const f = await fakeProject(seed);
-  const created = await plan({ dir: f.p.dir, ...f.deps });
-  const c = await apply({
-    dir: f.p.dir,
-    plan: created.plan,
-    planSha256: created.sha256,
-    ...f.deps,
-  });
+  const f = await createdStarter(seed);
   f.world.control.produce(f.p.inputTopic, [order("a1", 150), order("a2", 250), order("a3", 50)]);
-  return Object.assign(f, { applicationId: c.runners[0].application_id });
+  return f;
 }
 
 type StatusRow = {

@@ -2,8 +2,7 @@
 // started again by hand after a stop is reported by status and plan with what changed (never a
 // no-op), and is resolved explicitly: stopped, then brought back by `sluice restart` (recorded).
 import assert from "node:assert/strict";
-import { apply, plan } from "./session.ts";
-import { fakeProject } from "../../testing/ways/fake_project.ts";
+import { createdStarter } from "../../testing/ways/fake_project.ts";
 import { order } from "../../testing/ways/replacement_fixture.ts";
 
 const MODEL = "eligible_orders";
@@ -14,15 +13,8 @@ type Row = {
 };
 
 Deno.test("a runner started again by hand is drift in status and plan until it is stopped and restarted through sluice", async () => {
-  await using f = await fakeProject("drift-start");
-  const created = await plan({ dir: f.p.dir, ...f.deps });
-  const c = await apply({
-    dir: f.p.dir,
-    plan: created.plan,
-    planSha256: created.sha256,
-    ...f.deps,
-  });
-  const name = `sluice-${c.runners[0].application_id.replace(/^sluice-/, "")}`;
+  await using f = await createdStarter("drift-start");
+  const name = `sluice-${f.applicationId.replace(/^sluice-/, "")}`;
   f.world.control.produce(f.p.inputTopic, [order("a1", 150)]);
   const row = async () =>
     ((await f.cli(["-o", "json", "status", "--project", f.p.dir])).json().data!

@@ -5,9 +5,8 @@
 // No journey creates a set yet: instance 1 is created here by hand, as the set journeys will.
 import assert from "node:assert/strict";
 import type { ContainerSpec } from "../providers/docker/port.ts";
-import { fakeProject } from "../../testing/ways/fake_project.ts";
+import { createdStarter } from "../../testing/ways/fake_project.ts";
 import { order } from "../../testing/ways/replacement_fixture.ts";
-import { apply, plan } from "./session.ts";
 import { projectStatus } from "./status.ts";
 import {
   instanceContainerName,
@@ -24,15 +23,8 @@ const ENDPOINTS = `docker:
 `;
 
 Deno.test("status of a set over two daemons: each instance on its endpoint, degraded precisely, healthy as N members holding every partition", async () => {
-  await using f = await fakeProject("set-status");
-  const created = await plan({ dir: f.p.dir, ...f.deps });
-  const c = await apply({
-    dir: f.p.dir,
-    plan: created.plan,
-    planSha256: created.sha256,
-    ...f.deps,
-  });
-  const app = c.runners[0].application_id;
+  await using f = await createdStarter("set-status");
+  const app = f.applicationId;
   f.world.control.produce(f.p.inputTopic, [order("a1", 150), order("a2", 250), order("a3", 50)]);
   f.world.control.addDaemon("west");
   const west = f.world.endpoint("west");

@@ -3,8 +3,7 @@
 // back as the same generation, recorded in the audit first; running it again is a no-op; each
 // rule blocks with its own code and changes nothing.
 import assert from "node:assert/strict";
-import { apply, plan } from "./session.ts";
-import { fakeProject } from "../../testing/ways/fake_project.ts";
+import { createdStarter } from "../../testing/ways/fake_project.ts";
 import { order } from "../../testing/ways/replacement_fixture.ts";
 import { historyEvents, readState } from "../../testing/sweep/reads.ts";
 
@@ -12,16 +11,9 @@ const MODEL = "eligible_orders";
 const REASON = "stopped during the host's maintenance";
 
 async function runningStarter(seed: string) {
-  const f = await fakeProject(seed);
-  const created = await plan({ dir: f.p.dir, ...f.deps });
-  const c = await apply({
-    dir: f.p.dir,
-    plan: created.plan,
-    planSha256: created.sha256,
-    ...f.deps,
-  });
+  const f = await createdStarter(seed);
   f.world.control.produce(f.p.inputTopic, [order("a1", 150), order("a2", 250), order("a3", 50)]);
-  const applicationId = c.runners[0].application_id;
+  const applicationId = f.applicationId;
   const name = `sluice-${applicationId.replace(/^sluice-/, "")}`;
   const events = async () =>
     historyEvents(

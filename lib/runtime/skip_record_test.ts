@@ -3,8 +3,7 @@
 // first, exactly that partition moved by exactly one, the runner started again; each rule blocks
 // with its own code and changes nothing.
 import assert from "node:assert/strict";
-import { apply, plan } from "./session.ts";
-import { fakeProject } from "../../testing/ways/fake_project.ts";
+import { createdStarter } from "../../testing/ways/fake_project.ts";
 import { order } from "../../testing/ways/replacement_fixture.ts";
 import { historyEvents, readState } from "../../testing/sweep/reads.ts";
 
@@ -12,15 +11,8 @@ const MODEL = "eligible_orders";
 const REASON = "a test order with a text amount";
 
 async function stoppedOnBadRecord(seed: string) {
-  const f = await fakeProject(seed);
-  const created = await plan({ dir: f.p.dir, ...f.deps });
-  const c = await apply({
-    dir: f.p.dir,
-    plan: created.plan,
-    planSha256: created.sha256,
-    ...f.deps,
-  });
-  const applicationId = c.runners[0].application_id;
+  const f = await createdStarter(seed);
+  const applicationId = f.applicationId;
   const name = `sluice-${applicationId.replace(/^sluice-/, "")}`;
   f.world.control.produce(f.p.inputTopic, [order("a1", 150), order("a2", 250)]);
   const secret = "do-not-print-5500";

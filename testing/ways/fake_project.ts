@@ -25,6 +25,7 @@ import type { DockerPort } from "../../lib/providers/docker/port.ts";
 import type { AclBinding, KafkaPort } from "../../lib/providers/kafka/port.ts";
 import type { Clock, UuidSource } from "../../lib/runtime/deps.ts";
 import { createFakeWorld, type FakeWorld } from "../fakes/fake_world.ts";
+import { apply, plan } from "../../lib/runtime/session.ts";
 
 /** One CLI run. */
 export interface CliRun {
@@ -195,4 +196,28 @@ export async function fakeProject(
       await Deno.remove(dir, { recursive: true });
     },
   };
+}
+
+/**
+ * A fake project whose starter is created (planned and applied through the SDK's journeys): its
+ * one runner running, nothing produced yet, its application ID at hand.
+ */
+export async function createdStarter(
+  seed: string,
+  options: FakeProjectOptions = {},
+): Promise<FakeProject & { applicationId: string }> {
+  const f = await fakeProject(seed, options);
+  try {
+    const created = await plan({ dir: f.p.dir, ...f.deps });
+    const c = await apply({
+      dir: f.p.dir,
+      plan: created.plan,
+      planSha256: created.sha256,
+      ...f.deps,
+    });
+    return Object.assign(f, { applicationId: c.runners[0].application_id });
+  } catch (error) {
+    await f[Symbol.asyncDispose]();
+    throw error;
+  }
 }
