@@ -1,20 +1,27 @@
 // test-needs: docker
 // Needs: root, the machine's dockerd and a private daemon of its own (harness/two_daemons.ts,
-// harness/dockerd.ts), the locally built broker image (copied into the private daemon). Its
-// broker is its own, on the private daemon; the shared environment is not used.
+// harness/dockerd.ts), the locally built broker and runner images (copied into the private
+// daemon). Its broker is its own, on the private daemon; the shared environment is not used.
 // What a job spread over two daemons relies on: a container of either daemon, attached to the
 // network of the one shared name, does real Kafka metadata round trips against the one
-// bootstrap address, and both reach the same broker.
+// bootstrap address, and both reach the same broker; and `status` reads a set of two instances
+// (issue 31), one on each daemon, as two real runners of one group (instance 1 made by hand, as
+// the set journeys will make it: no journey creates a set yet).
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { dockerCli } from "../harness/docker.ts";
 import { sh } from "../harness/dockerd.ts";
 import { RUN_LABEL } from "../harness/env.ts";
 import { KAFKA_IMAGE } from "../harness/images.ts";
-import { describeCluster } from "../harness/kafka.ts";
+import { describeCluster, withAdmin } from "../harness/kafka.ts";
 import { startTwoDaemons, stopTwoDaemons, type TwoDaemons } from "../harness/two_daemons.ts";
 import { openProject } from "../mod.ts";
 import { tempStarter } from "../lib/project/_test_project.ts";
+import { loadProject } from "../lib/project/load.ts";
+import { endpointDocker } from "../lib/providers/docker/endpoint.ts";
+import { LABEL, RUNNER_PATHS } from "../lib/runtime/labels.ts";
+import { instanceSpecLike } from "../testing/set_instance.ts";
+import { runnerImageId, starterProject } from "../harness/project.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -82,7 +89,9 @@ Deno.test(
   "two daemons, one broker: a container on either daemon's network of the shared name reaches it at the one bootstrap address",
   opts,
   async (t) => {
-    const two = await startTwoDaemons();
+    // the runner image goes to the private daemon too: a set's instance 1 runs there
+    const image = await runnerImageId();
+    const two = await startTwoDaemons({ images: [image] });
     try {
       const { machine, private: priv } = two.hosts;
       const hex = randomBytes(3).toString("hex");
@@ -227,6 +236,91 @@ Deno.test(
           }
           // and it answers again once it runs
           assert.equal(await daemonId(priv), ids.spare);
+        },
+      );
+
+      await t.step(
+        "a set of two instances over both daemons: status reads each on its endpoint, and two real runners are one group holding every partition",
+        async () => {
+          const p = await starterProject(two, { image });
+          const endpoints = `docker:\n  endpoints:\n    machine: { endpoint: "${machine}" }\n` +
+            `    spare: { endpoint: "${priv}" }\n`;
+          await p.editManifest((text) => text + endpoints);
+          const pid = Number((await Deno.readTextFile(two.daemon.pidfile)).trim());
+          try {
+            // instance 0 is the single runner the create journey makes on the first endpoint
+            {
+              await using project = await openProject({ dir: p.dir, extraLabels: two.labels });
+              const created = await project.apply();
+              assert.equal(created.kind, "change");
+            }
+            const app = `sluice-${p.name}-eligible_orders`;
+            await p.editManifest((text) =>
+              text.replace(
+                "    sql: models/eligible_orders.sql\n",
+                "    sql: models/eligible_orders.sql\n    instances: 2\n",
+              )
+            );
+            // instance 1 as the set journeys will make it: its own name and volume, on spare
+            const { manifest } = await loadProject(p.dir);
+            const onMachine = await endpointDocker(manifest, "machine");
+            const onSpare = await endpointDocker(manifest, "spare");
+            const spec = instanceSpecLike((await onMachine.inspectContainer(app))!, app, 1);
+            await onSpare.createVolume(spec.volume, { [LABEL.applicationId]: app });
+            const id1 = await onSpare.createContainer(spec);
+            await onSpare.writeContainerFile(
+              id1,
+              RUNNER_PATHS.instanceFile,
+              new TextEncoder().encode(`${crypto.randomUUID()}\n`),
+            );
+            await onSpare.startContainer(id1);
+
+            await using project = await openProject({ dir: p.dir });
+            // Kafka Streams rebalances as the second member joins: wait (bounded) for the set
+            const deadline = Date.now() + 300_000;
+            let m = (await project.status()).models[0];
+            while (!m.healthy && Date.now() < deadline) {
+              await new Promise((r) => setTimeout(r, 2_000));
+              m = (await project.status()).models[0];
+            }
+            assert.equal(m.set_problem, null, JSON.stringify(m));
+            assert.equal(m.healthy, true);
+            assert.deepEqual(
+              m.instances!.map((i) => [i.instance, i.endpoint, i.state, i.container, i.runner]),
+              [
+                [0, "machine", "running", app, "RUNNING"],
+                [1, "spare", "running", spec.name, "RUNNING"],
+              ],
+            );
+            assert.equal(m.members, 2);
+            assert.deepEqual(m.unowned_partitions, []);
+            // read by the harness's own admin client: two members, each holding part of the input
+            const held = await withAdmin(two.bootstrapHost, async (admin) => {
+              const g = (await admin.describeGroups({ groups: [app] })).get(app)!;
+              return [...g.members.values()].map((x) =>
+                [...(x.assignments?.values() ?? [])]
+                  .filter((a) => a.topic === p.inputTopic)
+                  .flatMap((a) => [...a.partitions])
+                  .sort()
+              );
+            });
+            assert.equal(held.length, 2);
+            assert.ok(held.every((h) => h.length > 0), JSON.stringify(held));
+            assert.deepEqual(held.flat().sort(), [0, 1, 2]);
+
+            // spare stops answering: instance 1 is named with its endpoint's problem
+            Deno.kill(pid, "SIGSTOP");
+            const down = (await project.status()).models[0];
+            assert.deepEqual(
+              down.instances!.map((i) => [i.instance, i.reachable, i.problem?.code ?? null]),
+              [[0, true, null], [1, false, "ENV_DOCKER_UNREACHABLE"]],
+            );
+            assert.match(down.set_problem!, /^instance 1 on spare: its daemon does not answer/);
+            assert.equal(down.healthy, false);
+          } finally {
+            Deno.kill(pid, "SIGCONT");
+            await Deno.remove(p.dir, { recursive: true });
+          }
         },
       );
     } finally {

@@ -4,17 +4,11 @@
 // running instances of one generation that are the group's N members holding every partition.
 // No journey creates a set yet: instance 1 is created here by hand, as the set journeys will.
 import assert from "node:assert/strict";
-import type { ContainerSpec } from "../providers/docker/port.ts";
 import { createdStarter } from "../../testing/ways/fake_project.ts";
+import { instanceSpecLike } from "../../testing/set_instance.ts";
 import { order } from "../../testing/ways/replacement_fixture.ts";
 import { projectStatus } from "./status.ts";
-import {
-  instanceContainerName,
-  instanceLabels,
-  instanceVolumeName,
-  LABEL,
-  RUNNER_PATHS,
-} from "./labels.ts";
+import { LABEL } from "./labels.ts";
 
 const ENDPOINTS = `docker:
   endpoints:
@@ -59,20 +53,7 @@ Deno.test("status of a set over two daemons: each instance on its endpoint, degr
 
   // instance 1 created on west as instance 0 is on east, with its own volume and name
   const zero = (await f.deps.docker.inspectContainer(app))!;
-  const plan0 = zero.mounts.find((x) => x.destination === RUNNER_PATHS.plan)!;
-  const spec: ContainerSpec = {
-    name: instanceContainerName(app, 1),
-    image: zero.imageId,
-    labels: { ...zero.labels, ...instanceLabels(1) },
-    env: zero.env,
-    network: zero.networkMode,
-    planHostPath: plan0.source,
-    planContainerPath: RUNNER_PATHS.plan,
-    volume: instanceVolumeName(app, 1),
-    volumeContainerPath: RUNNER_PATHS.volume,
-    memoryBytes: zero.memory,
-    stopTimeoutSeconds: zero.stopTimeout ?? 30,
-  };
+  const spec = instanceSpecLike(zero, app, 1);
   await west.docker.createVolume(spec.volume, { [LABEL.applicationId]: app });
   const id1 = await west.docker.createContainer(spec);
   await west.docker.startContainer(id1);
