@@ -44,8 +44,9 @@ export interface RuntimeDeps {
    */
   docker?: DockerPort;
   /**
-   * The Docker Engine of a `docker.endpoints` daemon by name (default: the real adapter on its
-   * address; the first endpoint's daemon is `docker`, the one single-instance models run on).
+   * The Docker Engine of a `docker.endpoints` daemon, by name (default: the real adapter on its
+   * address). `status` reads every endpoint through it, the first one included (the daemon
+   * single-instance models run on, which the journeys reach as `docker`).
    * @internal a port or test hook: its interface is not part of the versioned SDK (leave it to
    * the real adapter, or give a test double)
    */
