@@ -25,6 +25,7 @@ import type { DockerPort } from "../../lib/providers/docker/port.ts";
 import type { AclBinding, KafkaPort } from "../../lib/providers/kafka/port.ts";
 import type { Clock, UuidSource } from "../../lib/runtime/deps.ts";
 import { createFakeWorld, type FakeWorld } from "../fakes/fake_world.ts";
+import type { WorldConfig } from "../fakes/world.ts";
 import { apply, plan } from "../../lib/runtime/session.ts";
 
 /** One CLI run. */
@@ -71,6 +72,8 @@ export interface FakeProjectOptions {
    * variables named here (the test gives their values).
    */
   security?: { adminPasswordEnv: string; runnerPasswordEnv: string };
+  /** The world's configuration (world-time delays of the simulated runners). */
+  config?: Partial<WorldConfig>;
 }
 
 /** The runner principal of a project made with {@link FakeProjectOptions.security}. */
@@ -154,7 +157,7 @@ export async function fakeProject(
 ): Promise<FakeProject> {
   const dir = await Deno.makeTempDir({ prefix: "sluice-ways-" });
   const path = `${dir}/world.json`;
-  const world = createFakeWorld({ seed, path, clock: options.clock });
+  const world = createFakeWorld({ seed, path, clock: options.clock, config: options.config });
   const p = await starterOnWorld(world);
   if (options.security) {
     const block = securityYaml(options.security);
