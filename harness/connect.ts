@@ -44,7 +44,7 @@ import {
 } from "npm:@platformatic/kafka@2.12.1";
 import { docker } from "./docker.ts";
 import { CONNECT_IMAGE } from "./images.ts";
-import { withAdmin } from "./kafka.ts";
+import { type AclCreation, createAclsVisible } from "./kafka.ts";
 import { logTail } from "./log_tail.ts";
 import { makeTestPki } from "./tls_certs.ts";
 
@@ -524,8 +524,5 @@ export async function grantAcls(
     operation: operations[b.operation],
     permissionType: AclPermissionTypes.ALLOW,
   }));
-  await withAdmin(bootstrap, (admin) =>
-    admin.createAcls({
-      creations: creations as Parameters<typeof admin.createAcls>[0]["creations"],
-    }));
+  await createAclsVisible(bootstrap, creations as AclCreation[]);
 }

@@ -14,11 +14,15 @@
  * @module
  */
 import {
+  AclOperations,
+  AclPermissionTypes,
   Admin,
   Consumer,
   FetchIsolationLevels,
   MessagesStreamModes,
   Producer,
+  ResourcePatternTypes,
+  ResourceTypes,
   stringDeserializers,
   stringSerializers,
 } from "npm:@platformatic/kafka@2.12.1";
@@ -43,6 +47,61 @@ export async function withAdmin<T>(
   } finally {
     await admin.close();
   }
+}
+
+/** One ACL binding to create (the admin client's creation shape). */
+export type AclCreation = Parameters<Admin["createAcls"]>[0]["creations"][number];
+
+/**
+ * Create ACL bindings and return once the broker lists every one of them. The broker applies
+ * the controller's ACL records to its authorizer after CreateAcls answers, so a DescribeAcls (or
+ * an authorization) right after it can miss them: a secured rejection case's plan once found no
+ * ACL of its runner principal (BLOCKED_RUNNER_PERMISSION) right after its grant. Bounded: past
+ * 60 s it throws naming what is still missing.
+ */
+export async function createAclsVisible(
+  bootstrap: string,
+  creations: AclCreation[],
+): Promise<void> {
+  const key = (b: {
+    resourceType: number;
+    resourceName: string;
+    resourcePatternType: number;
+    principal: string;
+    operation: number;
+  }) =>
+    `${b.principal} ${b.resourceType}:${b.resourcePatternType}:${b.resourceName} ${b.operation}`;
+  await withAdmin(bootstrap, async (admin) => {
+    await admin.createAcls({ creations });
+    const deadline = Date.now() + 60_000;
+    while (true) {
+      const listed = new Set<string>();
+      for (const principal of new Set(creations.map((c) => c.principal))) {
+        const resources = await admin.describeAcls({
+          filter: {
+            resourceType: ResourceTypes.ANY,
+            resourceName: null,
+            resourcePatternType: ResourcePatternTypes.ANY,
+            principal,
+            host: null,
+            operation: AclOperations.ANY,
+            permissionType: AclPermissionTypes.ANY,
+          },
+        });
+        for (const r of resources) {
+          for (const a of r.acls) listed.add(key({ ...r, ...a }));
+        }
+      }
+      const missing = creations.map(key).filter((k) => !listed.has(k));
+      if (missing.length === 0) return;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `ACLs created but not listed by the broker after 60 s: ${missing.join("; ")}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
 }
 
 /** Create a topic and return its topic ID (base64url UUID). */

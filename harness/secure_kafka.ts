@@ -24,7 +24,7 @@ import {
   ResourcePatternTypes,
   ResourceTypes,
 } from "npm:@platformatic/kafka@2.12.1";
-import { withAdmin } from "./kafka.ts";
+import { type AclCreation, createAclsVisible } from "./kafka.ts";
 import { openssl, selfSignedCa, signed } from "./tls_certs.ts";
 
 /** The secured listener's users. */
@@ -298,8 +298,5 @@ export async function grantRunnerAcls(
     allow(ResourceTypes.GROUP, r.applicationId, AclOperations.READ),
     allow(ResourceTypes.TRANSACTIONAL_ID, r.applicationId, AclOperations.WRITE, true),
   ];
-  await withAdmin(bootstrap, (admin) =>
-    admin.createAcls({
-      creations: creations as Parameters<typeof admin.createAcls>[0]["creations"],
-    }));
+  await createAclsVisible(bootstrap, creations as AclCreation[]);
 }
