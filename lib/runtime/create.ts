@@ -53,7 +53,7 @@ import { isoNow, RANDOM_UUIDS, SYSTEM_CLOCK } from "./deps.ts";
 import { OperationEvents } from "./progress.ts";
 import { writeMountedPlanFile } from "./mounted_plan_file.ts";
 import { LABEL, RUNNER_ENV, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
-import { observeRunner } from "./observer.ts";
+import { observeRunner, runnerStatusOf } from "./observer.ts";
 import { runtimeActions } from "../plan/connectors.ts";
 import { providerMutation } from "./provider_mutation.ts";
 import { extraLabelsDetail, recordedExtraLabels } from "./operation_labels.ts";
@@ -343,7 +343,7 @@ async function drive(
     // until it differs from what the decision saw, or the bound passes; the decision then reads
     // everything again. Compared with the decision's own reading, not with a first read here: a
     // runner that reported RUNNING between the two would otherwise be waited on for the whole
-    // bound (seen in CI: creates of about 126 s instead of 6 to 19 s)
+    // bound (seen in CI: creates of about 126 s instead of 4 to 19 s)
     wake: async (wait, _readings, leftMs) => {
       const model = wait.runner.identity.model;
       const decided = wait.runner.obs.containers[0];
@@ -355,9 +355,9 @@ async function drive(
         const c = await ctx.docker.inspectContainer(containerId);
         if (!c) return null;
         const bytes = await ctx.docker.readContainerFile(containerId, RUNNER_PATHS.statusFile);
-        return readyView(c.state.status, parsedStatus(bytes));
+        return readyView(c.state.status, runnerStatusOf(bytes));
       };
-      const before = decided?.id === containerId
+      const before = decided.id === containerId
         ? readyView(decided.status, decided.runnerStatus)
         : await seen();
       do {
@@ -386,17 +386,6 @@ function readyView(status: string, runner: Record<string, unknown> | null): stri
     runner?.generation ?? null,
     runner?.plan_sha256 ?? null,
   ]);
-}
-
-/** A status file's bytes as an object; null when absent or not a JSON object. */
-function parsedStatus(bytes: Uint8Array | null): Record<string, unknown> | null {
-  if (bytes === null) return null;
-  try {
-    const v = JSON.parse(new TextDecoder().decode(bytes));
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : null;
-  } catch {
-    return null;
-  }
 }
 
 /** Cross the one step a decision names, at its row's site. */

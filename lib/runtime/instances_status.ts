@@ -19,6 +19,7 @@ import { SluiceError } from "../errors.ts";
 import type { InstancePlacement } from "../project/placement.ts";
 import type { ContainerInfo, DockerPort } from "../providers/docker/port.ts";
 import { instanceOfLabels, LABEL, RUNNER_PATHS } from "./labels.ts";
+import { runnerStatusOf } from "./observer.ts";
 
 /** One instance of a set as `status` reports it. */
 export interface InstanceStatus {
@@ -122,16 +123,13 @@ function problemOf(error: unknown): { code: string; message: string } {
     : { code: "ENV_DOCKER_UNREACHABLE", message: String(error) };
 }
 
-/** The runner's status file of a container, parsed; null when absent or unreadable. */
+/** The runner's status file of a container, as the observer reads it; null when unreadable. */
 async function statusFile(
   docker: DockerPort,
   c: ContainerInfo,
 ): Promise<Record<string, unknown> | null> {
   try {
-    const bytes = await docker.readContainerFile(c.id, RUNNER_PATHS.statusFile);
-    if (bytes === null) return null;
-    const v = JSON.parse(new TextDecoder().decode(bytes));
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : null;
+    return runnerStatusOf(await docker.readContainerFile(c.id, RUNNER_PATHS.statusFile));
   } catch {
     return null;
   }

@@ -424,14 +424,7 @@ async function containerEvidence(
     if (cmd) problems.push(cmd);
   }
 
-  let runnerStatus: Record<string, unknown> | null = null;
-  if (statusBytes) {
-    try {
-      runnerStatus = JSON.parse(new TextDecoder().decode(statusBytes));
-    } catch {
-      runnerStatus = { unreadable: true };
-    }
-  }
+  const runnerStatus = runnerStatusOf(statusBytes);
   return {
     id: c.id,
     name: c.name,
@@ -502,4 +495,24 @@ function volumeEvidence(
     instanceFile: via?.volumeInstance ?? null,
     instanceFileVia: via?.id ?? null,
   };
+}
+
+/**
+ * A runner's status file as read: null when there is none, `{ unreadable: true }` when its bytes
+ * are not JSON (the runner replaces it atomically, so that is not a half-written file).
+ *
+ * @example
+ * ```ts
+ * import { runnerStatusOf } from "./observer.ts";
+ * runnerStatusOf(new TextEncoder().encode('{"state":"RUNNING"}')); // { state: "RUNNING" }
+ * runnerStatusOf(null); // null
+ * ```
+ */
+export function runnerStatusOf(bytes: Uint8Array | null): Record<string, unknown> | null {
+  if (!bytes) return null;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return { unreadable: true };
+  }
 }
