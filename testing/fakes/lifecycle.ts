@@ -535,10 +535,9 @@ export function advanceWorld(world: World, now: number, ids: IdSource): void {
       if (c.process?.phase === "running" && isRunner(w, c)) processRecords(w, c, c.process, now);
     }
   }
-  const w = world;
-  for (const [groupId, g] of Object.entries(w.kafka.groups)) {
+  for (const [groupId, g] of Object.entries(world.kafka.groups)) {
     g.members = g.members.filter((m) => m.expires_ms === null || m.expires_ms > now);
     const hasOffsets = Object.values(g.offsets).some((t) => Object.keys(t).length > 0);
-    if (g.members.length === 0 && !hasOffsets) delete w.kafka.groups[groupId];
+    if (g.members.length === 0 && !hasOffsets) delete world.kafka.groups[groupId];
   }
 }
