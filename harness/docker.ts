@@ -26,9 +26,7 @@ export async function removeLabelled(
   const d = docker();
   const filters = JSON.stringify({ label: [`${label}=${value}`] });
   const containers = await d.listContainers({ all: true, filters });
-  for (const c of containers) {
-    await d.getContainer(c.Id).remove({ force: true, v: true }).catch(ignoreNotFound);
-  }
+  for (const c of containers) await removeContainerSurely(c.Id);
   const strays: string[] = [];
   const { Volumes } = await d.listVolumes({ filters });
   for (const v of Volumes ?? []) await removeVolume(v.Name, strays);
@@ -65,7 +63,7 @@ async function removeVolume(name: string, strays: string[]): Promise<void> {
     const mounting = JSON.stringify({ volume: [name] });
     for (const c of await d.listContainers({ all: true, filters: mounting })) {
       strays.push(c.Names?.[0]?.replace(/^\//, "") ?? c.Id);
-      await d.getContainer(c.Id).remove({ force: true, v: true }).catch(ignoreNotFound);
+      await removeContainerSurely(c.Id);
     }
     try {
       await d.getVolume(name).remove({ force: true });
@@ -77,6 +75,36 @@ async function removeVolume(name: string, strays: string[]): Promise<void> {
     }
   }
   strays.push(`volume ${name} (still in use after 10 s)`);
+}
+
+/**
+ * Force-remove container `id` with its anonymous volumes, and return once Docker no longer has
+ * it. Under load the daemon can refuse the force-remove of a running container ("tried to kill
+ * container, but did not receive an exit event": it waits only 2 s for the killed process's exit)
+ * or answer 409 while another removal of it is in progress; both are tried again, bounded by
+ * `boundMs`, and the last error is thrown if the container is still there.
+ */
+export async function removeContainerSurely(id: string, boundMs = 60_000): Promise<void> {
+  const d = docker();
+  const deadline = Date.now() + boundMs;
+  for (;;) {
+    let error: unknown;
+    try {
+      await d.getContainer(id).remove({ force: true, v: true });
+      return;
+    } catch (e) {
+      if (statusOf(e) === 404) return;
+      error = e;
+    }
+    const gone = await d.getContainer(id).inspect().then(() => false, (e) => statusOf(e) === 404);
+    if (gone) return;
+    if (Date.now() > deadline) throw error;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+function statusOf(error: unknown): number | undefined {
+  return (error as { statusCode?: number } | null)?.statusCode;
 }
 
 /** Count what still carries `label=value` (used by tests of tear-down). */

@@ -13,7 +13,7 @@
  * @module
  */
 import pg from "pg";
-import { docker } from "../harness/docker.ts";
+import { docker, removeContainerSurely, removeLabelled } from "../harness/docker.ts";
 import type { EnvDescriptor } from "../harness/env.ts";
 import type { HistoryEntry } from "../harness/faults.ts";
 import { produce, readAll, withAdmin } from "../harness/kafka.ts";
@@ -162,23 +162,21 @@ export async function newCase(
   // the starter's one model (lib/project/starter.ts): its application ID before any deploy
   let appId = `sluice-${project.name}-eligible_orders`;
   const cleanup = async () => {
-    const d = docker();
+    // containers and volumes first, each removal bounded and checked (a runner's force-remove
+    // under load can fail once: one left here ran on into the environment's tear-down, a
+    // stray there); what fails is thrown after the rest is cleaned
+    const failures: unknown[] = [];
+    const attempt = (f: () => Promise<unknown>) => f().catch((e) => failures.push(e));
     // helper containers sluice left mounting the state volume (e.g. a worker killed mid-read)
     // carry neither label: found by the volume they mount
     const mounting = JSON.stringify({ volume: [`${appId}-state`] });
-    for (const c of await d.listContainers({ all: true, filters: mounting })) {
-      await d.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {});
-    }
-    for (const label of [`sluice.project=${project.name}`, `sluice.application-id=${appId}`]) {
-      const filters = JSON.stringify({ label: [label] });
-      for (const c of await d.listContainers({ all: true, filters })) {
-        await d.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {});
+    await attempt(async () => {
+      for (const c of await docker().listContainers({ all: true, filters: mounting })) {
+        await removeContainerSurely(c.Id);
       }
-      const { Volumes } = await d.listVolumes({ filters });
-      for (const v of Volumes ?? []) {
-        await d.getVolume(v.Name).remove({ force: true }).catch(() => {});
-      }
-    }
+    });
+    await attempt(() => removeLabelled("sluice.project", project.name));
+    await attempt(() => removeLabelled("sluice.application-id", appId));
     await withAdmin(
       env.bootstrapHost,
       (admin) => admin.deleteTopics({ topics: [project.inputTopic, project.outputTopic] }),
@@ -190,6 +188,9 @@ export async function newCase(
       Deno.env.delete(dsnVar);
     }
     await Deno.remove(project.dir, { recursive: true }).catch(() => {});
+    if (failures.length > 0) {
+      throw new AggregateError(failures, `the case's clean-up of ${project.name} failed`);
+    }
   };
   let created: { runners: Array<{ application_id: string; volume_instance: string }> } = {
     runners: [{ application_id: appId, volume_instance: "" }],
@@ -394,6 +395,20 @@ export function selectionFlags(): {
   return { only: only ? only.split(",") : null, backend: backend ?? null, tier, selection };
 }
 
+/**
+ * Say that a case's clean-up failed (on stderr, with the cause) and go on: the case's verdict
+ * is its evidence, and what the clean-up left is removed by the environment's tear-down, which
+ * reports it.
+ */
+export function cleanupFailed(error: unknown): void {
+  const causes = error instanceof AggregateError ? error.errors : [error];
+  console.error(
+    `[probes] clean-up failed: ${error instanceof Error ? error.message : error}; ${
+      causes.map((c) => c instanceof Error ? c.message : String(c)).join("; ")
+    }`,
+  );
+}
+
 /** Run `prepare` then `body`, always clean up, and return the case's evidence. */
 export async function caseEvidence<P extends CaseState>(
   meta: CaseMeta,
@@ -411,7 +426,7 @@ export async function caseEvidence<P extends CaseState>(
   } catch (e) {
     error = e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e);
   } finally {
-    if (p) await cleanup(p).catch(() => {});
+    if (p) await cleanup(p).catch(cleanupFailed);
   }
   const history = [...(p?.fx.history ?? []), ...(p?.history ?? [])];
   history.sort((x, y) => x.time.localeCompare(y.time));

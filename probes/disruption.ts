@@ -42,6 +42,7 @@ import { DISRUPTIONS, type DisruptionSpec, selectedCaseIds } from "./catalogue.t
 import {
   caseEvidence,
   type CaseMeta,
+  cleanupFailed,
   failedCase,
   flag,
   NEW_PREDICATE,
@@ -333,7 +334,7 @@ function pgServerCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, r
       await completion(p, j);
     },
     async (p) => {
-      await p.fx.cleanup().catch(() => {});
+      await p.fx.cleanup().catch(cleanupFailed);
       await server?.stop();
     },
   );

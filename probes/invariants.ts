@@ -23,6 +23,7 @@ import { loadRunEventValidator, type RunEventValidator } from "../lib/lineage/va
 import {
   type CaseFixture,
   type CaseState,
+  cleanupFailed,
   cli,
   NEW_PREDICATE_SQL,
   newCase,
@@ -131,7 +132,7 @@ export async function prepareCase(
     const d = await planReplacement(env, fx, NEW_PREDICATE_SQL, "replace.plan.json", cs);
     return { ...d, ...cs };
   } catch (e) {
-    await fx.cleanup().catch(() => {});
+    await fx.cleanup().catch(cleanupFailed);
     throw e;
   }
 }

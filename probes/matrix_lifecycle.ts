@@ -35,7 +35,7 @@
  * @module
  */
 import type { EnvDescriptor } from "../harness/env.ts";
-import { docker } from "../harness/docker.ts";
+import { docker, removeLabelled } from "../harness/docker.ts";
 import { runApplyAgainJourney } from "../harness/faults.ts";
 import { offsetRange, produce, withAdmin } from "../harness/kafka.ts";
 import { containersOf, kafkaTools, volumeOf } from "../harness/witness.ts";
@@ -50,6 +50,7 @@ import {
   caseEvidence,
   type CaseFixture,
   type CaseState,
+  cleanupFailed,
   cli,
   newCase,
   OLD_PREDICATE,
@@ -558,16 +559,8 @@ export function runTakeDownCase(
       await cs.fx.cleanup();
       if (!j.spare) return;
       // the spare model's runner, volume and output topic
-      const d = docker();
-      const spareApp = `sluice-${cs.fx.project.name}-${SPARE_MODEL}`;
-      const filters = JSON.stringify({ label: [`sluice.application-id=${spareApp}`] });
-      for (const x of await d.listContainers({ all: true, filters })) {
-        await d.getContainer(x.Id).remove({ force: true, v: true }).catch(() => {});
-      }
-      const { Volumes } = await d.listVolumes({ filters });
-      for (const v of Volumes ?? []) {
-        await d.getVolume(v.Name).remove({ force: true }).catch(() => {});
-      }
+      await removeLabelled("sluice.application-id", `sluice-${cs.fx.project.name}-${SPARE_MODEL}`)
+        .catch(cleanupFailed);
       if (spareTopic) {
         await withAdmin(env.bootstrapHost, (a) => a.deleteTopics({ topics: [spareTopic] }))
           .catch(() => {});

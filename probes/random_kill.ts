@@ -39,6 +39,7 @@ import {
   caseEvidence,
   type CaseFixture,
   type CaseMeta,
+  cleanupFailed,
   failedCase,
   flag,
   NEW_PREDICATE,
@@ -110,7 +111,7 @@ async function startChain(env: EnvDescriptor, image: string, backend: Backend): 
     if (w.code !== 0) throw new Error(`the baseline replacement failed (exit ${w.code})`);
     return { fx, baselineMs: w.ms, completed: 1 };
   } catch (e) {
-    await fx.cleanup().catch(() => {});
+    await fx.cleanup().catch(cleanupFailed);
     throw e;
   }
 }
@@ -304,7 +305,7 @@ if (import.meta.main) {
       done.get(c.id)!(await runKill(env, chain, c, seed, runId));
       if (chain.completed === before) stop = `case ${c.id} did not complete: the chain stops`;
     }
-    await chain?.fx.cleanup().catch(() => {});
+    await chain?.fx.cleanup().catch(cleanupFailed);
   };
   let started = false;
   const start = (runId: string) => {

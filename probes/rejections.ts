@@ -49,6 +49,7 @@ import {
 } from "./catalogue.ts";
 import {
   caseEvidence,
+  cleanupFailed,
   cli,
   jobs,
   now,
@@ -778,7 +779,7 @@ function runRejection(
     },
     async (p) => {
       // containers first (they hold the probe's image), then what the tampering added
-      await p.fx.cleanup().catch(() => {});
+      await p.fx.cleanup().catch(cleanupFailed);
       for (const u of p.undo) await u().catch(() => {});
       await p.ownEnv?.teardown();
     },
