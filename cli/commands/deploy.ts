@@ -269,14 +269,23 @@ function renderStatus(s: ProjectStatus): string {
       }  group=${r.group}/${r.members}  lag=${r.lag}`,
       ...(r.stop ? [`     stopped: ${r.stop.summary}`] : []),
       ...(r.drift ? [`     drift: ${r.drift.summary}`] : []),
-      ...(r.instances ?? []).map((i) =>
+      ...(r.instances ?? []).flatMap((i) => [
         `     instance ${i.instance} on ${i.endpoint ?? "the daemon"}: ${
           i.reachable
             ? `${i.state}  container=${i.container ?? "-"}  generation=${
               i.generation ?? "-"
             }  runner=${i.runner ?? "-"}`
             : `no answer [${i.problem?.code}] ${i.problem?.message}`
-        }`
+        }`,
+        ...(i.stop ? [`       stopped: ${i.stop.summary}`] : []),
+        ...i.elsewhere.map((x) =>
+          `       also on ${x.endpoint ?? "the daemon"}: ${x.container} (not its placed endpoint)`
+        ),
+      ]),
+      ...(r.unplaced ?? []).map((x) =>
+        `     not an instance of the set: ${x.container} on ${x.endpoint ?? "the daemon"} (${
+          x.instance === null ? "unreadable sluice.instance label" : `instance ${x.instance}`
+        })`
       ),
       ...(r.set_problem ? [`     set not ready: ${r.set_problem}`] : []),
       ...(r.unowned_partitions?.length

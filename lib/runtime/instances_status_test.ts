@@ -8,6 +8,7 @@ import { createdStarter } from "../../testing/ways/fake_project.ts";
 import { instanceSpecLike } from "../../testing/set_instance.ts";
 import { order } from "../../testing/ways/replacement_fixture.ts";
 import { projectStatus } from "./status.ts";
+import { type InstanceStatus, setProblem } from "./instances_status.ts";
 import { LABEL } from "./labels.ts";
 
 const ENDPOINTS = `docker:
@@ -89,7 +90,10 @@ Deno.test("status of a set over two daemons: each instance on its endpoint, degr
   f.world.control.advanceClock(60_000);
   m = await status();
   assert.deepEqual(m.instances!.map((i) => i.state), ["running", "exited"]);
-  assert.equal(m.set_problem, "instance 1 on west: exited");
+  // why it stopped, as a single runner's stop is reported
+  assert.equal(m.instances![0].stop, null);
+  assert.equal(m.instances![1].stop?.exit_code, 137);
+  assert.equal(m.set_problem, `instance 1 on west: exited, ${m.instances![1].stop!.summary}`);
   assert.equal(m.members, 1);
 
   // the CLI says the same, one line per instance
@@ -102,5 +106,75 @@ Deno.test("status of a set over two daemons: each instance on its endpoint, degr
   );
   assert.match(out.stdout, /instance 0 on east: running {2}container=/);
   assert.match(out.stdout, /instance 1 on west: exited/);
-  assert.match(out.stdout, /set not ready: instance 1 on west: exited/);
+  assert.match(out.stdout, /^ {7}stopped: exit 137/m);
+  assert.match(out.stdout, /set not ready: instance 1 on west: exited, exit 137/);
+
+  // instance 1's container found on east, not on its placed west: named, never counted
+  await west.docker.removeContainer(id1);
+  await f.deps.docker.createVolume(spec.volume, { [LABEL.applicationId]: app });
+  await f.deps.docker.createContainer(spec);
+  m = await status();
+  assert.deepEqual(
+    m.instances!.map((i) => [i.instance, i.state, i.elsewhere]),
+    [[0, "running", []], [1, "absent", [{ endpoint: "east", container: spec.name }]]],
+  );
+  assert.equal(
+    m.set_problem,
+    `instance 1 on west: a container of it is on east (${spec.name}), not its placed endpoint`,
+  );
+
+  // containers of the application that are no instance of the set: reported, label not echoed
+  const odd = { ...spec, name: `${app}.odd`, labels: { ...spec.labels, [LABEL.instance]: "0x1" } };
+  const beyond = { ...spec, name: `${app}.5`, labels: { ...spec.labels, [LABEL.instance]: "5" } };
+  await west.docker.createContainer(odd);
+  await west.docker.createContainer(beyond);
+  m = await status();
+  assert.deepEqual(m.unplaced, [
+    { endpoint: "west", container: odd.name, instance: null },
+    { endpoint: "west", container: beyond.name, instance: 5 },
+  ]);
+  const cli = await f.cli(["status", "--project", f.p.dir]);
+  assert.match(cli.stdout, /^ {7}also on east: .*\.1 \(not its placed endpoint\)$/m);
+  assert.match(
+    cli.stdout,
+    /^ {5}not an instance of the set: .*\.odd on west \(unreadable sluice\.instance label\)$/m,
+  );
+  assert.match(cli.stdout, /^ {5}not an instance of the set: .*\.5 on west \(instance 5\)$/m);
+  assert.ok(!cli.stdout.includes("0x1"), "an unreadable label is not echoed");
+});
+
+Deno.test("setProblem: an instance's own problem first, then a container that is no instance of the set, then generations, then the group", () => {
+  const row = (instance: number, over: Partial<InstanceStatus> = {}): InstanceStatus => ({
+    instance,
+    endpoint: instance === 0 ? "east" : "west",
+    reachable: true,
+    containers: 1,
+    state: "running",
+    container: `c${instance}`,
+    generation: "g",
+    runner: "RUNNING",
+    stop: null,
+    elsewhere: [],
+    problem: null,
+    ...over,
+  });
+  const stray = [{ endpoint: "west", container: "x", instance: 2 }];
+  assert.equal(setProblem([row(0), row(1)], null), null);
+  assert.equal(setProblem([row(0), row(1)], "the group is short"), "the group is short");
+  assert.equal(
+    setProblem([row(0), row(1)], null, stray),
+    "x on west is a container of the application labelled instance 2, beyond the set's 2",
+  );
+  assert.match(
+    setProblem([row(0), row(1)], null, [{ endpoint: null, container: "y", instance: null }])!,
+    /^y on the daemon .* whose sluice\.instance label is not one sluice writes$/,
+  );
+  assert.equal(
+    setProblem([row(0), row(1, { state: "created", runner: null })], null, stray),
+    "instance 1 on west: created",
+  );
+  assert.equal(
+    setProblem([row(0, { generation: "a" }), row(1, { generation: "b" })], "short"),
+    "the instances run 2 generations",
+  );
 });

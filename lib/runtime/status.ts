@@ -45,6 +45,7 @@ import {
   type InstanceStatus,
   instanceStatuses,
   setProblem,
+  type UnplacedContainer,
 } from "./instances_status.ts";
 import { placeInstances } from "../project/placement.ts";
 import type { Manifest } from "../project/manifest.ts";
@@ -126,6 +127,11 @@ export interface ProjectStatus {
      * partition (`notTheSetReady`) — or null.
      */
     set_problem?: string | null;
+    /**
+     * A set only: the application's containers, on any endpoint, that are no instance of the set
+     * (an unreadable `sluice.instance` label, or an index of N or more).
+     */
+    unplaced?: UnplacedContainer[];
   }>;
   /**
    * One row per `docker.endpoints` daemon (its ID, or why it did not answer), when the environment
@@ -198,7 +204,8 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
       project.models.filter((x) => x.decl.instances > 1).map(async (x) => {
         const id = applicationId(m.project, m.environment, x.name);
         const placed = placeInstances(x.decl.instances, m.placement) ?? [];
-        return [id, await instanceStatuses(id, placed, dockerAt)] as const;
+        const others = m.dockerEndpoints.map((e) => e.name);
+        return [id, await instanceStatuses(id, placed, dockerAt, others)] as const;
       }),
     ).then((read) => new Map(read)),
   ]);
@@ -282,7 +289,7 @@ function setStatus(
   set: InstancesReading,
   pendingId: string | null,
 ): ModelStatus {
-  const { rows, statuses } = set;
+  const { rows, statuses, unplaced } = set;
   const generations = [...new Set(rows.map((x) => x.generation).filter((g) => g !== null))];
   const generation = generations.length === 1 ? generations[0] : null;
   const members = r.kafka.group.members;
@@ -291,6 +298,7 @@ function setStatus(
     generation === null
       ? "no generation runs"
       : notTheSetReady(members, statuses, generation, r.kafka.input),
+    unplaced,
   );
   const candidate = r.containers.some((x) =>
     pendingId !== null && x.labels.operationId === pendingId
@@ -312,6 +320,7 @@ function setStatus(
     healthy: problem === null,
     instances: rows,
     set_problem: problem,
+    unplaced,
   };
 }
 
