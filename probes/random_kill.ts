@@ -307,31 +307,35 @@ if (import.meta.main) {
     }
     await chain?.fx.cleanup().catch(cleanupFailed);
   };
-  let started = false;
+  // a chain cleans up after its last case has been reported: the probe waits for that before it
+  // exits, or the last case's runner, volume, topics and database would outlive it (found as a
+  // stray by the environment's tear-down)
+  const chains: Promise<void>[] = [];
   const start = (runId: string) => {
-    if (started) return;
-    started = true;
+    if (chains.length > 0) return;
     for (const ch of new Set(all.map((c) => c.chain))) {
-      runChain(all.filter((c) => c.chain === ch), runId).catch((e) => {
-        for (const c of all.filter((x) => x.chain === ch)) {
-          done.get(c.id)!(failedCase(killMeta(c, runId, { seed }), `the chain crashed: ${e}`));
-        }
-      });
+      chains.push(
+        runChain(all.filter((c) => c.chain === ch), runId).catch((e) => {
+          for (const c of all.filter((x) => x.chain === ch)) {
+            done.get(c.id)!(failedCase(killMeta(c, runId, { seed }), `the chain crashed: ${e}`));
+          }
+        }),
+      );
     }
   };
-  Deno.exit(
-    await runProbe({
-      probe: "random-kill",
-      env,
-      jobs: all.length,
-      selection,
-      cases: all.map((c) => ({
-        id: c.id,
-        run: (runId) => {
-          start(runId);
-          return results.get(c.id)!;
-        },
-      })),
-    }),
-  );
+  const status = await runProbe({
+    probe: "random-kill",
+    env,
+    jobs: all.length,
+    selection,
+    cases: all.map((c) => ({
+      id: c.id,
+      run: (runId) => {
+        start(runId);
+        return results.get(c.id)!;
+      },
+    })),
+  });
+  await Promise.all(chains);
+  Deno.exit(status);
 }
