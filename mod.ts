@@ -92,7 +92,7 @@ export type { CheckpointName, Stage, StepKind } from "./lib/protocol/replacement
 export type { ProjectObservation } from "./lib/sdk/observation.ts";
 export type { ProjectStatus } from "./lib/runtime/status.ts";
 export type { EndpointStatus } from "./lib/runtime/endpoint_status.ts";
-export type { InstanceStatus } from "./lib/runtime/instances_status.ts";
+export type { InstanceStatus, UnplacedContainer } from "./lib/runtime/instances_status.ts";
 export type { RunnerDrift } from "./lib/state/history.ts";
 export type { RunnerStopReport } from "./lib/validation/runner_stop.ts";
 export type { RunnerStop } from "./lib/artifact/runner_exits.ts";

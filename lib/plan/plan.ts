@@ -38,7 +38,7 @@ import { verifyOwnedRunner } from "../validation/runner_checks.ts";
 import { SluiceError } from "../errors.ts";
 import type { ImpactChange, LiveConsumers, PlanImpact } from "./impact.ts";
 import { planImpact } from "./impact.ts";
-import { instancesBlocker } from "./instances.ts";
+import { instancesBlockers, type UnreachableInstance } from "./instances.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
 import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
 import { planConnectors } from "./connectors.ts";
@@ -234,6 +234,11 @@ export interface PlanInput {
    * null: the project's plan.
    */
   destroy?: { deleteData: boolean } | null;
+  /**
+   * The instances of each set (by application ID) whose placed endpoint did not answer when the
+   * plan read it (`lib/runtime/instances_status.ts`); absent offline or without a set.
+   */
+  unreachableInstances?: ReadonlyMap<string, readonly UnreachableInstance[]>;
 }
 
 /** The pending operation as the planner shows it. */
@@ -448,10 +453,15 @@ export function planProject(input: PlanInput): Plan {
     if (!inScope(a.model)) continue;
     const decl = project.models.find((m) => m.name === a.model)?.decl;
     const several = decl
-      ? instancesBlocker(a.model, decl.instances, project.manifest.placement)
-      : null;
-    if (several) {
-      blockers.push(several);
+      ? instancesBlockers(
+        a.model,
+        decl.instances,
+        project.manifest.placement,
+        input.unreachableInstances?.get(a.artifact.application_id),
+      )
+      : [];
+    if (several.length > 0) {
+      blockers.push(...several);
       continue;
     }
     const owned = ownership?.runners.find((r) => r.model === a.model);

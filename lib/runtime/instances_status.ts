@@ -19,7 +19,10 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
-import type { InstancePlacement } from "../project/placement.ts";
+import { applicationId } from "../artifact/application_id.ts";
+import type { Project } from "../project/load.ts";
+import { type InstancePlacement, placeInstances } from "../project/placement.ts";
+import type { DockerAt } from "./endpoint_ports.ts";
 import { type ContainerInfo, type DockerPort, dockerTimeSet } from "../providers/docker/port.ts";
 import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { instanceOfLabels, LABEL, RUNNER_PATHS } from "./labels.ts";
@@ -71,10 +74,34 @@ export interface InstancesReading {
 
 /** A container of the application that is no instance of the set (see {@link InstancesReading}). */
 export interface UnplacedContainer {
+  /** The `docker.endpoints` name it was found on; null for the environment's one daemon. */
   endpoint: string | null;
+  /** Its name. */
   container: string;
   /** The index its label names, or null when the label is not one sluice writes. */
   instance: number | null;
+}
+
+/**
+ * Every set of `project` (each model of `instances: N > 1`) read by {@link instanceStatuses} on
+ * its placed endpoints and every other endpoint of the environment, by application ID; empty
+ * when no model is a set (nothing is read).
+ */
+export async function projectSets(
+  project: Project,
+  dockerAt: DockerAt,
+): Promise<Map<string, InstancesReading>> {
+  const m = project.manifest;
+  const others = m.dockerEndpoints.map((e) => e.name);
+  return new Map(
+    await Promise.all(
+      project.models.filter((x) => x.decl.instances > 1).map(async (x) => {
+        const id = applicationId(m.project, m.environment, x.name);
+        const placed = placeInstances(x.decl.instances, m.placement) ?? [];
+        return [id, await instanceStatuses(id, placed, dockerAt, others)] as const;
+      }),
+    ),
+  );
 }
 
 /**
@@ -85,7 +112,7 @@ export interface UnplacedContainer {
 export async function instanceStatuses(
   applicationId: string,
   placed: readonly InstancePlacement[],
-  dockerAt: (endpoint: string | null) => Promise<DockerPort>,
+  dockerAt: DockerAt,
   others: readonly (string | null)[] = [],
 ): Promise<InstancesReading> {
   type Read =

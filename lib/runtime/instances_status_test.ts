@@ -8,6 +8,7 @@ import { createdStarter } from "../../testing/ways/fake_project.ts";
 import { instanceSpecLike } from "../../testing/set_instance.ts";
 import { order } from "../../testing/ways/replacement_fixture.ts";
 import { projectStatus } from "./status.ts";
+import { plan } from "./session.ts";
 import { type InstanceStatus, setProblem } from "./instances_status.ts";
 import { LABEL } from "./labels.ts";
 
@@ -17,12 +18,13 @@ const ENDPOINTS = `docker:
     west: { endpoint: "unix:///run/sluice-west/docker.sock" }
 `;
 
-Deno.test("status of a set over two daemons: each instance on its endpoint, degraded precisely, healthy as N members holding every partition", async () => {
-  await using f = await createdStarter("set-status");
-  const app = f.applicationId;
-  f.world.control.produce(f.p.inputTopic, [order("a1", 150), order("a2", 250), order("a3", 50)]);
+/**
+ * The created starter's model declared as two instances over east (the world's default daemon,
+ * the one instance 0 was created on) and west (a daemon added to the world).
+ */
+async function starterAsSetOfTwo(seed: string) {
+  const f = await createdStarter(seed);
   f.world.control.addDaemon("west");
-  const west = f.world.endpoint("west");
   await f.p.editManifest((t) =>
     t.replace(
       "    sql: models/eligible_orders.sql\n",
@@ -30,8 +32,17 @@ Deno.test("status of a set over two daemons: each instance on its endpoint, degr
     ) +
     ENDPOINTS
   );
-  // east is the world's default daemon (the one instance 0 was created on), west the added one
-  const dockerEndpoint = (name: string) => f.world.endpoint(name).docker;
+  return Object.assign(f, {
+    dockerEndpoint: (name: string) => f.world.endpoint(name).docker,
+  });
+}
+
+Deno.test("status of a set over two daemons: each instance on its endpoint, degraded precisely, healthy as N members holding every partition", async () => {
+  await using f = await starterAsSetOfTwo("set-status");
+  const { dockerEndpoint } = f;
+  const app = f.applicationId;
+  f.world.control.produce(f.p.inputTopic, [order("a1", 150), order("a2", 250), order("a3", 50)]);
+  const west = f.world.endpoint("west");
   const status = async () => {
     const s = await projectStatus({
       dir: f.p.dir,
@@ -177,4 +188,37 @@ Deno.test("setProblem: an instance's own problem first, then a container that is
     setProblem([row(0, { generation: "a" }), row(1, { generation: "b" })], "short"),
     "the instances run 2 generations",
   );
+});
+
+Deno.test("a plan of a set reads each placed endpoint: one that does not answer is BLOCKED_ENDPOINT_UNREACHABLE naming it and its instances", async () => {
+  await using f = await starterAsSetOfTwo("set-plan");
+  const { dockerEndpoint } = f;
+  const codes = async () => {
+    const p = await plan({ dir: f.p.dir, ...f.deps, dockerEndpoint });
+    return p.plan.blockers;
+  };
+  // both daemons answer: only that sets are not run yet
+  assert.deepEqual((await codes()).map((b) => b.code), ["BLOCKED_INSTANCES_UNSUPPORTED"]);
+
+  // west does not answer: named, with the instance placed there and its daemon's code
+  f.world.control.setDaemonReachable("west", false);
+  const blocked = await codes();
+  assert.deepEqual(blocked.map((b) => b.code), [
+    "BLOCKED_INSTANCES_UNSUPPORTED",
+    "BLOCKED_ENDPOINT_UNREACHABLE",
+  ]);
+  assert.equal(blocked[1].model, "eligible_orders");
+  assert.deepEqual(blocked[1].evidence, {
+    endpoint: "west",
+    instances: [1],
+    code: "ENV_DOCKER_UNREACHABLE",
+  });
+  assert.match(
+    blocked[1].message,
+    /^model eligible_orders: instance 1 placed on west, whose daemon does not answer \(ENV_DOCKER_UNREACHABLE: .*\); .* \(or correct docker\.endpoints\.west\) and plan again$/,
+  );
+
+  // offline, nothing is read: only the placement's blocker
+  const offline = await plan({ dir: f.p.dir, ...f.deps, dockerEndpoint, offline: true });
+  assert.deepEqual(offline.plan.blockers.map((b) => b.code), ["BLOCKED_INSTANCES_UNSUPPORTED"]);
 });

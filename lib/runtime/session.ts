@@ -34,6 +34,10 @@ import type { StateSnapshot, StateStore } from "../state/store.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
 import { projectKafka } from "../providers/real.ts";
 import { projectDocker } from "../providers/docker/endpoint.ts";
+import { type DockerAt, endpointPorts } from "./endpoint_ports.ts";
+import { ENDPOINT_READ_BOUND_MS } from "./endpoint_status.ts";
+import { projectSets } from "./instances_status.ts";
+import type { UnreachableInstance } from "../plan/instances.ts";
 import { connectClientOptions } from "../providers/connect/security.ts";
 import { NO_CONNECT_SECURITY } from "../project/connect_security.ts";
 import {
@@ -110,6 +114,16 @@ export interface Session extends AsyncDisposable {
   compiled: CompileResult;
   store: StateStore;
   docker: DockerPort;
+  /**
+   * The Docker port of a `docker.endpoints` daemon by name, opened once when first asked for
+   * (null: `docker`); its runners start as the runner principal too (`lib/runtime/endpoint_ports.ts`).
+   */
+  dockerAt: DockerAt;
+  /**
+   * The same daemons for reads that must not wait long (a plan reading a set's instances): each
+   * call bounded as `status` bounds an endpoint's read (`ENDPOINT_READ_BOUND_MS`).
+   */
+  readAt: DockerAt;
   kafka: KafkaPort;
   /** The runner principal the session's runners start as (its client file, read once). */
   runner: RunnerPrincipal;
@@ -177,6 +191,14 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
   const kafka = options.kafka ??
     await projectKafka(project.manifest);
   const m = project.manifest;
+  const dockerAt = endpointPorts(m, () => Promise.resolve(docker), {
+    dockerEndpoint: options.dockerEndpoint,
+    wrap: (port) => withRunnerPrincipal(port, m, undefined, runner),
+  });
+  const readAt = endpointPorts(m, () => Promise.resolve(docker), {
+    dockerEndpoint: options.dockerEndpoint,
+    callBoundMs: ENDPOINT_READ_BOUND_MS,
+  });
   const connectPorts = new Map<string, ConnectPort>();
   const connect = (alias: string): ConnectPort => {
     const decl = m.connect.find((c) => c.alias === alias);
@@ -204,6 +226,8 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     compiled,
     store,
     docker,
+    dockerAt,
+    readAt,
     kafka,
     runner,
     connect,
@@ -305,6 +329,7 @@ export async function planSession(
   const snap = await s.store.load();
   let observation: ProjectObservation | null = null;
   let topics: Map<string, { id: string; partitions: number }> | null = null;
+  let unreachable: Map<string, UnreachableInstance[]> | undefined;
   // the plan's impact section: live groups on the output topics (read-only)
   let live: Awaited<ReturnType<typeof observeConsumers>> = { consumers: null };
   if (!offline) {
@@ -334,6 +359,15 @@ export async function planSession(
     const names = projectTopics(s.project).map((t) => t.topic);
     const d = await s.kafka.describe([...new Set(names)]);
     topics = new Map([...d.topics].map(([n, t]) => [n, { id: t.id, partitions: t.partitions }]));
+    // each set's instances on their endpoints: a plan never acts on what it could not read
+    unreachable = new Map(
+      [...await projectSets(s.project, s.readAt)].map(([id, set]) => [
+        id,
+        set.rows.flatMap((r) =>
+          r.problem ? [{ instance: r.instance, endpoint: r.endpoint, problem: r.problem }] : []
+        ),
+      ]),
+    );
   }
   // connectors: desired (compiled, fingerprinted), removals, owned, observed by exact reads
   const setup = connectorSetup(s.project.manifest, snap.ownership?.document ?? null);
@@ -364,6 +398,7 @@ export async function planSession(
     pending: pendingOf(snap),
     destroy,
     runnerAcls,
+    unreachableInstances: unreachable,
     connectors: setup
       ? {
         desired: setup.desired,

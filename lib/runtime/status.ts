@@ -43,14 +43,12 @@ import {
 import {
   type InstancesReading,
   type InstanceStatus,
-  instanceStatuses,
+  projectSets,
   setProblem,
   type UnplacedContainer,
 } from "./instances_status.ts";
-import { placeInstances } from "../project/placement.ts";
-import type { Manifest } from "../project/manifest.ts";
-import type { DockerPort } from "../providers/docker/port.ts";
-import { endpointDocker, projectDocker } from "../providers/docker/endpoint.ts";
+import { endpointPorts } from "./endpoint_ports.ts";
+import { projectDocker } from "../providers/docker/endpoint.ts";
 
 /** The status of a project: the verified state store and one row per runner model. */
 export interface ProjectStatus {
@@ -195,19 +193,17 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
       evidence: problem.evidence,
     });
   }
-  // each endpoint's port opened once, for its row and for the instances placed on it
-  const dockerAt = endpointPorts(m, options);
+  // each endpoint's port opened once, for its row and for the instances placed on it: always
+  // by its name, each call bounded as every endpoint's read is
+  const dockerAt = endpointPorts(
+    m,
+    () => options.docker ? Promise.resolve(options.docker) : projectDocker(m),
+    { dockerEndpoint: options.dockerEndpoint, callBoundMs: ENDPOINT_READ_BOUND_MS },
+  );
   const [obs, endpoints, sets] = await Promise.all([
     observe({ ...options, store }),
     m.dockerEndpoints.length > 0 ? endpointStatuses(m, (_, name) => dockerAt(name)) : null,
-    Promise.all(
-      project.models.filter((x) => x.decl.instances > 1).map(async (x) => {
-        const id = applicationId(m.project, m.environment, x.name);
-        const placed = placeInstances(x.decl.instances, m.placement) ?? [];
-        const others = m.dockerEndpoints.map((e) => e.name);
-        return [id, await instanceStatuses(id, placed, dockerAt, others)] as const;
-      }),
-    ).then((read) => new Map(read)),
+    projectSets(project, dockerAt),
   ]);
   // the history, read-only (verified above): what sluice recorded of its own starts
   const history = (await store.load()).history.events;
@@ -330,32 +326,6 @@ function lagOf(r: RunnerObservation): bigint {
     const committed = r.kafka.committed[String(p.partition)];
     return sum + (committed === undefined ? 0n : BigInt(p.latest) - BigInt(committed));
   }, 0n);
-}
-
-/**
- * The Docker port of each endpoint `status` reads, opened once each: an endpoint is always
- * opened by its name (`docker.endpoints.NAME`), each call bounded as `status` bounds every
- * endpoint's read (or the given `dockerEndpoint` test port); null, the environment's one
- * daemon, is the session's.
- */
-function endpointPorts(
-  m: Manifest,
-  options: SessionOptions,
-): (endpoint: string | null) => Promise<DockerPort> {
-  const opened = new Map<string | null, Promise<DockerPort>>();
-  const open = (endpoint: string | null): Promise<DockerPort> => {
-    if (endpoint === null) {
-      return options.docker ? Promise.resolve(options.docker) : projectDocker(m);
-    }
-    const given = options.dockerEndpoint?.(endpoint);
-    return given
-      ? Promise.resolve(given)
-      : endpointDocker(m, endpoint, { callBoundMs: ENDPOINT_READ_BOUND_MS });
-  };
-  return (endpoint) => {
-    if (!opened.has(endpoint)) opened.set(endpoint, open(endpoint));
-    return opened.get(endpoint)!;
-  };
 }
 
 /** The health and lag of one runner model. */
