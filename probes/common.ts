@@ -162,9 +162,10 @@ export async function newCase(
   // the starter's one model (lib/project/starter.ts): its application ID before any deploy
   let appId = `sluice-${project.name}-eligible_orders`;
   const cleanup = async () => {
-    // containers and volumes first, each removal bounded and checked (a runner's force-remove
-    // under load can fail once: one left here ran on into the environment's tear-down, a
-    // stray there); what fails is thrown after the rest is cleaned
+    // containers and volumes first, each removal retried until Docker no longer has it (the
+    // daemon can refuse a force-remove: 409 while another removal runs, or a kill whose end it
+    // did not see within 2 s; a runner left here would run on into the environment's
+    // tear-down); what still fails is thrown after the rest is cleaned
     const failures: unknown[] = [];
     const attempt = (f: () => Promise<unknown>) => f().catch((e) => failures.push(e));
     // helper containers sluice left mounting the state volume (e.g. a worker killed mid-read)

@@ -120,9 +120,10 @@ export interface ProjectStatus {
      */
     instances?: InstanceStatus[];
     /**
-     * A set only: why it is not ready and healthy — an instance missing, stopped or on a daemon
-     * that does not answer, or the group not being exactly its N members holding every input
-     * partition (`notTheSetReady`) — or null.
+     * A set only: why it is not ready and healthy — an instance missing, stopped, on a daemon
+     * that does not answer or with a container on another endpoint, a container of the
+     * application that is no instance of the set, or the group not being exactly its N members
+     * holding every input partition (`notTheSetReady`) — or null.
      */
     set_problem?: string | null;
     /**
