@@ -17,8 +17,8 @@
  * @module
  */
 import pg from "pg";
-import { sharedEnv, writeEnvFile } from "../harness/env.ts";
-import type { EnvDescriptor } from "../harness/env.ts";
+import { sharedEnv, startEnv, writeEnvFile } from "../harness/env.ts";
+import type { Env, EnvDescriptor } from "../harness/env.ts";
 import { dockerCli } from "../harness/docker.ts";
 import {
   loadImages,
@@ -45,6 +45,7 @@ import {
   cleanupFailed,
   failedCase,
   flag,
+  jobs,
   NEW_PREDICATE,
   now,
   OLD_PREDICATE,
@@ -238,21 +239,32 @@ function firstWorkerStopped(p: Prepared, j: FaultJourney) {
 }
 
 /** The broker restarted while the driver waits for the candidate. */
-function brokerCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, runId: string) {
-  return caseEvidence(meta(spec, runId), () => prepareCase(env, image, spec.backend), async (p) => {
+function brokerCase(_env: EnvDescriptor, image: string, spec: DisruptionSpec, runId: string) {
+  // a broker of its own: restarting the shared one would disturb every case beside it
+  let env: Env | null = null;
+  return caseEvidence<Prepared>(meta(spec, runId), async () => {
+    env = await startEnv({ connect: false });
+    try {
+      return await prepareCase(env, image, spec.backend);
+    } catch (e) {
+      await env.teardown();
+      throw e;
+    }
+  }, async (p) => {
+    const broker = env!.brokerContainerId;
     const effects: unknown[] = [];
     const j = await disrupted(p, async () => {
       await waitFor("the candidate container", candidateExists(p), 180_000, 200);
-      event(p.history, "nemesis", "invoke", "docker-restart-broker", { id: env.brokerContainerId });
+      event(p.history, "nemesis", "invoke", "docker-restart-broker", { id: broker });
       const out = await new Deno.Command(dockerCli(), {
-        args: ["restart", "-t", "10", env.brokerContainerId],
+        args: ["restart", "-t", "10", broker],
         stdout: "piped",
         stderr: "piped",
       }).output();
       event(p.history, "nemesis", out.code === 0 ? "ok" : "fail", "docker-restart-broker", {
         exit: out.code,
       });
-      if (out.code === 0) effects.push({ broker_restarted: env.brokerContainerId.slice(0, 12) });
+      if (out.code === 0) effects.push({ broker_restarted: broker.slice(0, 12) });
       // records produced once the broker is back, while the operation is still in flight
       await waitFor("the broker", async () => {
         await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
@@ -261,6 +273,9 @@ function brokerCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, run
     });
     applied(p, effects, "the broker was restarted during the replacement");
     await completion(p, j);
+  }, async (p) => {
+    await p.fx.cleanup().catch(cleanupFailed);
+    await env?.teardown();
   });
 }
 
@@ -514,6 +529,7 @@ if (import.meta.main) {
     id: `${spec.name}:${spec.backend}`,
     run: (runId: string) => RUNNERS[spec.name](env, image, spec, runId),
   }));
-  // the broker restart disturbs every case on the shared broker: one case at a time
-  Deno.exit(await runProbe({ probe: "disruption", env, jobs: 1, selection, cases }));
+  // no case disturbs another: the broker restart has a broker of its own, the dockerd restart a
+  // daemon of its own, the PostgreSQL server restart a server of its own
+  Deno.exit(await runProbe({ probe: "disruption", env, jobs: jobs(2), selection, cases }));
 }
