@@ -6,7 +6,8 @@
 // network of the one shared name, does real Kafka metadata round trips against the one
 // bootstrap address, and both reach the same broker; and `status` reads a set of two instances
 // (issue 31), one on each daemon, as two real runners of one group (instance 1 made by hand, as
-// the set journeys will make it: no journey creates a set yet).
+// the set journeys will make it: no journey creates a set yet), and a plan blocks by name on the
+// daemon that stops answering.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { dockerCli } from "../harness/docker.ts";
@@ -240,7 +241,7 @@ Deno.test(
       );
 
       await t.step(
-        "a set of two instances over both daemons: status reads each on its endpoint, and two real runners are one group holding every partition",
+        "a set of two instances over both daemons: status reads each on its endpoint, two real runners are one group holding every partition, and a plan names the daemon that stops answering",
         async () => {
           const p = await starterProject(two, { image });
           const endpoints = `docker:\n  endpoints:\n    machine: { endpoint: "${machine}" }\n` +
@@ -317,6 +318,17 @@ Deno.test(
             );
             assert.match(down.set_problem!, /^instance 1 on spare: its daemon does not answer/);
             assert.equal(down.healthy, false);
+            // and a plan names the endpoint it needs and could not read (each call bounded)
+            const planned = await project.plan();
+            assert.deepEqual(planned.plan.blockers.map((b) => b.code), [
+              "BLOCKED_INSTANCES_UNSUPPORTED",
+              "BLOCKED_ENDPOINT_UNREACHABLE",
+            ]);
+            assert.deepEqual(planned.plan.blockers[1].evidence, {
+              endpoint: "spare",
+              instances: [1],
+              code: "ENV_DOCKER_UNREACHABLE",
+            });
           } finally {
             Deno.kill(pid, "SIGCONT");
             await Deno.remove(p.dir, { recursive: true });
