@@ -5,8 +5,9 @@
  * of one instance runs on), a name is opened on its own settings (`endpointDocker`, its errors
  * naming `docker.endpoints.NAME.*`) or given by a test (`RuntimeDeps.dockerEndpoint`).
  *
- * The session's opener (`Session.dockerAt`) is what plans and journeys read a set's instances
- * through; `status` opens its own with each call bounded as it bounds every endpoint's read.
+ * A session has two openers: `Session.dockerAt`, for the set journeys to come, and
+ * `Session.readAt`, each call bounded as `status` bounds an endpoint's read, through which plans
+ * and `status` read a set's instances and `status` each endpoint's daemon.
  *
  * @example
  * ```ts

@@ -120,8 +120,8 @@ export interface Session extends AsyncDisposable {
    */
   dockerAt: DockerAt;
   /**
-   * The same daemons for reads that must not wait long (a plan reading a set's instances): each
-   * call bounded as `status` bounds an endpoint's read (`ENDPOINT_READ_BOUND_MS`).
+   * The same daemons for reads that must not wait long (a plan or `status` reading a set's
+   * instances, `status` each endpoint's daemon): each call bounded (`ENDPOINT_READ_BOUND_MS`).
    */
   readAt: DockerAt;
   kafka: KafkaPort;
@@ -251,6 +251,11 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
  */
 export async function observe(options: SessionOptions = {}): Promise<ProjectObservation> {
   await using s = await openSession(options);
+  return await observeSession(s);
+}
+
+/** {@link observe} on a session already open (`status` reads more through the same ports). */
+export async function observeSession(s: Session): Promise<ProjectObservation> {
   const obs = await observeRunners(s, s.compiled.artifacts.map((a) => targetOf(a.artifact)));
   const connectors = await observeProjectConnectors(
     s,

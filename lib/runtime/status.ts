@@ -33,13 +33,9 @@ import type { RunnerObservation } from "../validation/observation.ts";
 import { notTheSetReady, unownedPartitions } from "../validation/group_member.ts";
 import { runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { SYSTEM_CLOCK } from "./deps.ts";
-import { observe, type SessionOptions } from "./session.ts";
+import { observeSession, openSession, type SessionOptions } from "./session.ts";
 import { projectStoreConfig } from "./state_store.ts";
-import {
-  ENDPOINT_READ_BOUND_MS,
-  type EndpointStatus,
-  endpointStatuses,
-} from "./endpoint_status.ts";
+import { type EndpointStatus, endpointStatuses } from "./endpoint_status.ts";
 import {
   type InstancesReading,
   type InstanceStatus,
@@ -47,8 +43,6 @@ import {
   setProblem,
   type UnplacedContainer,
 } from "./instances_status.ts";
-import { endpointPorts } from "./endpoint_ports.ts";
-import { projectDocker } from "../providers/docker/endpoint.ts";
 
 /** The status of a project: the verified state store and one row per runner model. */
 export interface ProjectStatus {
@@ -194,17 +188,13 @@ export async function projectStatus(options: SessionOptions = {}): Promise<Proje
       evidence: problem.evidence,
     });
   }
-  // each endpoint's port opened once, for its row and for the instances placed on it: always
-  // by its name, each call bounded as every endpoint's read is
-  const dockerAt = endpointPorts(
-    m,
-    () => options.docker ? Promise.resolve(options.docker) : projectDocker(m),
-    { dockerEndpoint: options.dockerEndpoint, callBoundMs: ENDPOINT_READ_BOUND_MS },
-  );
+  // one session's ports for everything read: each endpoint opened once by its name, for its row
+  // and for the instances placed on it, each call bounded as every endpoint's read is (readAt)
+  await using s = await openSession({ ...options, store });
   const [obs, endpoints, sets] = await Promise.all([
-    observe({ ...options, store }),
-    m.dockerEndpoints.length > 0 ? endpointStatuses(m, (_, name) => dockerAt(name)) : null,
-    projectSets(project, dockerAt),
+    observeSession(s),
+    m.dockerEndpoints.length > 0 ? endpointStatuses(m, (_, name) => s.readAt(name)) : null,
+    projectSets(project, s.readAt),
   ]);
   // the history, read-only (verified above): what sluice recorded of its own starts
   const history = (await store.load()).history.events;
