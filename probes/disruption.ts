@@ -238,45 +238,73 @@ function firstWorkerStopped(p: Prepared, j: FaultJourney) {
   });
 }
 
+/**
+ * A case on a service of its own (`start`ed before the case's deploy, which `prepare` makes on
+ * it; `stop`ped after the case's clean-up, or at once when the deploy fails), so that disturbing
+ * the service disturbs no other case.
+ */
+function ownServiceCase<S>(
+  caseMeta: CaseMeta,
+  start: () => Promise<S>,
+  stop: (service: S) => Promise<unknown>,
+  prepare: (service: S) => Promise<Prepared>,
+  body: (p: Prepared, service: S) => Promise<void>,
+) {
+  let service: S | null = null;
+  return caseEvidence<Prepared>(
+    caseMeta,
+    async () => {
+      const started = service = await start();
+      try {
+        return await prepare(started);
+      } catch (e) {
+        await stop(started);
+        throw e;
+      }
+    },
+    (p) => body(p, service!),
+    async (p) => {
+      await p.fx.cleanup().catch(cleanupFailed);
+      if (service !== null) await stop(service);
+    },
+  );
+}
+
 /** The broker restarted while the driver waits for the candidate. */
 function brokerCase(_env: EnvDescriptor, image: string, spec: DisruptionSpec, runId: string) {
   // a broker of its own: restarting the shared one would disturb every case beside it
-  let env: Env | null = null;
-  return caseEvidence<Prepared>(meta(spec, runId), async () => {
-    env = await startEnv({ connect: false });
-    try {
-      return await prepareCase(env, image, spec.backend);
-    } catch (e) {
-      await env.teardown();
-      throw e;
-    }
-  }, async (p) => {
-    const broker = env!.brokerContainerId;
-    const effects: unknown[] = [];
-    const j = await disrupted(p, async () => {
-      await waitFor("the candidate container", candidateExists(p), 180_000, 200);
-      event(p.history, "nemesis", "invoke", "docker-restart-broker", { id: broker });
-      const out = await new Deno.Command(dockerCli(), {
-        args: ["restart", "-t", "10", broker],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      event(p.history, "nemesis", out.code === 0 ? "ok" : "fail", "docker-restart-broker", {
-        exit: out.code,
-      });
-      if (out.code === 0) effects.push({ broker_restarted: broker.slice(0, 12) });
-      // records produced once the broker is back, while the operation is still in flight
-      await waitFor("the broker", async () => {
-        await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
-        return true;
-      }, 90_000);
+  return ownServiceCase<Env>(
+    meta(spec, runId),
+    () => startEnv({ connect: false }),
+    (env) => env.teardown(),
+    (env) => prepareCase(env, image, spec.backend),
+    (p, env) => brokerRestarted(p, env.brokerContainerId),
+  );
+}
+
+/** The case's own broker (`broker`) restarted while the driver waits for the candidate. */
+async function brokerRestarted(p: Prepared, broker: string) {
+  const effects: unknown[] = [];
+  const j = await disrupted(p, async () => {
+    await waitFor("the candidate container", candidateExists(p), 180_000, 200);
+    event(p.history, "nemesis", "invoke", "docker-restart-broker", { id: broker });
+    const out = await new Deno.Command(dockerCli(), {
+      args: ["restart", "-t", "10", broker],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    event(p.history, "nemesis", out.code === 0 ? "ok" : "fail", "docker-restart-broker", {
+      exit: out.code,
     });
-    applied(p, effects, "the broker was restarted during the replacement");
-    await completion(p, j);
-  }, async (p) => {
-    await p.fx.cleanup().catch(cleanupFailed);
-    await env?.teardown();
+    if (out.code === 0) effects.push({ broker_restarted: broker.slice(0, 12) });
+    // records produced once the broker is back, while the operation is still in flight
+    await waitFor("the broker", async () => {
+      await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
+      return true;
+    }, 90_000);
   });
+  applied(p, effects, "the broker was restarted during the replacement");
+  await completion(p, j);
 }
 
 /** Terminate every session of the case's database (the worker's PostgreSQL connection). */
@@ -315,27 +343,20 @@ function pgDropCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, run
 
 /** A private PostgreSQL server crash-restarted as soon as the old runner has exited. */
 function pgServerCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, runId: string) {
-  let server: Awaited<ReturnType<typeof startPrivatePostgres>> | null = null;
-  return caseEvidence<Prepared>(
+  return ownServiceCase(
     meta(spec, runId, { restart_mode: "immediate" }),
-    async () => {
-      server = await startPrivatePostgres();
-      try {
-        return await prepareCase({ ...env, pgUrl: server.url }, image, spec.backend);
-      } catch (e) {
-        await server.stop();
-        throw e;
-      }
-    },
-    async (p) => {
+    () => startPrivatePostgres(),
+    (server) => server.stop(),
+    (server) => prepareCase({ ...env, pgUrl: server.url }, image, spec.backend),
+    async (p, server) => {
       const effects: unknown[] = [];
       const j = await disrupted(p, async () => {
         await waitFor("the old runner to exit", oldExited(p), 180_000, 200);
         event(p.history, "nemesis", "invoke", "pg-server-restart", {
           mode: "immediate",
-          server: server!.version,
+          server: server.version,
         });
-        const r = await server!.restart("immediate");
+        const r = await server.restart("immediate");
         event(p.history, "nemesis", "ok", "pg-server-restart", r);
         effects.push({ server_restarted: "immediate", ms: r.ms });
         await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
@@ -347,10 +368,6 @@ function pgServerCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, r
       );
       firstWorkerStopped(p, j);
       await completion(p, j);
-    },
-    async (p) => {
-      await p.fx.cleanup().catch(cleanupFailed);
-      await server?.stop();
     },
   );
 }
