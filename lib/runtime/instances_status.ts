@@ -84,15 +84,17 @@ export interface UnplacedContainer {
 
 /**
  * Every set of `project` (each model of `instances: N > 1`) read by {@link instanceStatuses} on
- * its placed endpoints and every other endpoint of the environment, by application ID; empty
- * when no model is a set (nothing is read).
+ * its placed endpoints and, unless `placedOnly` (a reader that needs only the instances' own
+ * rows), every other endpoint of the environment, by application ID; empty when no model is a
+ * set (nothing is read).
  */
 export async function projectSets(
   project: Project,
   dockerAt: DockerAt,
+  options: { placedOnly?: boolean } = {},
 ): Promise<Map<string, InstancesReading>> {
   const m = project.manifest;
-  const others = m.dockerEndpoints.map((e) => e.name);
+  const others = options.placedOnly ? [] : m.dockerEndpoints.map((e) => e.name);
   return new Map(
     await Promise.all(
       project.models.filter((x) => x.decl.instances > 1).map(async (x) => {

@@ -364,9 +364,10 @@ export async function planSession(
     const names = projectTopics(s.project).map((t) => t.topic);
     const d = await s.kafka.describe([...new Set(names)]);
     topics = new Map([...d.topics].map(([n, t]) => [n, { id: t.id, partitions: t.partitions }]));
-    // each set's instances on their endpoints: a plan never acts on what it could not read
+    // each set's instances on their endpoints: a plan never acts on what it could not read (it
+    // reads only the placed endpoints: an unrelated one that hangs does not hold it up)
     unreachable = new Map(
-      [...await projectSets(s.project, s.readAt)].map(([id, set]) => [
+      [...await projectSets(s.project, s.readAt, { placedOnly: true })].map(([id, set]) => [
         id,
         set.rows.flatMap((r) =>
           r.problem ? [{ instance: r.instance, endpoint: r.endpoint, problem: r.problem }] : []
