@@ -1,6 +1,6 @@
 /**
- * A set's instance made by hand, as the set journeys will make it (issue 31: no journey creates a
- * set yet): the spec of instance `i` copied from instance 0's container as the daemon reports it,
+ * A set's instance made by hand, as the create journey makes it (issue 31), for tests that set up a
+ * set's degraded states: the spec of instance `i` copied from instance 0's container as the daemon reports it,
  * with the instance's own name, state volume and `sluice.instance` label, the same image, plan
  * mount, environment, network and execution options.
  *

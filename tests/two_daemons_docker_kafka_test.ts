@@ -4,10 +4,10 @@
 // daemon). Its broker is its own, on the private daemon; the shared environment is not used.
 // What a job spread over two daemons relies on: a container of either daemon, attached to the
 // network of the one shared name, does real Kafka metadata round trips against the one
-// bootstrap address, and both reach the same broker; and `status` reads a set of two instances
-// (issue 31), one on each daemon, as two real runners of one group (instance 1 made by hand, as
-// the set journeys will make it: no journey creates a set yet), and a plan blocks by name on the
-// daemon that stops answering.
+// bootstrap address, and both reach the same broker; the create journey makes a set of two
+// instances (issue 31), one on each daemon, ready as two real runners of one group holding every
+// partition, which `status` reads on each endpoint; and a plan blocks by name on the daemon that
+// stops answering.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { dockerCli } from "../harness/docker.ts";
@@ -21,7 +21,7 @@ import { tempStarter } from "../lib/project/_test_project.ts";
 import { loadProject } from "../lib/project/load.ts";
 import { endpointDocker } from "../lib/providers/docker/endpoint.ts";
 import { LABEL, RUNNER_PATHS } from "../lib/runtime/labels.ts";
-import { instanceSpecLike } from "../testing/set_instance.ts";
+import { SET_CREATE_GATE } from "../lib/plan/instances.ts";
 import { runnerImageId, starterProject } from "../harness/project.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -246,51 +246,44 @@ Deno.test(
           const p = await starterProject(two, { image });
           const endpoints = `docker:\n  endpoints:\n    machine: { endpoint: "${machine}" }\n` +
             `    spare: { endpoint: "${priv}" }\n`;
-          await p.editManifest((text) => text + endpoints);
+          await p.editManifest((text) =>
+            text.replace(
+              "    sql: models/eligible_orders.sql\n",
+              "    sql: models/eligible_orders.sql\n    instances: 2\n",
+            ) + endpoints
+          );
           const pid = Number((await Deno.readTextFile(two.daemon.pidfile)).trim());
+          const app = `sluice-${p.name}-eligible_orders`;
+          // sets are open to this process only (no journey removes a set yet)
+          Deno.env.set(SET_CREATE_GATE, "1");
           try {
-            // instance 0 is the single runner the create journey makes on the first endpoint
+            // the create journey makes the set: instance 0 on machine, instance 1 on spare
             {
               await using project = await openProject({ dir: p.dir, extraLabels: two.labels });
               const created = await project.apply();
               assert.equal(created.kind, "change");
             }
-            const app = `sluice-${p.name}-eligible_orders`;
-            await p.editManifest((text) =>
-              text.replace(
-                "    sql: models/eligible_orders.sql\n",
-                "    sql: models/eligible_orders.sql\n    instances: 2\n",
-              )
-            );
-            // instance 1 as the set journeys will make it: its own name and volume, on spare
             const { manifest } = await loadProject(p.dir);
-            const onMachine = await endpointDocker(manifest, "machine");
             const onSpare = await endpointDocker(manifest, "spare");
-            const spec = instanceSpecLike((await onMachine.inspectContainer(app))!, app, 1);
-            await onSpare.createVolume(spec.volume, { [LABEL.applicationId]: app });
-            const id1 = await onSpare.createContainer(spec);
-            await onSpare.writeContainerFile(
-              id1,
-              RUNNER_PATHS.instanceFile,
-              new TextEncoder().encode(`${crypto.randomUUID()}\n`),
+            const zero = (await (await endpointDocker(manifest, "machine")).inspectContainer(app))!;
+            const one = (await onSpare.inspectContainer(`${app}.1`))!;
+            assert.equal(one.labels[LABEL.instance], "1");
+            assert.equal(one.labels[LABEL.generation], zero.labels[LABEL.generation]);
+            assert.deepEqual(
+              one.mounts.filter((m) => m.destination === RUNNER_PATHS.volume).map((m) => m.source),
+              [`${app}-state-1`],
             );
-            await onSpare.startContainer(id1);
 
             await using project = await openProject({ dir: p.dir });
-            // Kafka Streams rebalances as the second member joins: wait (bounded) for the set
-            const deadline = Date.now() + 300_000;
-            let m = (await project.status()).models[0];
-            while (!m.healthy && Date.now() < deadline) {
-              await new Promise((r) => setTimeout(r, 2_000));
-              m = (await project.status()).models[0];
-            }
+            // the create returned once the set was ready: two members holding every partition
+            const m = (await project.status()).models[0];
             assert.equal(m.set_problem, null, JSON.stringify(m));
             assert.equal(m.healthy, true);
             assert.deepEqual(
               m.instances!.map((i) => [i.instance, i.endpoint, i.state, i.container, i.runner]),
               [
                 [0, "machine", "running", app, "RUNNING"],
-                [1, "spare", "running", spec.name, "RUNNING"],
+                [1, "spare", "running", `${app}.1`, "RUNNING"],
               ],
             );
             assert.equal(m.members, 2);
@@ -330,6 +323,7 @@ Deno.test(
               code: "ENV_DOCKER_UNREACHABLE",
             });
           } finally {
+            Deno.env.delete(SET_CREATE_GATE);
             Deno.kill(pid, "SIGCONT");
             await Deno.remove(p.dir, { recursive: true });
           }

@@ -22,6 +22,7 @@ import type { CompiledConnector } from "../project/compile_connectors.ts";
 import type { Project } from "../project/load.ts";
 import { projectTopics } from "../project/topics.ts";
 import type { Plan, PlannedAction } from "./plan.ts";
+import { setCreateOpen, setPlacement } from "./instances.ts";
 
 /** What the project says, freshly compiled. */
 export interface ProjectTruth {
@@ -121,6 +122,15 @@ export function verifyPlanBindsProject(plan: Plan, truth: ProjectTruth): void {
         }
         if (!plan.artifacts.some((x) => x.model === a.model)) {
           throw mismatch(i, what, "its artifact", "is missing from the plan");
+        }
+        // a set is created exactly where the project places it, and only where sets are open
+        const decl = project.models.find((m) => m.name === a.model)?.decl;
+        const placed = setPlacement(decl?.instances ?? 1, project.manifest.placement);
+        if (canonicalJson(a.instances ?? null) !== canonicalJson(placed)) {
+          throw mismatch(i, what, "its instances", "are not the project's placement");
+        }
+        if (placed !== null && !setCreateOpen()) {
+          throw mismatch(i, what, "its instances", "create a set, which no plan offers yet");
         }
         return;
       }

@@ -1,9 +1,11 @@
 /**
  * A model declared with `instances: N > 1` (docs/project-format.md, "Instances"): the project
- * format, validation and placement read it, but no journey runs a set of instances yet (issue
- * 31). Its plan is therefore blocked at that model with `BLOCKED_INSTANCES_UNSUPPORTED`, its
- * placement in the evidence, so apply never runs one runner where the project says several and
- * nothing is done. `instances: 1` (and its absence) plans exactly as before.
+ * format, validation and placement read it, and the create journey runs a set, but no journey
+ * replaces, removes or destroys one yet (issue 31). Its plan is therefore blocked at that model with
+ * `BLOCKED_INSTANCES_UNSUPPORTED`, its placement in the evidence, so apply never runs one runner
+ * where the project says several and nothing is done — unless sets are open to create
+ * ({@link setCreateOpen}, tests only), when a new set's plan creates each instance where
+ * {@link setPlacement} places it. `instances: 1` (and its absence) plans exactly as before.
  *
  * A plan that needs a daemon that does not answer says so too, naming it
  * (`BLOCKED_ENDPOINT_UNREACHABLE`, one per endpoint, with the instances placed there): a set is
@@ -30,13 +32,16 @@ export interface UnreachableInstance {
 
 /**
  * The blockers of a model of `instances` instances under `placement` (none for one instance):
- * that sets are not run yet, and each endpoint of `unreachable` that did not answer.
+ * each endpoint of `unreachable` that did not answer, and, unless the plan may create this set
+ * (`creatable`: {@link setCreateOpen}, and nothing of the model is owned or kept), that sets are
+ * not run yet.
  */
 export function instancesBlockers(
   model: string,
   instances: number,
   placement: Placement,
   unreachable: readonly UnreachableInstance[] = [],
+  creatable = false,
 ): Blocker[] {
   if (instances === 1) return [];
   const placed = placeInstances(instances, placement) ?? [];
@@ -56,6 +61,7 @@ export function instancesBlockers(
       { model, evidence: { endpoint, instances: which, code: us[0].problem.code } },
     );
   });
+  if (creatable) return missing;
   return [
     blocker(
       "BLOCKED_INSTANCES_UNSUPPORTED",
@@ -73,4 +79,55 @@ export function instancesBlockers(
     ),
     ...missing,
   ];
+}
+
+/** The environment variable that opens a set's create to plans and applies (tests only). */
+export const SET_CREATE_GATE = "SLUICE_TEST_ONLY_SET_CREATE";
+
+/**
+ * Whether a plan may create a set (issue 31), and apply may carry one out: only where
+ * `SLUICE_TEST_ONLY_SET_CREATE=1` is set, until a set can also be removed, replaced and
+ * destroyed. The create journey runs a set (each instance its own rows on its endpoint, ready
+ * as one group), but a set no journey can take down again would be a dead end for its user, so
+ * no plan offers one to a user yet. The one rule, read by the planner and by apply's check that
+ * a plan does what the project says.
+ *
+ * @example
+ * ```ts
+ * import { setCreateOpen } from "./instances.ts";
+ * console.log(setCreateOpen({ get: () => undefined })); // false
+ * ```
+ */
+export function setCreateOpen(
+  env: { get(name: string): string | undefined } = Deno.env,
+): boolean {
+  try {
+    return env.get(SET_CREATE_GATE) === "1";
+  } catch {
+    // no environment permission: closed
+    return false;
+  }
+}
+
+/**
+ * The placement a plan's create of a set records (each instance's endpoint), null for a model
+ * of one instance: what the create's identities are made from and what apply checks against the
+ * project.
+ *
+ * @example
+ * ```ts
+ * import { setPlacement } from "./instances.ts";
+ * setPlacement(2, { endpoints: ["east", "west"], rule: "spread" });
+ * // [{ instance: 0, endpoint: "east" }, { instance: 1, endpoint: "west" }]
+ * ```
+ */
+export function setPlacement(
+  instances: number,
+  placement: Placement,
+): Array<{ instance: number; endpoint: string | null }> | null {
+  if (instances === 1) return null;
+  return (placeInstances(instances, placement) ?? []).map((p) => ({
+    instance: p.instance,
+    endpoint: p.endpoint,
+  }));
 }

@@ -38,7 +38,8 @@ import { verifyOwnedRunner } from "../validation/runner_checks.ts";
 import { SluiceError } from "../errors.ts";
 import type { ImpactChange, LiveConsumers, PlanImpact } from "./impact.ts";
 import { planImpact } from "./impact.ts";
-import { instancesBlockers, type UnreachableInstance } from "./instances.ts";
+import { instancesBlockers, setPlacement, type UnreachableInstance } from "./instances.ts";
+import type { InstancePlacement } from "../project/placement.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
 import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
 import { planConnectors } from "./connectors.ts";
@@ -77,6 +78,12 @@ export type PlannedAction =
      * `initial_offsets`). Absent for a model never removed.
      */
     resume?: RunnerResume;
+    /**
+     * A set (`instances: N > 1`): each instance's endpoint as the project's placement gives it,
+     * bound by the plan's hash, so apply creates each instance exactly there. Absent for a model
+     * of one instance.
+     */
+    instances?: InstancePlacement[];
   }
   | RunnerAction
   | RemoveRunnerAction
@@ -239,6 +246,11 @@ export interface PlanInput {
    * plan read it (`lib/runtime/instances_status.ts`); absent offline or without a set.
    */
   unreachableInstances?: ReadonlyMap<string, readonly UnreachableInstance[]>;
+  /**
+   * Whether a new set may be planned for creation ({@link setCreateOpen}); absent: no.
+   * @internal issue 31: open only to tests until a set can be taken down again
+   */
+  setCreate?: boolean;
 }
 
 /** The pending operation as the planner shows it. */
@@ -452,21 +464,22 @@ export function planProject(input: PlanInput): Plan {
   for (const a of compiled.artifacts) {
     if (!inScope(a.model)) continue;
     const decl = project.models.find((m) => m.name === a.model)?.decl;
-    const several = decl
-      ? instancesBlockers(
-        a.model,
-        decl.instances,
-        project.manifest.placement,
-        input.unreachableInstances?.get(a.artifact.application_id),
-      )
-      : [];
+    const owned = ownership?.runners.find((r) => r.model === a.model);
+    const obs = observation?.runners.find((r) => r.applicationId === a.artifact.application_id);
+    const kept = ownership?.retained?.find((r) => r.application_id === a.artifact.application_id);
+    const instances = decl?.instances ?? 1;
+    const several = instancesBlockers(
+      a.model,
+      instances,
+      project.manifest.placement,
+      input.unreachableInstances?.get(a.artifact.application_id),
+      input.setCreate === true && !owned && !kept,
+    );
     if (several.length > 0) {
       blockers.push(...several);
       continue;
     }
-    const owned = ownership?.runners.find((r) => r.model === a.model);
-    const obs = observation?.runners.find((r) => r.applicationId === a.artifact.application_id);
-    const kept = ownership?.retained?.find((r) => r.application_id === a.artifact.application_id);
+    const placed = setPlacement(instances, project.manifest.placement);
     if (!owned && kept) {
       const resumed = resumeOf(kept, a.artifact, obs ?? null);
       if ("code" in resumed) blockers.push(resumed);
@@ -506,6 +519,7 @@ export function planProject(input: PlanInput): Plan {
           model: a.model,
           application_id: a.artifact.application_id,
           artifact_sha256: a.sha256,
+          ...(placed ? { instances: placed } : {}),
         });
       }
       continue;

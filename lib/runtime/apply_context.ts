@@ -13,6 +13,7 @@ import type { RunnerCredentialsEvidence } from "../plan/runner_credentials.ts";
 import type { PlannedAction } from "../plan/plan.ts";
 import type { StateStore } from "../state/store.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
+import type { DockerAt } from "./endpoint_ports.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import type { ConnectPort } from "../providers/connect/port.ts";
 import type { Clock, UuidSource } from "./deps.ts";
@@ -23,6 +24,11 @@ import type { ConnectorApplyResult } from "./connectors.ts";
 /** Everything an apply needs from the outside, passed in (no hidden globals). */
 export interface RuntimeContext {
   docker: DockerPort;
+  /**
+   * The Docker port of a `docker.endpoints` daemon by name (null: `docker`), for a set's
+   * instances (`Session.dockerAt`); absent: only `docker` is reached.
+   */
+  dockerAt?: DockerAt;
   kafka: KafkaPort;
   /** The Connect port of a declared cluster alias (needed only by plans with connector changes). */
   connect?: (cluster: string) => ConnectPort;
@@ -67,9 +73,16 @@ export interface ApplyResult {
    */
   actions: PlannedAction[];
   /** Each runner created: its container and its volume's instance UUID. */
-  runners: Array<
-    { model: string; application_id: string; container_id: string; volume_instance: string }
-  >;
+  runners: Array<{
+    model: string;
+    application_id: string;
+    container_id: string;
+    volume_instance: string;
+    /** An instance of a set: its index (absent for a model of one instance). */
+    instance?: number;
+    /** An instance of a set: the endpoint it was created on (null: the one daemon). */
+    endpoint?: string | null;
+  }>;
   /**
    * The connector operation, when the plan changes connectors (absent otherwise).
    * @internal the plan's actions and the connector journal as applied; their shape is not part of

@@ -52,7 +52,7 @@ import { createSite } from "../protocol/create.ts";
 import { isoNow, RANDOM_UUIDS, SYSTEM_CLOCK } from "./deps.ts";
 import { OperationEvents } from "./progress.ts";
 import { writeMountedPlanFile } from "./mounted_plan_file.ts";
-import { LABEL, RUNNER_ENV, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
+import { instanceLabels, LABEL, RUNNER_ENV, RUNNER_EXECUTION, RUNNER_PATHS } from "./labels.ts";
 import { observeRunner, runnerStatusOf } from "./observer.ts";
 import { runtimeActions } from "../plan/connectors.ts";
 import { providerMutation } from "./provider_mutation.ts";
@@ -62,9 +62,11 @@ import { driveJourney } from "./journey_driver.ts";
 import {
   artifactOf,
   type CreateIdentities,
+  dockerOf,
   identitiesJson,
   identitiesOf,
   plannedIdentities,
+  subjectOf,
 } from "./create_identities.ts";
 import { completedBy, createdOwnership } from "./create_ownership.ts";
 import { recheckBeforeIntent } from "./create_recheck.ts";
@@ -289,8 +291,8 @@ class CreateRun {
     if (this.done.has(n.key)) return;
     this.done.add(n.key);
     if (n.found?.kind === "topic") this.topicIds.set(n.found.name, n.found.id);
-    if (n.found?.kind === "container") this.containers.set(n.found.model, n.found.id);
-    if (n.found?.kind === "ready") this.ready.add(n.found.model);
+    if (n.found?.kind === "container") this.containers.set(n.found.subject, n.found.id);
+    if (n.found?.kind === "ready") this.ready.add(n.found.subject);
     if (n.event) this.events.boundary(n.event);
   }
 }
@@ -345,18 +347,30 @@ async function drive(
     // runner that reported RUNNING between the two would otherwise be waited on for the whole
     // bound (seen in CI: creates of about 126 s instead of 4 to 19 s)
     wake: async (wait, _readings, leftMs) => {
-      const model = wait.runner.identity.model;
+      const subject = subjectOf(wait.runner.identity);
       const decided = wait.runner.obs.containers[0];
-      const containerId = run.containers.get(model) ?? decided.id;
-      const since = run.waitingSince.get(model) ?? clock.now();
-      run.waitingSince.set(model, since);
+      const containerId = run.containers.get(subject) ?? decided.id;
+      const since = run.waitingSince.get(subject) ?? clock.now();
+      run.waitingSince.set(subject, since);
       const until = clock.now() + leftMs;
+      const docker = await dockerOf(ctx, wait.runner.identity);
       const seen = async () => {
-        const c = await ctx.docker.inspectContainer(containerId);
+        const c = await docker.inspectContainer(containerId);
         if (!c) return null;
-        const bytes = await ctx.docker.readContainerFile(containerId, RUNNER_PATHS.statusFile);
+        const bytes = await docker.readContainerFile(containerId, RUNNER_PATHS.statusFile);
         return readyView(c.state.status, runnerStatusOf(bytes));
       };
+      if (wait.runner.identity.instance !== undefined) {
+        // a set waits on its group as well as on its containers: everything is read again
+        events.emit({
+          kind: "wait",
+          waited_ms: clock.now() - since,
+          bound_ms: bound,
+          message: `waiting for the set of ${wait.runner.identity.application_id} to be ready`,
+        });
+        await events.sleep(250);
+        return;
+      }
       const before = decided.id === containerId
         ? readyView(decided.status, decided.runnerStatus)
         : await seen();
@@ -426,21 +440,24 @@ async function cross(
   }
   const r = step.runner;
   const id = r.identity;
+  const subject = subjectOf(id);
   const artifact = r.artifact;
-  const containerId = () => run.containers.get(id.model) ?? r.obs.containers[0].id;
+  // an instance of a set is created on its own endpoint's daemon
+  const docker = await dockerOf(ctx, id);
+  const containerId = () => run.containers.get(subject) ?? r.obs.containers[0].id;
   switch (step.kind) {
     case "create_volume":
       await providerMutation(
         ctx.store,
         site,
         () =>
-          ctx.docker.createVolume(id.volume, {
+          docker.createVolume(id.volume, {
             ...baseLabels(ctx, artifact),
             [LABEL.volumeInstance]: id.volume_instance,
             [LABEL.operationId]: operationId,
           }),
       );
-      run.crossed(noteKey(step.kind, id.model));
+      run.crossed(noteKey(step.kind, subject));
       events.boundary({
         kind: "created",
         boundary: "create_volume",
@@ -456,7 +473,7 @@ async function cross(
         site,
         () => ctx.kafka.setGroupOffsets(id.application_id, id.input_topic, initial),
       );
-      run.crossed(noteKey(step.kind, id.model));
+      run.crossed(noteKey(step.kind, subject));
       events.boundary({
         kind: "created",
         boundary: "position_offsets",
@@ -472,7 +489,7 @@ async function cross(
       // crosses the row's site (the mounted plan file's own) only when the file is absent
       const m = r.mounted!;
       await writeMountedPlanFile(ctx.plansDir, m.bytes, m.sha256);
-      run.crossed(noteKey(step.kind, id.model));
+      run.crossed(noteKey(step.kind, subject));
       return undefined;
     }
     case "create_container": {
@@ -484,7 +501,7 @@ async function cross(
         // if it vanished meanwhile (the create is then undone: createOnExistingVolume)
         () =>
           createOnExistingVolume(
-            ctx.docker,
+            docker,
             {
               name: id.container,
               image: artifact.image,
@@ -495,6 +512,7 @@ async function cross(
                 [LABEL.generation]: id.generation,
                 [LABEL.operationId]: operationId,
                 [LABEL.actionIndex]: "0",
+                ...instanceLabels(id.instance ?? 0),
               },
               env: [
                 ...r.image!.env,
@@ -515,8 +533,8 @@ async function cross(
             },
           ),
       );
-      run.containers.set(id.model, created);
-      run.crossed(noteKey(step.kind, id.model));
+      run.containers.set(subject, created);
+      run.crossed(noteKey(step.kind, subject));
       events.boundary({
         kind: "created",
         boundary: "create_container",
@@ -533,17 +551,17 @@ async function cross(
         ctx.store,
         site,
         () =>
-          ctx.docker.writeContainerFile(
+          docker.writeContainerFile(
             containerId(),
             RUNNER_PATHS.instanceFile,
             new TextEncoder().encode(id.volume_instance + "\n"),
           ),
       );
-      run.crossed(noteKey(step.kind, id.model));
+      run.crossed(noteKey(step.kind, subject));
       return undefined;
     case "start_container":
-      await providerMutation(ctx.store, site, () => ctx.docker.startContainer(containerId()));
-      run.crossed(noteKey(step.kind, id.model));
+      await providerMutation(ctx.store, site, () => docker.startContainer(containerId()));
+      run.crossed(noteKey(step.kind, subject));
       if (step.exitedBefore !== null) {
         events.emit({
           kind: "action",
@@ -595,8 +613,11 @@ async function commit(
     runners: created.map((r) => ({
       model: r.identity.model,
       application_id: r.application_id,
-      container_id: run.containers.get(r.identity.model)!,
+      container_id: run.containers.get(subjectOf(r.identity))!,
       volume_instance: r.identity.volume_instance,
+      ...(r.identity.instance === undefined
+        ? {}
+        : { instance: r.identity.instance, endpoint: r.identity.endpoint ?? null }),
     })),
   };
 }
@@ -625,8 +646,23 @@ async function verifyCreated(ctx: RuntimeContext, plan: Plan, snap: StateSnapsho
   for (const a of plan.actions) {
     if (a.type !== "create_runner") continue;
     const owned = own.runners.find((r) => r.model === a.model)!;
-    const obs = await observeRunner(ctx, targetOf(artifactOf(plan, a.model)));
-    const { blockers } = verifyOwnedRunner(obs, owned, own.topics);
-    if (blockers.length > 0) throw blockerError(blockers);
+    const target = targetOf(artifactOf(plan, a.model));
+    if (!owned.instances) {
+      const { blockers } = verifyOwnedRunner(await observeRunner(ctx, target), owned, own.topics);
+      if (blockers.length > 0) throw blockerError(blockers);
+      continue;
+    }
+    // a set: each instance on its endpoint as owned, the group at most its N members
+    for (const i of owned.instances) {
+      const docker = await dockerOf(ctx, i);
+      const obs = await observeRunner({ ...ctx, docker }, { ...target, instance: i.instance });
+      const { blockers } = verifyOwnedRunner(
+        obs,
+        { ...owned, container_name: i.container_name, volume: i.volume },
+        own.topics,
+        { members: owned.instances.length },
+      );
+      if (blockers.length > 0) throw blockerError(blockers);
+    }
   }
 }

@@ -21,8 +21,15 @@ import type { OperationIntent } from "../state/journal.ts";
 import type { RetainedRunner } from "../state/ownership.ts";
 import { targetOfArtifact } from "../validation/observation.ts";
 import type { RuntimeContext } from "./apply_context.ts";
+import type { DockerPort } from "../providers/docker/port.ts";
 import { RANDOM_UUIDS } from "./deps.ts";
-import { generationOf, initialContainerName, volumeName } from "./labels.ts";
+import {
+  generationOf,
+  initialContainerName,
+  instanceContainerName,
+  instanceVolumeName,
+  volumeName,
+} from "./labels.ts";
 import { observeRunner } from "./observer.ts";
 
 /** What a create operation records ahead for one runner. */
@@ -41,6 +48,50 @@ export interface RunnerIdentity {
    * the kept volume is adopted. The positions are then the kept committed offsets.
    */
   resumed?: { retained: RetainedRunner; volume_kept: boolean };
+  /**
+   * One instance of a set (`instances: N > 1`): its index and the `docker.endpoints` name it is
+   * created on (null: the environment's one daemon), as the plan's placement bound them. Absent
+   * for a model of one instance (whose identity keeps its exact bytes).
+   */
+  instance?: number;
+  endpoint?: string | null;
+}
+
+/**
+ * The key of a runner identity in a run's memory and its notes: the model for a model of one
+ * instance, `model#i` for instance `i` of a set (a model name has no `#`).
+ *
+ * @example
+ * ```ts
+ * import { subjectOf } from "./create_identities.ts";
+ * subjectOf({ model: "m" }); // "m"
+ * subjectOf({ model: "m", instance: 1 }); // "m#1"
+ * ```
+ */
+export function subjectOf(id: Pick<RunnerIdentity, "model" | "instance">): string {
+  return id.instance === undefined ? id.model : `${id.model}#${id.instance}`;
+}
+
+/**
+ * The Docker port a runner identity is created on: its instance's endpoint for an instance of a
+ * set, the environment's one daemon otherwise.
+ *
+ * @example
+ * ```ts
+ * import { dockerOf } from "./create_identities.ts";
+ * // const docker = await dockerOf(ctx, identity);
+ * ```
+ */
+export async function dockerOf(
+  ctx: Pick<RuntimeContext, "docker" | "dockerAt">,
+  id: Pick<RunnerIdentity, "endpoint">,
+): Promise<DockerPort> {
+  const endpoint = id.endpoint ?? null;
+  if (endpoint === null) return ctx.docker;
+  if (!ctx.dockerAt) {
+    throw new Error(`endpoint ${endpoint} asked for without the session's endpoint ports`);
+  }
+  return await ctx.dockerAt(endpoint);
 }
 
 /** What a create operation records ahead in its intent (`details.identities`). */
@@ -135,6 +186,25 @@ export async function plannedIdentities(
         offset: String(artifact.initial_offsets === "earliest" ? r.earliest : r.latest),
       }));
     }
+    if (a.instances) {
+      // a set: each instance its own volume (and instance UUID) and container on its endpoint,
+      // one generation and one group (positioned once, by instance 0's row)
+      for (const p of a.instances) {
+        runners.push({
+          model: a.model,
+          application_id: artifact.application_id,
+          volume: instanceVolumeName(artifact.application_id, p.instance),
+          volume_instance: uuids.uuid(),
+          container: instanceContainerName(artifact.application_id, p.instance),
+          generation: generationOf(operationId, 0),
+          input_topic: input,
+          offsets,
+          instance: p.instance,
+          endpoint: p.endpoint,
+        });
+      }
+      continue;
+    }
     runners.push({
       model: a.model,
       application_id: artifact.application_id,
@@ -194,7 +264,10 @@ export function identitiesOf(intent: OperationIntent): CreateIdentities {
   for (const r of ids.runners) {
     if (
       typeof r.volume_instance !== "string" || typeof r.generation !== "string" ||
-      !Array.isArray(r.offsets)
+      !Array.isArray(r.offsets) ||
+      (r.instance !== undefined &&
+        (!Number.isSafeInteger(r.instance) || r.instance < 0 ||
+          (r.endpoint !== null && typeof r.endpoint !== "string")))
     ) {
       bad(`records runner ${String(r.model)} incompletely`);
     }

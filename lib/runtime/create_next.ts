@@ -38,8 +38,9 @@ import {
 import type { StateSnapshot } from "../state/store.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
 import { checkGeneration } from "../validation/runner_checks.ts";
+import { notTheSetReady } from "../validation/group_member.ts";
 import type { RuntimeContext } from "./apply_context.ts";
-import { identitiesOf } from "./create_identities.ts";
+import { identitiesOf, subjectOf } from "./create_identities.ts";
 import {
   type CreateReadings,
   type CreateRunnerReading,
@@ -59,7 +60,7 @@ export interface CreateMemory {
   readonly done: ReadonlySet<string>;
   /** The rows this run crossed itself (created, not adopted), by {@link noteKey}. */
   readonly created: ReadonlySet<string>;
-  /** The container of each runner (by model) this run created or adopted. */
+  /** The container of each runner (by {@link subjectOf}) this run created or adopted. */
   readonly containers: ReadonlyMap<string, string>;
 }
 
@@ -85,8 +86,8 @@ export interface CreateNote {
   event: (ProgressEventBody & { boundary: string }) | null;
   found?:
     | { kind: "topic"; name: string; id: string }
-    | { kind: "container"; model: string; id: string }
-    | { kind: "ready"; model: string };
+    | { kind: "container"; subject: string; id: string }
+    | { kind: "ready"; subject: string };
 }
 
 /** What every decision carries: the rows it passed on what was already there. */
@@ -184,7 +185,36 @@ function unowned(v: View, what: string, evidence: Record<string, unknown>): Verd
 }
 
 function about(r: CreateRunnerReading): string {
-  return `model ${r.identity.model} (${r.artifact.application_id})`;
+  const i = r.identity.instance;
+  return `model ${r.identity.model}${
+    i === undefined ? "" : ` instance ${i}`
+  } (${r.artifact.application_id})`;
+}
+
+/**
+ * Why a set's instances are not ready as one group yet (null: they are, or `r` is a single
+ * runner or not the set's last instance): every instance of the set read (`notTheSetReady`, the
+ * one rule `status` applies too). The table runs each runner's rows in turn, so an instance is
+ * created, started and RUNNING before the next is created; the set is ready once its last one
+ * is, with the group's N members holding every input partition (one generation throughout:
+ * one predicate, however the partitions move between its members meanwhile).
+ */
+function setNotReady(v: View, r: CreateRunnerReading): string | null {
+  if (r.identity.instance === undefined) return null;
+  const set = v.readings.runners.filter((x) =>
+    x.identity.model === r.identity.model && x.identity.instance !== undefined
+  ).sort((x, y) => x.identity.instance! - y.identity.instance!);
+  if (r.identity.instance !== set.length - 1) return null;
+  const statuses = set.map((x) =>
+    x.obs.containers.length === 1 ? x.obs.containers[0].runnerStatus : null
+  );
+  const input = r.obs.kafka.input;
+  return notTheSetReady(
+    r.obs.kafka.group.members,
+    statuses,
+    r.identity.generation,
+    input ? { name: input.name, partitions: input.partitions } : null,
+  );
 }
 
 /** The group's committed offsets are exactly the recorded initial positions. */
@@ -252,7 +282,7 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
     const id = r.identity;
     const missing = missingImageOrNetwork(r.artifact, r.image, r.networkId);
     if (missing) return { kind: "blocked", blockers: [missing] };
-    const key = noteKey("create_volume", id.model);
+    const key = noteKey("create_volume", subjectOf(id));
     let note: CreateNote | undefined;
     if (!v.memory.done.has(key)) {
       const vol = r.obs.volume;
@@ -304,8 +334,10 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
   position_offsets: (v) => {
     const r = runnerOf(v);
     const id = r.identity;
-    const key = noteKey("position_offsets", id.model);
+    const key = noteKey("position_offsets", subjectOf(id));
     if (v.memory.done.has(key)) return SKIP;
+    // a set has one group: instance 0's row positions it (the others' members may have joined)
+    if ((id.instance ?? 0) > 0) return SKIP;
     const mine = r.obs.containers[0] ?? null;
     const committed = r.obs.kafka.committed;
     if (r.obs.kafka.group.members.length > 0 && !mine?.running) {
@@ -344,7 +376,7 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
   },
   write_mounted_plan: (v) => {
     const r = runnerOf(v);
-    const key = noteKey("write_mounted_plan", r.identity.model);
+    const key = noteKey("write_mounted_plan", subjectOf(r.identity));
     if (v.memory.done.has(key)) return SKIP;
     if (r.missingTopic !== null || !r.mounted) {
       return {
@@ -370,7 +402,7 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
   create_container: (v) => {
     const r = runnerOf(v);
     const id = r.identity;
-    const key = noteKey("create_container", id.model);
+    const key = noteKey("create_container", subjectOf(id));
     if (v.memory.done.has(key)) return SKIP;
     const mine = r.obs.containers[0] ?? null;
     if (!mine) return { kind: "go", detail: `${about(r)}: no container yet` };
@@ -389,21 +421,21 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
         "container",
         id.container,
         `${id.container} adopted (${mine.id.slice(0, 12)})`,
-        { kind: "container", model: id.model, id: mine.id },
+        { kind: "container", subject: subjectOf(id), id: mine.id },
       ),
     };
   },
   write_volume_instance: (v) => {
     const r = runnerOf(v);
     const id = r.identity;
-    const key = noteKey("write_volume_instance", id.model);
+    const key = noteKey("write_volume_instance", subjectOf(id));
     if (v.memory.done.has(key)) return SKIP;
     const written = `${
       about(r)
     }: ${id.container} was created; its volume's instance file is written through its mount`;
     // a container this run created: the file is written through its mount (no helper container
     // is ever created, docs/decisions.md D11)
-    if (v.memory.created.has(noteKey("create_container", id.model))) {
+    if (v.memory.created.has(noteKey("create_container", subjectOf(id)))) {
       return { kind: "go", detail: written };
     }
     // a continuation finds it written (ours), absent (killed before the write), or something
@@ -436,7 +468,7 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
   // again); a runner that processed and then exited is not this journey's to restart
   start_container: (v) => {
     const r = runnerOf(v);
-    const key = noteKey("start_container", r.identity.model);
+    const key = noteKey("start_container", subjectOf(r.identity));
     if (v.memory.done.has(key)) return SKIP;
     const c = r.obs.containers[0];
     if (!c) throw new Error("create row start_container: asked before its container exists");
@@ -467,7 +499,7 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
   await_ready: (v) => {
     const r = runnerOf(v);
     const id = r.identity;
-    const key = noteKey("await_ready", id.model);
+    const key = noteKey("await_ready", subjectOf(id));
     if (v.memory.done.has(key)) return SKIP;
     const c = r.obs.containers[0];
     if (!c) {
@@ -475,7 +507,7 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
         kind: "blocked",
         blockers: [blocker(
           "BLOCKED_RUNNER_MISSING",
-          `container ${v.memory.containers.get(id.model) ?? id.container} disappeared`,
+          `container ${v.memory.containers.get(subjectOf(id)) ?? id.container} disappeared`,
         )],
       };
     }
@@ -492,10 +524,21 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
       };
     }
     const s = c.runnerStatus;
-    if (
-      s?.state === "RUNNING" && s.generation === id.generation &&
-      s.plan_sha256 === r.mounted?.sha256
-    ) {
+    const running = s?.state === "RUNNING" && s.generation === id.generation &&
+      s.plan_sha256 === r.mounted?.sha256;
+    // a set is ready as one group: N members of its generation holding every input partition
+    const notYet = running ? setNotReady(v, r) : null;
+    if (running && notYet !== null) {
+      return {
+        kind: "wait",
+        detail: `${about(r)}: ${c.name} is RUNNING; the set is not ready: ${notYet}`,
+        timedOut: (bound) =>
+          `the set of ${id.application_id} was not ready within ${
+            bound / 1000
+          }s (${notYet}); it was left as it is`,
+      };
+    }
+    if (running) {
       return {
         kind: "skip",
         note: {
@@ -506,7 +549,7 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
             container: id.container,
             message: `${id.container} is RUNNING`,
           },
-          found: { kind: "ready", model: id.model },
+          found: { kind: "ready", subject: subjectOf(id) },
         },
       };
     }
@@ -547,7 +590,7 @@ function decisionOf(
       const runner = runnerOf(view);
       return {
         kind: "wait",
-        subject: runner.identity.model,
+        subject: subjectOf(runner.identity),
         timeoutCode: "UNKNOWN_OUTCOME_NOT_READY",
         row,
         runner,

@@ -115,12 +115,27 @@ export function createdOwnership(
   next.serial = prior.serial + 1;
   for (const t of topics) next.topics.push({ name: t.name, topic_id: t.topic_id });
   for (const r of runners) {
+    // a set is one record: instance 0's container and volume, and every instance in order
+    if ((r.identity.instance ?? 0) > 0) continue;
+    const set = runners.filter((x) =>
+      x.identity.model === r.identity.model && x.identity.instance !== undefined
+    ).sort((x, y) => x.identity.instance! - y.identity.instance!);
     next.runners.push({
       model: r.identity.model,
       application_id: r.application_id,
       artifact_sha256: r.artifact_sha256,
       volume: { name: r.identity.volume, instance_id: r.identity.volume_instance },
       container_name: r.identity.container,
+      ...(set.length > 0
+        ? {
+          instances: set.map((x) => ({
+            instance: x.identity.instance!,
+            endpoint: x.identity.endpoint ?? null,
+            container_name: x.identity.container,
+            volume: { name: x.identity.volume, instance_id: x.identity.volume_instance },
+          })),
+        }
+        : {}),
     });
   }
   next.topics.sort((x, y) => x.name.localeCompare(y.name));

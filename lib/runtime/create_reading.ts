@@ -26,7 +26,12 @@ import type { StateSnapshot } from "../state/store.ts";
 import { type Blocker, blocker } from "../validation/blocker.ts";
 import { type RunnerObservation, targetOfArtifact } from "../validation/observation.ts";
 import type { RuntimeContext } from "./apply_context.ts";
-import { artifactOf, type CreateIdentities, type RunnerIdentity } from "./create_identities.ts";
+import {
+  artifactOf,
+  type CreateIdentities,
+  dockerOf,
+  type RunnerIdentity,
+} from "./create_identities.ts";
 import { priorOwnership } from "./create_ownership.ts";
 import { SYSTEM_CLOCK } from "./deps.ts";
 import { mountedPlanFileState, mountedPlanPath } from "./mounted_plan_file.ts";
@@ -86,7 +91,10 @@ export interface CreateReadings {
   prior: OwnershipDocument | null;
   /** The topics to create, in intent order. */
   topics: TopicReading[];
-  /** The runners to create, in intent order, but those this run saw ready (not read again). */
+  /**
+   * The runners to create (each instance of a set its own), in intent order, but the runners of
+   * one instance this run saw ready (not read again).
+   */
   runners: CreateRunnerReading[];
 }
 
@@ -124,8 +132,12 @@ export async function readCreate(
     if (!a || a.type !== "create_runner") {
       throw new SluiceError("PLAN_INVALID", `the plan does not create runner ${identity.model}`);
     }
-    if (ready.has(identity.model)) continue;
-    runners.push(await readRunner(ctx, identity, artifactOf(plan, identity.model), a));
+    // an instance of a set is read every time: the set's readiness is decided on all of them
+    if (identity.instance === undefined && ready.has(identity.model)) continue;
+    const docker = await dockerOf(ctx, identity);
+    runners.push(
+      await readRunner({ ...ctx, docker }, identity, artifactOf(plan, identity.model), a),
+    );
   }
   return {
     operationId,
@@ -147,7 +159,10 @@ async function readRunner(
   const networkId = await ctx.docker.networkId(artifact.network);
   const obs = await observeRunner(
     { ...ctx, clock: ctx.clock ?? SYSTEM_CLOCK },
-    targetOfArtifact(artifact),
+    {
+      ...targetOfArtifact(artifact),
+      ...(identity.instance === undefined ? {} : { instance: identity.instance }),
+    },
   );
   // the topics the runner reads and writes, bound by ID into its mounted plan (the dead-letter
   // topic too: the runner's gate then refuses one deleted and recreated since)

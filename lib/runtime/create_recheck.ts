@@ -18,7 +18,10 @@ import { SluiceError } from "../errors.ts";
 import type { Plan, RunnerResume } from "../plan/plan.ts";
 import { type RunnerObservation, targetOfArtifact } from "../validation/observation.ts";
 import type { RuntimeContext } from "./apply_context.ts";
-import { artifactOf } from "./create_identities.ts";
+import { artifactOf, dockerOf } from "./create_identities.ts";
+import type { RunnerArtifact } from "../artifact/artifact.ts";
+import type { InstancePlacement } from "../project/placement.ts";
+import { LABEL } from "./labels.ts";
 import { refusal } from "./create_next.ts";
 import { missingImageOrNetwork } from "./create_reading.ts";
 import { SYSTEM_CLOCK } from "./deps.ts";
@@ -53,6 +56,10 @@ export async function recheckBeforeIntent(ctx: RuntimeContext, plan: Plan): Prom
   for (const a of plan.actions) {
     if (a.type !== "create_runner") continue;
     const artifact = artifactOf(plan, a.model);
+    if (a.instances) {
+      await recheckSet(ctx, artifact, a.instances);
+      continue;
+    }
     const image = await ctx.docker.inspectImage(artifact.image);
     const missing = missingImageOrNetwork(
       artifact,
@@ -73,6 +80,57 @@ export async function recheckBeforeIntent(ctx: RuntimeContext, plan: Plan): Prom
         "BLOCKED_UNOWNED_RUNTIME",
         `application ID ${artifact.application_id} gained containers, a volume or offsets since the plan was made`,
         { evidence: { containers: obs.containers.map((c) => c.id), volume: obs.volume.exists } },
+      );
+    }
+  }
+}
+
+/**
+ * A set's instances, each on its placed endpoint: the image and network are there, no container
+ * of the application is on any of them, no instance's volume exists, and the group has no
+ * committed offsets (a set is only ever created new).
+ */
+async function recheckSet(
+  ctx: RuntimeContext,
+  artifact: RunnerArtifact,
+  placed: readonly InstancePlacement[],
+): Promise<void> {
+  const clock = ctx.clock ?? SYSTEM_CLOCK;
+  for (const p of placed) {
+    const docker = await dockerOf(ctx, p);
+    const image = await docker.inspectImage(artifact.image);
+    const missing = missingImageOrNetwork(
+      artifact,
+      image,
+      image ? await docker.networkId(artifact.network) : null,
+    );
+    if (missing) {
+      throw refusal([{
+        ...missing,
+        message: `instance ${p.instance} on ${p.endpoint ?? "the one daemon"}: ${missing.message}`,
+      }]);
+    }
+    const obs = await observeRunner(
+      { ...ctx, docker, clock },
+      { ...targetOfArtifact(artifact), instance: p.instance },
+    );
+    const others = await docker.listContainers(LABEL.applicationId, artifact.application_id);
+    if (
+      others.length > 0 || obs.volume.exists || Object.keys(obs.kafka.committed).length > 0
+    ) {
+      throw new SluiceError(
+        "BLOCKED_UNOWNED_RUNTIME",
+        `application ID ${artifact.application_id} gained containers, a volume or offsets since the plan was made (instance ${p.instance} on ${
+          p.endpoint ?? "the one daemon"
+        })`,
+        {
+          evidence: {
+            instance: p.instance,
+            endpoint: p.endpoint,
+            containers: others.map((c) => c.id),
+            volume: obs.volume.exists,
+          },
+        },
       );
     }
   }

@@ -5,7 +5,8 @@
  * of one instance runs on), a name is opened on its own settings (`endpointDocker`, its errors
  * naming `docker.endpoints.NAME.*`) or given by a test (`RuntimeDeps.dockerEndpoint`).
  *
- * A session has two openers: `Session.dockerAt`, for the set journeys to come, and
+ * A session has two openers: `Session.dockerAt`, through which the set journeys act (a set's
+ * create makes each instance through it), and
  * `Session.readAt`, each call bounded as `status` bounds an endpoint's read, through which plans
  * and `status` read a set's instances and `status` each endpoint's daemon.
  *

@@ -8,7 +8,8 @@
  * name no instance of the set at all (each endpoint read bounded, as `status` reads endpoints).
  * Read-only.
  *
- * No journey creates a set yet (issue 31): until one does, a set's instances read as absent.
+ * No plan offers a set to a user yet (issue 31, `setCreateOpen`): until one does, a set's instances
+ * read as absent.
  *
  * @example
  * ```ts

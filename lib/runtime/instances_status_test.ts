@@ -2,7 +2,8 @@
 // world with a second daemon: each instance is read on its own endpoint, so status names the one
 // that is missing, stopped or on a daemon that does not answer, and a set is healthy only as N
 // running instances of one generation that are the group's N members holding every partition.
-// No journey creates a set yet: instance 1 is created here by hand, as the set journeys will.
+// The set here grows from a created single runner: instance 1 is created by hand, as the create
+// journey makes it (lib/runtime/set_create_test.ts), so each degraded state can be set up.
 import assert from "node:assert/strict";
 import { createdStarter } from "../../testing/ways/fake_project.ts";
 import { instanceSpecLike } from "../../testing/set_instance.ts";

@@ -46,7 +46,14 @@ import type {
   VolumeEvidence,
 } from "../validation/observation.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
-import { LABEL, RUNNER_ENV, RUNNER_EXECUTION, RUNNER_PATHS, volumeName } from "./labels.ts";
+import {
+  instanceOfLabels,
+  instanceVolumeName,
+  LABEL,
+  RUNNER_ENV,
+  RUNNER_EXECUTION,
+  RUNNER_PATHS,
+} from "./labels.ts";
 import { parseMountedPlan } from "../protocol/mounted_plan.ts";
 import { type Clock, isoNow, SYSTEM_CLOCK } from "./deps.ts";
 
@@ -149,19 +156,27 @@ export async function observeRunners(
   daemonRead.catch(() => {});
   const [containers, volumes] = await Promise.all([
     docker.listContainersLabelled(LABEL.applicationId, appIds),
-    docker.listVolumes(appIds.map(volumeName)),
+    docker.listVolumes(targets.map(stateVolumeOf)),
   ]);
+  const targetOf = new Map(targets.map((t) => [t.applicationId, t]));
+  if (targetOf.size !== targets.length) {
+    throw new Error("observeRunners: one target per application ID (an instance is read alone)");
+  }
   const byApp = new Map<string, ContainerInfo[]>();
+  const read: ContainerInfo[] = [];
   for (const c of containers) {
     const app = c.labels[LABEL.applicationId];
+    const instance = targetOf.get(app)?.instance;
+    // an instance of a set is read alone: the application's other instances are not its own
+    if (instance !== undefined && instanceOfLabels(c.labels) !== instance) continue;
     byApp.set(app, [...(byApp.get(app) ?? []), c]);
+    read.push(c);
   }
-  const targetOf = new Map(targets.map((t) => [t.applicationId, t]));
   const evidence = new Map<string, ContainerEvidence>();
   const want = options.status ?? (() => true);
-  for (let i = 0; i < containers.length; i += FILE_READS_AT_ONCE) {
+  for (let i = 0; i < read.length; i += FILE_READS_AT_ONCE) {
     await Promise.all(
-      containers.slice(i, i + FILE_READS_AT_ONCE).map(async (c) => {
+      read.slice(i, i + FILE_READS_AT_ONCE).map(async (c) => {
         const target = targetOf.get(c.labels[LABEL.applicationId])!;
         const image = await images.get(target.image)!;
         evidence.set(c.id, await consistentEvidence(docker, c, target, image, want(c)));
@@ -238,6 +253,11 @@ function argumentsDrift(what: string, actual: string[], pinned: string[]): strin
     }
   }
   return null;
+}
+
+/** The state volume a target's runner mounts: its instance's own in a set. */
+function stateVolumeOf(target: RunnerTarget): string {
+  return instanceVolumeName(target.applicationId, target.instance ?? 0);
 }
 
 /** One read per distinct key. */
@@ -406,11 +426,9 @@ async function containerEvidence(
   }
   const volMount = c.mounts.find((m) => m.destination === RUNNER_PATHS.volume);
   if (
-    !volMount || volMount.type !== "volume" || volMount.source !== volumeName(target.applicationId)
+    !volMount || volMount.type !== "volume" || volMount.source !== stateVolumeOf(target)
   ) {
-    problems.push(
-      `volume ${volumeName(target.applicationId)} is not mounted at ${RUNNER_PATHS.volume}`,
-    );
+    problems.push(`volume ${stateVolumeOf(target)} is not mounted at ${RUNNER_PATHS.volume}`);
   }
   if (c.mounts.length !== 2) problems.push(`${c.mounts.length} mounts instead of 2`);
   // sluice overrides neither the entrypoint nor the command: both are the pinned image's
@@ -471,7 +489,7 @@ function volumeEvidence(
   volumes: Map<string, { labels: Record<string, string> }>,
   containers: ContainerEvidence[],
 ): VolumeEvidence {
-  const name = volumeName(target.applicationId);
+  const name = stateVolumeOf(target);
   const v = volumes.get(name);
   if (!v) {
     return {

@@ -37,7 +37,7 @@ import { projectDocker } from "../providers/docker/endpoint.ts";
 import { type DockerAt, endpointPorts } from "./endpoint_ports.ts";
 import { ENDPOINT_READ_BOUND_MS } from "./endpoint_status.ts";
 import { projectSets } from "./instances_status.ts";
-import type { UnreachableInstance } from "../plan/instances.ts";
+import { setCreateOpen, type UnreachableInstance } from "../plan/instances.ts";
 import { connectClientOptions } from "../providers/connect/security.ts";
 import { NO_CONNECT_SECURITY } from "../project/connect_security.ts";
 import {
@@ -405,6 +405,7 @@ export async function planSession(
     destroy,
     runnerAcls,
     unreachableInstances: unreachable,
+    setCreate: setCreateOpen(),
     connectors: setup
       ? {
         desired: setup.desired,
@@ -520,6 +521,7 @@ export async function applyInSession(
   const result = await applyPlan(
     {
       docker: s.docker,
+      dockerAt: s.dockerAt,
       kafka: s.kafka,
       connect: s.connect,
       store: s.store,

@@ -33,6 +33,12 @@ export interface RunnerTarget {
   image: string;
   /** The Docker network name. */
   network: string;
+  /**
+   * One instance of a set (`instances: N > 1`): only the containers labelled as that instance
+   * (instance 0: none labelled) and that instance's own state volume. Absent: a single runner,
+   * every container carrying the application ID.
+   */
+  instance?: number;
 }
 
 /**

@@ -49,7 +49,11 @@ export function verifyOwnedRunner(
   obs: RunnerObservation,
   owned: OwnedRunner,
   ownedTopics: OwnedTopic[],
-  options: { expect?: ExpectedRunState } = {},
+  options: {
+    expect?: ExpectedRunState;
+    /** How many group members the owned runner may be: a set's instance count (default 1). */
+    members?: number;
+  } = {},
 ): { blockers: Blocker[]; container: ContainerEvidence | null } {
   const model = owned.model;
   const out: Blocker[] = [];
@@ -98,7 +102,7 @@ export function verifyOwnedRunner(
       : [],
   }));
   if (bound) out.push(...checkCluster(obs, bound.cluster_id, "mounted-plan", model));
-  out.push(...checkGroupMembers(obs, model));
+  out.push(...checkGroupMembers(obs, model, options.members));
   out.push(...checkProgress(obs, model, null));
   if (c && (options.expect ?? "running") === "running" && !c.running) {
     const stop = runnerStopOf(c);
@@ -341,12 +345,18 @@ export function checkCluster(
  * const alone = (o: RunnerObservation) => checkGroupMembers(o, null).length === 0;
  * ```
  */
-export function checkGroupMembers(obs: RunnerObservation, model: string | null): Blocker[] {
+export function checkGroupMembers(
+  obs: RunnerObservation,
+  model: string | null,
+  allowed = 1,
+): Blocker[] {
   const members = obs.kafka.group.members;
-  if (members.length <= 1) return [];
+  if (members.length <= allowed) return [];
   return [blocker(
     "BLOCKED_EXTRA_GROUP_MEMBERS",
-    `consumer group ${obs.applicationId} has ${members.length} members; at most the owned runner may be one`,
+    `consumer group ${obs.applicationId} has ${members.length} members; at most ${
+      allowed === 1 ? "the owned runner may be one" : `the owned set's ${allowed} instances may be`
+    }`,
     { model, evidence: { members } },
   )];
 }

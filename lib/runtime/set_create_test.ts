@@ -1,0 +1,257 @@
+// The create journey of a set (issue 31): a model of `instances: 2` over two daemons (east, the
+// world's default daemon, and west, a daemon added to the world) is created by one plan and one
+// operation: each instance its own container and state volume on its placed endpoint, one
+// application ID, the group positioned once, ready as one group of two members holding every
+// input partition; killed by SIGKILL at each instance's steps it is continued by the same plan
+// file; and a plan of a set is offered only where sets are open (SLUICE_TEST_ONLY_SET_CREATE=1:
+// no journey removes a set yet), which apply checks too.
+import assert from "node:assert/strict";
+import { writePlanFile } from "../plan/plan_file.ts";
+import { SET_CREATE_GATE } from "../plan/instances.ts";
+import { createSite } from "../protocol/create.ts";
+import { openStateStore } from "../state/open.ts";
+import { type FakeProject, fakeProject } from "../../testing/ways/fake_project.ts";
+import { projectStatus } from "./status.ts";
+import { apply, plan } from "./session.ts";
+import { LABEL } from "./labels.ts";
+import { verifyPlanBindsProject } from "../plan/bind.ts";
+import type { Plan } from "../plan/plan.ts";
+import { compile } from "../project/compile.ts";
+import { loadProject } from "../project/load.ts";
+import { SluiceError } from "../errors.ts";
+
+const ENDPOINTS = `docker:
+  endpoints:
+    east: { endpoint: "unix:///var/run/docker.sock" }
+    west: { endpoint: "unix:///run/sluice-west/docker.sock" }
+`;
+
+const OPEN = { [SET_CREATE_GATE]: "1" };
+
+/** The starter (nothing created) with its model declared as two instances over east and west. */
+async function setOfTwo(seed: string) {
+  const f = await fakeProject(seed);
+  f.world.control.addDaemon("west");
+  await f.p.editManifest((t) =>
+    t.replace(
+      "    sql: models/eligible_orders.sql\n",
+      "    sql: models/eligible_orders.sql\n    instances: 2\n",
+    ) + ENDPOINTS
+  );
+  return Object.assign(f, {
+    dockerEndpoint: (name: string) => f.world.endpoint(name).docker,
+  });
+}
+
+/** Run `body` with sets open in this process (each test file runs in its own process). */
+async function opened<T>(body: () => Promise<T>): Promise<T> {
+  Deno.env.set(SET_CREATE_GATE, "1");
+  try {
+    return await body();
+  } finally {
+    Deno.env.delete(SET_CREATE_GATE);
+  }
+}
+
+async function load(f: FakeProject) {
+  const store = openStateStore({
+    backend: "local",
+    dir: `${f.p.dir}/.sluice/state`,
+    project: f.p.name,
+    environment: null,
+  });
+  try {
+    return await store.load();
+  } finally {
+    await store.close();
+  }
+}
+
+/** The set's plan, written to a file (sets open). */
+async function setPlan(f: Awaited<ReturnType<typeof setOfTwo>>) {
+  const planned = await opened(() =>
+    plan({ dir: f.p.dir, ...f.deps, dockerEndpoint: f.dockerEndpoint })
+  );
+  assert.deepEqual(planned.plan.blockers, []);
+  const path = `${f.p.dir}/create.plan.json`;
+  await writePlanFile(path, planned.plan);
+  return { planned, path, args: ["-o", "json", "apply", "--project", f.p.dir, "--plan", path] };
+}
+
+/**
+ * What a created set of two is, read by independent means (the worlds' daemons, the broker, the
+ * state files, `status`): one container and one volume per instance on its placed daemon, each
+ * volume its own instance, the ownership record's instances, two members holding every partition.
+ */
+async function assertCreatedSet(f: Awaited<ReturnType<typeof setOfTwo>>) {
+  const snap = await load(f);
+  assert.equal(snap.control, null);
+  assert.equal(snap.ownership!.document.serial, 1);
+  const owned = snap.ownership!.document.runners[0];
+  const app = owned.application_id;
+  assert.deepEqual(
+    owned.instances!.map((i) => [i.instance, i.endpoint, i.container_name, i.volume.name]),
+    [[0, "east", app, `${app}-state`], [1, "west", `${app}.1`, `${app}-state-1`]],
+  );
+  assert.notEqual(owned.instances![0].volume.instance_id, owned.instances![1].volume.instance_id);
+  for (const [daemon, i] of [["east", 0], ["west", 1]] as const) {
+    const w = f.world.endpoint(daemon).control.snapshot();
+    const mine = Object.values(w.docker.containers).filter((c) =>
+      c.labels[LABEL.applicationId] === app
+    );
+    assert.deepEqual(mine.map((c) => c.name), [owned.instances![i].container_name], daemon);
+    assert.equal(mine[0].labels[LABEL.instance], i === 0 ? undefined : String(i));
+    const volume = w.docker.volumes[owned.instances![i].volume.name];
+    assert.equal(volume.labels[LABEL.volumeInstance], owned.instances![i].volume.instance_id);
+    assert.equal(f.world.endpoint(daemon).control.runnerStatus(mine[0].id)?.state, "RUNNING");
+  }
+  // one group, positioned once, its two members holding every input partition
+  const positioned = f.world.control.mutations().filter((m) => m.op === "setGroupOffsets");
+  assert.equal(positioned.length, 1);
+  const s = await projectStatus({ dir: f.p.dir, ...f.deps, dockerEndpoint: f.dockerEndpoint });
+  const m = s.models[0];
+  assert.equal(m.state, "set");
+  assert.deepEqual(m.instances!.map((i) => [i.instance, i.state, i.runner]), [
+    [0, "running", "RUNNING"],
+    [1, "running", "RUNNING"],
+  ]);
+  assert.equal(m.members, 2);
+  assert.deepEqual(m.unowned_partitions, []);
+  assert.equal(m.set_problem, null);
+  assert.equal(m.healthy, true);
+}
+
+Deno.test("a set of two over two daemons is created by one plan: each instance on its endpoint, ready as one group; the plan again is a verified no-op", async () => {
+  await using f = await setOfTwo("set-create");
+  // sets closed (every user today): the plan offers no set
+  const closed = await plan({ dir: f.p.dir, ...f.deps, dockerEndpoint: f.dockerEndpoint });
+  assert.deepEqual(closed.plan.blockers.map((b) => b.code), ["BLOCKED_INSTANCES_UNSUPPORTED"]);
+
+  const { planned, args } = await setPlan(f);
+  const create = planned.plan.actions.find((a) => a.type === "create_runner");
+  assert.ok(create?.type === "create_runner");
+  assert.deepEqual(create.instances, [
+    { instance: 0, endpoint: "east" },
+    { instance: 1, endpoint: "west" },
+  ]);
+  const applied = await f.cli(args, OPEN);
+  assert.equal(applied.code, 0, applied.stdout + applied.stderr);
+  const result = applied.json().data!;
+  assert.deepEqual(
+    (result.runners as Array<{ instance: number; endpoint: string }>).map((r) => [
+      r.instance,
+      r.endpoint,
+    ]),
+    [[0, "east"], [1, "west"]],
+  );
+  await assertCreatedSet(f);
+
+  // the same plan again: verified on both daemons, nothing written
+  const count = f.world.control.mutations().filter((m) => m.by !== "runner").length;
+  const again = await f.cli(args, OPEN);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  assert.equal(again.json().data!.already_applied, true);
+  assert.equal(f.world.control.mutations().filter((m) => m.by !== "runner").length, count);
+});
+
+Deno.test("a plan of a set is refused by apply where sets are not open: it does only what may be done", async () => {
+  await using f = await setOfTwo("set-create-closed");
+  const { planned } = await setPlan(f);
+  await assert.rejects(
+    () =>
+      apply({
+        dir: f.p.dir,
+        ...f.deps,
+        dockerEndpoint: f.dockerEndpoint,
+        plan: planned.plan,
+        planSha256: planned.sha256,
+      }),
+    (e: Error & { code?: string }) => {
+      assert.equal(e.code, "PLAN_ACTION_MISMATCH");
+      assert.match(e.message, /its instances create a set, which no plan offers yet/);
+      return true;
+    },
+  );
+  assert.equal((await load(f)).control, null);
+  assert.deepEqual(
+    f.world.control.mutations().filter((m) => m.by !== "runner" && m.by !== "control"),
+    [],
+  );
+});
+
+Deno.test("a plan file cannot place a set otherwise than the project: apply's check names its instances", async () => {
+  await using f = await setOfTwo("set-create-forged");
+  const { planned } = await setPlan(f);
+  const project = await loadProject(f.p.dir);
+  const truth = { project, compiled: compile(project), connectors: () => [] };
+  const withInstances = (instances: unknown): Plan => ({
+    ...planned.plan,
+    actions: planned.plan.actions.map((a) =>
+      a.type === "create_runner" ? { ...a, instances } as typeof a : a
+    ),
+  });
+  const refused = (p: Plan, why: RegExp) =>
+    assert.throws(
+      () => verifyPlanBindsProject(p, truth),
+      (e: unknown) =>
+        e instanceof SluiceError && e.code === "PLAN_ACTION_MISMATCH" && why.test(e.message),
+    );
+  // as made, where sets are open: it binds the project
+  Deno.env.set(SET_CREATE_GATE, "1");
+  try {
+    verifyPlanBindsProject(planned.plan, truth);
+    const placement = /its instances are not the project's placement/;
+    // the two instances swapped between the daemons, one dropped, or none: refused
+    refused(
+      withInstances([{ instance: 0, endpoint: "west" }, { instance: 1, endpoint: "east" }]),
+      placement,
+    );
+    refused(withInstances([{ instance: 0, endpoint: "east" }]), placement);
+    refused(withInstances(undefined), placement);
+  } finally {
+    Deno.env.delete(SET_CREATE_GATE);
+  }
+  // where sets are not open: the plan as made is refused
+  refused(planned.plan, /create a set, which no plan offers yet/);
+});
+
+// each instance's steps are their own crossings of the create table's sites: @1 is instance 0's,
+// @2 instance 1's (the group is positioned once: its site is crossed once)
+const KILLS: Array<[string, "before" | "after", number]> = [
+  [createSite("create_volume").name, "after", 2],
+  [createSite("position_offsets").name, "after", 1],
+  [createSite("create_container").name, "after", 1],
+  [createSite("create_container").name, "after", 2],
+  [createSite("write_volume_instance").name, "after", 2],
+  [createSite("start_container").name, "after", 1],
+  [createSite("start_container").name, "after", 2],
+  [createSite("commit").name, "after", 1],
+];
+
+for (const [site, side, n] of KILLS) {
+  Deno.test(`a set's create killed at ${site}:${side}@${n} is continued by the same plan file`, async () => {
+    await using f = await setOfTwo(`set-create-${site}-${side}-${n}`);
+    const { args } = await setPlan(f);
+    const killed = await f.cli(args, {
+      ...OPEN,
+      SLUICE_FAULT_POINT: `${site}:${side}@${n}`,
+      SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
+    });
+    assert.equal(killed.signal, "SIGKILL", `exit ${killed.code}\n${killed.stderr}`);
+    const shown = (await f.cli(["-o", "json", "state", "show", "--project", f.p.dir])).json()
+      .data!;
+    const lock = shown.lock as { stale: boolean; holder: { lock_id: string } | null };
+    const lockArgs = lock.stale ? ["--break-stale-lock", lock.holder!.lock_id] : [];
+    const again = await f.cli([...args, ...lockArgs], OPEN);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    await assertCreatedSet(f);
+    const creates = f.world.control.mutations().filter((m) =>
+      ["createVolume", "createContainer"].includes(m.op)
+    );
+    assert.deepEqual(
+      creates.map((m) => m.op).sort(),
+      ["createContainer", "createContainer", "createVolume", "createVolume"],
+      "each instance's volume and container created once",
+    );
+  });
+}
