@@ -188,7 +188,18 @@ export function reviewOfPlan(input: PlanReviewInput): Review {
                 : ""
             }`,
           ]
-          : ["new model"],
+          : [
+            "new model",
+            // a set: where each instance is created (each its own container and state volume)
+            ...(a.instances
+              ? [
+                `${a.instances.length} instances, each its own container and state volume: ${
+                  a.instances.map((i) => `${i.instance} on ${i.endpoint ?? "the one daemon"}`)
+                    .join(", ")
+                }`,
+              ]
+              : []),
+          ],
         why: [],
         predicate: {
           old: null,

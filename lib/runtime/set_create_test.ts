@@ -128,6 +128,13 @@ Deno.test("a set of two over two daemons is created by one plan: each instance o
   assert.deepEqual(closed.plan.blockers.map((b) => b.code), ["BLOCKED_INSTANCES_UNSUPPORTED"]);
 
   const { planned, args } = await setPlan(f);
+  // the review says where each instance is created
+  const shown = await f.cli(["plan", "--project", f.p.dir], OPEN);
+  assert.equal(shown.code, 0, shown.stdout + shown.stderr);
+  assert.match(
+    shown.stdout,
+    /2 instances, each its own container and state volume: 0 on east, 1 on west/,
+  );
   const create = planned.plan.actions.find((a) => a.type === "create_runner");
   assert.ok(create?.type === "create_runner");
   assert.deepEqual(create.instances, [
