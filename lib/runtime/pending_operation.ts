@@ -110,6 +110,8 @@ export type ResumeOutcome =
 function runtimeContext(s: Session, o: OperationOptions): RuntimeContext {
   return {
     docker: s.docker,
+    // a pending set's instances are read and continued on their endpoints
+    dockerAt: s.dockerAt,
     kafka: s.kafka,
     connect: s.connect,
     store: s.store,

@@ -249,7 +249,31 @@ for (const [site, side, n] of KILLS) {
       .data!;
     const lock = shown.lock as { stale: boolean; holder: { lock_id: string } | null };
     const lockArgs = lock.stale ? ["--break-stale-lock", lock.holder!.lock_id] : [];
-    const again = await f.cli([...args, ...lockArgs], OPEN);
+    const pending = shown.pending_operation as { operation_id: string } | null;
+    let continueArgs = lockArgs;
+    if (site === createSite("create_container").name && n === 2) {
+      // the pending set's next row, read on each instance's endpoint: instance 1's container was
+      // created (its response lost), so its volume's instance file is written through it next
+      const diag = await f.cli([
+        "-o",
+        "json",
+        "state",
+        "runner-status",
+        "--project",
+        f.p.dir,
+        "--plan",
+        args[args.length - 1],
+        "--operation-id",
+        pending!.operation_id,
+        ...lockArgs,
+      ], OPEN);
+      continueArgs = [];
+      assert.equal(diag.code, 0, diag.stdout + diag.stderr);
+      const next = diag.json().data!.next as { step: string; detail: string };
+      assert.equal(next.step, "write_volume_instance", JSON.stringify(next));
+      assert.match(next.detail, /model eligible_orders instance 1 /);
+    }
+    const again = await f.cli([...args, ...continueArgs], OPEN);
     assert.equal(again.code, 0, again.stdout + again.stderr);
     await assertCreatedSet(f);
     const creates = f.world.control.mutations().filter((m) =>
