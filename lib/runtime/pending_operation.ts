@@ -19,7 +19,7 @@
 import { readPlanFile } from "../plan/plan_file.ts";
 import type { Checkpoint } from "../state/journal.ts";
 import type { Blocker } from "../validation/blocker.ts";
-import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
+import type { ApplyResult } from "./apply_context.ts";
 import { pendingStatus } from "./journeys.ts";
 import {
   operationCommands,
@@ -29,7 +29,7 @@ import {
 import type { ReplacementResult, RunnerStatusReport } from "./replacement/result.ts";
 import { resumeReviewed } from "./replacement/resume.ts";
 import { runnerStatus } from "./replacement/runner_status.ts";
-import { applyInSession, checkSessionCredentials, openSession, type Session } from "./session.ts";
+import { applyInSession, checkSessionCredentials, openSession, sessionContext } from "./session.ts";
 import type { RunnerCredentialsCheck } from "../plan/runner_credentials.ts";
 import type { Plan } from "../plan/plan.ts";
 
@@ -106,28 +106,6 @@ export type ResumeOutcome =
     runner_client_changed?: RunnerCredentialsCheck["evidence"];
   };
 
-/** The router's context from an open session. */
-function runtimeContext(s: Session, o: OperationOptions): RuntimeContext {
-  return {
-    docker: s.docker,
-    // a pending set's instances are read and continued on their endpoints
-    dockerAt: s.dockerAt,
-    kafka: s.kafka,
-    connect: s.connect,
-    store: s.store,
-    actor: s.actor,
-    bootstrapInternal: s.project.manifest.kafka.bootstrapInternal,
-    plansDir: s.plansDir,
-    sourceSha256: s.sourceSha256,
-    onProgress: o.onProgress,
-    readyTimeoutMs: o.readyTimeoutMs,
-    extraLabels: o.extraLabels,
-    breakStaleLock: o.breakStaleLock,
-    clock: s.clock,
-    uuids: s.uuids,
-  };
-}
-
 /**
  * Read-only diagnosis of the operation `operationId` of the plan file `planPath`, whatever its
  * journey: its last durable boundary, the next step a fresh observation shows, and the commands
@@ -143,7 +121,7 @@ export async function operationStatus(options: OperationOptions): Promise<Operat
   const { plan, sha256 } = await readPlanFile(options.planPath);
   if (plan.format === 6) return { journey: "runner_update", ...(await runnerStatus(options)) };
   await using s = await openSession(options);
-  const st = await pendingStatus(runtimeContext(s, options), plan, sha256, options.operationId);
+  const st = await pendingStatus(sessionContext(s, options), plan, sha256, options.operationId);
   const { blockers, ...next } = st.next;
   return {
     journey: st.journey,

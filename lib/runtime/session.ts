@@ -63,7 +63,7 @@ import { compileConnectors } from "../project/compile_connectors.ts";
 import { projectSourceSha256 } from "../plan/source_hash.ts";
 import { applyPlan } from "./journeys.ts";
 import { targetOf } from "./create.ts";
-import type { ApplyResult } from "./apply_context.ts";
+import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
 import { observeRunners } from "./observer.ts";
 import type { ProjectObservation } from "../validation/observation.ts";
 import {
@@ -519,24 +519,7 @@ export async function applyInSession(
     );
   }
   const result = await applyPlan(
-    {
-      docker: s.docker,
-      dockerAt: s.dockerAt,
-      kafka: s.kafka,
-      connect: s.connect,
-      store: s.store,
-      actor: s.actor,
-      bootstrapInternal: s.project.manifest.kafka.bootstrapInternal,
-      plansDir: s.plansDir,
-      sourceSha256: s.sourceSha256,
-      onProgress: options.onProgress,
-      signal: options.signal,
-      readyTimeoutMs: options.readyTimeoutMs,
-      extraLabels: options.extraLabels,
-      breakStaleLock: options.breakStaleLock,
-      clock: s.clock,
-      uuids: s.uuids,
-    },
+    sessionContext(s, options),
     planned,
     sha,
     options.operationId,
@@ -545,6 +528,45 @@ export async function applyInSession(
     ...result,
     plan: planned,
     ...(credentials?.changed ? { runner_client_changed: credentials.evidence } : {}),
+  };
+}
+
+/** What a caller adds to a session's ports to run a journey in it. */
+export type JourneyOptions = Pick<
+  RuntimeContext,
+  "onProgress" | "signal" | "readyTimeoutMs" | "extraLabels" | "breakStaleLock"
+>;
+
+/**
+ * The runtime context of a journey run in session `s`: its ports (the endpoints' too), store,
+ * clock and identities, with the caller's progress listener, cancel signal, ready bound, labels
+ * and stale-lock break. The one place a session becomes a journey's context.
+ *
+ * @example
+ * ```ts
+ * import { openSession, sessionContext } from "./session.ts";
+ * // await using s = await openSession(options); const ctx = sessionContext(s, options);
+ * ```
+ */
+export function sessionContext(s: Session, o: JourneyOptions): RuntimeContext {
+  return {
+    docker: s.docker,
+    // a set's instances are created, read and continued on their endpoints
+    dockerAt: s.dockerAt,
+    kafka: s.kafka,
+    connect: s.connect,
+    store: s.store,
+    actor: s.actor,
+    bootstrapInternal: s.project.manifest.kafka.bootstrapInternal,
+    plansDir: s.plansDir,
+    sourceSha256: s.sourceSha256,
+    onProgress: o.onProgress,
+    signal: o.signal,
+    readyTimeoutMs: o.readyTimeoutMs,
+    extraLabels: o.extraLabels,
+    breakStaleLock: o.breakStaleLock,
+    clock: s.clock,
+    uuids: s.uuids,
   };
 }
 
