@@ -19,6 +19,7 @@ import { createFakeWorld } from "../../testing/fakes/fake_world.ts";
 import type { FakeWorld } from "../../testing/fakes/fake_world.ts";
 import { runCli } from "../../cli/main.ts";
 import { apply, plan } from "./session.ts";
+import { localState } from "../../testing/ways/fake_project.ts";
 import { planReview } from "../review/journey.ts";
 import { renderReviewText } from "../review/render_text.ts";
 import { renderReviewMarkdown } from "../review/render_markdown.ts";
@@ -76,20 +77,6 @@ async function fixture(seed: string, options: { connectors?: boolean } = {}): Pr
 /** The manifest without its connect/connectors sections (a project deployed before them). */
 function withoutConnectors(text: string): string {
   return text.slice(0, text.indexOf("\n# Kafka Connect:")) + "\n";
-}
-
-async function state(f: Fixture) {
-  const store = openStateStore({
-    backend: "local",
-    dir: `${f.p.dir}/.sluice/state`,
-    project: f.p.name,
-    environment: null,
-  });
-  try {
-    return await store.load();
-  } finally {
-    await store.close();
-  }
 }
 
 async function stateText(f: Fixture): Promise<string> {
@@ -157,7 +144,7 @@ Deno.test("connectors on the fake world: create, no-op, reviewed update with a r
     assert.equal(held[f.p.sinkConnector].config["x.api.token"], TOKEN);
     assert.equal(held[f.p.sinkConnector].config.name, f.p.sinkConnector);
     assert.equal(held[f.p.sinkConnector].config.topics, f.p.outputTopic);
-    let snap = await state(f);
+    let snap = await localState(f);
     assert.equal(snap.ownership?.document.version, 2);
     assert.equal(snap.ownership?.document.serial, 2, "runtime create, then connectors");
     const owned = ownedConnectors(snap.ownership!.document);
@@ -235,7 +222,7 @@ Deno.test("connectors on the fake world: create, no-op, reviewed update with a r
     const rmText = renderReviewText((await planReview({ dir: f.p.dir, ...f.deps })).review);
     assert.match(rmText, /- remove connector .*: the connector object only/);
     assert.match(rmText, /note: Removing a connector deletes the connector object only/);
-    snap = await state(f);
+    snap = await localState(f);
     const ownedSink = ownedConnectors(snap.ownership!.document).find((o) =>
       o.name === f.p.sinkConnector
     )!;
@@ -256,7 +243,7 @@ Deno.test("connectors on the fake world: create, no-op, reviewed update with a r
       f.world.control.snapshot().kafka.topics[f.p.outputTopic],
       before.kafka.topics[f.p.outputTopic],
     );
-    snap = await state(f);
+    snap = await localState(f);
     assert.deepEqual(ownedConnectors(snap.ownership!.document).map((o) => o.connector), [
       "orders_in",
     ]);
@@ -360,7 +347,7 @@ Deno.test("drift blocks an owned connector's update and removal; a vanished one 
     await apply({ dir: f.p.dir, plan: release.plan, planSha256: release.sha256, ...f.deps });
     assert.equal(f.world.control.mutations().filter((m) => m.by === "connect").length, before);
     assert.deepEqual(
-      ownedConnectors((await state(f)).ownership!.document).map((o) => o.connector),
+      ownedConnectors((await localState(f)).ownership!.document).map((o) => o.connector),
       ["orders_in"],
     );
     // an owned connector deleted by hand while still declared is missing (never recreated silently)
@@ -446,7 +433,7 @@ Deno.test("a refused create ends the operation with what was done; a lost respon
       apply({ dir: f.p.dir, plan: p1.plan, planSha256: p1.sha256, ...f.deps }),
     );
     assert.equal(err, "ENV_CONNECT_UNREACHABLE");
-    let snap = await state(f);
+    let snap = await localState(f);
     assert.equal(snap.control, null, "the refused operation is finished, not left pending");
     assert.deepEqual(ownedConnectors(snap.ownership!.document).map((o) => o.connector), [
       "orders_in",
@@ -460,7 +447,7 @@ Deno.test("a refused create ends the operation with what was done; a lost respon
       await codeOf(apply({ dir: f.p.dir, plan: p2.plan, planSha256: p2.sha256, ...f.deps })),
       "UNKNOWN_OUTCOME_CONNECT",
     );
-    snap = await state(f);
+    snap = await localState(f);
     assert.equal(snap.control?.opened.kind, "connector_change");
     // ... another plan cannot start while it is pending ...
     assert.equal(
@@ -477,7 +464,7 @@ Deno.test("a refused create ends the operation with what was done; a lost respon
       0,
       "nothing was created twice",
     );
-    snap = await state(f);
+    snap = await localState(f);
     assert.equal(snap.control, null);
     assert.equal(ownedConnectors(snap.ownership!.document).length, 2);
     assert.deepEqual((await planned(f)).plan.actions, []);
@@ -538,7 +525,7 @@ async function crashCase(site: string, side: "before" | "after", scenario: Scena
     const released = site === "lock.local.release" && side === "after";
     assert.equal(lock.stale, !released, `stale lock: ${lock.diagnosis}`);
     // killed after the commit: the audit names this plan's operation and exact reads verify it
-    const pre = await state(f);
+    const pre = await localState(f);
     const committedBefore = pre.control === null &&
       pre.history.events.some((e) =>
         e.kind === "ownership_committed" && e.operation_id === connectorOperationId(r.sha256)
@@ -561,7 +548,7 @@ async function crashCase(site: string, side: "before" | "after", scenario: Scena
     });
     assert.equal(again.noop, committedBefore);
     assert.equal(again.connectors?.verified_committed, committedBefore);
-    const snap = await state(f);
+    const snap = await localState(f);
     assert.equal(snap.control, null, "no pending operation");
     const held = f.world.connectControl.connectors();
     const owned = ownedConnectors(snap.ownership!.document);

@@ -10,13 +10,12 @@ import { onCrossing } from "../fault/site.ts";
 import { writePlanFile } from "../plan/plan_file.ts";
 import { createSite } from "../protocol/create.ts";
 import { OPERATION_WRITES } from "../protocol/replacement.ts";
-import { openStateStore } from "../state/open.ts";
 import { apply, plan } from "./session.ts";
 import { LABEL, volumeName } from "./labels.ts";
 import { EXTRA_LABELS_DETAIL, extraLabelsDetail, recordedExtraLabels } from "./operation_labels.ts";
 import { executeReviewed } from "./replacement/execute.ts";
 import { resumeReviewed } from "./replacement/resume.ts";
-import { type FakeProject, fakeProject } from "../../testing/ways/fake_project.ts";
+import { type FakeProject, fakeProject, localState } from "../../testing/ways/fake_project.ts";
 
 const GIVEN = { "ci.run": "labels-test" };
 const RECORDED = GIVEN;
@@ -44,21 +43,6 @@ async function killedAfter(site: string, call: () => Promise<unknown>): Promise<
     );
   } finally {
     stop();
-  }
-}
-
-/** The project's local state, read directly (verified). */
-async function localState(f: FakeProject) {
-  const store = openStateStore({
-    backend: "local",
-    dir: `${f.p.dir}/.sluice/state`,
-    project: f.p.name,
-    environment: null,
-  });
-  try {
-    return await store.load();
-  } finally {
-    await store.close();
   }
 }
 

@@ -9,8 +9,7 @@ import assert from "node:assert/strict";
 import { writePlanFile } from "../plan/plan_file.ts";
 import { SET_CREATE_GATE } from "../plan/instances.ts";
 import { createSite } from "../protocol/create.ts";
-import { openStateStore } from "../state/open.ts";
-import { type FakeProject, fakeProject } from "../../testing/ways/fake_project.ts";
+import { type FakeProject, fakeProject, localState } from "../../testing/ways/fake_project.ts";
 import { projectStatus } from "./status.ts";
 import { apply, plan } from "./session.ts";
 import { LABEL } from "./labels.ts";
@@ -53,20 +52,6 @@ async function opened<T>(body: () => Promise<T>): Promise<T> {
   }
 }
 
-async function load(f: FakeProject) {
-  const store = openStateStore({
-    backend: "local",
-    dir: `${f.p.dir}/.sluice/state`,
-    project: f.p.name,
-    environment: null,
-  });
-  try {
-    return await store.load();
-  } finally {
-    await store.close();
-  }
-}
-
 /** The set's plan, written to a file (sets open). */
 async function setPlan(f: Awaited<ReturnType<typeof setOfTwo>>) {
   const planned = await opened(() =>
@@ -84,7 +69,7 @@ async function setPlan(f: Awaited<ReturnType<typeof setOfTwo>>) {
  * volume its own instance, the ownership record's instances, two members holding every partition.
  */
 async function assertCreatedSet(f: Awaited<ReturnType<typeof setOfTwo>>) {
-  const snap = await load(f);
+  const snap = await localState(f);
   assert.equal(snap.control, null);
   assert.equal(snap.ownership!.document.serial, 1);
   const owned = snap.ownership!.document.runners[0];
@@ -179,7 +164,7 @@ Deno.test("a plan of a set is refused by apply where sets are not open: it does 
       return true;
     },
   );
-  assert.equal((await load(f)).control, null);
+  assert.equal((await localState(f)).control, null);
   assert.deepEqual(
     f.world.control.mutations().filter((m) => m.by !== "runner" && m.by !== "control"),
     [],

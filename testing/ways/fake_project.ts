@@ -27,6 +27,8 @@ import type { Clock, UuidSource } from "../../lib/runtime/deps.ts";
 import { createFakeWorld, type FakeWorld } from "../fakes/fake_world.ts";
 import type { WorldConfig } from "../fakes/world.ts";
 import { apply, plan } from "../../lib/runtime/session.ts";
+import { openStateStore } from "../../lib/state/open.ts";
+import type { StateSnapshot } from "../../lib/state/store.ts";
 
 /** One CLI run. */
 export interface CliRun {
@@ -222,5 +224,25 @@ export async function createdStarter(
   } catch (error) {
     await f[Symbol.asyncDispose]();
     throw error;
+  }
+}
+
+/**
+ * A fake project's local state, read directly (verified as every load is), by means of its own:
+ * what a test checks a journey's commits against.
+ */
+export async function localState(
+  f: { p: { dir: string; name: string } },
+): Promise<StateSnapshot> {
+  const store = openStateStore({
+    backend: "local",
+    dir: `${f.p.dir}/.sluice/state`,
+    project: f.p.name,
+    environment: null,
+  });
+  try {
+    return await store.load();
+  } finally {
+    await store.close();
   }
 }
