@@ -5,7 +5,7 @@
 // The set here grows from a created single runner: instance 1 is created by hand, as the create
 // journey makes it (lib/runtime/set_create_test.ts), so each degraded state can be set up.
 import assert from "node:assert/strict";
-import { createdStarter } from "../../testing/ways/fake_project.ts";
+import { asSetOfTwo, createdStarter } from "../../testing/ways/fake_project.ts";
 import { instanceSpecLike } from "../../testing/set_instance.ts";
 import { order } from "../../testing/ways/replacement_fixture.ts";
 import { projectStatus } from "./status.ts";
@@ -13,29 +13,12 @@ import { plan } from "./session.ts";
 import { type InstanceStatus, setProblem } from "./instances_status.ts";
 import { LABEL } from "./labels.ts";
 
-const ENDPOINTS = `docker:
-  endpoints:
-    east: { endpoint: "unix:///var/run/docker.sock" }
-    west: { endpoint: "unix:///run/sluice-west/docker.sock" }
-`;
-
 /**
  * The created starter's model declared as two instances over east (the world's default daemon,
  * the one instance 0 was created on) and west (a daemon added to the world).
  */
 async function starterAsSetOfTwo(seed: string) {
-  const f = await createdStarter(seed);
-  f.world.control.addDaemon("west");
-  await f.p.editManifest((t) =>
-    t.replace(
-      "    sql: models/eligible_orders.sql\n",
-      "    sql: models/eligible_orders.sql\n    instances: 2\n",
-    ) +
-    ENDPOINTS
-  );
-  return Object.assign(f, {
-    dockerEndpoint: (name: string) => f.world.endpoint(name).docker,
-  });
+  return await asSetOfTwo(await createdStarter(seed));
 }
 
 Deno.test("status of a set over two daemons: each instance on its endpoint, degraded precisely, healthy as N members holding every partition", async () => {

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { writePlanFile } from "../plan/plan_file.ts";
 import { SET_CREATE_GATE } from "../plan/instances.ts";
 import { createSite } from "../protocol/create.ts";
-import { type FakeProject, fakeProject, localState } from "../../testing/ways/fake_project.ts";
+import { asSetOfTwo, fakeProject, localState } from "../../testing/ways/fake_project.ts";
 import { projectStatus } from "./status.ts";
 import { apply, plan } from "./session.ts";
 import { LABEL } from "./labels.ts";
@@ -19,27 +19,11 @@ import { compile } from "../project/compile.ts";
 import { loadProject } from "../project/load.ts";
 import { SluiceError } from "../errors.ts";
 
-const ENDPOINTS = `docker:
-  endpoints:
-    east: { endpoint: "unix:///var/run/docker.sock" }
-    west: { endpoint: "unix:///run/sluice-west/docker.sock" }
-`;
-
 const OPEN = { [SET_CREATE_GATE]: "1" };
 
 /** The starter (nothing created) with its model declared as two instances over east and west. */
 async function setOfTwo(seed: string) {
-  const f = await fakeProject(seed);
-  f.world.control.addDaemon("west");
-  await f.p.editManifest((t) =>
-    t.replace(
-      "    sql: models/eligible_orders.sql\n",
-      "    sql: models/eligible_orders.sql\n    instances: 2\n",
-    ) + ENDPOINTS
-  );
-  return Object.assign(f, {
-    dockerEndpoint: (name: string) => f.world.endpoint(name).docker,
-  });
+  return await asSetOfTwo(await fakeProject(seed));
 }
 
 /** Run `body` with sets open in this process (each test file runs in its own process). */

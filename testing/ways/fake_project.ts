@@ -246,3 +246,23 @@ export async function localState(
     await store.close();
   }
 }
+
+/**
+ * `f`'s model declared as a set of two instances over two daemons: east (the world's default
+ * daemon, where a single runner runs) and west (a daemon added to the world). Returns `f` with
+ * the session's port of each endpoint (`dockerEndpoint`: the world's daemon of that name).
+ */
+export async function asSetOfTwo<F extends FakeProject>(
+  f: F,
+): Promise<F & { dockerEndpoint: (name: string) => DockerPort }> {
+  f.world.control.addDaemon("west");
+  await f.p.editManifest((t) =>
+    t.replace(
+      "    sql: models/eligible_orders.sql\n",
+      "    sql: models/eligible_orders.sql\n    instances: 2\n",
+    ) +
+    `docker:\n  endpoints:\n    east: { endpoint: "unix:///var/run/docker.sock" }\n` +
+    `    west: { endpoint: "unix:///run/sluice-west/docker.sock" }\n`
+  );
+  return Object.assign(f, { dockerEndpoint: (name: string) => f.world.endpoint(name).docker });
+}
