@@ -16,12 +16,12 @@ import { RUN_LABEL } from "../harness/env.ts";
 import { KAFKA_IMAGE } from "../harness/images.ts";
 import { describeCluster, withAdmin } from "../harness/kafka.ts";
 import { startTwoDaemons, stopTwoDaemons, type TwoDaemons } from "../harness/two_daemons.ts";
-import { openProject } from "../mod.ts";
+import { openProject, writePlanFile } from "../mod.ts";
 import { tempStarter } from "../lib/project/_test_project.ts";
 import { loadProject } from "../lib/project/load.ts";
 import { endpointDocker } from "../lib/providers/docker/endpoint.ts";
 import { LABEL, RUNNER_PATHS } from "../lib/runtime/labels.ts";
-import { SET_CREATE_GATE } from "../lib/plan/instances.ts";
+import { SETS_GATE } from "../lib/plan/instances.ts";
 import { runnerImageId, starterProject } from "../harness/project.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -255,7 +255,7 @@ Deno.test(
           const pid = Number((await Deno.readTextFile(two.daemon.pidfile)).trim());
           const app = `sluice-${p.name}-eligible_orders`;
           // sets are open to this process only (no journey removes a set yet)
-          Deno.env.set(SET_CREATE_GATE, "1");
+          Deno.env.set(SETS_GATE, "1");
           try {
             // the create journey makes the set: instance 0 on machine, instance 1 on spare
             {
@@ -322,8 +322,33 @@ Deno.test(
               instances: [1],
               code: "ENV_DOCKER_UNREACHABLE",
             });
+
+            // spare answers again: a destroy takes the set down, each instance closed cleanly
+            // and removed on its own daemon, both volumes kept where they are
+            Deno.kill(pid, "SIGCONT");
+            const destroy = await project.plan({ destroy: true });
+            assert.deepEqual(destroy.plan.blockers, []);
+            const file = `${p.dir}/destroy.plan.json`;
+            await writePlanFile(file, destroy.plan);
+            const takenDown = await project.apply({ plan: file });
+            assert.ok(takenDown.kind === "change");
+            const removed = takenDown.result.removals?.removed ?? [];
+            assert.deepEqual(removed.map((r) => [r.instance, r.endpoint, r.container_name]), [
+              [0, "machine", app],
+              [1, "spare", `${app}.1`],
+            ]);
+            assert.ok(removed.every((r) => r.exit_code === 0 || r.exit_code === 143));
+            const onMachine = await endpointDocker(manifest, "machine");
+            assert.equal(await onMachine.inspectContainer(app), null);
+            assert.equal(await onSpare.inspectContainer(`${app}.1`), null);
+            assert.deepEqual([...(await onSpare.listVolumes([`${app}-state-1`])).keys()], [
+              `${app}-state-1`,
+            ]);
+            assert.deepEqual([...(await onMachine.listVolumes([`${app}-state`])).keys()], [
+              `${app}-state`,
+            ]);
           } finally {
-            Deno.env.delete(SET_CREATE_GATE);
+            Deno.env.delete(SETS_GATE);
             Deno.kill(pid, "SIGCONT");
             await Deno.remove(p.dir, { recursive: true });
           }

@@ -22,7 +22,7 @@ import type { CompiledConnector } from "../project/compile_connectors.ts";
 import type { Project } from "../project/load.ts";
 import { projectTopics } from "../project/topics.ts";
 import type { Plan, PlannedAction } from "./plan.ts";
-import { setCreateOpen, setPlacement } from "./instances.ts";
+import { setPlacement, setsOpen } from "./instances.ts";
 
 /** What the project says, freshly compiled. */
 export interface ProjectTruth {
@@ -129,12 +129,15 @@ export function verifyPlanBindsProject(plan: Plan, truth: ProjectTruth): void {
         if (canonicalJson(a.instances ?? null) !== canonicalJson(placed)) {
           throw mismatch(i, what, "its instances", "are not the project's placement");
         }
-        if (placed !== null && !setCreateOpen()) {
+        if (placed !== null && !setsOpen()) {
           throw mismatch(i, what, "its instances", "create a set, which no plan offers yet");
         }
         return;
       }
       case "remove_runner":
+        if (a.instances && !setsOpen()) {
+          throw mismatch(i, what, "its instances", "take a set down, which no plan offers yet");
+        }
         if (!removals.has(a.model) || declaredModels.has(a.model)) {
           throw mismatch(
             i,
@@ -147,6 +150,9 @@ export function verifyPlanBindsProject(plan: Plan, truth: ProjectTruth): void {
       case "destroy":
         // a destroy takes down what the state owns, not what the project declares: its apply
         // checks each bound runner against ownership exactly (lib/runtime/destroy.ts)
+        if (a.runners.some((r) => r.instances) && !setsOpen()) {
+          throw mismatch(i, what, "its runners", "take a set down, which no plan offers yet");
+        }
         return;
       case "create_connector":
       case "update_connector": {

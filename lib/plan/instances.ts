@@ -1,10 +1,10 @@
 /**
  * A model declared with `instances: N > 1` (docs/project-format.md, "Instances"): the project
- * format, validation and placement read it, and the create journey runs a set, but no journey
- * replaces, removes or destroys one yet (issue 31). Its plan is therefore blocked at that model with
+ * format, validation and placement read it, and the create, removal and destroy journeys run a
+ * set, but no journey replaces one yet (issue 31). Its plan is therefore blocked at that model with
  * `BLOCKED_INSTANCES_UNSUPPORTED`, its placement in the evidence, so apply never runs one runner
  * where the project says several and nothing is done — unless sets are open to create
- * ({@link setCreateOpen}, tests only), when a new set's plan creates each instance where
+ * ({@link setsOpen}, tests only), when a new set's plan creates each instance where
  * {@link setPlacement} places it. `instances: 1` (and its absence) plans exactly as before.
  *
  * A plan that needs a daemon that does not answer says so too, naming it
@@ -33,7 +33,7 @@ export interface UnreachableInstance {
 /**
  * The blockers of a model of `instances` instances under `placement` (none for one instance):
  * each endpoint of `unreachable` that did not answer, and, unless the plan may create this set
- * (`creatable`: {@link setCreateOpen}, and nothing of the model is owned or kept), that sets are
+ * (`creatable`: {@link setsOpen}, and nothing of the model is owned or kept), that sets are
  * not run yet.
  */
 export function instancesBlockers(
@@ -81,28 +81,29 @@ export function instancesBlockers(
   ];
 }
 
-/** The environment variable that opens a set's create to plans and applies (tests only). */
-export const SET_CREATE_GATE = "SLUICE_TEST_ONLY_SET_CREATE";
+/** The environment variable that opens the set journeys to plans and applies (tests only). */
+export const SETS_GATE = "SLUICE_TEST_ONLY_SETS";
 
 /**
- * Whether a plan may create a set (issue 31), and apply may carry one out: only where
- * `SLUICE_TEST_ONLY_SET_CREATE=1` is set, until a set can also be removed, replaced and
- * destroyed. The create journey runs a set (each instance its own rows on its endpoint, ready
- * as one group), but a set no journey can take down again would be a dead end for its user, so
- * no plan offers one to a user yet. The one rule, read by the planner and by apply's check that
- * a plan does what the project says.
+ * Whether the set journeys are open (issue 31): a plan may create a set, or take an owned one
+ * down (a declared removal, a destroy), and apply may carry it out — only where
+ * `SLUICE_TEST_ONLY_SETS=1` is set, until a set can also be replaced and its day-two commands
+ * run. The create, removal and destroy journeys run a set (each instance its own rows on its
+ * endpoint), but a job whose predicate cannot be replaced is not what sluice offers, so no plan
+ * offers a set to a user yet. The one rule, read by the planner and by apply's check that a plan
+ * does what the project says.
  *
  * @example
  * ```ts
- * import { setCreateOpen } from "./instances.ts";
- * console.log(setCreateOpen({ get: () => undefined })); // false
+ * import { setsOpen } from "./instances.ts";
+ * console.log(setsOpen({ get: () => undefined })); // false
  * ```
  */
-export function setCreateOpen(
+export function setsOpen(
   env: { get(name: string): string | undefined } = Deno.env,
 ): boolean {
   try {
-    return env.get(SET_CREATE_GATE) === "1";
+    return env.get(SETS_GATE) === "1";
   } catch {
     // no environment permission: closed
     return false;

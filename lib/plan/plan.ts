@@ -247,10 +247,16 @@ export interface PlanInput {
    */
   unreachableInstances?: ReadonlyMap<string, readonly UnreachableInstance[]>;
   /**
-   * Whether a new set may be planned for creation ({@link setCreateOpen}); absent: no.
-   * @internal issue 31: open only to tests until a set can be taken down again
+   * Whether the set journeys are open ({@link setsOpen}): a new set may be planned for creation,
+   * an owned one for removal or destroy; absent: no.
+   * @internal issue 31: open only to tests until a set can be replaced
    */
-  setCreate?: boolean;
+  sets?: boolean;
+  /**
+   * Each owned set's instances observed on their endpoints (by application ID, in index order;
+   * null: its endpoint did not answer), for a removal or destroy that binds them; absent offline.
+   */
+  setObservations?: ReadonlyMap<string, readonly (RunnerObservation | null)[]>;
 }
 
 /** The pending operation as the planner shows it. */
@@ -343,6 +349,8 @@ export function planProject(input: PlanInput): Plan {
       connectors: input.connectors ?? null,
       deleteData: input.destroy.deleteData,
       observation,
+      sets: input.setObservations,
+      setsOpen: input.sets === true,
     });
     actions.push(...d.actions);
     blockers.push(...d.blockers);
@@ -457,6 +465,8 @@ export function planProject(input: PlanInput): Plan {
       removals: project.manifest.runnerRemovals ?? [],
       declared: desiredModels,
       observation,
+      sets: input.setObservations,
+      setsOpen: input.sets === true,
     })
     : { actions: [], blockers: [] };
   blockers.push(...removals.blockers);
@@ -473,13 +483,22 @@ export function planProject(input: PlanInput): Plan {
       instances,
       project.manifest.placement,
       input.unreachableInstances?.get(a.artifact.application_id),
-      input.setCreate === true && !owned && !kept,
+      input.sets === true && !owned && !kept,
     );
     if (several.length > 0) {
       blockers.push(...several);
       continue;
     }
     const placed = setPlacement(instances, project.manifest.placement);
+    if (!owned && kept?.instances) {
+      // a set's kept volumes are on its instances' daemons: resuming them is not built yet
+      blockers.push(blocker(
+        "BLOCKED_INSTANCES_UNSUPPORTED",
+        `model ${a.model} was removed as a set of ${kept.instances.length} instances (removal ${kept.removed_by}), and declaring a removed set again is not built yet`,
+        { model: a.model, evidence: { retained: kept.instances.length } },
+      ));
+      continue;
+    }
     if (!owned && kept) {
       const resumed = resumeOf(kept, a.artifact, obs ?? null);
       if ("code" in resumed) blockers.push(resumed);

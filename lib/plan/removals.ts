@@ -30,7 +30,11 @@ import {
   type RemoveConnectorAction,
 } from "./connectors.ts";
 import { type Blocker, blocker } from "../validation/blocker.ts";
-import type { ProjectObservation } from "../validation/observation.ts";
+import type {
+  ContainerEvidence,
+  ProjectObservation,
+  RunnerObservation,
+} from "../validation/observation.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
 
 /** The exact generation a removal stops and removes (bound at plan time). */
@@ -43,6 +47,17 @@ export interface RemovedGeneration {
   generation: string;
   /** The sha256 of its mounted plan file. */
   plan_sha256: string;
+}
+
+/** One instance of a set a removal stops and removes, bound at plan time on its endpoint. */
+export interface RemovedInstance {
+  instance: number;
+  /** The `docker.endpoints` name it runs on; null for the environment's one daemon. */
+  endpoint: string | null;
+  /** Its exact generation. */
+  container: RemovedGeneration;
+  /** Its own state volume (kept). */
+  volume: { name: string; instance_id: string };
 }
 
 /** A planned removal of one owned runner: stop it, remove its container, release it. */
@@ -68,6 +83,12 @@ export interface RemoveRunnerAction {
   };
   /** The owned state volume (kept). */
   volume: { name: string; instance_id: string };
+  /**
+   * A set (an owned runner with `instances`): each instance's exact generation on its endpoint,
+   * and its volume (kept), in index order; instance 0's are `container` and `volume` above.
+   * Absent for a single runner.
+   */
+  instances?: RemovedInstance[];
   /** What the removal keeps: nothing of it is deleted. */
   keeps: {
     /** The state volume, by name. */
@@ -93,6 +114,13 @@ export interface RunnerRemovalInput {
   declared: ReadonlySet<string>;
   /** Null offline. */
   observation: ProjectObservation | null;
+  /**
+   * A set's instances, each observed on its endpoint (by application ID, in index order; null:
+   * its endpoint did not answer). Absent offline or without an owned set.
+   */
+  sets?: ReadonlyMap<string, readonly (RunnerObservation | null)[]>;
+  /** Whether the set journeys are open (`setsOpen`); closed, a set's removal is blocked. */
+  setsOpen?: boolean;
 }
 
 /** What a removal keeps, said once wherever a removal is reviewed. */
@@ -140,6 +168,12 @@ export function planRunnerRemovals(
       ));
       continue;
     }
+    if (owned.instances) {
+      const set = setRemoval(owned, input);
+      if ("blockers" in set) held(...set.blockers);
+      else actions.push(set.action);
+      continue;
+    }
     const obs = input.observation.runners.find((r) => r.applicationId === owned.application_id);
     if (!obs) {
       held(blocker(
@@ -154,41 +188,118 @@ export function planRunnerRemovals(
       held(...checked.blockers);
       continue;
     }
-    const c = checked.container;
-    actions.push({
-      type: "remove_runner",
-      model,
-      application_id: owned.application_id,
-      artifact_sha256: owned.artifact_sha256,
-      container: {
-        id: c.id,
-        name: c.name,
-        generation: c.labels.generation ?? "",
-        plan_sha256: c.labels.planSha256 ?? "",
-      },
-      runner: {
-        input_topic: obs.target.inputTopic,
-        output_topic: obs.target.outputTopic,
-        ...(obs.target.deadLetterTopic ? { dead_letter_topic: obs.target.deadLetterTopic } : {}),
-        image: obs.target.image,
-        network: obs.target.network,
-      },
-      volume: { name: owned.volume.name, instance_id: owned.volume.instance_id },
-      keeps: {
-        volume: owned.volume.name,
-        consumer_group: owned.application_id,
-        committed: Object.entries(obs.kafka.committed)
-          .map(([p, offset]) => ({ topic: obs.target.inputTopic, partition: Number(p), offset }))
-          .sort((a, b) => a.partition - b.partition),
-        topics: [
-          obs.target.inputTopic,
-          obs.target.outputTopic,
-          ...(obs.target.deadLetterTopic ? [obs.target.deadLetterTopic] : []),
-        ],
-      },
-    });
+    actions.push(removalOf(owned, obs, checked.container));
   }
   return { actions, blockers };
+}
+
+/** The exact generation of an observed container, as a removal binds it. */
+function generationOf(c: ContainerEvidence): RemovedGeneration {
+  return {
+    id: c.id,
+    name: c.name,
+    generation: c.labels.generation ?? "",
+    plan_sha256: c.labels.planSha256 ?? "",
+  };
+}
+
+/** The removal of `owned`, its (instance 0's) container `c` observed in `obs`. */
+function removalOf(
+  owned: OwnedRunner,
+  obs: RunnerObservation,
+  c: ContainerEvidence,
+): RemoveRunnerAction {
+  return {
+    type: "remove_runner",
+    model: owned.model,
+    application_id: owned.application_id,
+    artifact_sha256: owned.artifact_sha256,
+    container: generationOf(c),
+    runner: {
+      input_topic: obs.target.inputTopic,
+      output_topic: obs.target.outputTopic,
+      ...(obs.target.deadLetterTopic ? { dead_letter_topic: obs.target.deadLetterTopic } : {}),
+      image: obs.target.image,
+      network: obs.target.network,
+    },
+    volume: { name: owned.volume.name, instance_id: owned.volume.instance_id },
+    keeps: {
+      volume: owned.volume.name,
+      consumer_group: owned.application_id,
+      committed: Object.entries(obs.kafka.committed)
+        .map(([p, offset]) => ({ topic: obs.target.inputTopic, partition: Number(p), offset }))
+        .sort((a, b) => a.partition - b.partition),
+      topics: [
+        obs.target.inputTopic,
+        obs.target.outputTopic,
+        ...(obs.target.deadLetterTopic ? [obs.target.deadLetterTopic] : []),
+      ],
+    },
+  };
+}
+
+/**
+ * The removal of an owned set: each instance observed on its endpoint and checked as an owned
+ * runner is (its exact generation and volume; the group may hold the set's N members), every
+ * instance bound. Blocked while the set journeys are closed, and for an instance whose endpoint
+ * did not answer or whose runner is not as owned.
+ */
+function setRemoval(
+  owned: OwnedRunner,
+  input: RunnerRemovalInput,
+): { action: RemoveRunnerAction } | { blockers: Blocker[] } {
+  const instances = owned.instances!;
+  const model = owned.model;
+  if (!input.setsOpen) {
+    return {
+      blockers: [blocker(
+        "BLOCKED_INSTANCES_UNSUPPORTED",
+        `model ${model} is owned as a set of ${instances.length} instances, and taking a set down is not offered yet`,
+        { model, evidence: { instances: instances.length } },
+      )],
+    };
+  }
+  const read = input.sets?.get(owned.application_id) ?? [];
+  const blockers: Blocker[] = [];
+  const bound: Array<{ obs: RunnerObservation; c: ContainerEvidence }> = [];
+  for (const i of instances) {
+    const obs = read[i.instance] ?? null;
+    if (!obs) {
+      blockers.push(blocker(
+        "BLOCKED_ENDPOINT_UNREACHABLE",
+        `model ${model}: instance ${i.instance} on ${
+          i.endpoint ?? "the one daemon"
+        } could not be read: a set is taken down only with every instance's exact generation bound`,
+        { model, evidence: { endpoint: i.endpoint, instances: [i.instance] } },
+      ));
+      continue;
+    }
+    const checked = verifyOwnedRunner(
+      obs,
+      { ...owned, container_name: i.container_name, volume: i.volume },
+      input.ownedTopics,
+      { members: instances.length },
+    );
+    if (checked.blockers.length > 0 || !checked.container) {
+      blockers.push(
+        ...checked.blockers.map((b) => ({ ...b, message: `instance ${i.instance}: ${b.message}` })),
+      );
+      continue;
+    }
+    bound.push({ obs, c: checked.container });
+  }
+  if (blockers.length > 0) return { blockers };
+  return {
+    action: {
+      ...removalOf(owned, bound[0].obs, bound[0].c),
+      instances: instances.map((i, n) => ({
+        instance: i.instance,
+        endpoint: i.endpoint,
+        container: generationOf(bound[n].c),
+        volume: { name: i.volume.name, instance_id: i.volume.instance_id },
+      })),
+    },
+  };
 }
 
 /**
@@ -252,6 +363,10 @@ export interface DestroyInput {
   deleteData: boolean;
   /** Null offline. */
   observation: ProjectObservation | null;
+  /** Each owned set's instances observed on their endpoints (see {@link RunnerRemovalInput}). */
+  sets?: RunnerRemovalInput["sets"];
+  /** Whether the set journeys are open (see {@link RunnerRemovalInput}). */
+  setsOpen?: boolean;
 }
 
 /** What a destroy keeps, said once wherever a destroy is reviewed. */
@@ -345,6 +460,17 @@ export function planDestroy(
     ],
   };
   if (input.deleteData) {
+    // a set's volumes are on its instances' daemons: deleting them is not built yet
+    const sets = [...input.owned, ...input.retained].filter((r) => r.instances);
+    if (sets.length > 0) {
+      blockers.push(blocker(
+        "BLOCKED_INSTANCES_UNSUPPORTED",
+        `deleting the data of a set (${
+          sets.map((r) => r.model).join(", ")
+        }: a state volume on each instance's daemon) is not built yet; plan the destroy without --delete-data`,
+        { evidence: { sets: sets.map((r) => r.model) } },
+      ));
+    }
     const unproven = input.ownedTopics.filter((t) => t.topic_id === null).map((t) => t.name);
     if (unproven.length > 0) {
       blockers.push(blocker(
@@ -393,6 +519,8 @@ export function planDestroy(
     removals: input.owned.map((r) => ({ model: r.model })),
     declared: new Set(),
     observation: input.observation,
+    sets: input.sets,
+    setsOpen: input.setsOpen,
   });
   blockers.push(...removals.blockers);
   if (!input.deleteData) {

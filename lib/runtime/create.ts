@@ -59,10 +59,10 @@ import { providerMutation } from "./provider_mutation.ts";
 import { extraLabelsDetail, recordedExtraLabels } from "./operation_labels.ts";
 import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
 import { driveJourney } from "./journey_driver.ts";
+import { dockerOf } from "./endpoint_ports.ts";
 import {
   artifactOf,
   type CreateIdentities,
-  dockerOf,
   identitiesJson,
   identitiesOf,
   plannedIdentities,
@@ -353,7 +353,7 @@ async function drive(
       const since = run.waitingSince.get(subject) ?? clock.now();
       run.waitingSince.set(subject, since);
       const until = clock.now() + leftMs;
-      const docker = await dockerOf(ctx, wait.runner.identity);
+      const docker = await dockerOf(ctx, wait.runner.identity.endpoint);
       const seen = async () => {
         const c = await docker.inspectContainer(containerId);
         if (!c) return null;
@@ -443,7 +443,7 @@ async function cross(
   const subject = subjectOf(id);
   const artifact = r.artifact;
   // an instance of a set is created on its own endpoint's daemon
-  const docker = await dockerOf(ctx, id);
+  const docker = await dockerOf(ctx, id.endpoint);
   const containerId = () => run.containers.get(subject) ?? r.obs.containers[0].id;
   switch (step.kind) {
     case "create_volume":
@@ -654,7 +654,7 @@ async function verifyCreated(ctx: RuntimeContext, plan: Plan, snap: StateSnapsho
     }
     // a set: each instance on its endpoint as owned, the group at most its N members
     for (const i of owned.instances) {
-      const docker = await dockerOf(ctx, i);
+      const docker = await dockerOf(ctx, i.endpoint);
       const obs = await observeRunner({ ...ctx, docker }, { ...target, instance: i.instance });
       const { blockers } = verifyOwnedRunner(
         obs,

@@ -21,7 +21,6 @@ import type { OperationIntent } from "../state/journal.ts";
 import type { RetainedRunner } from "../state/ownership.ts";
 import { targetOfArtifact } from "../validation/observation.ts";
 import type { RuntimeContext } from "./apply_context.ts";
-import type { DockerPort } from "../providers/docker/port.ts";
 import { RANDOM_UUIDS } from "./deps.ts";
 import {
   generationOf,
@@ -70,28 +69,6 @@ export interface RunnerIdentity {
  */
 export function subjectOf(id: Pick<RunnerIdentity, "model" | "instance">): string {
   return id.instance === undefined ? id.model : `${id.model}#${id.instance}`;
-}
-
-/**
- * The Docker port a runner identity is created on: its instance's endpoint for an instance of a
- * set, the environment's one daemon otherwise.
- *
- * @example
- * ```ts
- * import { dockerOf } from "./create_identities.ts";
- * // const docker = await dockerOf(ctx, identity);
- * ```
- */
-export async function dockerOf(
-  ctx: Pick<RuntimeContext, "docker" | "dockerAt">,
-  id: Pick<RunnerIdentity, "endpoint">,
-): Promise<DockerPort> {
-  const endpoint = id.endpoint ?? null;
-  if (endpoint === null) return ctx.docker;
-  if (!ctx.dockerAt) {
-    throw new Error(`endpoint ${endpoint} asked for without the session's endpoint ports`);
-  }
-  return await ctx.dockerAt(endpoint);
 }
 
 /** What a create operation records ahead in its intent (`details.identities`). */

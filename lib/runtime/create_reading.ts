@@ -26,14 +26,10 @@ import type { StateSnapshot } from "../state/store.ts";
 import { type Blocker, blocker } from "../validation/blocker.ts";
 import { type RunnerObservation, targetOfArtifact } from "../validation/observation.ts";
 import type { RuntimeContext } from "./apply_context.ts";
-import {
-  artifactOf,
-  type CreateIdentities,
-  dockerOf,
-  type RunnerIdentity,
-} from "./create_identities.ts";
+import { artifactOf, type CreateIdentities, type RunnerIdentity } from "./create_identities.ts";
 import { priorOwnership } from "./create_ownership.ts";
 import { SYSTEM_CLOCK } from "./deps.ts";
+import { dockerOf } from "./endpoint_ports.ts";
 import { mountedPlanFileState, mountedPlanPath } from "./mounted_plan_file.ts";
 import { observeRunner } from "./observer.ts";
 
@@ -134,7 +130,7 @@ export async function readCreate(
     }
     // an instance of a set is read every time: the set's readiness is decided on all of them
     if (identity.instance === undefined && ready.has(identity.model)) continue;
-    const docker = await dockerOf(ctx, identity);
+    const docker = await dockerOf(ctx, identity.endpoint);
     runners.push(
       await readRunner({ ...ctx, docker }, identity, artifactOf(plan, identity.model), a),
     );

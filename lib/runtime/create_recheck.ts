@@ -18,13 +18,14 @@ import { SluiceError } from "../errors.ts";
 import type { Plan, RunnerResume } from "../plan/plan.ts";
 import { type RunnerObservation, targetOfArtifact } from "../validation/observation.ts";
 import type { RuntimeContext } from "./apply_context.ts";
-import { artifactOf, dockerOf } from "./create_identities.ts";
+import { artifactOf } from "./create_identities.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import type { InstancePlacement } from "../project/placement.ts";
 import { LABEL } from "./labels.ts";
 import { refusal } from "./create_next.ts";
 import { missingImageOrNetwork } from "./create_reading.ts";
 import { SYSTEM_CLOCK } from "./deps.ts";
+import { dockerOf } from "./endpoint_ports.ts";
 import { observeRunner } from "./observer.ts";
 
 /**
@@ -97,7 +98,7 @@ async function recheckSet(
 ): Promise<void> {
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   for (const p of placed) {
-    const docker = await dockerOf(ctx, p);
+    const docker = await dockerOf(ctx, p.endpoint);
     const image = await docker.inspectImage(artifact.image);
     const missing = missingImageOrNetwork(
       artifact,

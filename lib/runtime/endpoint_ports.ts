@@ -57,3 +57,25 @@ export function endpointPorts(
     return opened.get(endpoint)!;
   };
 }
+
+/**
+ * The Docker port of `endpoint` from a context that may reach several: the environment's one
+ * daemon (`docker`) for null or absent, else its `dockerAt` (a context without it reaches no
+ * named endpoint: a programming error).
+ *
+ * @example
+ * ```ts
+ * import { dockerOf } from "./endpoint_ports.ts";
+ * // const docker = await dockerOf(ctx, identity.endpoint);
+ * ```
+ */
+export async function dockerOf(
+  ctx: { docker: DockerPort; dockerAt?: DockerAt },
+  endpoint: string | null | undefined,
+): Promise<DockerPort> {
+  if (endpoint === null || endpoint === undefined) return ctx.docker;
+  if (!ctx.dockerAt) {
+    throw new Error(`endpoint ${endpoint} asked for without the session's endpoint ports`);
+  }
+  return await ctx.dockerAt(endpoint);
+}

@@ -8,7 +8,7 @@
  * name no instance of the set at all (each endpoint read bounded, as `status` reads endpoints).
  * Read-only.
  *
- * No plan offers a set to a user yet (issue 31, `setCreateOpen`): until one does, a set's instances
+ * No plan offers a set to a user yet (issue 31, `setsOpen`): until one does, a set's instances
  * read as absent.
  *
  * @example

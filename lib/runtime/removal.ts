@@ -34,10 +34,16 @@ import {
 import type { Plan } from "../plan/plan.ts";
 import type { RunnerRemovalDecl } from "../project/removals.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
-import type { OwnershipDocument } from "../state/ownership.ts";
+import type { OwnedRunner, OwnershipDocument } from "../state/ownership.ts";
 import type { StateSnapshot } from "../state/store.ts";
 import { blocker } from "../validation/blocker.ts";
-import { type RunnerTarget, targetOfArtifact } from "../validation/observation.ts";
+import {
+  type RunnerObservation,
+  type RunnerTarget,
+  targetOfArtifact,
+} from "../validation/observation.ts";
+import type { DockerAt } from "./endpoint_ports.ts";
+import { type ObserverPorts, observeRunner } from "./observer.ts";
 import { validateArtifact } from "../artifact/artifact.ts";
 import { LABEL, RUNNER_PATHS } from "./labels.ts";
 import {
@@ -75,12 +81,11 @@ export type { RemovalContext, RemovalResult, RemovedRunner } from "./removal_ent
 export async function removalTargets(
   docker: DockerPort,
   ownership: OwnershipDocument | null,
-  removals: RunnerRemovalDecl[],
+  removals: readonly Pick<RunnerRemovalDecl, "model">[],
   declared: ReadonlySet<string>,
 ): Promise<RunnerTarget[]> {
-  const removed = (ownership?.runners ?? []).filter((r) =>
-    !declared.has(r.model) && removals.some((x) => x.model === r.model)
-  );
+  // a set's instances are read on their endpoints (setRemovalObservations)
+  const removed = removedRunners(ownership, removals, declared).filter((r) => !r.instances);
   if (removed.length === 0) return [];
   const containers = await docker.listContainersLabelled(
     LABEL.applicationId,
@@ -89,16 +94,86 @@ export async function removalTargets(
   const out: RunnerTarget[] = [];
   for (const r of removed) {
     const c = containers.find((x) => x.labels[LABEL.applicationId] === r.application_id);
-    if (!c) continue;
-    const bytes = await docker.readContainerFile(c.id, RUNNER_PATHS.plan);
-    if (!bytes) continue;
+    const target = c ? await mountedTarget(docker, c.id, r.application_id) : null;
+    if (target) out.push(target);
+  }
+  return out;
+}
+
+/** The owned runners `removals` take down and the project no longer declares. */
+function removedRunners(
+  ownership: OwnershipDocument | null,
+  removals: readonly Pick<RunnerRemovalDecl, "model">[],
+  declared: ReadonlySet<string>,
+): OwnedRunner[] {
+  return (ownership?.runners ?? []).filter((r) =>
+    !declared.has(r.model) && removals.some((x) => x.model === r.model)
+  );
+}
+
+/**
+ * What container `id` runs, read from its mounted plan (the model is no longer compiled, so its
+ * generation says): null when the plan cannot be read or is another application's.
+ */
+async function mountedTarget(
+  docker: DockerPort,
+  id: string,
+  applicationId: string,
+): Promise<RunnerTarget | null> {
+  const bytes = await docker.readContainerFile(id, RUNNER_PATHS.plan);
+  if (!bytes) return null;
+  try {
+    const artifact = validateArtifact(parseMountedPlan(bytes).artifact);
+    return artifact.application_id === applicationId ? targetOfArtifact(artifact) : null;
+  } catch {
+    // an unreadable plan: no target, the planner blocks the removal
+    return null;
+  }
+}
+
+/**
+ * Each owned set the plan takes down (declared removed, or every one for a destroy), every
+ * instance observed on its endpoint through `dockerAt` (each call bounded, as a plan reads a set)
+ * with what instance 0's mounted plan says it runs: by application ID, in index order, null for
+ * an instance whose endpoint did not answer or whose runner's plan could not be read (the planner
+ * then blocks the removal, naming it).
+ *
+ * @example
+ * ```ts
+ * import { setRemovalObservations } from "./removal.ts";
+ * // const sets = await setRemovalObservations(s.readAt, s, ownership, removals, declared);
+ * ```
+ */
+export async function setRemovalObservations(
+  dockerAt: DockerAt,
+  ports: Omit<ObserverPorts, "docker">,
+  ownership: OwnershipDocument | null,
+  removals: readonly Pick<RunnerRemovalDecl, "model">[],
+  declared: ReadonlySet<string>,
+): Promise<Map<string, Array<RunnerObservation | null>>> {
+  const out = new Map<string, Array<RunnerObservation | null>>();
+  for (const r of removedRunners(ownership, removals, declared)) {
+    if (!r.instances) continue;
+    const read = async (endpoint: string | null, instance: number, target: RunnerTarget) => {
+      const docker = await dockerAt(endpoint);
+      return await observeRunner({ ...ports, docker }, { ...target, instance });
+    };
+    let target: RunnerTarget | null = null;
     try {
-      const artifact = validateArtifact(parseMountedPlan(bytes).artifact);
-      if (artifact.application_id !== r.application_id) continue;
-      out.push(targetOfArtifact(artifact));
+      const zero = r.instances[0];
+      const docker = await dockerAt(zero.endpoint);
+      const c = await docker.inspectContainer(zero.container_name);
+      target = c ? await mountedTarget(docker, c.id, r.application_id) : null;
     } catch {
-      // an unreadable plan: no target, the planner blocks the removal
+      target = null;
     }
+    const t = target;
+    out.set(
+      r.application_id,
+      await Promise.all(
+        r.instances.map((i) => t ? read(i.endpoint, i.instance, t).catch(() => null) : null),
+      ),
+    );
   }
   return out;
 }

@@ -55,7 +55,7 @@ import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
 import { type Clock, isoNow, SYSTEM_CLOCK } from "./deps.ts";
 import { type BlockedDecision, driveJourney } from "./journey_driver.ts";
 import { RUNNER_EXECUTION } from "./labels.ts";
-import { type ObserverPorts, observeRunner } from "./observer.ts";
+import type { ObserverPorts } from "./observer.ts";
 import { type Journey, OperationEvents, type ProgressListener } from "./progress.ts";
 import { providerMutation } from "./provider_mutation.ts";
 import {
@@ -65,12 +65,17 @@ import {
   type RemovalWait,
 } from "./removal_next.ts";
 import {
+  boundKey,
+  boundName,
+  type BoundRunner,
+  boundRunners,
+  observeBound,
   readRemoval,
   type RemovalReadings,
   type Seen,
   seen,
-  targetOfRemoval,
 } from "./removal_reading.ts";
+import { type DockerAt, dockerOf } from "./endpoint_ports.ts";
 import { writeIntent } from "./unknown_outcome.ts";
 
 /** What the runner removal and the destroy take from the apply's context. */
@@ -84,6 +89,8 @@ export interface RemovalContext extends ObserverPorts {
   signal?: AbortSignal;
   /** How long a runner may take to close after TERM and leave its group (default: the stop timeout + 60 s). */
   closeTimeoutMs?: number;
+  /** The Docker port of a `docker.endpoints` daemon, for a set's instances (`Session.dockerAt`). */
+  dockerAt?: DockerAt;
 }
 
 /** One removed runner: what was stopped and removed, and what was kept. */
@@ -98,6 +105,10 @@ export interface RemovedRunner {
   container_name: string;
   /** The raw exit code of its clean close; null when the container was found already absent. */
   exit_code: number | null;
+  /** An instance of a set: its index (absent for a single runner). */
+  instance?: number;
+  /** An instance of a set: the endpoint it ran on (null: the one daemon). */
+  endpoint?: string | null;
   /**
    * Kept: the state volume, the consumer group with its offsets, the topics.
    * @internal the plan's removal action; its shape is not part of the versioned SDK
@@ -115,7 +126,7 @@ export interface RemovalResult {
   continued: boolean;
   /** True when the plan had been committed already (nothing was written). */
   already_applied: boolean;
-  /** Each removed runner, with what was kept. */
+  /** Each removed runner (each instance of a set), with what was kept. */
   removed: RemovedRunner[];
 }
 
@@ -307,8 +318,8 @@ async function verifyBound<
   actions: RemoveRunnerAction[],
 ): Promise<void> {
   const blockers: Blocker[] = [];
-  for (const a of actions) {
-    const s = seen(a, await observeRunner(ctx, targetOfRemoval(a)));
+  for (const a of boundRunners(actions)) {
+    const s = seen(a, await observeBound(ctx, a));
     if (s.kind === "changed") blockers.push(s.blocker);
     else if (s.kind === "absent" || !s.container.running) blockers.push(flavour.unbound(a, s));
   }
@@ -329,7 +340,10 @@ function releasedBy<R extends { readonly removal: RemovalReadings }, Own extends
   }
   return actions.map((a) => {
     const r = prior.runners.find((x) => x.model === a.model);
-    if (!r || r.application_id !== a.application_id || r.artifact_sha256 !== a.artifact_sha256) {
+    if (
+      !r || r.application_id !== a.application_id || r.artifact_sha256 !== a.artifact_sha256 ||
+      !sameInstances(r, a)
+    ) {
       throw new SluiceError(
         "BLOCKED_STATE_CHANGED",
         `model ${a.model} is not owned as ${flavour.plan.name} says; ${flavour.plan.again}`,
@@ -373,12 +387,13 @@ async function startRemoval<
             reviewed_plan_sha256: planSha256,
             details: {
               plan_sha256: planSha256,
-              actions: actions.map((a) => ({
+              actions: boundRunners(actions).map((a) => ({
                 model: a.model,
                 application_id: a.application_id,
                 container_id: a.container.id,
                 generation: a.container.generation,
                 keeps: a.keeps,
+                ...(a.set ? { instance: a.set.instance, endpoint: a.set.endpoint } : {}),
               })) as unknown as Json,
               released: released as unknown as Json,
             },
@@ -444,13 +459,13 @@ async function verifyCommitted<
     snap.ownership?.checksum !== last.state_checksum
   ) return null;
   const removed: RemovedRunner[] = [];
-  for (const a of flavour.runners(plan)) {
-    const s = seen(a, await observeRunner(ctx, targetOfRemoval(a)));
+  for (const a of boundRunners(flavour.runners(plan))) {
+    const s = seen(a, await observeBound(ctx, a));
     if (s.kind === "changed") throw blockerError([s.blocker]);
     if (s.kind === "present") {
       throw blockerError([blocker(
         "BLOCKED_REMOVAL_GENERATION_CHANGED",
-        `model ${a.model}: ${flavour.short} ${operationId} was committed, yet container ${
+        `${boundName(a)}: ${flavour.short} ${operationId} was committed, yet container ${
           a.container.id.slice(0, 12)
         } exists again`,
         { model: a.model, evidence: { bound: a.container } },
@@ -467,15 +482,34 @@ async function verifyCommitted<
   };
 }
 
-function removedOf(a: RemoveRunnerAction, exit: number | null): RemovedRunner {
+function removedOf(a: BoundRunner, exit: number | null): RemovedRunner {
   return {
     model: a.model,
     application_id: a.application_id,
     container_id: a.container.id,
     container_name: a.container.name,
     exit_code: exit,
-    kept: { ...a.keeps, volume_instance: a.volume.instance_id },
+    ...(a.set ? { instance: a.set.instance, endpoint: a.set.endpoint } : {}),
+    kept: {
+      ...a.keeps,
+      ...(a.set ? { volume: a.volume.name } : {}),
+      volume_instance: a.volume.instance_id,
+    },
   };
+}
+
+/**
+ * A set's removal binds exactly the owned instances (each endpoint, container name and volume),
+ * and a single runner's none.
+ */
+function sameInstances(r: OwnedRunner, a: RemoveRunnerAction): boolean {
+  if (!r.instances || !a.instances) return !r.instances && !a.instances;
+  return r.instances.length === a.instances.length && r.instances.every((o, n) => {
+    const b = a.instances![n];
+    return b.instance === o.instance && b.endpoint === o.endpoint &&
+      b.container.name === o.container_name && b.volume.name === o.volume.name &&
+      b.volume.instance_id === o.volume.instance_id;
+  });
 }
 
 /**
@@ -496,6 +530,7 @@ async function drive<R extends { readonly removal: RemovalReadings }, Own extend
 ): Promise<RemovalResult> {
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   const actions = flavour.runners(plan);
+  const bound = boundRunners(actions);
   const control = start.control!.opened;
   const released = control.intent.details.released as unknown as OwnedRunner[];
   const termSent = new Set<string>();
@@ -506,7 +541,7 @@ async function drive<R extends { readonly removal: RemovalReadings }, Own extend
     serial,
     continued,
     already_applied: false,
-    removed: actions.map((a) => removedOf(a, exits ? done.get(a.model) ?? null : null)),
+    removed: bound.map((a) => removedOf(a, exits ? done.get(boundKey(a)) ?? null : null)),
   });
   const run = flavour.run({ ctx, events, plan, start, actions });
   return await driveJourney<R, RemovalGo | Own, RemovalResult, RemovalWait>({
@@ -518,7 +553,7 @@ async function drive<R extends { readonly removal: RemovalReadings }, Own extend
       for (const r of readings.removal.runners) {
         if (r.seen.kind !== "absent") continue;
         // removed (a lost remove response), by this operation or by hand: it is gone either way
-        done.set(r.action.model, null);
+        done.set(boundKey(r.action), null);
         events.boundary({
           kind: "action",
           action: "remove",
@@ -531,7 +566,8 @@ async function drive<R extends { readonly removal: RemovalReadings }, Own extend
     decide: (readings) => run.decide(readings, { termSent }),
     wake: async (wait, _readings, left) => {
       if (wait.on === "exit") {
-        await ctx.docker.awaitExit(wait.container.id, Math.max(1, Math.min(5_000, left)));
+        const docker = await dockerOf(ctx, wait.runner.action.set?.endpoint);
+        await docker.awaitExit(wait.container.id, Math.max(1, Math.min(5_000, left)));
       } else await events.sleep(200);
     },
     cross: async (step) => {
@@ -542,15 +578,17 @@ async function drive<R extends { readonly removal: RemovalReadings }, Own extend
       switch (step.kind) {
         case "term_runner": {
           const c = step.container;
-          await providerMutation(ctx.store, step.row.site, () => ctx.docker.signalTerm(c.id));
+          const docker = await dockerOf(ctx, step.runner.action.set?.endpoint);
+          await providerMutation(ctx.store, step.row.site, () => docker.signalTerm(c.id));
           termSent.add(c.id);
           events.emit({ kind: "action", action: "term", message: `${c.name} sent TERM` });
           return undefined;
         }
         case "remove_container": {
           const c = step.container;
-          await providerMutation(ctx.store, step.row.site, () => ctx.docker.removeContainer(c.id));
-          done.set(step.runner.action.model, c.exitCode);
+          const docker = await dockerOf(ctx, step.runner.action.set?.endpoint);
+          await providerMutation(ctx.store, step.row.site, () => docker.removeContainer(c.id));
+          done.set(boundKey(step.runner.action), c.exitCode);
           events.boundary({
             kind: "action",
             action: "remove",
@@ -642,6 +680,16 @@ async function commit<
     volume: r.volume,
     input_topic: actions.find((a) => a.model === r.model)!.runner.input_topic,
     removed_by: operationId,
+    // a set's every instance's volume, each on its own daemon
+    ...(r.instances
+      ? {
+        instances: r.instances.map((i) => ({
+          instance: i.instance,
+          endpoint: i.endpoint,
+          volume: i.volume,
+        })),
+      }
+      : {}),
   }));
   const removal: OwnershipDocument = withRetained(
     {

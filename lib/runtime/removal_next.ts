@@ -26,6 +26,8 @@ import type { BlockedDecision, WaitDecision } from "./journey_driver.ts";
 import { blockedAt, nextAt, type NextStep } from "./next_step.ts";
 import { walkTable } from "./table_walk.ts";
 import {
+  boundKey,
+  boundName,
   readRemoval,
   removalActions,
   type RemovalReadings,
@@ -101,6 +103,10 @@ function runnerOf(v: View): RunnerReading {
 }
 
 function groupBusy(r: RunnerReading): boolean {
+  // a set's instances are closed in turn: the group empties once its last one has closed, so
+  // only the last instance waits for it (the others' members leave as each closes)
+  const set = r.action.set;
+  if (set && set.instance !== set.of - 1) return false;
   const g = r.obs.kafka.group;
   return g.members.length > 0 || !["Empty", "Dead"].includes(g.state);
 }
@@ -128,8 +134,9 @@ const GUARDS: { readonly [S in RemovalStep]: (v: View) => Verdict } = {
     return {
       kind: "go",
       container: c,
-      detail:
-        `model ${a.model}: send TERM to ${c.name} (if not sent yet), then wait for its clean close`,
+      detail: `${
+        boundName(a)
+      }: send TERM to ${c.name} (if not sent yet), then wait for its clean close`,
     };
   },
   await_closed: (v) => {
@@ -142,7 +149,7 @@ const GUARDS: { readonly [S in RemovalStep]: (v: View) => Verdict } = {
         kind: "wait",
         on: "exit",
         container: c,
-        detail: `model ${a.model}: ${c.name} was sent TERM; wait for it to stop and close cleanly`,
+        detail: `${boundName(a)}: ${c.name} was sent TERM; wait for it to stop and close cleanly`,
         timedOut: (bound) =>
           `runner ${c.name} did not stop within ${
             bound / 1000
@@ -157,8 +164,9 @@ const GUARDS: { readonly [S in RemovalStep]: (v: View) => Verdict } = {
         kind: "wait",
         on: "group",
         container: c,
-        detail:
-          `model ${a.model}: ${c.name} closed cleanly (exit ${c.exitCode}); wait until group ${a.application_id} has no members (${g.state}, ${g.members.length} members)`,
+        detail: `${
+          boundName(a)
+        }: ${c.name} closed cleanly (exit ${c.exitCode}); wait until group ${a.application_id} has no members (${g.state}, ${g.members.length} members)`,
         timedOut: () =>
           `group ${a.application_id} still has ${g.members.length} members (${g.state}) after its runner stopped; run 'sluice apply --plan FILE' again to continue the removal`,
       };
@@ -172,8 +180,9 @@ const GUARDS: { readonly [S in RemovalStep]: (v: View) => Verdict } = {
     return {
       kind: "go",
       container: c,
-      detail:
-        `model ${r.action.model}: ${c.name} closed cleanly (exit ${c.exitCode}); remove that container (never its volume)`,
+      detail: `${
+        boundName(r.action)
+      }: ${c.name} closed cleanly (exit ${c.exitCode}); remove that container (never its volume)`,
     };
   },
   commit: ({ readings }) => ({
@@ -204,7 +213,7 @@ function decisionOf(
       if (row.site !== null) throw broken("waits, but the row crosses a site");
       return {
         kind: "wait",
-        subject: runnerOf(view).action.model,
+        subject: boundKey(runnerOf(view).action),
         row,
         runner: runnerOf(view),
         container: v.container,

@@ -26,6 +26,7 @@ import type {
 } from "../validation/observation.ts";
 import { notACleanClose } from "../validation/runner_stop.ts";
 import { type ObserverPorts, observeRunner } from "./observer.ts";
+import { type DockerAt, dockerOf } from "./endpoint_ports.ts";
 
 /**
  * The plan's runner removals.
@@ -39,6 +40,85 @@ import { type ObserverPorts, observeRunner } from "./observer.ts";
  */
 export function removalActions(plan: Plan): RemoveRunnerAction[] {
   return plan.actions.filter((a): a is RemoveRunnerAction => a.type === "remove_runner");
+}
+
+/**
+ * One runner a removal takes down: a plan's removal of a single runner, or one instance of a
+ * set's (its own container and volume, and `set`: its index, its endpoint, and the set's size).
+ */
+export interface BoundRunner extends RemoveRunnerAction {
+  /** An instance of a set (absent: a single runner). */
+  set?: { instance: number; endpoint: string | null; of: number };
+}
+
+/**
+ * The runners `actions` take down, in plan order: a set's instances in index order, each its
+ * own subject of the removal's runner rows (its container stopped and removed on its endpoint).
+ *
+ * @example
+ * ```ts
+ * import { boundRunners } from "./removal_reading.ts";
+ * boundRunners([]); // []
+ * ```
+ */
+export function boundRunners(actions: readonly RemoveRunnerAction[]): BoundRunner[] {
+  return actions.flatMap((a): BoundRunner[] =>
+    a.instances
+      ? a.instances.map((i) => ({
+        ...a,
+        container: i.container,
+        volume: i.volume,
+        set: { instance: i.instance, endpoint: i.endpoint, of: a.instances!.length },
+      }))
+      : [a]
+  );
+}
+
+/**
+ * The key of a bound runner in a run's memory: its model, `model#i` for instance `i` of a set.
+ *
+ * @example
+ * ```ts
+ * import { boundKey } from "./removal_reading.ts";
+ * // boundKey(runner) → "orders" | "orders#1"
+ * ```
+ */
+export function boundKey(b: BoundRunner): string {
+  return b.set ? `${b.model}#${b.set.instance}` : b.model;
+}
+
+/**
+ * How messages name a bound runner: `model M`, or `model M instance I` for an instance of a set.
+ *
+ * @example
+ * ```ts
+ * import { boundName } from "./removal_reading.ts";
+ * // boundName(runner) → "model orders" | "model orders instance 1"
+ * ```
+ */
+export function boundName(b: BoundRunner): string {
+  return b.set ? `model ${b.model} instance ${b.set.instance}` : `model ${b.model}`;
+}
+
+/**
+ * Observe a bound runner fresh: on its instance's endpoint with its instance's target for an
+ * instance of a set, on the environment's daemon otherwise.
+ *
+ * @example
+ * ```ts
+ * import { observeBound } from "./removal_reading.ts";
+ * // const obs = await observeBound(ctx, runner);
+ * ```
+ */
+export async function observeBound(
+  ctx: ObserverPorts & { dockerAt?: DockerAt },
+  b: BoundRunner,
+): Promise<RunnerObservation> {
+  const docker = await dockerOf(ctx, b.set?.endpoint);
+  return await observeRunner({ ...ctx, docker }, {
+    ...targetOfRemoval(b),
+    ...(b.set ? { instance: b.set.instance } : {}),
+  });
 }
 
 /**
@@ -76,12 +156,12 @@ export type Seen =
  * // seen(action, obs).kind → "present" | "absent" | "changed"
  * ```
  */
-export function seen(a: RemoveRunnerAction, obs: RunnerObservation): Seen {
+export function seen(a: BoundRunner, obs: RunnerObservation): Seen {
   const changed = (why: string, evidence: Record<string, unknown>): Seen => ({
     kind: "changed",
     blocker: blocker(
       "BLOCKED_REMOVAL_GENERATION_CHANGED",
-      `model ${a.model}: ${why}; the removal names container ${
+      `${boundName(a)}: ${why}; the removal names container ${
         a.container.id.slice(0, 12)
       } (${a.container.name}, generation ${a.container.generation}) only. Plan again to see the runner as it is now`,
       { model: a.model, evidence: { bound: a.container, ...evidence } },
@@ -143,13 +223,13 @@ export function wayBack(model: string, operationId: string | null): string {
  * ```
  */
 export function uncleanClose(
-  a: RemoveRunnerAction,
+  a: BoundRunner,
   c: ContainerEvidence,
   operationId: string,
 ): Blocker[] {
   // the clean-close rule a replacement's old_closed row applies too (notACleanClose)
   const out = notACleanClose(c).map((f) =>
-    blocker(f.code, `model ${a.model}: ${f.message}`, {
+    blocker(f.code, `${boundName(a)}: ${f.message}`, {
       model: a.model,
       evidence: { container: c.id, status: c.status, exitCode: c.exitCode, oomKilled: c.oomKilled },
     })
@@ -164,8 +244,8 @@ export function uncleanClose(
 
 /** One bound runner as a fresh exact observation shows it. */
 export interface RunnerReading {
-  /** The plan's removal of it. */
-  action: RemoveRunnerAction;
+  /** The plan's removal of it (of one instance, for a set). */
+  action: BoundRunner;
   /** The observation (its containers, its group). */
   obs: RunnerObservation;
   /** Where its bound generation stands. */
@@ -193,7 +273,7 @@ export interface RemovalReadings {
 /**
  * Read a pending removal fresh (see the module documentation): the bound runners are `actions`
  * (a plan's removals, {@link removalActions}, or every runner another journey takes down the same
- * way); `done` names the models this run already took down (not read again).
+ * way); `done` names the bound runners (`boundKey`) this run already took down (not read again).
  *
  * @example
  * ```ts
@@ -202,7 +282,10 @@ export interface RemovalReadings {
  * ```
  */
 export async function readRemoval(
-  ctx: ObserverPorts & { store: Pick<StateStore, "project" | "environment"> },
+  ctx: ObserverPorts & {
+    store: Pick<StateStore, "project" | "environment">;
+    dockerAt?: DockerAt;
+  },
   actions: RemoveRunnerAction[],
   snap: StateSnapshot,
   done: ReadonlySet<string> = new Set(),
@@ -218,9 +301,9 @@ export async function readRemoval(
   const changedOwnership = !committed && now !== recorded ? { recorded, now } : null;
   const runners: RunnerReading[] = [];
   if (!committed && !changedOwnership) {
-    for (const action of actions) {
-      if (done.has(action.model)) continue;
-      const obs = await observeRunner(ctx, targetOfRemoval(action));
+    for (const action of boundRunners(actions)) {
+      if (done.has(boundKey(action))) continue;
+      const obs = await observeBound(ctx, action);
       const s = seen(action, obs);
       runners.push({ action, obs, seen: s });
       if (s.kind !== "absent") break;

@@ -233,6 +233,14 @@ export async function observeOwned(
       { model: name },
     )]);
   }
+  if (owned.instances) {
+    // a set's instances are on their own endpoints: no day-two command acts on a set yet
+    throw blockerError([blocker(
+      "BLOCKED_INSTANCES_UNSUPPORTED",
+      `model ${name} runs as a set of ${owned.instances.length} instances: restart, skip-record and acknowledge-drift act on a single runner only (a set's day-two commands are not built yet)`,
+      { model: name, evidence: { instances: owned.instances.length } },
+    )]);
+  }
   const target = compiled
     ? targetOf(compiled.artifact)
     : (await removalTargets(p.docker, own, p.project.manifest.runnerRemovals, new Set()))

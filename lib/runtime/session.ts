@@ -37,7 +37,7 @@ import { projectDocker } from "../providers/docker/endpoint.ts";
 import { type DockerAt, endpointPorts } from "./endpoint_ports.ts";
 import { ENDPOINT_READ_BOUND_MS } from "./endpoint_status.ts";
 import { projectSets } from "./instances_status.ts";
-import { setCreateOpen, type UnreachableInstance } from "../plan/instances.ts";
+import { setsOpen, type UnreachableInstance } from "../plan/instances.ts";
 import { connectClientOptions } from "../providers/connect/security.ts";
 import { NO_CONNECT_SECURITY } from "../project/connect_security.ts";
 import {
@@ -65,7 +65,7 @@ import { applyPlan } from "./journeys.ts";
 import { targetOf } from "./create.ts";
 import type { ApplyResult, RuntimeContext } from "./apply_context.ts";
 import { observeRunners } from "./observer.ts";
-import type { ProjectObservation } from "../validation/observation.ts";
+import type { ProjectObservation, RunnerObservation } from "../validation/observation.ts";
 import {
   type Clock,
   isoNow,
@@ -82,7 +82,8 @@ import { restConnect } from "../providers/connect/rest.ts";
 import type { ConnectorsObservation } from "../validation/connector_observation.ts";
 import { connectorSetup } from "./connector_setup.ts";
 import { observeConnectors } from "./connector_observer.ts";
-import { removalTargets } from "./removal.ts";
+import { removalTargets, setRemovalObservations } from "./removal.ts";
+import type { RunnerRemovalDecl } from "../project/removals.ts";
 import { commitOfPlan } from "../state/history.ts";
 import { observeRunnerAcls, recheckRunnerAcls } from "./runner_acls.ts";
 
@@ -335,6 +336,7 @@ export async function planSession(
   let observation: ProjectObservation | null = null;
   let topics: Map<string, { id: string; partitions: number }> | null = null;
   let unreachable: Map<string, UnreachableInstance[]> | undefined;
+  let setObservations: Map<string, Array<RunnerObservation | null>> | undefined;
   // the plan's impact section: live groups on the output topics (read-only)
   let live: Awaited<ReturnType<typeof observeConsumers>> = { consumers: null };
   if (!offline) {
@@ -342,21 +344,15 @@ export async function planSession(
     // owned runners declared removed are observed too, at the generation their container runs
     // a destroy observes every owned runner, declared or not
     const owned = snap.ownership?.document ?? null;
-    const removed = destroy
-      ? await removalTargets(
-        s.docker,
-        owned,
-        (owned?.runners ?? []).map((r) => ({ model: r.model, span: { start: 0, end: 0 } })),
-        new Set(),
-      )
+    // what the plan may take down: every owned runner for a destroy, else the declared removals
+    const [removals, declared]: [Pick<RunnerRemovalDecl, "model">[], Set<string>] = destroy
+      ? [(owned?.runners ?? []).map((r) => ({ model: r.model })), new Set()]
       : select === null
-      ? await removalTargets(
-        s.docker,
-        owned,
-        s.project.manifest.runnerRemovals,
-        new Set(s.compiled.artifacts.map((a) => a.model)),
-      )
-      : [];
+      ? [s.project.manifest.runnerRemovals, new Set(s.compiled.artifacts.map((a) => a.model))]
+      : [[], new Set()];
+    const removed = await removalTargets(s.docker, owned, removals, declared);
+    // an owned set's instances, each on its endpoint (each call bounded)
+    setObservations = await setRemovalObservations(s.readAt, s, owned, removals, declared);
     observation = await observeRunners(s, [
       ...s.compiled.artifacts.map((a) => targetOf(a.artifact)),
       ...removed,
@@ -405,7 +401,8 @@ export async function planSession(
     destroy,
     runnerAcls,
     unreachableInstances: unreachable,
-    setCreate: setCreateOpen(),
+    sets: setsOpen(),
+    setObservations,
     connectors: setup
       ? {
         desired: setup.desired,

@@ -3,11 +3,11 @@
 // operation: each instance its own container and state volume on its placed endpoint, one
 // application ID, the group positioned once, ready as one group of two members holding every
 // input partition; killed by SIGKILL at each instance's steps it is continued by the same plan
-// file; and a plan of a set is offered only where sets are open (SLUICE_TEST_ONLY_SET_CREATE=1:
+// file; and a plan of a set is offered only where sets are open (SLUICE_TEST_ONLY_SETS=1:
 // no journey removes a set yet), which apply checks too.
 import assert from "node:assert/strict";
 import { writePlanFile } from "../plan/plan_file.ts";
-import { SET_CREATE_GATE } from "../plan/instances.ts";
+import { SETS_GATE } from "../plan/instances.ts";
 import { createSite } from "../protocol/create.ts";
 import { asSetOfTwo, fakeProject, localState } from "../../testing/ways/fake_project.ts";
 import { projectStatus } from "./status.ts";
@@ -19,7 +19,7 @@ import { compile } from "../project/compile.ts";
 import { loadProject } from "../project/load.ts";
 import { SluiceError } from "../errors.ts";
 
-const OPEN = { [SET_CREATE_GATE]: "1" };
+const OPEN = { [SETS_GATE]: "1" };
 
 /** The starter (nothing created) with its model declared as two instances over east and west. */
 async function setOfTwo(seed: string) {
@@ -28,11 +28,11 @@ async function setOfTwo(seed: string) {
 
 /** Run `body` with sets open in this process (each test file runs in its own process). */
 async function opened<T>(body: () => Promise<T>): Promise<T> {
-  Deno.env.set(SET_CREATE_GATE, "1");
+  Deno.env.set(SETS_GATE, "1");
   try {
     return await body();
   } finally {
-    Deno.env.delete(SET_CREATE_GATE);
+    Deno.env.delete(SETS_GATE);
   }
 }
 
@@ -173,7 +173,7 @@ Deno.test("a plan file cannot place a set otherwise than the project: apply's ch
         e instanceof SluiceError && e.code === "PLAN_ACTION_MISMATCH" && why.test(e.message),
     );
   // as made, where sets are open: it binds the project
-  Deno.env.set(SET_CREATE_GATE, "1");
+  Deno.env.set(SETS_GATE, "1");
   try {
     verifyPlanBindsProject(planned.plan, truth);
     const placement = /its instances are not the project's placement/;
@@ -185,7 +185,7 @@ Deno.test("a plan file cannot place a set otherwise than the project: apply's ch
     refused(withInstances([{ instance: 0, endpoint: "east" }]), placement);
     refused(withInstances(undefined), placement);
   } finally {
-    Deno.env.delete(SET_CREATE_GATE);
+    Deno.env.delete(SETS_GATE);
   }
   // where sets are not open: the plan as made is refused
   refused(planned.plan, /create a set, which no plan offers yet/);

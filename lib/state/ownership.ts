@@ -91,6 +91,21 @@ export interface RetainedRunner {
   input_topic: string;
   /** The removal operation that kept them. */
   removed_by: string;
+  /**
+   * A set's every instance's kept volume, in index order (present only for a set): instance 0's is
+   * `volume` above, so a single runner's record keeps its exact bytes and checksum.
+   */
+  instances?: RetainedInstance[];
+}
+
+/** One instance's state volume a set's removal kept, on the endpoint it was created on. */
+export interface RetainedInstance {
+  /** 0-based; instance 0's is the retained record's own volume. */
+  instance: number;
+  /** The `docker.endpoints` name its volume is on; null for the environment's one daemon. */
+  endpoint: string | null;
+  /** Its kept state volume (local to its daemon). */
+  volume: OwnedVolume;
 }
 
 /**
@@ -300,7 +315,9 @@ export function validateOwnership(
       fail(`runner ${o.model}: volume needs name and instance_id`);
     }
     if (typeof o.container_name !== "string") fail(`runner ${o.model}: container_name`);
-    if ("instances" in o) validateInstances(o as unknown as OwnedRunner, fail);
+    if ("instances" in o) {
+      validateInstances(o as unknown as OwnedRunner, `runner ${o.model}`, fail);
+    }
   }
   if ("retained" in d) {
     const list = d.retained;
@@ -321,6 +338,9 @@ export function validateOwnership(
       ) {
         fail(`retained runner ${o.model}: needs application_id, volume, input_topic, removed_by`);
       }
+      if ("instances" in o) {
+        validateInstances(o as unknown as RetainedRunner, `retained runner ${o.model}`, fail);
+      }
     }
   }
   if (d.version === 1) {
@@ -331,16 +351,20 @@ export function validateOwnership(
   return value as OwnershipDocument;
 }
 
-const INSTANCE_FIELDS = "container_name,endpoint,instance,volume";
-
 /**
- * A set's instances: 2 to {@link MAX_INSTANCES} exactly shaped records, indexed 0 to N-1 in
- * order, instance 0 being the runner's own container and volume, no container name or volume
- * instance twice.
+ * A set's instances (an owned runner's, each with its container, or a retained one's, its kept
+ * volumes only): 2 to {@link MAX_INSTANCES} exactly shaped records, indexed 0 to N-1 in order,
+ * instance 0 being the record's own container and volume, no container name or volume instance
+ * twice.
  */
-function validateInstances(runner: OwnedRunner, fail: (what: string) => never): void {
-  const at = `runner ${runner.model}`;
-  const list: unknown = runner.instances;
+function validateInstances(
+  record: OwnedRunner | RetainedRunner,
+  at: string,
+  fail: (what: string) => never,
+): void {
+  const owned = "container_name" in record;
+  const fields = owned ? "container_name,endpoint,instance,volume" : "endpoint,instance,volume";
+  const list: unknown = record.instances;
   if (!Array.isArray(list) || list.length < 2 || list.length > MAX_INSTANCES) {
     fail(`${at}: instances must list 2 to ${MAX_INSTANCES} instances (absent for one)`);
   }
@@ -349,8 +373,8 @@ function validateInstances(runner: OwnedRunner, fail: (what: string) => never): 
   (list as unknown[]).forEach((x, i) => {
     const o = x as Record<string, unknown>;
     if (typeof o !== "object" || o === null || Array.isArray(o)) fail(`${at}: instance ${i}`);
-    if (Object.keys(o).sort().join(",") !== INSTANCE_FIELDS) {
-      fail(`${at}: instance ${i}: fields must be exactly ${INSTANCE_FIELDS}`);
+    if (Object.keys(o).sort().join(",") !== fields) {
+      fail(`${at}: instance ${i}: fields must be exactly ${fields}`);
     }
     if (o.instance !== i) fail(`${at}: instances must be indexed 0 to N-1 in order`);
     if (o.endpoint !== null && (typeof o.endpoint !== "string" || o.endpoint === "")) {
@@ -358,22 +382,36 @@ function validateInstances(runner: OwnedRunner, fail: (what: string) => never): 
     }
     const v = o.volume as Record<string, unknown> | null;
     if (
-      typeof o.container_name !== "string" || o.container_name === "" ||
+      (owned && (typeof o.container_name !== "string" || o.container_name === "")) ||
       typeof v !== "object" || v === null ||
       Object.keys(v).sort().join(",") !== "instance_id,name" ||
       typeof v.name !== "string" || typeof v.instance_id !== "string"
-    ) fail(`${at}: instance ${i}: needs container_name and volume { name, instance_id }`);
-    if (containers.has(o.container_name as string) || volumes.has(v!.instance_id as string)) {
-      fail(`${at}: instance ${i}: a container name or volume instance appears twice`);
+    ) {
+      fail(
+        `${at}: instance ${i}: needs ${
+          owned ? "container_name and " : ""
+        }volume { name, instance_id }`,
+      );
     }
-    containers.add(o.container_name as string);
+    if (
+      (owned && containers.has(o.container_name as string)) ||
+      volumes.has(v!.instance_id as string)
+    ) fail(`${at}: instance ${i}: a container name or volume instance appears twice`);
+    if (owned) containers.add(o.container_name as string);
     volumes.add(v!.instance_id as string);
   });
-  const [first] = runner.instances!;
+  const first = (list as Array<{ container_name?: string; volume: OwnedVolume }>)[0];
   if (
-    first.container_name !== runner.container_name || first.volume.name !== runner.volume.name ||
-    first.volume.instance_id !== runner.volume.instance_id
-  ) fail(`${at}: instance 0 must be the runner's own container_name and volume`);
+    (owned && first.container_name !== (record as OwnedRunner).container_name) ||
+    first.volume.name !== record.volume.name ||
+    first.volume.instance_id !== record.volume.instance_id
+  ) {
+    fail(
+      `${at}: instance 0 must be the ${
+        owned ? "runner's own container_name and" : "record's own"
+      } volume`,
+    );
+  }
 }
 
 const CONNECTOR_FIELDS = [

@@ -177,3 +177,47 @@ Deno.test("a set's instances: absent for one runner (bytes kept), verified recor
     /2 to 32 instances/,
   );
 });
+
+Deno.test("a removed set's retained volumes: absent for one runner, verified record by record when present", () => {
+  const own = ownedRunner("orders", null);
+  const r = own.runners[0];
+  const volume = (i: number) =>
+    i === 0 ? r.volume : { name: `${r.volume.name}-${i}`, instance_id: `vol-${i}` };
+  const instance = (i: number, endpoint: string | null) => ({
+    instance: i,
+    endpoint,
+    volume: volume(i),
+  });
+  const kept = {
+    model: r.model,
+    application_id: r.application_id,
+    volume: r.volume,
+    input_topic: "raw_orders",
+    removed_by: "op-1",
+  };
+  const withKept = (instances: unknown) =>
+    withRetained({ ...own, runners: [] }, [{ ...kept, instances } as unknown as typeof kept]);
+  const set = [instance(0, "east"), instance(1, "west")];
+  assert.deepEqual(validateOwnership(withKept(set)).retained![0], { ...kept, instances: set });
+  // one runner's record has no instances: its bytes are what they were
+  assert.equal(
+    stateChecksum(withRetained({ ...own, runners: [] }, [kept])),
+    stateChecksum(withRetained({ ...own, runners: [] }, [{ ...kept }])),
+  );
+  const refused: Array<[unknown, RegExp]> = [
+    [[instance(0, null)], /retained runner eligible_orders: instances must list 2 to 32/],
+    [
+      [instance(0, null), { ...instance(1, null), container_name: "c" }],
+      /fields must be exactly endpoint,instance,volume/,
+    ],
+    [[instance(0, null), { ...instance(1, null), volume: r.volume }], /twice/],
+    [
+      [{ ...instance(0, null), volume: { name: "v", instance_id: "vol-x" } }, instance(1, null)],
+      /instance 0 must be the record's own volume/,
+    ],
+    [null, /2 to 32 instances/],
+  ];
+  for (const [instances, why] of refused) {
+    assert.throws(() => validateOwnership(withKept(instances)), why, JSON.stringify(instances));
+  }
+});

@@ -1,0 +1,188 @@
+// Taking a set down (issue 31): a set of two over two daemons (east, the world's default daemon,
+// and west, a daemon added to the world), created by its create journey, is taken down by a
+// destroy and by a declared runner removal. Each instance is bound on its endpoint, sent TERM,
+// observed closed cleanly and removed in turn, the group's emptiness asked at the last one; the
+// commit keeps one retained record with every instance's volume, and every volume stays on its
+// daemon. Killed by SIGKILL at each instance's steps, the same plan file continues. The set
+// journeys are open only where SLUICE_TEST_ONLY_SETS=1 is set: closed, the plans are blocked.
+import assert from "node:assert/strict";
+import { writePlanFile } from "../plan/plan_file.ts";
+import { SETS_GATE } from "../plan/instances.ts";
+import { asSetOfTwo, fakeProject, localState } from "../../testing/ways/fake_project.ts";
+import { plan } from "./session.ts";
+import { LABEL } from "./labels.ts";
+
+const OPEN = { [SETS_GATE]: "1" };
+
+type SetProject = Awaited<ReturnType<typeof createdSet>>;
+
+/**
+ * The starter declared as a set of two and created (sets open), with its application ID; with
+ * `spare`, a second model of one instance beside it (that a removal leaves in the project).
+ */
+async function createdSet(seed: string, options: { spare?: boolean } = {}) {
+  const f = await asSetOfTwo(await fakeProject(seed));
+  if (options.spare) {
+    await f.p.editManifest((t) =>
+      t.replace(
+        "models:\n",
+        `models:\n  spare_orders:\n    sql: models/eligible_orders.sql\n    output:\n      topic: spare_${f.p.outputTopic}\n`,
+      )
+    );
+  }
+  const path = `${f.p.dir}/create.plan.json`;
+  const planned = await opened(() =>
+    plan({ dir: f.p.dir, ...f.deps, dockerEndpoint: f.dockerEndpoint })
+  );
+  assert.deepEqual(planned.plan.blockers, []);
+  await writePlanFile(path, planned.plan);
+  const created = await f.cli(["-o", "json", "apply", "--project", f.p.dir, "--plan", path], OPEN);
+  assert.equal(created.code, 0, created.stdout + created.stderr);
+  const app = (created.json().data!.runners as Array<{ model: string; application_id: string }>)
+    .find((r) => r.model === "eligible_orders")!.application_id;
+  return Object.assign(f, { app });
+}
+
+/** Run `body` with the set journeys open in this process (each test file has its own). */
+async function opened<T>(body: () => Promise<T>): Promise<T> {
+  Deno.env.set(SETS_GATE, "1");
+  try {
+    return await body();
+  } finally {
+    Deno.env.delete(SETS_GATE);
+  }
+}
+
+/** The containers of the set's application on one daemon, by name. */
+function containersOn(f: SetProject, daemon: string): string[] {
+  const w = f.world.endpoint(daemon).control.snapshot();
+  return Object.values(w.docker.containers)
+    .filter((c) => c.labels[LABEL.applicationId] === f.app).map((c) => c.name).sort();
+}
+
+/** A plan file of `args` (`plan` options), written through the CLI with the set journeys open. */
+async function planFile(f: SetProject, name: string, args: string[]): Promise<string[]> {
+  const path = `${f.p.dir}/${name}.plan.json`;
+  const out = await f.cli(["plan", "--project", f.p.dir, ...args, "--out", path], OPEN);
+  assert.equal(out.code, 0, out.stdout + out.stderr);
+  return ["-o", "json", "apply", "--project", f.p.dir, "--plan", path];
+}
+
+/**
+ * The set is down, read by independent means: no container of it on either daemon, each
+ * instance's volume kept on its own daemon with its instance label, the group without members,
+ * ownership without the runner and one retained record with every instance's volume.
+ */
+async function assertTakenDown(f: SetProject, createdOwned: {
+  instances?: Array<{ endpoint: string | null; volume: { name: string; instance_id: string } }>;
+}) {
+  assert.deepEqual(containersOn(f, "east"), []);
+  assert.deepEqual(containersOn(f, "west"), []);
+  for (const [n, daemon] of [[0, "east"], [1, "west"]] as const) {
+    const v = createdOwned.instances![n].volume;
+    const w = f.world.endpoint(daemon).control.snapshot();
+    assert.equal(w.docker.volumes[v.name]?.labels[LABEL.volumeInstance], v.instance_id, daemon);
+  }
+  const groups = f.world.control.snapshot().kafka.groups;
+  assert.deepEqual(groups[f.app]?.members ?? [], []);
+  const snap = await localState(f);
+  assert.equal(snap.control, null);
+  const doc = snap.ownership!.document;
+  assert.deepEqual(doc.runners.filter((r) => r.model === "eligible_orders"), []);
+  const kept = doc.retained!.find((r) => r.model === "eligible_orders")!;
+  assert.deepEqual(
+    kept.instances!.map((i) => [i.instance, i.endpoint, i.volume]),
+    createdOwned.instances!.map((i, n) => [n, i.endpoint, i.volume]),
+  );
+  assert.deepEqual(kept.volume, createdOwned.instances![0].volume);
+}
+
+Deno.test("a set is destroyed: each instance closed cleanly and removed on its daemon, every volume kept and recorded; closed, the plan is blocked", async () => {
+  await using f = await createdSet("set-destroy");
+  const owned = (await localState(f)).ownership!.document.runners[0];
+
+  // the set journeys closed: a destroy of a set is not offered
+  const closed = await f.cli(["-o", "json", "plan", "--destroy", "--project", f.p.dir]);
+  assert.equal(closed.code, 4, closed.stdout + closed.stderr);
+  assert.deepEqual(
+    (closed.json().data!.plan as { blockers: Array<{ code: string }> }).blockers.map((b) => b.code),
+    ["BLOCKED_INSTANCES_UNSUPPORTED"],
+  );
+
+  // no day-two command acts on a set yet: refused before anything is read or written
+  const restart = await f.cli(
+    ["-o", "json", "restart", "eligible_orders", "--reason", "test", "--project", f.p.dir],
+    OPEN,
+  );
+  assert.equal(restart.code, 4, restart.stdout + restart.stderr);
+  assert.match(restart.stdout, /BLOCKED_INSTANCES_UNSUPPORTED/);
+
+  const args = await planFile(f, "destroy", ["--destroy"]);
+  const done = await f.cli(args, OPEN);
+  assert.equal(done.code, 0, done.stdout + done.stderr);
+  await assertTakenDown(f, owned);
+  // TERM and removal per instance, each on its own daemon, instance 0 first
+  const terms = f.world.control.mutations().filter((m) =>
+    m.op === "signalTerm" || m.op === "removeContainer"
+  ).map((m) => m.op);
+  assert.deepEqual(terms, ["signalTerm", "removeContainer", "signalTerm", "removeContainer"]);
+
+  // the same plan again: verified, nothing written
+  const again = await f.cli(args, OPEN);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+});
+
+Deno.test("a set's declared removal takes both instances down and keeps their volumes", async () => {
+  await using f = await createdSet("set-removal", { spare: true });
+  const owned = (await localState(f)).ownership!.document.runners
+    .find((r) => r.model === "eligible_orders")!;
+  // the model leaves the project as a declared removal (its reader now consumes the spare)
+  await f.p.editManifest((t) =>
+    t.replace(/^ {2}eligible_orders:\n(?: {4}.*\n| {6}.*\n)*/m, "")
+      .replace(/consumes: eligible_orders$/m, "consumes: spare_orders") +
+    "lifecycle:\n  runner_removals:\n    - model: eligible_orders\n"
+  );
+  const args = await planFile(f, "removal", []);
+  const done = await f.cli(args, OPEN);
+  assert.equal(done.code, 0, done.stdout + done.stderr);
+  const removed = done.json().data!.removals as {
+    removed: Array<{ instance: number; endpoint: string; exit_code: number }>;
+  };
+  assert.deepEqual(removed.removed.map((r) => [r.instance, r.endpoint]), [[0, "east"], [
+    1,
+    "west",
+  ]]);
+  assert.ok(removed.removed.every((r) => r.exit_code === 0 || r.exit_code === 143));
+  await assertTakenDown(f, owned);
+});
+
+// each instance's steps are their own crossings of the destroy's runner sites: @1 is instance
+// 0's, @2 instance 1's
+const KILLS: Array<[string, "before" | "after", number]> = [
+  ["docker.term_destroyed_runner", "after", 1],
+  ["docker.remove_destroyed_runner", "after", 1],
+  ["docker.term_destroyed_runner", "after", 2],
+  ["docker.remove_destroyed_runner", "after", 2],
+  ["state.commit_destroy", "after", 1],
+];
+
+for (const [site, side, n] of KILLS) {
+  Deno.test(`a set's destroy killed at ${site}:${side}@${n} is continued by the same plan file`, async () => {
+    await using f = await createdSet(`set-destroy-${site}-${side}-${n}`);
+    const owned = (await localState(f)).ownership!.document.runners[0];
+    const args = await planFile(f, "destroy", ["--destroy"]);
+    const killed = await f.cli(args, {
+      ...OPEN,
+      SLUICE_FAULT_POINT: `${site}:${side}@${n}`,
+      SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
+    });
+    assert.equal(killed.signal, "SIGKILL", `exit ${killed.code}\n${killed.stderr}`);
+    const shown = (await f.cli(["-o", "json", "state", "show", "--project", f.p.dir])).json()
+      .data!;
+    const lock = shown.lock as { stale: boolean; holder: { lock_id: string } | null };
+    const lockArgs = lock.stale ? ["--break-stale-lock", lock.holder!.lock_id] : [];
+    const again = await f.cli([...args, ...lockArgs], OPEN);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    await assertTakenDown(f, owned);
+  });
+}
