@@ -339,8 +339,13 @@ export interface DestroyAction {
 export interface DestroyDeletes {
   /** The consumer groups (application IDs), with their committed offsets. */
   consumer_groups: string[];
-  /** The state volumes, each with what sluice wrote on it (its labels must still say so). */
-  volumes: Array<{ name: string; application_id: string; instance_id: string }>;
+  /**
+   * The state volumes, each with what sluice wrote on it (its labels must still say so), and
+   * for a set's instance the endpoint its volume is on (absent: the environment's one daemon).
+   */
+  volumes: Array<
+    { name: string; application_id: string; instance_id: string; endpoint?: string | null }
+  >;
   /** The owned topics, each by the ID its create recorded, with their records. */
   topics: Array<{ name: string; topic_id: string }>;
 }
@@ -450,27 +455,15 @@ export function planDestroy(
   const blockers: Blocker[] = [];
   const everything = {
     topics: input.ownedTopics.map((t) => t.name),
-    volumes: [
-      ...input.owned.map((r) => r.volume.name),
-      ...input.retained.map((r) => r.volume.name),
-    ],
+    volumes: [...input.owned, ...input.retained].flatMap((r) =>
+      r.instances ? r.instances.map((i) => i.volume.name) : [r.volume.name]
+    ),
     consumer_groups: [
       ...input.owned.map((r) => r.application_id),
       ...input.retained.map((r) => r.application_id),
     ],
   };
   if (input.deleteData) {
-    // a set's volumes are on its instances' daemons: deleting them is not built yet
-    const sets = [...input.owned, ...input.retained].filter((r) => r.instances);
-    if (sets.length > 0) {
-      blockers.push(blocker(
-        "BLOCKED_INSTANCES_UNSUPPORTED",
-        `deleting the data of a set (${
-          sets.map((r) => r.model).join(", ")
-        }: a state volume on each instance's daemon) is not built yet; plan the destroy without --delete-data`,
-        { evidence: { sets: sets.map((r) => r.model) } },
-      ));
-    }
     const unproven = input.ownedTopics.filter((t) => t.topic_id === null).map((t) => t.name);
     if (unproven.length > 0) {
       blockers.push(blocker(
@@ -531,11 +524,21 @@ export function planDestroy(
   }
   const deletes: DestroyDeletes = {
     consumer_groups: everything.consumer_groups,
-    volumes: [...input.owned, ...input.retained].map((r) => ({
-      name: r.volume.name,
-      application_id: r.application_id,
-      instance_id: r.volume.instance_id,
-    })),
+    // a set's every instance's volume, each on its own daemon
+    volumes: [...input.owned, ...input.retained].flatMap((r) =>
+      r.instances
+        ? r.instances.map((i) => ({
+          name: i.volume.name,
+          application_id: r.application_id,
+          instance_id: i.volume.instance_id,
+          endpoint: i.endpoint,
+        }))
+        : [{
+          name: r.volume.name,
+          application_id: r.application_id,
+          instance_id: r.volume.instance_id,
+        }]
+    ),
     topics: input.ownedTopics.flatMap((t) =>
       t.topic_id === null ? [] : [{ name: t.name, topic_id: t.topic_id }]
     ),

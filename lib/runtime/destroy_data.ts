@@ -24,6 +24,7 @@
 import type { DestroyDeletes } from "../plan/removals.ts";
 import { destroyDataRow, type DestroyDataStep } from "../protocol/destroy.ts";
 import type { DockerPort } from "../providers/docker/port.ts";
+import { type DockerAt, dockerOf } from "./endpoint_ports.ts";
 import type { KafkaPort } from "../providers/kafka/port.ts";
 import { LABEL } from "./labels.ts";
 import { type LockHolder, providerMutation } from "./provider_mutation.ts";
@@ -31,6 +32,8 @@ import { type LockHolder, providerMutation } from "./provider_mutation.ts";
 /** What the data rows take: the ports, and the store whose lock each deletion verifies. */
 export interface DestroyDataContext {
   docker: DockerPort;
+  /** The Docker port of a `docker.endpoints` daemon, where a set's instance volumes are. */
+  dockerAt?: DockerAt;
   kafka: KafkaPort;
   /** The state store (its lock is verified before each deletion; its scope labels the volumes). */
   store: LockHolder & { readonly project: string; readonly environment: string | null };
@@ -79,7 +82,7 @@ export function dataKey(item: Pick<DestroyDataItem, "step" | "name">): string {
  * ```
  */
 export async function readDestroyData(
-  ctx: Pick<DestroyDataContext, "docker" | "kafka">,
+  ctx: Pick<DestroyDataContext, "docker" | "dockerAt" | "kafka">,
   deletes: DestroyDeletes,
   deleted: ReadonlySet<string> = new Set(),
 ): Promise<DestroyDataLeft> {
@@ -93,9 +96,13 @@ export async function readDestroyData(
     !deleted.has(dataKey({ step: "delete_topic", name: t.name }))
   );
   const knownGroups = groups.length === 0 ? new Map() : await ctx.kafka.describeGroups(groups);
-  const knownVolumes = volumes.length === 0
-    ? new Map()
-    : await ctx.docker.listVolumes(volumes.map((v) => v.name));
+  // each volume on its daemon (a set's instances' are on their endpoints)
+  const knownVolumes = new Set<string>();
+  for (const endpoint of new Set(volumes.map((v) => v.endpoint ?? null))) {
+    const docker = await dockerOf(ctx, endpoint);
+    const here = volumes.filter((v) => (v.endpoint ?? null) === endpoint).map((v) => v.name);
+    for (const name of (await docker.listVolumes(here)).keys()) knownVolumes.add(name);
+  }
   const knownTopics = topics.length === 0
     ? new Map()
     : (await ctx.kafka.describe(topics.map((t) => t.name))).topics;
@@ -144,10 +151,11 @@ export async function deleteDestroyItem(
         [LABEL.applicationId]: v.application_id,
         [LABEL.volumeInstance]: v.instance_id,
       };
+      const docker = await dockerOf(ctx, v.endpoint);
       const r = await providerMutation(
         ctx.store,
         site,
-        () => ctx.docker.removeOwnedVolume(v.name, owner),
+        () => docker.removeOwnedVolume(v.name, owner),
       );
       return `state volume ${v.name} ${r === "removed" ? "removed" : "already gone"}`;
     }

@@ -3,7 +3,8 @@
 // destroy and by a declared runner removal. Each instance is bound on its endpoint, sent TERM,
 // observed closed cleanly and removed in turn, the group's emptiness asked at the last one; the
 // commit keeps one retained record with every instance's volume, and every volume stays on its
-// daemon. Killed by SIGKILL at each instance's steps, the same plan file continues. The set
+// daemon (--delete-data deletes each on its daemon). Killed by SIGKILL at each instance's steps,
+// the same plan file continues. The set
 // journeys are open only where SLUICE_TEST_ONLY_SETS=1 is set: closed, the plans are blocked.
 import assert from "node:assert/strict";
 import { writePlanFile } from "../plan/plan_file.ts";
@@ -154,6 +155,26 @@ Deno.test("a set's declared removal takes both instances down and keeps their vo
   ]]);
   assert.ok(removed.removed.every((r) => r.exit_code === 0 || r.exit_code === 143));
   await assertTakenDown(f, owned);
+});
+
+Deno.test("a set's destroy --delete-data deletes every instance's volume on its own daemon, and the group", async () => {
+  await using f = await createdSet("set-destroy-data");
+  const owned = (await localState(f)).ownership!.document.runners[0];
+  const args = await planFile(f, "destroy", ["--destroy", "--delete-data"]);
+  const done = await f.cli(args, OPEN);
+  assert.equal(done.code, 0, done.stdout + done.stderr);
+  assert.deepEqual(containersOn(f, "east"), []);
+  assert.deepEqual(containersOn(f, "west"), []);
+  for (const [n, daemon] of [[0, "east"], [1, "west"]] as const) {
+    const w = f.world.endpoint(daemon).control.snapshot();
+    assert.equal(w.docker.volumes[owned.instances![n].volume.name], undefined, daemon);
+  }
+  const removed = f.world.control.mutations().filter((m) => m.op === "removeOwnedVolume")
+    .map((m) => m.key).sort();
+  assert.deepEqual(removed, owned.instances!.map((i) => i.volume.name).sort());
+  assert.equal(f.world.control.snapshot().kafka.groups[f.app], undefined);
+  const doc = (await localState(f)).ownership!.document;
+  assert.deepEqual([doc.runners, doc.retained ?? []], [[], []]);
 });
 
 // each instance's steps are their own crossings of the destroy's runner sites: @1 is instance
