@@ -499,16 +499,16 @@ function removedOf(a: BoundRunner, exit: number | null): RemovedRunner {
 }
 
 /**
- * A set's removal binds exactly the owned instances (each endpoint, container name and volume),
- * and a single runner's none.
+ * A set's removal binds exactly the owned instances (each index, endpoint and volume; a
+ * container's name is bound by its observation, as a single runner's is), and a single runner's
+ * none.
  */
 function sameInstances(r: OwnedRunner, a: RemoveRunnerAction): boolean {
   if (!r.instances || !a.instances) return !r.instances && !a.instances;
   return r.instances.length === a.instances.length && r.instances.every((o, n) => {
     const b = a.instances![n];
     return b.instance === o.instance && b.endpoint === o.endpoint &&
-      b.container.name === o.container_name && b.volume.name === o.volume.name &&
-      b.volume.instance_id === o.volume.instance_id;
+      b.volume.name === o.volume.name && b.volume.instance_id === o.volume.instance_id;
   });
 }
 
