@@ -36,6 +36,14 @@ async function opened<T>(body: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The containers of the application on one of the world's daemons, by name. */
+function containersOn(f: Awaited<ReturnType<typeof setOfTwo>>, daemon: string): string[] {
+  const w = f.world.endpoint(daemon).control.snapshot();
+  return Object.values(w.docker.containers).filter((c) =>
+    c.labels[LABEL.applicationId]?.endsWith("-eligible_orders")
+  ).map((c) => c.name).sort();
+}
+
 /** The set's plan, written to a file (sets open). */
 async function setPlan(f: Awaited<ReturnType<typeof setOfTwo>>) {
   const planned = await opened(() =>
@@ -189,6 +197,43 @@ Deno.test("a plan file cannot place a set otherwise than the project: apply's ch
   }
   // where sets are not open: the plan as made is refused
   refused(planned.plan, /create a set, which no plan offers yet/);
+});
+
+Deno.test("a set's create stopped by a daemon that stops answering stays pending, names it, and completes once it is back", async () => {
+  await using f = await setOfTwo("set-create-daemon-down");
+  const { args } = await setPlan(f);
+  // instance 0 made and started on east, then the process dies
+  const killed = await f.cli(args, {
+    ...OPEN,
+    SLUICE_FAULT_POINT: `${createSite("start_container").name}:after@1`,
+    SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
+  });
+  assert.equal(killed.signal, "SIGKILL", `exit ${killed.code}\n${killed.stderr}`);
+  const shown = (await f.cli(["-o", "json", "state", "show", "--project", f.p.dir])).json().data!;
+  const lock = shown.lock as { stale: boolean; holder: { lock_id: string } | null };
+  const pending = shown.pending_operation as { operation_id: string };
+
+  // west does not answer: the continuation cannot read instance 1's endpoint and says so
+  f.world.control.setDaemonReachable("west", false);
+  const down = await f.cli(
+    [...args, ...(lock.stale ? ["--break-stale-lock", lock.holder!.lock_id] : [])],
+    OPEN,
+  );
+  assert.equal(down.code, 7, down.stdout + down.stderr);
+  const error = down.json().errors[0] as { code: string; message: string };
+  assert.equal(error.code, "ENV_DOCKER_UNREACHABLE");
+  assert.match(error.message, /west/);
+  assert.match(error.message, new RegExp(`create operation ${pending.operation_id} stays pending`));
+  const snap = await localState(f);
+  assert.equal(snap.control?.opened.operation_id, pending.operation_id);
+  assert.deepEqual(containersOn(f, "west"), []);
+
+  // back: the same plan file completes the same operation
+  f.world.control.setDaemonReachable("west", true);
+  const again = await f.cli(args, OPEN);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  assert.equal(again.json().data!.operation_id, pending.operation_id);
+  await assertCreatedSet(f);
 });
 
 // each instance's steps are their own crossings of the create table's sites: @1 is instance 0's,

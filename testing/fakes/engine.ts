@@ -146,22 +146,31 @@ export function fakeDockerPort(
 ): DockerPort {
   type Fn<T> = (w: World, now: number) => T | FailedWithTrace;
   /** Every call works on the world as seen from this port's daemon; one that answers nobody fails. */
-  const on = <T>(fn: Fn<T>): Fn<T> => (w, now) => {
+  const on = <T>(op: string, fn: Fn<T>): Fn<T> => (w, now) => {
     const name = resolveDaemon(w, daemon, options.orDefault ?? false);
     const d = daemonOf(w, name);
     if (d.reachable === false) {
-      // what the real port's guard makes of a refused connection
+      // what the real port's guard makes of a refused connection: its code, and the evidence
+      // that names the provider and its address (what a journey's "stays pending" message reads)
       throw new SluiceError(
         "ENV_DOCKER_UNREACHABLE",
         `Docker daemon ${daemon ?? "(default)"} is unreachable: connect ECONNREFUSED (fake)`,
+        {
+          evidence: {
+            provider: "docker",
+            address: `fake://${daemon ?? "(default)"}`,
+            operation: op,
+            reason: "connect ECONNREFUSED (fake)",
+          },
+        },
       );
     }
     return fn(onDaemon(w, name), now);
   };
   const read = <T>(op: string, key: string, fn: Fn<T>) =>
-    Promise.resolve().then(() => portCall(ctx, "docker", op, key, false, on(fn)));
+    Promise.resolve().then(() => portCall(ctx, "docker", op, key, false, on(op, fn)));
   const mutate = <T>(op: string, key: string, fn: Fn<T>) =>
-    Promise.resolve().then(() => portCall(ctx, "docker", op, key, true, on(fn)));
+    Promise.resolve().then(() => portCall(ctx, "docker", op, key, true, on(op, fn)));
   /** Poll `check` every few world milliseconds until it answers, or "timeout". */
   const until = async <T>(timeoutMs: number, check: () => Promise<T | null>) => {
     const end = ctx.clock.now() + timeoutMs;
