@@ -126,7 +126,8 @@ export function verifyPlanBindsProject(plan: Plan, truth: ProjectTruth): void {
         // a set is created exactly where the project places it, and only where sets are open
         const decl = project.models.find((m) => m.name === a.model)?.decl;
         const placed = setPlacement(decl?.instances ?? 1, project.manifest.placement);
-        if (canonicalJson(a.instances ?? null) !== canonicalJson(placed)) {
+        const where = a.instances?.map((x) => ({ instance: x.instance, endpoint: x.endpoint }));
+        if (canonicalJson(where ?? null) !== canonicalJson(placed)) {
           throw mismatch(i, what, "its instances", "are not the project's placement");
         }
         if (placed !== null && !setsOpen()) {

@@ -80,10 +80,11 @@ export type PlannedAction =
     resume?: RunnerResume;
     /**
      * A set (`instances: N > 1`): each instance's endpoint as the project's placement gives it,
-     * bound by the plan's hash, so apply creates each instance exactly there. Absent for a model
-     * of one instance.
+     * bound by the plan's hash, so apply creates each instance exactly there (and, for a removed
+     * set declared again, how each resumes its kept volume; `resume` is then instance 0's).
+     * Absent for a model of one instance.
      */
-    instances?: InstancePlacement[];
+    instances?: SetInstance[];
   }
   | RunnerAction
   | RemoveRunnerAction
@@ -91,6 +92,12 @@ export type PlannedAction =
   | ConnectorAction;
 
 export type { ProviderIdentities };
+
+/** One instance of a set a `create_runner` creates: where, and how it resumes (declared again). */
+export interface SetInstance extends InstancePlacement {
+  /** A removed set declared again: this instance's kept volume (absent: a new set). */
+  resume?: RunnerResume;
+}
 
 /** How a model declared again resumes from what its removal kept (a `create_runner`'s `resume`). */
 export interface RunnerResume {
@@ -483,7 +490,8 @@ export function planProject(input: PlanInput): Plan {
       instances,
       project.manifest.placement,
       input.unreachableInstances?.get(a.artifact.application_id),
-      input.sets === true && !owned && !kept,
+      // a new set, or a removed set declared again (its kept volumes resumed where they are)
+      input.sets === true && !owned && (!kept || kept.instances !== undefined),
     );
     if (several.length > 0) {
       blockers.push(...several);
@@ -491,12 +499,24 @@ export function planProject(input: PlanInput): Plan {
     }
     const placed = setPlacement(instances, project.manifest.placement);
     if (!owned && kept?.instances) {
-      // a set's kept volumes are on its instances' daemons: resuming them is not built yet
-      blockers.push(blocker(
-        "BLOCKED_INSTANCES_UNSUPPORTED",
-        `model ${a.model} was removed as a set of ${kept.instances.length} instances (removal ${kept.removed_by}), and declaring a removed set again is not built yet`,
-        { model: a.model, evidence: { retained: kept.instances.length } },
-      ));
+      const resumed = setResumeOf(
+        kept,
+        a.artifact,
+        placed,
+        input.setObservations?.get(a.artifact.application_id) ?? null,
+        observation !== null,
+      );
+      if ("code" in resumed) blockers.push(resumed);
+      else {
+        actions.push({
+          type: "create_runner",
+          model: a.model,
+          application_id: a.artifact.application_id,
+          artifact_sha256: a.sha256,
+          resume: resumed[0].resume!,
+          instances: resumed,
+        });
+      }
       continue;
     }
     if (!owned && kept) {
@@ -762,6 +782,46 @@ function resumeOf(
     });
   }
   return resume(obs.volume.exists);
+}
+
+/**
+ * How a removed set declared again resumes: as the same set, each instance placed where its kept
+ * volume is (a volume is local to its daemon: an instance placed elsewhere would start empty, and
+ * moving one is not built), each instance's kept volume checked as a single runner's is
+ * ({@link resumeOf}, on its endpoint's observation: null offline or unread, then assumed kept).
+ */
+function setResumeOf(
+  kept: RetainedRunner,
+  artifact: RunnerArtifact,
+  placed: readonly InstancePlacement[] | null,
+  observed: readonly (RunnerObservation | null)[] | null,
+  online: boolean,
+): SetInstance[] | Blocker {
+  const keptAt = kept.instances!;
+  const model = artifact.model;
+  if (
+    !placed || placed.length !== keptAt.length ||
+    placed.some((p, n) => p.endpoint !== keptAt[n].endpoint)
+  ) {
+    return blocker(
+      "BLOCKED_INSTANCES_UNSUPPORTED",
+      `model ${model} was removed as a set of ${keptAt.length} instances (${
+        keptAt.map((i) => `${i.instance} on ${i.endpoint ?? "the one daemon"}`).join(", ")
+      }; removal ${kept.removed_by}): it is declared again only as that set, each instance where its kept volume is (moving an instance, or changing their number, is not built yet)`,
+      {
+        model,
+        evidence: { retained: keptAt.map((i) => ({ instance: i.instance, endpoint: i.endpoint })) },
+      },
+    );
+  }
+  const out: SetInstance[] = [];
+  for (const [n, p] of placed.entries()) {
+    const obs = online ? observed?.[n] ?? null : null;
+    const r = resumeOf({ ...kept, volume: keptAt[n].volume }, artifact, obs);
+    if ("code" in r) return r;
+    out.push({ instance: p.instance, endpoint: p.endpoint, resume: r });
+  }
+  return out;
 }
 
 /** Validate `--select` names against the project; null for a full plan. */

@@ -15,7 +15,7 @@
  */
 import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { SluiceError } from "../errors.ts";
-import type { Plan, RunnerResume } from "../plan/plan.ts";
+import type { Plan, RunnerResume, SetInstance } from "../plan/plan.ts";
 import type { Json } from "../state/_canonical.ts";
 import type { OperationIntent } from "../state/journal.ts";
 import type { RetainedRunner } from "../state/ownership.ts";
@@ -105,13 +105,28 @@ export function retainedOf(
   model: string,
   artifact: RunnerArtifact,
   resume: RunnerResume,
+  instances?: readonly SetInstance[],
 ): RetainedRunner {
+  const app = artifact.application_id;
   return {
     model,
-    application_id: artifact.application_id,
-    volume: { name: volumeName(artifact.application_id), instance_id: resume.volume_instance },
+    application_id: app,
+    volume: { name: volumeName(app), instance_id: resume.volume_instance },
     input_topic: artifact.input.topic,
     removed_by: resume.removed_by,
+    // a removed set declared again: every instance's kept volume, where it is
+    ...(instances
+      ? {
+        instances: instances.map((i) => ({
+          instance: i.instance,
+          endpoint: i.endpoint,
+          volume: {
+            name: instanceVolumeName(app, i.instance),
+            instance_id: i.resume?.volume_instance ?? "",
+          },
+        })),
+      }
+      : {}),
   };
 }
 
@@ -165,13 +180,18 @@ export async function plannedIdentities(
     }
     if (a.instances) {
       // a set: each instance its own volume (and instance UUID) and container on its endpoint,
-      // one generation and one group (positioned once, by instance 0's row)
+      // one generation and one group (positioned once, by instance 0's row); declared again,
+      // each adopts its kept volume where one is left
+      const retained = a.resume ? retainedOf(a.model, artifact, a.resume, a.instances) : null;
       for (const p of a.instances) {
         runners.push({
           model: a.model,
           application_id: artifact.application_id,
           volume: instanceVolumeName(artifact.application_id, p.instance),
-          volume_instance: uuids.uuid(),
+          volume_instance: p.resume?.volume_kept ? p.resume.volume_instance : uuids.uuid(),
+          ...(retained && p.resume
+            ? { resumed: { retained, volume_kept: p.resume.volume_kept } }
+            : {}),
           container: instanceContainerName(artifact.application_id, p.instance),
           generation: generationOf(operationId, 0),
           input_topic: input,

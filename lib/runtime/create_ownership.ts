@@ -72,7 +72,8 @@ export function priorOwnership(
     current,
     ids.topics.map((t) => t.name),
     ids.runners.map((r) => r.model),
-    ids.runners.flatMap((r) => r.resumed ? [r.resumed.retained] : []),
+    // a set's instances share one retained record: instance 0's identity carries it once
+    ids.runners.flatMap((r) => r.resumed && (r.instance ?? 0) === 0 ? [r.resumed.retained] : []),
   );
   if (stateChecksum(undone) === original) return { prior: undone };
   return {
@@ -178,7 +179,7 @@ export function completedBy(plan: Plan, snap: StateSnapshot): string | null {
     topics,
     runners.map((r) => r.model),
     runners.flatMap((r) =>
-      r.resume ? [retainedOf(r.model, artifactOf(plan, r.model), r.resume)] : []
+      r.resume ? [retainedOf(r.model, artifactOf(plan, r.model), r.resume, r.instances)] : []
     ),
   );
   const expected = plan.protected_state.checksum ??

@@ -15,12 +15,11 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
-import type { Plan, RunnerResume } from "../plan/plan.ts";
+import type { Plan, RunnerResume, SetInstance } from "../plan/plan.ts";
 import { type RunnerObservation, targetOfArtifact } from "../validation/observation.ts";
 import type { RuntimeContext } from "./apply_context.ts";
 import { artifactOf } from "./create_identities.ts";
 import type { RunnerArtifact } from "../artifact/artifact.ts";
-import type { InstancePlacement } from "../project/placement.ts";
 import { LABEL } from "./labels.ts";
 import { refusal } from "./create_next.ts";
 import { missingImageOrNetwork } from "./create_reading.ts";
@@ -58,7 +57,7 @@ export async function recheckBeforeIntent(ctx: RuntimeContext, plan: Plan): Prom
     if (a.type !== "create_runner") continue;
     const artifact = artifactOf(plan, a.model);
     if (a.instances) {
-      await recheckSet(ctx, artifact, a.instances);
+      await recheckSet(ctx, a.model, artifact, a.instances);
       continue;
     }
     const image = await ctx.docker.inspectImage(artifact.image);
@@ -88,13 +87,15 @@ export async function recheckBeforeIntent(ctx: RuntimeContext, plan: Plan): Prom
 
 /**
  * A set's instances, each on its placed endpoint: the image and network are there, no container
- * of the application is on any of them, no instance's volume exists, and the group has no
- * committed offsets (a set is only ever created new).
+ * of the application is on any of them, and either (a new set) no instance's volume exists and
+ * the group has no committed offsets, or (a removed set declared again) each instance's kept
+ * volume is as its resume says, as a single runner's resume is checked.
  */
 async function recheckSet(
   ctx: RuntimeContext,
+  model: string,
   artifact: RunnerArtifact,
-  placed: readonly InstancePlacement[],
+  placed: readonly SetInstance[],
 ): Promise<void> {
   const clock = ctx.clock ?? SYSTEM_CLOCK;
   for (const p of placed) {
@@ -116,6 +117,10 @@ async function recheckSet(
       { ...targetOfArtifact(artifact), instance: p.instance },
     );
     const others = await docker.listContainers(LABEL.applicationId, artifact.application_id);
+    if (p.resume && others.length === 0) {
+      verifyResume(`${model} instance ${p.instance}`, p.resume, obs);
+      continue;
+    }
     if (
       others.length > 0 || obs.volume.exists || Object.keys(obs.kafka.committed).length > 0
     ) {

@@ -132,6 +132,43 @@ async function mountedTarget(
 }
 
 /**
+ * Each removed set declared again (a retained record with `instances` whose model `targets`
+ * compile), every instance observed on the endpoint its kept volume is on, with its instance's
+ * target: by application ID, in index order, null for an instance whose endpoint did not answer.
+ * What the planner resumes each instance from (its kept volume, or none left).
+ *
+ * @example
+ * ```ts
+ * import { keptSetObservations } from "./removal.ts";
+ * // const kept = await keptSetObservations(s.readAt, s, ownership, targets);
+ * ```
+ */
+export async function keptSetObservations(
+  dockerAt: DockerAt,
+  ports: Omit<ObserverPorts, "docker">,
+  ownership: OwnershipDocument | null,
+  targets: readonly RunnerTarget[],
+): Promise<Map<string, Array<RunnerObservation | null>>> {
+  const out = new Map<string, Array<RunnerObservation | null>>();
+  for (const r of ownership?.retained ?? []) {
+    const target = targets.find((t) => t.applicationId === r.application_id);
+    if (!r.instances || !target) continue;
+    out.set(
+      r.application_id,
+      await Promise.all(r.instances.map(async (i) => {
+        try {
+          const docker = await dockerAt(i.endpoint);
+          return await observeRunner({ ...ports, docker }, { ...target, instance: i.instance });
+        } catch {
+          return null;
+        }
+      })),
+    );
+  }
+  return out;
+}
+
+/**
  * Each owned set the plan takes down (declared removed, or every one for a destroy), every
  * instance observed on its endpoint through `dockerAt` (each call bounded, as a plan reads a set)
  * with what instance 0's mounted plan says it runs: by application ID, in index order, null for

@@ -82,7 +82,7 @@ import { restConnect } from "../providers/connect/rest.ts";
 import type { ConnectorsObservation } from "../validation/connector_observation.ts";
 import { connectorSetup } from "./connector_setup.ts";
 import { observeConnectors } from "./connector_observer.ts";
-import { removalTargets, setRemovalObservations } from "./removal.ts";
+import { keptSetObservations, removalTargets, setRemovalObservations } from "./removal.ts";
 import type { RunnerRemovalDecl } from "../project/removals.ts";
 import { commitOfPlan } from "../state/history.ts";
 import { observeRunnerAcls, recheckRunnerAcls } from "./runner_acls.ts";
@@ -352,7 +352,16 @@ export async function planSession(
       : [[], new Set()];
     const removed = await removalTargets(s.docker, owned, removals, declared);
     // an owned set's instances, each on its endpoint (each call bounded)
-    setObservations = await setRemovalObservations(s.readAt, s, owned, removals, declared);
+    setObservations = new Map([
+      ...await setRemovalObservations(s.readAt, s, owned, removals, declared),
+      // a removed set declared again: each instance where its kept volume is
+      ...await keptSetObservations(
+        s.readAt,
+        s,
+        owned,
+        s.compiled.artifacts.map((a) => targetOf(a.artifact)),
+      ),
+    ]);
     observation = await observeRunners(s, [
       ...s.compiled.artifacts.map((a) => targetOf(a.artifact)),
       ...removed,

@@ -3,7 +3,8 @@
 // destroy and by a declared runner removal. Each instance is bound on its endpoint, sent TERM,
 // observed closed cleanly and removed in turn, the group's emptiness asked at the last one; the
 // commit keeps one retained record with every instance's volume, and every volume stays on its
-// daemon (--delete-data deletes each on its daemon). Killed by SIGKILL at each instance's steps,
+// daemon (--delete-data deletes each on its daemon); the set declared again resumes each
+// instance's kept volume where it is, and the group's kept offsets. Killed by SIGKILL at each instance's steps,
 // the same plan file continues. The set
 // journeys are open only where SLUICE_TEST_ONLY_SETS=1 is set: closed, the plans are blocked.
 import assert from "node:assert/strict";
@@ -133,10 +134,11 @@ Deno.test("a set is destroyed: each instance closed cleanly and removed on its d
   assert.equal(again.code, 0, again.stdout + again.stderr);
 });
 
-Deno.test("a set's declared removal takes both instances down and keeps their volumes", async () => {
+Deno.test("a set's declared removal takes both instances down and keeps their volumes; declared again, each instance resumes its own", async () => {
   await using f = await createdSet("set-removal", { spare: true });
   const owned = (await localState(f)).ownership!.document.runners
     .find((r) => r.model === "eligible_orders")!;
+  const declared = await Deno.readTextFile(`${f.p.dir}/sluice.yaml`);
   // the model leaves the project as a declared removal (its reader now consumes the spare)
   await f.p.editManifest((t) =>
     t.replace(/^ {2}eligible_orders:\n(?: {4}.*\n| {6}.*\n)*/m, "")
@@ -155,6 +157,40 @@ Deno.test("a set's declared removal takes both instances down and keeps their vo
   ]]);
   assert.ok(removed.removed.every((r) => r.exit_code === 0 || r.exit_code === 143));
   await assertTakenDown(f, owned);
+  const committed = f.world.control.snapshot().kafka.groups[f.app].offsets;
+
+  // declared again as the same set: each instance resumes its kept volume on its own daemon and
+  // the group its kept offsets (nothing repositions them)
+  await f.p.editManifest(() => declared);
+  const again = await planFile(f, "again", []);
+  const shown = JSON.parse(
+    await Deno.readTextFile(again[again.length - 1]),
+  ) as {
+    actions: Array<{ type: string; instances?: Array<{ resume?: { volume_kept: boolean } }> }>;
+  };
+  const create = shown.actions.find((a) => a.type === "create_runner")!;
+  assert.deepEqual(create.instances!.map((i) => i.resume?.volume_kept), [true, true]);
+  const before = f.world.control.mutations().length;
+  const resumed = await f.cli(again, OPEN);
+  assert.equal(resumed.code, 0, resumed.stdout + resumed.stderr);
+  const made = f.world.control.mutations().slice(before).map((m) => m.op);
+  assert.ok(!made.includes("setGroupOffsets"), made.join(", "));
+  assert.ok(!made.includes("createVolume"), made.join(", "));
+  const doc = (await localState(f)).ownership!.document;
+  const back = doc.runners.find((r) => r.model === "eligible_orders")!;
+  assert.deepEqual(
+    back.instances!.map((i) => [i.endpoint, i.volume]),
+    owned.instances!.map((i) => [i.endpoint, i.volume]),
+  );
+  assert.equal(doc.retained?.find((r) => r.model === "eligible_orders"), undefined);
+  assert.deepEqual(containersOn(f, "east"), [f.app]);
+  assert.deepEqual(containersOn(f, "west"), [`${f.app}.1`]);
+  // the group resumed from where the removal left it
+  const now = f.world.control.snapshot().kafka.groups[f.app];
+  assert.equal(now.members.length, 2);
+  for (const [p, o] of Object.entries(committed[f.p.inputTopic] ?? {})) {
+    assert.ok(BigInt(now.offsets[f.p.inputTopic][p]) >= BigInt(o), `partition ${p}`);
+  }
 });
 
 Deno.test("a set's destroy --delete-data deletes every instance's volume on its own daemon, and the group", async () => {
