@@ -116,7 +116,8 @@ export interface RunnerRemovalInput {
   observation: ProjectObservation | null;
   /**
    * A set's instances, each observed on its endpoint (by application ID, in index order; null:
-   * its endpoint did not answer). Absent offline or without an owned set.
+   * its endpoint did not answer; empty: instance 0's runner or its mounted plan is gone, so
+   * nothing says what the set runs). Absent offline or without an owned set.
    */
   sets?: ReadonlyMap<string, readonly (RunnerObservation | null)[]>;
   /** Whether the set journeys are open (`setsOpen`); closed, a set's removal is blocked. */
@@ -260,6 +261,17 @@ function setRemoval(
     };
   }
   const read = input.sets?.get(owned.application_id) ?? [];
+  if (read.length === 0) {
+    return {
+      blockers: [blocker(
+        "BLOCKED_RUNNER_MISSING",
+        `model ${model}: instance 0's container ${
+          instances[0].container_name
+        } is gone or its mounted plan cannot be read, so nothing says what the set runs: sluice removes only the exact owned generation`,
+        { model },
+      )],
+    };
+  }
   const blockers: Blocker[] = [];
   const bound: Array<{ obs: RunnerObservation; c: ContainerEvidence }> = [];
   for (const i of instances) {
@@ -269,7 +281,7 @@ function setRemoval(
         "BLOCKED_ENDPOINT_UNREACHABLE",
         `model ${model}: instance ${i.instance} on ${
           i.endpoint ?? "the one daemon"
-        } could not be read: a set is taken down only with every instance's exact generation bound`,
+        } could not be read (its daemon did not answer): a set is taken down only with every instance's exact generation bound`,
         { model, evidence: { endpoint: i.endpoint, instances: [i.instance] } },
       ));
       continue;

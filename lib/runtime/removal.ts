@@ -172,8 +172,8 @@ export async function keptSetObservations(
  * Each owned set the plan takes down (declared removed, or every one for a destroy), every
  * instance observed on its endpoint through `dockerAt` (each call bounded, as a plan reads a set)
  * with what instance 0's mounted plan says it runs: by application ID, in index order, null for
- * an instance whose endpoint did not answer or whose runner's plan could not be read (the planner
- * then blocks the removal, naming it).
+ * an instance whose endpoint did not answer, and no instance at all when instance 0's runner or
+ * its mounted plan is gone (the planner then blocks the removal, naming which).
  *
  * @example
  * ```ts
@@ -201,15 +201,20 @@ export async function setRemovalObservations(
       const docker = await dockerAt(zero.endpoint);
       const c = await docker.inspectContainer(zero.container_name);
       target = c ? await mountedTarget(docker, c.id, r.application_id) : null;
+      // instance 0's runner or its plan is gone: nothing says what the set runs
+      if (!target) {
+        out.set(r.application_id, []);
+        continue;
+      }
     } catch {
-      target = null;
+      // instance 0's daemon did not answer: no instance can be read
+      out.set(r.application_id, r.instances.map(() => null));
+      continue;
     }
     const t = target;
     out.set(
       r.application_id,
-      await Promise.all(
-        r.instances.map((i) => t ? read(i.endpoint, i.instance, t).catch(() => null) : null),
-      ),
+      await Promise.all(r.instances.map((i) => read(i.endpoint, i.instance, t).catch(() => null))),
     );
   }
   return out;

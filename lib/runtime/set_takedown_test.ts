@@ -213,6 +213,32 @@ Deno.test("a set's destroy --delete-data deletes every instance's volume on its 
   assert.deepEqual([doc.runners, doc.retained ?? []], [[], []]);
 });
 
+Deno.test("a set's destroy is planned only on every instance read: a daemon down, or instance 0 gone, is named", async () => {
+  await using f = await createdSet("set-destroy-unread");
+  const blockers = async () => {
+    const out = await f.cli(["-o", "json", "plan", "--destroy", "--project", f.p.dir], OPEN);
+    assert.equal(out.code, 4, out.stdout + out.stderr);
+    return (out.json().data!.plan as { blockers: Array<{ code: string; message: string }> })
+      .blockers;
+  };
+  // west does not answer: instance 1 is named with its endpoint
+  f.world.control.setDaemonReachable("west", false);
+  const down = await blockers();
+  assert.deepEqual(down.map((b) => b.code), ["BLOCKED_ENDPOINT_UNREACHABLE"]);
+  assert.match(
+    down[0].message,
+    /instance 1 on west could not be read \(its daemon did not answer\)/,
+  );
+  f.world.control.setDaemonReachable("west", true);
+  // instance 0's container removed by hand: nothing says what the set runs
+  const east = f.world.endpoint("east");
+  east.control.killContainer(f.app);
+  await east.docker.removeContainer((await east.docker.inspectContainer(f.app))!.id);
+  const gone = await blockers();
+  assert.deepEqual(gone.map((b) => b.code), ["BLOCKED_RUNNER_MISSING"]);
+  assert.match(gone[0].message, new RegExp(`instance 0's container ${f.app} is gone`));
+});
+
 // each instance's steps are their own crossings of the destroy's runner sites: @1 is instance
 // 0's, @2 instance 1's
 const KILLS: Array<[string, "before" | "after", number]> = [
