@@ -259,11 +259,27 @@ function termBeforeRunning(c: ContainerEvidence): boolean {
 }
 
 /**
- * The container stopped before processing anything: it never reached RUNNING (its status file,
- * written by this runner, says so) and exited with a documented start-up failure, or was stopped
- * by a TERM during start-up whose close could not finish ({@link termBeforeRunning}).
+ * Killed (exit 137, not OOM) before it wrote any status of its own: the runner writes STARTING,
+ * with its generation, before it creates any Kafka client (`runner/…/Main.java`), so a status
+ * file of another generation (the old runner's, on the same volume) or none means this process
+ * never reached Kafka — a Docker daemon stopped while it started the candidate kills it so. A
+ * status file that cannot be read is not taken for one.
+ */
+function killedBeforeStarting(c: ContainerEvidence): boolean {
+  const s = c.runnerStatus;
+  const own = c.labels.generation;
+  return c.exitCode === 137 && !c.oomKilled && c.status === "exited" && own !== null &&
+    (s === null || (typeof s.generation === "string" && s.generation !== own));
+}
+
+/**
+ * The container stopped before processing anything: it was killed before it wrote any status of
+ * its own ({@link killedBeforeStarting}), or it never reached RUNNING (its status file, written
+ * by this runner, says so) and exited with a documented start-up failure, or was stopped by a
+ * TERM during start-up whose close could not finish ({@link termBeforeRunning}).
  */
 export function failedBeforeProcessing(c: ContainerEvidence): boolean {
+  if (killedBeforeStarting(c)) return true;
   const s = c.runnerStatus;
   if (!s || c.oomKilled || c.status !== "exited" || (s.running_at ?? null) !== null) return false;
   if (termBeforeRunning(c)) return true;
@@ -280,12 +296,18 @@ export function startupFailureEvidence(c: ContainerEvidence): {
   finished_at: string;
   running_at: null;
 } {
-  const s = c.runnerStatus ?? {};
+  // a kill before its first status: the status file found (if any) is not this runner's
+  const killed = killedBeforeStarting(c);
+  const s = killed ? {} : c.runnerStatus ?? {};
   return {
     container: c.id,
     exit_code: c.exitCode,
-    reason: String(s.reason ?? ""),
-    detail: typeof s.detail === "string" ? s.detail : null,
+    reason: killed ? "KILLED_BEFORE_STARTING" : String(s.reason ?? ""),
+    detail: killed
+      ? "killed before it wrote a status of its own: it never reached Kafka"
+      : typeof s.detail === "string"
+      ? s.detail
+      : null,
     finished_at: c.finishedAt,
     running_at: null,
   };

@@ -15,7 +15,9 @@ function exited(
     running: false,
     exitCode,
     oomKilled,
+    labels: { generation: "op/3" },
     runnerStatus: {
+      generation: "op/3",
       state,
       running_at: runningAt,
       reason,
@@ -48,4 +50,28 @@ Deno.test("a TERM during start-up whose close could not finish (the broker gone 
   // an OOM kill, or a kill with no TERM recorded, is never taken for one
   strictEqual(failedBeforeProcessing(exited(137, "SIGTERM", null, "CLOSING", true)), false);
   strictEqual(failedBeforeProcessing(exited(137, "", null, "STARTING")), false);
+});
+
+Deno.test("a candidate killed before it wrote a status of its own never reached Kafka: state resume may restart it", () => {
+  // the runner writes STARTING, with its generation, before it creates any Kafka client; the
+  // status file found is the old runner's (the same volume), or none
+  const killed = (status: Record<string, unknown> | null, oomKilled = false) =>
+    ({
+      status: "exited",
+      running: false,
+      exitCode: 137,
+      oomKilled,
+      labels: { generation: "op/3" },
+      runnerStatus: status,
+    }) as unknown as ContainerEvidence;
+  const old = { state: "CLOSED", generation: "op0/1", running_at: "2026-12-06T00:00:00Z" };
+  strictEqual(failedBeforeProcessing(killed(old)), true);
+  strictEqual(failedBeforeProcessing(killed(null)), true);
+  // its own status (it started its work), an OOM kill, or a file that cannot be read: not one
+  strictEqual(
+    failedBeforeProcessing(killed({ state: "STARTING", generation: "op/3", running_at: null })),
+    false,
+  );
+  strictEqual(failedBeforeProcessing(killed(old, true)), false);
+  strictEqual(failedBeforeProcessing(killed({ unreadable: true })), false);
 });
