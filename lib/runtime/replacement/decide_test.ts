@@ -704,6 +704,29 @@ Deno.test("replacement_created: a candidate that failed at start-up before proce
   ) {
     blockedWith(at(other, { resuming: true }), "BLOCKED_CANDIDATE_FAILED");
   }
+  // a close a kill cut short after RUNNING (a Docker daemon's shutdown: TERM, then 137 at the
+  // stop timeout) with nothing committed: apply names the way on, resume starts it again
+  const cutShort = startupFailed({
+    exitCode: 137,
+    runnerStatus: {
+      state: "CLOSING",
+      reason: "SIGTERM",
+      exit_code: null,
+      running_at: T0,
+      generation: candidate().labels.generation,
+    },
+  });
+  blockedWith(at(cutShort), "BLOCKED_CANDIDATE_STARTUP_FAILED");
+  assert.deepEqual(brief(at(cutShort, { resuming: true })), {
+    kind: "start",
+    containerId: "c".repeat(64),
+    row: "restart_failed_candidate",
+  });
+  // the same kill once the positions moved past the clean close: a failed candidate
+  blockedWith(
+    at(cutShort, { resuming: true }, { committed: { "0": "8", "1": "5", "2": "6" } }),
+    "BLOCKED_CANDIDATE_FAILED",
+  );
 });
 
 Deno.test("action_completed: success hands over to finalization", () => {

@@ -287,6 +287,22 @@ export function failedBeforeProcessing(c: ContainerEvidence): boolean {
   return s.state === "FAILED" && reasons.includes(String(s.reason)) && s.exit_code === c.exitCode;
 }
 
+/**
+ * Asked to stop (a TERM: its own status says CLOSING, reason SIGTERM), its close could not finish
+ * and it was killed (exit 137, not OOM), after it reached RUNNING: a Docker daemon shutting down
+ * TERMs its containers and kills them at their stop timeout, and the runner cannot commit its
+ * close while the broker goes down with it. With the committed positions still the clean-close
+ * vector (the row checks it), no transaction of it was committed: starting it again under an
+ * explicit resume is exact (its open transaction is aborted, its state restored from its
+ * changelog). The TERM alone is never taken for a clean close.
+ */
+export function closeCutShort(c: ContainerEvidence): boolean {
+  const s = c.runnerStatus;
+  return !!s && c.exitCode === 137 && !c.oomKilled && c.status === "exited" &&
+    s.generation === c.labels.generation && s.state === "CLOSING" && s.reason === "SIGTERM" &&
+    (s.running_at ?? null) !== null;
+}
+
 /** The evidence of a start-up failure, as recorded with the resume that restarts the candidate. */
 export function startupFailureEvidence(c: ContainerEvidence): {
   container: string;
@@ -294,7 +310,7 @@ export function startupFailureEvidence(c: ContainerEvidence): {
   reason: string;
   detail: string | null;
   finished_at: string;
-  running_at: null;
+  running_at: string | null;
 } {
   // a kill before its first status: the status file found (if any) is not this runner's
   const killed = killedBeforeStarting(c);
@@ -309,7 +325,8 @@ export function startupFailureEvidence(c: ContainerEvidence): {
       ? s.detail
       : null,
     finished_at: c.finishedAt,
-    running_at: null,
+    // a close cut short came after RUNNING: when, as its status says
+    running_at: closeCutShort(c) ? String(c.runnerStatus!.running_at) : null,
   };
 }
 
@@ -515,7 +532,11 @@ export const GUARDS: Record<GuardName, Guard> = {
   failedBeforeProcessingUnderResume(v) {
     const cand = recordedCandidate(v);
     if (isVerdict(cand)) return cand;
-    if (!cand.everStarted || cand.running || !failedBeforeProcessing(cand)) return SKIP;
+    if (!cand.everStarted || cand.running) return SKIP;
+    // a start-up failure, or a close a kill cut short after RUNNING: either way nothing of it was
+    // committed once the positions are still the clean close
+    const cutShort = closeCutShort(cand);
+    if (!cutShort && !failedBeforeProcessing(cand)) return SKIP;
     const p = stoppedAtCleanClose(v);
     if (p.length > 0) return SKIP; // it may have processed: not this row's case
     const refused = startRefused(v, cand);
@@ -524,7 +545,9 @@ export const GUARDS: Record<GuardName, Guard> = {
     if (!v.resuming) {
       return one(
         "BLOCKED_CANDIDATE_STARTUP_FAILED",
-        `the candidate failed at start-up before processing anything (exit ${cand.exitCode} ${evidence.reason}); fix the cause, then 'state resume' starts it again`,
+        cutShort
+          ? `the candidate was asked to stop (SIGTERM) after RUNNING and killed before its close finished (exit 137), with nothing of it committed (the positions are still the clean close); 'state resume' starts it again`
+          : `the candidate failed at start-up before processing anything (exit ${cand.exitCode} ${evidence.reason}); fix the cause, then 'state resume' starts it again`,
         v,
         evidence,
       );

@@ -1,5 +1,5 @@
 import { strictEqual } from "node:assert/strict";
-import { failedBeforeProcessing } from "./guards.ts";
+import { closeCutShort, failedBeforeProcessing } from "./guards.ts";
 import type { ContainerEvidence } from "../../validation/observation.ts";
 
 /** A candidate that exited `exitCode` with `reason` in its status file, never RUNNING. */
@@ -74,4 +74,34 @@ Deno.test("a candidate killed before it wrote a status of its own never reached 
   );
   strictEqual(failedBeforeProcessing(killed(old, true)), false);
   strictEqual(failedBeforeProcessing(killed({ unreadable: true })), false);
+});
+
+Deno.test("a TERM after RUNNING whose close a kill cut short (a daemon's shutdown) is told apart from a failure", () => {
+  const killed = (
+    status: Record<string, unknown> | null,
+    options: { oomKilled?: boolean; exitCode?: number } = {},
+  ) =>
+    ({
+      status: "exited",
+      running: false,
+      exitCode: options.exitCode ?? 137,
+      oomKilled: options.oomKilled ?? false,
+      labels: { generation: "op/3" },
+      runnerStatus: status,
+    }) as unknown as ContainerEvidence;
+  const closing = {
+    state: "CLOSING",
+    reason: "SIGTERM",
+    generation: "op/3",
+    running_at: "2026-12-06T00:00:00Z",
+  };
+  strictEqual(closeCutShort(killed(closing)), true);
+  // not a start-up failure: it reached RUNNING (the row asks the positions separately)
+  strictEqual(failedBeforeProcessing(killed(closing)), false);
+  // a kill without a TERM, an OOM kill, another exit, another generation's status: not one
+  strictEqual(closeCutShort(killed({ ...closing, state: "RUNNING", reason: null })), false);
+  strictEqual(closeCutShort(killed(closing, { oomKilled: true })), false);
+  strictEqual(closeCutShort(killed(closing, { exitCode: 1 })), false);
+  strictEqual(closeCutShort(killed({ ...closing, generation: "op0/1" })), false);
+  strictEqual(closeCutShort(killed(null)), false);
 });
