@@ -9,7 +9,15 @@ import assert from "node:assert/strict";
 import { writePlanFile } from "../plan/plan_file.ts";
 import { SETS_GATE } from "../plan/instances.ts";
 import { createSite } from "../protocol/create.ts";
-import { asSetOfTwo, fakeProject, localState } from "../../testing/ways/fake_project.ts";
+import {
+  asSetOfTwo,
+  containersOn,
+  fakeProject,
+  killedApply,
+  localState,
+  SETS_OPEN,
+  withSetsOpen,
+} from "../../testing/ways/fake_project.ts";
 import { projectStatus } from "./status.ts";
 import { apply, plan } from "./session.ts";
 import { LABEL } from "./labels.ts";
@@ -19,34 +27,16 @@ import { compile } from "../project/compile.ts";
 import { loadProject } from "../project/load.ts";
 import { SluiceError } from "../errors.ts";
 
-const OPEN = { [SETS_GATE]: "1" };
+const OPEN = SETS_OPEN;
 
 /** The starter (nothing created) with its model declared as two instances over east and west. */
 async function setOfTwo(seed: string) {
   return await asSetOfTwo(await fakeProject(seed));
 }
 
-/** Run `body` with sets open in this process (each test file runs in its own process). */
-async function opened<T>(body: () => Promise<T>): Promise<T> {
-  Deno.env.set(SETS_GATE, "1");
-  try {
-    return await body();
-  } finally {
-    Deno.env.delete(SETS_GATE);
-  }
-}
-
-/** The containers of the application on one of the world's daemons, by name. */
-function containersOn(f: Awaited<ReturnType<typeof setOfTwo>>, daemon: string): string[] {
-  const w = f.world.endpoint(daemon).control.snapshot();
-  return Object.values(w.docker.containers).filter((c) =>
-    c.labels[LABEL.applicationId]?.endsWith("-eligible_orders")
-  ).map((c) => c.name).sort();
-}
-
 /** The set's plan, written to a file (sets open). */
 async function setPlan(f: Awaited<ReturnType<typeof setOfTwo>>) {
-  const planned = await opened(() =>
+  const planned = await withSetsOpen(() =>
     plan({ dir: f.p.dir, ...f.deps, dockerEndpoint: f.dockerEndpoint })
   );
   assert.deepEqual(planned.plan.blockers, []);
@@ -201,38 +191,35 @@ Deno.test("a plan file cannot place a set otherwise than the project: apply's ch
 
 Deno.test("a set's create stopped by a daemon that stops answering stays pending, names it, and completes once it is back", async () => {
   await using f = await setOfTwo("set-create-daemon-down");
-  const { args } = await setPlan(f);
+  const { planned, args } = await setPlan(f);
+  const app = planned.plan.actions.find((a) => a.type === "create_runner")!.application_id;
   // instance 0 made and started on east, then the process dies
-  const killed = await f.cli(args, {
-    ...OPEN,
-    SLUICE_FAULT_POINT: `${createSite("start_container").name}:after@1`,
-    SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
-  });
-  assert.equal(killed.signal, "SIGKILL", `exit ${killed.code}\n${killed.stderr}`);
-  const shown = (await f.cli(["-o", "json", "state", "show", "--project", f.p.dir])).json().data!;
-  const lock = shown.lock as { stale: boolean; holder: { lock_id: string } | null };
-  const pending = shown.pending_operation as { operation_id: string };
+  const { pending, lockArgs } = await killedApply(
+    f,
+    args,
+    `${createSite("start_container").name}:after@1`,
+  );
 
   // west does not answer: the continuation cannot read instance 1's endpoint and says so
   f.world.control.setDaemonReachable("west", false);
-  const down = await f.cli(
-    [...args, ...(lock.stale ? ["--break-stale-lock", lock.holder!.lock_id] : [])],
-    OPEN,
-  );
+  const down = await f.cli([...args, ...lockArgs], OPEN);
   assert.equal(down.code, 7, down.stdout + down.stderr);
   const error = down.json().errors[0] as { code: string; message: string };
   assert.equal(error.code, "ENV_DOCKER_UNREACHABLE");
   assert.match(error.message, /west/);
-  assert.match(error.message, new RegExp(`create operation ${pending.operation_id} stays pending`));
+  assert.match(
+    error.message,
+    new RegExp(`create operation ${pending!.operation_id} stays pending`),
+  );
   const snap = await localState(f);
-  assert.equal(snap.control?.opened.operation_id, pending.operation_id);
-  assert.deepEqual(containersOn(f, "west"), []);
+  assert.equal(snap.control?.opened.operation_id, pending!.operation_id);
+  assert.deepEqual(containersOn(f, "west", app), []);
 
   // back: the same plan file completes the same operation
   f.world.control.setDaemonReachable("west", true);
   const again = await f.cli(args, OPEN);
   assert.equal(again.code, 0, again.stdout + again.stderr);
-  assert.equal(again.json().data!.operation_id, pending.operation_id);
+  assert.equal(again.json().data!.operation_id, pending!.operation_id);
   await assertCreatedSet(f);
 });
 
@@ -253,17 +240,7 @@ for (const [site, side, n] of KILLS) {
   Deno.test(`a set's create killed at ${site}:${side}@${n} is continued by the same plan file`, async () => {
     await using f = await setOfTwo(`set-create-${site}-${side}-${n}`);
     const { args } = await setPlan(f);
-    const killed = await f.cli(args, {
-      ...OPEN,
-      SLUICE_FAULT_POINT: `${site}:${side}@${n}`,
-      SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
-    });
-    assert.equal(killed.signal, "SIGKILL", `exit ${killed.code}\n${killed.stderr}`);
-    const shown = (await f.cli(["-o", "json", "state", "show", "--project", f.p.dir])).json()
-      .data!;
-    const lock = shown.lock as { stale: boolean; holder: { lock_id: string } | null };
-    const lockArgs = lock.stale ? ["--break-stale-lock", lock.holder!.lock_id] : [];
-    const pending = shown.pending_operation as { operation_id: string } | null;
+    const { pending, lockArgs } = await killedApply(f, args, `${site}:${side}@${n}`);
     let continueArgs = lockArgs;
     if (site === createSite("create_container").name && n === 2) {
       // the pending set's next row, read on each instance's endpoint: instance 1's container was

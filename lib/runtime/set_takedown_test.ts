@@ -9,12 +9,19 @@
 // journeys are open only where SLUICE_TEST_ONLY_SETS=1 is set: closed, the plans are blocked.
 import assert from "node:assert/strict";
 import { writePlanFile } from "../plan/plan_file.ts";
-import { SETS_GATE } from "../plan/instances.ts";
-import { asSetOfTwo, fakeProject, localState } from "../../testing/ways/fake_project.ts";
+import {
+  asSetOfTwo,
+  containersOn,
+  fakeProject,
+  killedApply,
+  localState,
+  SETS_OPEN,
+  withSetsOpen,
+} from "../../testing/ways/fake_project.ts";
 import { plan } from "./session.ts";
 import { LABEL } from "./labels.ts";
 
-const OPEN = { [SETS_GATE]: "1" };
+const OPEN = SETS_OPEN;
 
 type SetProject = Awaited<ReturnType<typeof createdSet>>;
 
@@ -33,7 +40,7 @@ async function createdSet(seed: string, options: { spare?: boolean } = {}) {
     );
   }
   const path = `${f.p.dir}/create.plan.json`;
-  const planned = await opened(() =>
+  const planned = await withSetsOpen(() =>
     plan({ dir: f.p.dir, ...f.deps, dockerEndpoint: f.dockerEndpoint })
   );
   assert.deepEqual(planned.plan.blockers, []);
@@ -43,23 +50,6 @@ async function createdSet(seed: string, options: { spare?: boolean } = {}) {
   const app = (created.json().data!.runners as Array<{ model: string; application_id: string }>)
     .find((r) => r.model === "eligible_orders")!.application_id;
   return Object.assign(f, { app });
-}
-
-/** Run `body` with the set journeys open in this process (each test file has its own). */
-async function opened<T>(body: () => Promise<T>): Promise<T> {
-  Deno.env.set(SETS_GATE, "1");
-  try {
-    return await body();
-  } finally {
-    Deno.env.delete(SETS_GATE);
-  }
-}
-
-/** The containers of the set's application on one daemon, by name. */
-function containersOn(f: SetProject, daemon: string): string[] {
-  const w = f.world.endpoint(daemon).control.snapshot();
-  return Object.values(w.docker.containers)
-    .filter((c) => c.labels[LABEL.applicationId] === f.app).map((c) => c.name).sort();
 }
 
 /** A plan file of `args` (`plan` options), written through the CLI with the set journeys open. */
@@ -78,8 +68,8 @@ async function planFile(f: SetProject, name: string, args: string[]): Promise<st
 async function assertTakenDown(f: SetProject, createdOwned: {
   instances?: Array<{ endpoint: string | null; volume: { name: string; instance_id: string } }>;
 }) {
-  assert.deepEqual(containersOn(f, "east"), []);
-  assert.deepEqual(containersOn(f, "west"), []);
+  assert.deepEqual(containersOn(f, "east", f.app), []);
+  assert.deepEqual(containersOn(f, "west", f.app), []);
   for (const [n, daemon] of [[0, "east"], [1, "west"]] as const) {
     const v = createdOwned.instances![n].volume;
     const w = f.world.endpoint(daemon).control.snapshot();
@@ -183,8 +173,8 @@ Deno.test("a set's declared removal takes both instances down and keeps their vo
     owned.instances!.map((i) => [i.endpoint, i.volume]),
   );
   assert.equal(doc.retained?.find((r) => r.model === "eligible_orders"), undefined);
-  assert.deepEqual(containersOn(f, "east"), [f.app]);
-  assert.deepEqual(containersOn(f, "west"), [`${f.app}.1`]);
+  assert.deepEqual(containersOn(f, "east", f.app), [f.app]);
+  assert.deepEqual(containersOn(f, "west", f.app), [`${f.app}.1`]);
   // the group resumed from where the removal left it
   const now = f.world.control.snapshot().kafka.groups[f.app];
   assert.equal(now.members.length, 2);
@@ -199,8 +189,8 @@ Deno.test("a set's destroy --delete-data deletes every instance's volume on its 
   const args = await planFile(f, "destroy", ["--destroy", "--delete-data"]);
   const done = await f.cli(args, OPEN);
   assert.equal(done.code, 0, done.stdout + done.stderr);
-  assert.deepEqual(containersOn(f, "east"), []);
-  assert.deepEqual(containersOn(f, "west"), []);
+  assert.deepEqual(containersOn(f, "east", f.app), []);
+  assert.deepEqual(containersOn(f, "west", f.app), []);
   for (const [n, daemon] of [[0, "east"], [1, "west"]] as const) {
     const w = f.world.endpoint(daemon).control.snapshot();
     assert.equal(w.docker.volumes[owned.instances![n].volume.name], undefined, daemon);
@@ -254,16 +244,7 @@ for (const [site, side, n] of KILLS) {
     await using f = await createdSet(`set-destroy-${site}-${side}-${n}`);
     const owned = (await localState(f)).ownership!.document.runners[0];
     const args = await planFile(f, "destroy", ["--destroy"]);
-    const killed = await f.cli(args, {
-      ...OPEN,
-      SLUICE_FAULT_POINT: `${site}:${side}@${n}`,
-      SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
-    });
-    assert.equal(killed.signal, "SIGKILL", `exit ${killed.code}\n${killed.stderr}`);
-    const shown = (await f.cli(["-o", "json", "state", "show", "--project", f.p.dir])).json()
-      .data!;
-    const lock = shown.lock as { stale: boolean; holder: { lock_id: string } | null };
-    const lockArgs = lock.stale ? ["--break-stale-lock", lock.holder!.lock_id] : [];
+    const { lockArgs } = await killedApply(f, args, `${site}:${side}@${n}`);
     const again = await f.cli([...args, ...lockArgs], OPEN);
     assert.equal(again.code, 0, again.stdout + again.stderr);
     await assertTakenDown(f, owned);

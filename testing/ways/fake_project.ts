@@ -28,6 +28,8 @@ import { createFakeWorld, type FakeWorld } from "../fakes/fake_world.ts";
 import type { WorldConfig } from "../fakes/world.ts";
 import { apply, plan } from "../../lib/runtime/session.ts";
 import { openStateStore } from "../../lib/state/open.ts";
+import { SETS_GATE } from "../../lib/plan/instances.ts";
+import { LABEL } from "../../lib/runtime/labels.ts";
 import type { StateSnapshot } from "../../lib/state/store.ts";
 
 /** One CLI run. */
@@ -265,4 +267,50 @@ export async function asSetOfTwo<F extends FakeProject>(
     `    west: { endpoint: "unix:///run/sluice-west/docker.sock" }\n`
   );
   return Object.assign(f, { dockerEndpoint: (name: string) => f.world.endpoint(name).docker });
+}
+
+/** The environment of a CLI run with the set journeys open (`SLUICE_TEST_ONLY_SETS=1`). */
+export const SETS_OPEN: Record<string, string> = { [SETS_GATE]: "1" };
+
+/** Run `body` with the set journeys open in this process (each test file has its own). */
+export async function withSetsOpen<T>(body: () => Promise<T>): Promise<T> {
+  Deno.env.set(SETS_GATE, "1");
+  try {
+    return await body();
+  } finally {
+    Deno.env.delete(SETS_GATE);
+  }
+}
+
+/** The names of `applicationId`'s containers on the world's daemon `daemon`, sorted. */
+export function containersOn(f: Pick<FakeProject, "world">, daemon: string, applicationId: string) {
+  const w = f.world.endpoint(daemon).control.snapshot();
+  return Object.values(w.docker.containers)
+    .filter((c) => c.labels[LABEL.applicationId] === applicationId).map((c) => c.name).sort();
+}
+
+/**
+ * `apply` of `args` (the CLI's arguments, sets open) killed by SIGKILL at `point`
+ * (`site:side@n`), asserted; then what `state show` says: the pending operation and the
+ * arguments that break the stale lock the kill left (none when it left none).
+ */
+export async function killedApply(
+  f: FakeProject,
+  args: string[],
+  point: string,
+): Promise<{ pending: { operation_id: string } | null; lockArgs: string[] }> {
+  const killed = await f.cli(args, {
+    ...SETS_OPEN,
+    SLUICE_FAULT_POINT: point,
+    SLUICE_TEST_ONLY_ALLOW_FAULTS: "1",
+  });
+  if (killed.signal !== "SIGKILL") {
+    throw new Error(`${point}: not killed (exit ${killed.code})\n${killed.stderr}`);
+  }
+  const shown = (await f.cli(["-o", "json", "state", "show", "--project", f.p.dir])).json().data!;
+  const lock = shown.lock as { stale: boolean; holder: { lock_id: string } | null };
+  return {
+    pending: shown.pending_operation as { operation_id: string } | null,
+    lockArgs: lock.stale ? ["--break-stale-lock", lock.holder!.lock_id] : [],
+  };
 }
