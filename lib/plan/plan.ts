@@ -498,29 +498,17 @@ export function planProject(input: PlanInput): Plan {
       continue;
     }
     const placed = setPlacement(instances, project.manifest.placement);
-    if (!owned && kept?.instances) {
-      const resumed = setResumeOf(
-        kept,
-        a.artifact,
-        placed,
-        input.setObservations?.get(a.artifact.application_id) ?? null,
-        observation !== null,
-      );
-      if ("code" in resumed) blockers.push(resumed);
-      else {
-        actions.push({
-          type: "create_runner",
-          model: a.model,
-          application_id: a.artifact.application_id,
-          artifact_sha256: a.sha256,
-          resume: resumed[0].resume!,
-          instances: resumed,
-        });
-      }
-      continue;
-    }
     if (!owned && kept) {
-      const resumed = resumeOf(kept, a.artifact, obs ?? null);
+      // declared again: a set resumes each instance's kept volume, a single runner its own
+      const resumed = kept.instances
+        ? setResumeOf(
+          kept,
+          a.artifact,
+          placed,
+          input.setObservations?.get(a.artifact.application_id) ?? null,
+          observation !== null,
+        )
+        : resumeOf(kept, a.artifact, obs ?? null);
       if ("code" in resumed) blockers.push(resumed);
       else {
         actions.push({
@@ -528,7 +516,9 @@ export function planProject(input: PlanInput): Plan {
           model: a.model,
           application_id: a.artifact.application_id,
           artifact_sha256: a.sha256,
-          resume: resumed,
+          ...(Array.isArray(resumed)
+            ? { resume: resumed[0].resume!, instances: resumed }
+            : { resume: resumed }),
         });
       }
       continue;

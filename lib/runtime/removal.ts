@@ -153,19 +153,29 @@ export async function keptSetObservations(
   for (const r of ownership?.retained ?? []) {
     const target = targets.find((t) => t.applicationId === r.application_id);
     if (!r.instances || !target) continue;
-    out.set(
-      r.application_id,
-      await Promise.all(r.instances.map(async (i) => {
-        try {
-          const docker = await dockerAt(i.endpoint);
-          return await observeRunner({ ...ports, docker }, { ...target, instance: i.instance });
-        } catch {
-          return null;
-        }
-      })),
-    );
+    out.set(r.application_id, await observeInstances(dockerAt, ports, r.instances, target));
   }
   return out;
+}
+
+/**
+ * Each of a set's instances observed on its endpoint with its instance's target, in index order;
+ * null for one whose endpoint did not answer.
+ */
+function observeInstances(
+  dockerAt: DockerAt,
+  ports: Omit<ObserverPorts, "docker">,
+  instances: ReadonlyArray<{ instance: number; endpoint: string | null }>,
+  target: RunnerTarget,
+): Promise<Array<RunnerObservation | null>> {
+  return Promise.all(instances.map(async (i) => {
+    try {
+      const docker = await dockerAt(i.endpoint);
+      return await observeRunner({ ...ports, docker }, { ...target, instance: i.instance });
+    } catch {
+      return null;
+    }
+  }));
 }
 
 /**
@@ -191,10 +201,6 @@ export async function setRemovalObservations(
   const out = new Map<string, Array<RunnerObservation | null>>();
   for (const r of removedRunners(ownership, removals, declared)) {
     if (!r.instances) continue;
-    const read = async (endpoint: string | null, instance: number, target: RunnerTarget) => {
-      const docker = await dockerAt(endpoint);
-      return await observeRunner({ ...ports, docker }, { ...target, instance });
-    };
     let target: RunnerTarget | null = null;
     try {
       const zero = r.instances[0];
@@ -211,11 +217,7 @@ export async function setRemovalObservations(
       out.set(r.application_id, r.instances.map(() => null));
       continue;
     }
-    const t = target;
-    out.set(
-      r.application_id,
-      await Promise.all(r.instances.map((i) => read(i.endpoint, i.instance, t).catch(() => null))),
-    );
+    out.set(r.application_id, await observeInstances(dockerAt, ports, r.instances, target));
   }
   return out;
 }

@@ -112,18 +112,23 @@ Deno.test("the connector section is verified record by record", () => {
   assert.doesNotThrow(() => validateOwnership(noSecrets));
 });
 
-Deno.test("a runner removal's kept records: absent when empty (bytes kept), verified when present", () => {
-  const own = ownedRunner("orders", null);
-  const bytes = stateChecksum(own);
-  assert.equal(stateChecksum(withRetained(own, [])), bytes);
-  const r = own.runners[0];
-  const kept = {
+/** What a removal of owned runner `r` keeps (a single runner's record). */
+function keptOf(r: ReturnType<typeof ownedRunner>["runners"][number]) {
+  return {
     model: r.model,
     application_id: r.application_id,
     volume: r.volume,
     input_topic: "raw_orders",
     removed_by: "op-1",
   };
+}
+
+Deno.test("a runner removal's kept records: absent when empty (bytes kept), verified when present", () => {
+  const own = ownedRunner("orders", null);
+  const bytes = stateChecksum(own);
+  assert.equal(stateChecksum(withRetained(own, [])), bytes);
+  const r = own.runners[0];
+  const kept = keptOf(r);
   const doc = withRetained({ ...own, runners: [] }, [kept]);
   assert.deepEqual(validateOwnership(doc).retained, [kept]);
   assert.throws(() => validateOwnership({ ...doc, retained: [] }), /non-empty/);
@@ -188,13 +193,7 @@ Deno.test("a removed set's retained volumes: absent for one runner, verified rec
     endpoint,
     volume: volume(i),
   });
-  const kept = {
-    model: r.model,
-    application_id: r.application_id,
-    volume: r.volume,
-    input_topic: "raw_orders",
-    removed_by: "op-1",
-  };
+  const kept = keptOf(r);
   const withKept = (instances: unknown) =>
     withRetained({ ...own, runners: [] }, [{ ...kept, instances } as unknown as typeof kept]);
   const set = [instance(0, "east"), instance(1, "west")];
