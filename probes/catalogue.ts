@@ -583,6 +583,11 @@ export const DISRUPTIONS: readonly DisruptionSpec[] = [
     backend: "local",
     description: "a private Docker daemon restarted while the driver waits for the candidate",
   },
+  {
+    name: "candidate-killed",
+    backend: "postgres",
+    description: "the candidate killed (SIGKILL) once it says STARTING, before it is ready",
+  },
 ];
 
 /** The seeded random kills: how many, split into chains (one per backend), and their window. */

@@ -9,6 +9,7 @@
  * - a private PostgreSQL server (harness/postgres.ts) restarted — a crash restart — once the old
  *   runner has exited; the machine's server is never touched;
  * - the broker restarted while the driver waits for the candidate;
+ * - the candidate killed (SIGKILL) once it says STARTING, before it is ready;
  * - a private Docker daemon (harness/dockerd.ts, own socket, data root, exec root and bridge,
  *   images copied in) restarted while the driver waits for the candidate; the case runs in a
  *   child process whose `DOCKER_HOST` is that daemon, so the machine's daemon is never touched.
@@ -307,6 +308,75 @@ async function brokerRestarted(p: Prepared, broker: string) {
   await completion(p, j);
 }
 
+/**
+ * The candidate killed from outside (SIGKILL, as a Docker daemon's shutdown kills a container
+ * whose TERM it ignored, or an operator's `docker kill`) once its own status says STARTING, before
+ * it is ready:
+ * the apply stops on it, and `state resume` starts the same candidate again — nothing of it was
+ * committed — and completes exactly.
+ */
+function candidateKilledCase(
+  env: EnvDescriptor,
+  image: string,
+  spec: DisruptionSpec,
+  runId: string,
+) {
+  return caseEvidence(
+    meta(spec, runId),
+    () => prepareCase(env, image, spec.backend),
+    async (p) => {
+      const effects: unknown[] = [];
+      const j = await disrupted(p, async () => {
+        const running = async () =>
+          (await containersOf(p.fx.applicationId)).find((c) =>
+            c.id !== p.oldContainerId && c.running
+          ) ?? null;
+        await waitFor("the candidate running", async () => (await running()) !== null, 180_000, 50);
+        const cand = (await running())?.id;
+        if (!cand) return; // it stopped on its own meanwhile: no kill, the effect stays unapplied
+        // once its own status says STARTING (its stdout line, read through Docker): it has begun
+        // its work with Kafka, seconds before it can be ready
+        const starting = `SLUICE_RUNNER_STATE STARTING ${
+          (await containersOf(p.fx.applicationId)).find((c) => c.id === cand)?.labels.generation
+        } `;
+        await waitFor(
+          "the candidate's STARTING",
+          async () => {
+            const logs = await new Deno.Command(dockerCli(), {
+              args: ["logs", cand],
+              stdout: "piped",
+              stderr: "null",
+            }).output();
+            return new TextDecoder().decode(logs.stdout).includes(starting);
+          },
+          180_000,
+          50,
+        );
+        event(p.history, "nemesis", "invoke", "docker-kill-candidate", { id: cand });
+        const out = await new Deno.Command(dockerCli(), {
+          args: ["kill", cand],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        const after = (await containersOf(p.fx.applicationId)).find((c) => c.id === cand);
+        const state = {
+          exit: out.code,
+          exit_code: after?.exit_code ?? null,
+          running: after?.running,
+        };
+        event(p.history, "nemesis", out.code === 0 ? "ok" : "fail", "docker-kill-candidate", state);
+        if (out.code === 0 && after && !after.running && after.exit_code === 137) {
+          effects.push({ candidate_killed: cand.slice(0, 12), exit_code: 137 });
+        }
+        // records produced while the operation is still in flight
+        await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
+      });
+      applied(p, effects, "the candidate was killed (SIGKILL) before it was ready");
+      await completion(p, j);
+    },
+  );
+}
+
 /** Terminate every session of the case's database (the worker's PostgreSQL connection). */
 async function terminateSessions(adminUrl: string, db: string) {
   const c = new pg.Client({ connectionString: adminUrl });
@@ -531,6 +601,7 @@ const RUNNERS: Record<
   "pg-server-restart": pgServerCase,
   "broker-restart": brokerCase,
   "dockerd-restart": (_env, image, spec, runId) => dockerdCase(image, spec, runId),
+  "candidate-killed": candidateKilledCase,
 };
 
 if (import.meta.main) {

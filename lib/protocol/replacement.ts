@@ -303,7 +303,7 @@ const ROWS = [
     spec: {
       durable: "Candidate failed before processing anything",
       requires:
-        "Explicit resume; the candidate never reached RUNNING, exited with a documented start-up failure (exit 15, KAFKA_UNREACHABLE, KAFKA_ADMIN_FAILED, KAFKA_AUTHENTICATION_FAILED or KAFKA_AUTHORIZATION_FAILED), was stopped by a TERM whose close could not finish (exit 15 CLOSE_TIMEOUT, or 137 while CLOSING), or was killed (137) before it wrote a status of its own (it writes STARTING before any Kafka client); or, after RUNNING, was asked to stop by a TERM and killed (137) before its close finished (a Docker daemon's shutdown); no OOM, committed positions still equal the clean-close vector (nothing of it committed), inactive group",
+        "Explicit resume; the candidate never reached RUNNING, exited with a documented start-up failure (exit 15, KAFKA_UNREACHABLE, KAFKA_ADMIN_FAILED, KAFKA_AUTHENTICATION_FAILED or KAFKA_AUTHORIZATION_FAILED), or its close after a TERM timed out (exit 15 CLOSE_TIMEOUT); or it was stopped from outside before it wrote a final status of its own: by a signal (137 not OOM, or 143) before its own first status (none, or another generation's), or killed (137, not OOM: a Docker daemon's shutdown, a docker kill) while its own status said STARTING, RUNNING or CLOSING; no OOM, committed positions still equal the clean-close vector (nothing of it committed), inactive group",
       next:
         "Start that candidate again once the cause is fixed (the evidence is recorded with the resume authorization); never fresh initial positions",
     },

@@ -618,21 +618,35 @@ Deno.test("replacement_created: a failed candidate blocks; a cleanly closed one 
     step("replacement_created", obs({ containers: [closed], ...stopped })),
     "BLOCKED_CANDIDATE_CLOSED",
   );
-  // "with fresh clean-close evidence": an exit 143 without its record, or with another's, is none
-  for (
-    const [runnerStatus, code] of [
-      [null, "BLOCKED_CLOSE_STATUS_MISSING"],
-      [{ ...closedRecord, generation: "g0" }, "BLOCKED_CLOSE_STATUS_FOREIGN"],
-      [{ ...closedRecord, started_at: "2026-11-29T11:00:00Z" }, "BLOCKED_STALE_STATUS"],
-    ] as const
-  ) {
+  // "with fresh clean-close evidence": an exit 143 with a stale record of its own is none
+  blockedWith(
+    step(
+      "replacement_created",
+      obs({
+        containers: [{
+          ...closed,
+          runnerStatus: { ...closedRecord, started_at: "2026-11-29T11:00:00Z" },
+        }],
+        ...stopped,
+      }),
+      { resuming: true },
+    ),
+    "BLOCKED_STALE_STATUS",
+  );
+  // an exit 143 with no status of its own (none, or the old runner's): a TERM ended the JVM
+  // before the runner wrote STARTING and installed its handler — it never reached Kafka and
+  // never started in the contract's sense; with nothing committed, resume starts it again
+  for (const runnerStatus of [null, { ...closedRecord, generation: "g0" }]) {
+    const early = { ...closed, runnerStatus };
     blockedWith(
-      step(
-        "replacement_created",
-        obs({ containers: [{ ...closed, runnerStatus }], ...stopped }),
-        { resuming: true },
+      step("replacement_created", obs({ containers: [early], ...stopped })),
+      "BLOCKED_CANDIDATE_STARTUP_FAILED",
+    );
+    assert.deepEqual(
+      brief(
+        step("replacement_created", obs({ containers: [early], ...stopped }), { resuming: true }),
       ),
-      code,
+      { kind: "start", containerId: "c".repeat(64), row: "restart_failed_candidate" },
     );
   }
   assert.deepEqual(
@@ -704,29 +718,46 @@ Deno.test("replacement_created: a candidate that failed at start-up before proce
   ) {
     blockedWith(at(other, { resuming: true }), "BLOCKED_CANDIDATE_FAILED");
   }
-  // a close a kill cut short after RUNNING (a Docker daemon's shutdown: TERM, then 137 at the
-  // stop timeout) with nothing committed: apply names the way on, resume starts it again
-  const cutShort = startupFailed({
-    exitCode: 137,
-    runnerStatus: {
-      state: "CLOSING",
-      reason: "SIGTERM",
-      exit_code: null,
-      running_at: T0,
-      generation: candidate().labels.generation,
-    },
-  });
-  blockedWith(at(cutShort), "BLOCKED_CANDIDATE_STARTUP_FAILED");
-  assert.deepEqual(brief(at(cutShort, { resuming: true })), {
-    kind: "start",
-    containerId: "c".repeat(64),
-    row: "restart_failed_candidate",
-  });
-  // the same kill once the positions moved past the clean close: a failed candidate
-  blockedWith(
-    at(cutShort, { resuming: true }, { committed: { "0": "8", "1": "5", "2": "6" } }),
-    "BLOCKED_CANDIDATE_FAILED",
-  );
+  // killed from outside (exit 137, not OOM) with nothing committed: a Docker daemon's shutdown
+  // TERMs and kills at the stop timeout (a TERM the JVM ignored while it started as PID 1, or a
+  // close that could not finish), or a docker kill while RUNNING. Apply names the way on, resume
+  // starts it again
+  const killedWhile = (state: string, runningAt: string | null) =>
+    startupFailed({
+      exitCode: 137,
+      runnerStatus: {
+        state,
+        reason: state === "CLOSING" ? "SIGTERM" : null,
+        exit_code: null,
+        running_at: runningAt,
+        generation: candidate().labels.generation,
+      },
+    });
+  for (
+    const k of [
+      killedWhile("STARTING", null),
+      killedWhile("RUNNING", T0),
+      killedWhile("CLOSING", null),
+      killedWhile("CLOSING", T0),
+    ]
+  ) {
+    const state = String(k.runnerStatus!.state);
+    const b = at(k);
+    blockedWith(b, "BLOCKED_CANDIDATE_STARTUP_FAILED");
+    assert.match(JSON.stringify(b), /killed \(exit 137, not by the OOM killer\)/, state);
+    assert.deepEqual(brief(at(k, { resuming: true })), {
+      kind: "start",
+      containerId: "c".repeat(64),
+      row: "restart_failed_candidate",
+    }, state);
+    // the same kill once the positions moved past the clean close: a failed candidate
+    blockedWith(
+      at(k, { resuming: true }, { committed: { "0": "8", "1": "5", "2": "6" } }),
+      "BLOCKED_CANDIDATE_FAILED",
+    );
+    // the same exit with the OOM killer's mark: a failed candidate
+    blockedWith(at({ ...k, oomKilled: true }, { resuming: true }), "BLOCKED_CANDIDATE_FAILED");
+  }
 });
 
 Deno.test("action_completed: success hands over to finalization", () => {
