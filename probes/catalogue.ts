@@ -584,6 +584,12 @@ export const DISRUPTIONS: readonly DisruptionSpec[] = [
     description: "a private Docker daemon restarted while the driver waits for the candidate",
   },
   {
+    name: "dockerd-restart-starting",
+    backend: "local",
+    description:
+      "a private Docker daemon restarted the instant the candidate runs (its JVM has no TERM handler yet)",
+  },
+  {
     name: "candidate-killed",
     backend: "postgres",
     description: "the candidate killed (SIGKILL) once it says STARTING, before it is ready",

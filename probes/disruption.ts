@@ -12,7 +12,9 @@
  * - the candidate killed (SIGKILL) once it says STARTING, before it is ready;
  * - a private Docker daemon (harness/dockerd.ts, own socket, data root, exec root and bridge,
  *   images copied in) restarted while the driver waits for the candidate; the case runs in a
- *   child process whose `DOCKER_HOST` is that daemon, so the machine's daemon is never touched.
+ *   child process whose `DOCKER_HOST` is that daemon, so the machine's daemon is never touched;
+ *   and restarted the instant the candidate runs (`dockerd-restart-starting`), while its JVM
+ *   has no TERM handler yet.
  *
  *   deno run -A probes/disruption.ts [--only name,...] [--backend local|postgres] [--allow-dirty]
  * @module
@@ -222,6 +224,23 @@ function oldExited(p: Prepared) {
     (await containersOf(p.fx.applicationId)).some((c) => c.id === p.oldContainerId && !c.running);
 }
 
+/** The `SLUICE_RUNNER_STATE` lines a container printed (`docker logs`), in order. */
+async function stateLines(id: string): Promise<string[]> {
+  const out = await new Deno.Command(dockerCli(), {
+    args: ["logs", id],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((l) => l.startsWith("SLUICE_RUNNER_STATE "));
+}
+
+/** A candidate container runs (Docker API). */
+function candidateRunning(p: Prepared) {
+  return async () =>
+    (await containersOf(p.fx.applicationId)).some((c) => c.id !== p.oldContainerId && c.running);
+}
+
 /** A candidate container exists (Docker API). */
 function candidateExists(p: Prepared) {
   return async () =>
@@ -341,14 +360,7 @@ function candidateKilledCase(
         } `;
         await waitFor(
           "the candidate's STARTING",
-          async () => {
-            const logs = await new Deno.Command(dockerCli(), {
-              args: ["logs", cand],
-              stdout: "piped",
-              stderr: "null",
-            }).output();
-            return new TextDecoder().decode(logs.stdout).includes(starting);
-          },
+          async () => (await stateLines(cand)).some((l) => l.startsWith(starting)),
           180_000,
           50,
         );
@@ -446,7 +458,7 @@ function pgServerCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, r
 async function dockerdChild(): Promise<void> {
   const d = JSON.parse(await Deno.readTextFile(flag("--private-dockerd")!)) as PrivateDocker;
   const out = flag("--out")!;
-  const spec = DISRUPTIONS.find((x) => x.name === "dockerd-restart")!;
+  const spec = DISRUPTIONS.find((x) => x.name === flag("--case"))!;
   const env = await sharedEnv();
   // the image copied into the private daemon by its ID (a copy by ID carries no tag, so
   // runner/build.sh --check cannot find it there by name)
@@ -458,11 +470,34 @@ async function dockerdChild(): Promise<void> {
     async (p) => {
       const effects: unknown[] = [];
       const j = await disrupted(p, async () => {
-        await waitFor("the candidate container", candidateExists(p), 180_000, 200);
+        if (spec.name === "dockerd-restart-starting") {
+          // the restart at the candidate's first instants: its JVM, the container's PID 1, has
+          // no TERM handler yet, so the kernel drops the daemon's TERM and the daemon kills it at
+          // its stop timeout (when the restart comes a little later, the TERM is handled: the
+          // case then passes another way; its evidence says which)
+          await waitFor("the candidate running", candidateRunning(p), 180_000, 20);
+        } else {
+          await waitFor("the candidate container", candidateExists(p), 180_000, 200);
+        }
         event(p.history, "nemesis", "invoke", "dockerd-restart", { daemon: d.host });
         const r = await restartDaemon(d);
         event(p.history, "nemesis", "ok", "dockerd-restart", r);
-        effects.push({ daemon_restarted: `${r.pid_before} → ${r.pid_after}`, ms: r.ms });
+        const cand = (await containersOf(p.fx.applicationId)).find((c) =>
+          c.id !== p.oldContainerId
+        );
+        effects.push({
+          daemon_restarted: `${r.pid_before} → ${r.pid_after}`,
+          ms: r.ms,
+          // how the restart left the candidate (Docker's record, read on the daemon it is back
+          // on) and the last state its runner printed (its status line on stdout)
+          candidate: cand
+            ? {
+              state: cand.state,
+              exit_code: cand.exit_code,
+              said: (await stateLines(cand.id)).at(-1) ?? null,
+            }
+            : null,
+        });
         // the environment comes back: the broker container is started again
         event(p.history, "nemesis", "invoke", "broker-start", { id: env.brokerContainerId });
         await restartBroker(d, env.brokerContainerId);
@@ -568,6 +603,8 @@ function dockerdCase(image: string, spec: DisruptionSpec, runId: string): Promis
           `${dir}/case.json`,
           "--run-id",
           runId,
+          "--case",
+          spec.name,
           "--image",
           image,
           "--params",
@@ -601,6 +638,7 @@ const RUNNERS: Record<
   "pg-server-restart": pgServerCase,
   "broker-restart": brokerCase,
   "dockerd-restart": (_env, image, spec, runId) => dockerdCase(image, spec, runId),
+  "dockerd-restart-starting": (_env, image, spec, runId) => dockerdCase(image, spec, runId),
   "candidate-killed": candidateKilledCase,
 };
 
