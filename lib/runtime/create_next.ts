@@ -38,6 +38,7 @@ import {
 import type { StateSnapshot } from "../state/store.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
 import { checkGeneration } from "../validation/runner_checks.ts";
+import { outsideStopOf } from "../validation/runner_stop.ts";
 import { notTheSetReady } from "../validation/group_member.ts";
 import type { RuntimeContext } from "./apply_context.ts";
 import { identitiesOf, subjectOf } from "./create_identities.ts";
@@ -464,8 +465,10 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
     }
     return { kind: "skip", note: { key, event: null } };
   },
-  // never started; or exited before RUNNING with nothing processed (the same first start
-  // again); a runner that processed and then exited is not this journey's to restart
+  // never started; or exited before RUNNING, or was stopped from outside (a kill: a Docker
+  // daemon's shutdown, a docker kill — not its own failure), with its positions untouched:
+  // nothing of it was committed, so this is the same first start again; a runner that processed
+  // and then exited is not this journey's to restart
   start_container: (v) => {
     const r = runnerOf(v);
     const key = noteKey("start_container", subjectOf(r.identity));
@@ -477,7 +480,7 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
     }
     if (c.running) return { kind: "skip", note: { key, event: null } };
     const neverRunning = (c.runnerStatus?.running_at ?? null) === null;
-    if (!neverRunning || !atRecordedPositions(r)) {
+    if ((!neverRunning && !outsideStopOf(c)) || !atRecordedPositions(r)) {
       return {
         kind: "blocked",
         blockers: [blocker(
@@ -491,7 +494,9 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
       kind: "go",
       detail: `${about(r)}: ${c.name} is ${c.status} (exit ${c.exitCode}${
         c.runnerStatus?.reason ? ` ${c.runnerStatus.reason}` : ""
-      }); it exited before RUNNING with its positions untouched: started again`,
+      }); it ${
+        neverRunning ? "exited before RUNNING" : "was killed from outside"
+      } with its positions untouched: started again`,
       exitedBefore: c.exitCode,
     };
   },

@@ -281,6 +281,57 @@ Deno.test("what this run made is neither adopted nor made again, and its runner'
   assert.equal(again.kind === "start_container" && again.exitedBefore, 1);
 });
 
+Deno.test("a runner killed from outside while RUNNING (a daemon's shutdown), its positions untouched, is started again; its own failure or an OOM kill is not", () => {
+  const after = (over: Partial<ContainerEvidence>) =>
+    runner({
+      volume: "ours",
+      committed: POSITIONED,
+      file: "present",
+      instanceFile: identity.volume_instance,
+      containers: [container({ status: "exited", everStarted: true, ...over })],
+    });
+  const killed = {
+    exitCode: 137,
+    runnerStatus: {
+      state: "RUNNING",
+      generation: identity.generation,
+      plan_sha256: PLAN_SHA,
+      running_at: "2026-12-07T00:00:00Z",
+    },
+  };
+  const again = decideCreate(readings(after(killed)));
+  assert.equal(again.kind, "start_container");
+  assert.equal(again.kind === "start_container" && again.exitedBefore, 137);
+  // its positions moved: it processed, not this journey's to restart
+  const moved = runner({
+    volume: "ours",
+    committed: { "0": "5" },
+    file: "present",
+    instanceFile: identity.volume_instance,
+    containers: [container({ status: "exited", everStarted: true, ...killed })],
+  });
+  const m = decideCreate(readings(moved));
+  assert.equal(m.kind === "blocked" && m.blockers[0].code, "BLOCKED_RUNNER_EXITED");
+  // its own failure after RUNNING (exit 13, a final status of its own), or an OOM kill
+  for (
+    const over of [
+      {
+        exitCode: 13,
+        runnerStatus: {
+          ...killed.runnerStatus,
+          state: "FAILED",
+          exit_code: 13,
+          reason: "RECORD_DECODE",
+        },
+      },
+      { ...killed, oomKilled: true },
+    ]
+  ) {
+    const d = decideCreate(readings(after(over)));
+    assert.equal(d.kind === "blocked" && d.blockers[0].code, "BLOCKED_RUNNER_EXITED");
+  }
+});
+
 Deno.test("ownership changed under the operation blocks at the intent row, before any step", () => {
   const changed = readings(runner(), {
     changedOwnership: {

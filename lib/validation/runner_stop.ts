@@ -191,3 +191,85 @@ export function notACleanClose(
   }
   return out;
 }
+
+/** A kill (137, not the OOM killer's) or a TERM's default exit (143): a signal from outside. */
+function signalled(c: ContainerEvidence): "KILLED" | "TERMINATED" | null {
+  if (c.status !== "exited" || c.oomKilled) return null;
+  return c.exitCode === 137 ? "KILLED" : c.exitCode === 143 ? "TERMINATED" : null;
+}
+
+/**
+ * Stopped by a signal (exit 137 or 143, not OOM) before it wrote any status of its own: the
+ * runner writes STARTING, with its generation, before it creates any Kafka client (and installs
+ * its TERM handler right after it: a TERM before it ends the JVM with 143 and no status of its
+ * own), so a status file of another generation (an earlier runner's, on the same volume) or none
+ * means this process never reached Kafka. A status file that cannot be read is not taken for one.
+ */
+function stoppedBeforeStarting(c: ContainerEvidence): boolean {
+  const s = c.runnerStatus;
+  const own = c.labels.generation;
+  return signalled(c) !== null && own !== null &&
+    (s === null || (typeof s.generation === "string" && s.generation !== own));
+}
+
+/** The states a runner's own status file is in while the process lives (not a final one). */
+const LIVE_STATES: readonly string[] = ["STARTING", "RUNNING", "CLOSING"];
+
+/** The words for each {@link OutsideStop} reason. */
+const STOPPED_HOW: Readonly<Record<string, string>> = {
+  KILLED_BEFORE_STARTING:
+    "killed (exit 137, not by the OOM killer) before it wrote a status of its own (it never reached Kafka)",
+  TERMINATED_BEFORE_STARTING:
+    "ended by a TERM (exit 143) before it wrote a status of its own (it never reached Kafka)",
+  KILLED_WHILE_STARTING: "killed (exit 137, not by the OOM killer) while starting",
+  KILLED_WHILE_RUNNING:
+    "killed (exit 137, not by the OOM killer) while RUNNING, without a TERM recorded",
+  KILLED_WHILE_CLOSING:
+    "killed (exit 137, not by the OOM killer) while closing after a TERM (its close could not finish)",
+};
+
+/** A runner container stopped from outside, as {@link outsideStopOf} reads it. */
+export interface OutsideStop {
+  /** `KILLED_BEFORE_STARTING`, `TERMINATED_BEFORE_STARTING` or `KILLED_WHILE_<its state>`. */
+  reason: string;
+  /** The reason in words (a blocker's message, the recorded evidence). */
+  how: string;
+  /** It stopped before its own first status: the status file found, if any, is not its own. */
+  beforeStarting: boolean;
+}
+
+/**
+ * Whether a runner container was stopped from outside by a signal before it wrote a final status
+ * of its own (FAILED or CLOSED): not the runner's own failure, so the same runner may be started
+ * again once nothing of it was committed (the caller's question: its committed positions). A Docker
+ * daemon shutting down TERMs its containers and kills them at their stop timeout (30 s): a TERM
+ * that reaches the JVM in its first instants, as the container's PID 1 with no handler yet, is
+ * ignored by the kernel; a close that needs the broker going down with it cannot finish. An
+ * operator's `docker kill` is one too. Either it stopped before its first status (killed, or ended
+ * by a TERM before its handler existed), or it was killed (137) while its own status said
+ * STARTING, RUNNING or CLOSING. An OOM kill, a final status of its own or a status file that
+ * cannot be read is never one, nor is a 143 after its own status (its TERM handler writes CLOSED).
+ * Null when it is not one.
+ *
+ * @example
+ * ```ts
+ * import { outsideStopOf } from "./runner_stop.ts";
+ * import type { ContainerEvidence } from "./observation.ts";
+ * const why = (c: ContainerEvidence) => outsideStopOf(c)?.reason ?? "its own stop";
+ * ```
+ */
+export function outsideStopOf(c: ContainerEvidence): OutsideStop | null {
+  if (stoppedBeforeStarting(c)) {
+    const reason = `${signalled(c)}_BEFORE_STARTING`;
+    return { reason, how: STOPPED_HOW[reason], beforeStarting: true };
+  }
+  const s = c.runnerStatus;
+  if (
+    !s || signalled(c) !== "KILLED" || c.labels.generation === null ||
+    s.generation !== c.labels.generation || !LIVE_STATES.includes(String(s.state))
+  ) {
+    return null;
+  }
+  const reason = `KILLED_WHILE_${String(s.state)}`;
+  return { reason, how: STOPPED_HOW[reason], beforeStarting: false };
+}

@@ -32,7 +32,7 @@ import type { ContainerEvidence, RunnerObservation } from "../../validation/obse
 import { notTheRunnerAlone } from "../../validation/group_member.ts";
 import { checkCandidateInputs } from "../../validation/reviewed_runtime.ts";
 import { checkGeneration } from "../../validation/runner_checks.ts";
-import { notACleanClose, runnerStopOf } from "../../validation/runner_stop.ts";
+import { notACleanClose, outsideStopOf, runnerStopOf } from "../../validation/runner_stop.ts";
 import type { CandidateExpectation } from "./candidate.ts";
 
 /** A checkpoint without the fields `decide` adds (action index and time). */
@@ -250,60 +250,18 @@ export const STARTUP_FAILURES: Readonly<Record<number, readonly string[]>> = {
  * reached RUNNING, and its close needed a broker that went away with it (a Docker daemon
  * restarted stops the broker and the runner at once). The runner's status file says so: the
  * close timed out (`CLOSE_TIMEOUT`, exit 15). A kill while it was still closing is
- * {@link stoppedFromOutside}.
+ * {@link outsideStopOf}.
  */
 function closeTimedOutBeforeRunning(c: ContainerEvidence): boolean {
   const s = c.runnerStatus!;
   return c.exitCode === 15 && s.state === "FAILED" && s.reason === "CLOSE_TIMEOUT";
 }
 
-/** A kill (137, not the OOM killer's) or a TERM's default exit (143): a signal from outside. */
-function signalled(c: ContainerEvidence): "KILLED" | "TERMINATED" | null {
-  if (c.status !== "exited" || c.oomKilled) return null;
-  return c.exitCode === 137 ? "KILLED" : c.exitCode === 143 ? "TERMINATED" : null;
-}
-
-/**
- * Stopped by a signal (exit 137 or 143, not OOM) before it wrote any status of its own: the
- * runner writes STARTING, with its generation, before it creates any Kafka client (and installs
- * its TERM handler right after it: a TERM before it ends the JVM with 143 and no status of its
- * own), so a status file of another generation (the old runner's, on the same volume) or none
- * means this process never reached Kafka. A status file that cannot be read is not taken for one.
- */
-function stoppedBeforeStarting(c: ContainerEvidence): boolean {
-  const s = c.runnerStatus;
-  const own = c.labels.generation;
-  return signalled(c) !== null && own !== null &&
-    (s === null || (typeof s.generation === "string" && s.generation !== own));
-}
-
-/** The states a runner's own status file is in while the process lives (not a final one). */
-const LIVE_STATES: readonly string[] = ["STARTING", "RUNNING", "CLOSING"];
-
-/**
- * Stopped from outside by a signal before it wrote a final status of its own (FAILED or CLOSED):
- * not the runner's own failure. A Docker daemon shutting down TERMs its containers and kills them
- * at their stop timeout (30 s): a TERM that reaches the JVM in its first instants, as the
- * container's PID 1 with no handler yet, is ignored by the kernel; a close that needs the broker
- * going down with it cannot finish. An operator's `docker kill` is one too. Either it stopped
- * before its first status ({@link stoppedBeforeStarting}: killed, or ended by a TERM before its
- * handler existed), or it was killed (137) while its own status said STARTING, RUNNING or
- * CLOSING. Whether anything of it was committed is the row's own question (the positions against
- * the clean-close vector); an OOM kill, a final status of its own or a status file that cannot be
- * read is never taken for one, nor is a 143 after its own status (its TERM handler writes CLOSED).
- */
-export function stoppedFromOutside(c: ContainerEvidence): boolean {
-  if (stoppedBeforeStarting(c)) return true;
-  const s = c.runnerStatus;
-  return !!s && signalled(c) === "KILLED" && c.labels.generation !== null &&
-    s.generation === c.labels.generation && LIVE_STATES.includes(String(s.state));
-}
-
 /**
  * The container stopped before processing anything by its own documented start-up failure: it
  * never reached RUNNING (its status file, written by this runner, says so) and exited with a
  * documented start-up failure, or its close after a TERM during start-up timed out
- * ({@link closeTimedOutBeforeRunning}). A signal from outside is {@link stoppedFromOutside}.
+ * ({@link closeTimedOutBeforeRunning}). A signal from outside is {@link outsideStopOf}.
  */
 export function failedBeforeProcessing(c: ContainerEvidence): boolean {
   const s = c.runnerStatus;
@@ -314,26 +272,6 @@ export function failedBeforeProcessing(c: ContainerEvidence): boolean {
   return s.state === "FAILED" && reasons.includes(String(s.reason)) && s.exit_code === c.exitCode;
 }
 
-/** Where a signal from outside found the runner, as its status file says (the reason recorded). */
-function stoppedReason(c: ContainerEvidence): string {
-  return stoppedBeforeStarting(c)
-    ? `${signalled(c)}_BEFORE_STARTING`
-    : `KILLED_WHILE_${String(c.runnerStatus!.state)}`;
-}
-
-/** The words for {@link stoppedReason}, in the blocker's message and the recorded evidence. */
-const STOPPED_HOW: Readonly<Record<string, string>> = {
-  KILLED_BEFORE_STARTING:
-    "killed (exit 137, not by the OOM killer) before it wrote a status of its own (it never reached Kafka)",
-  TERMINATED_BEFORE_STARTING:
-    "ended by a TERM (exit 143) before it wrote a status of its own (it never reached Kafka)",
-  KILLED_WHILE_STARTING: "killed (exit 137, not by the OOM killer) while starting",
-  KILLED_WHILE_RUNNING:
-    "killed (exit 137, not by the OOM killer) while RUNNING, without a TERM recorded",
-  KILLED_WHILE_CLOSING:
-    "killed (exit 137, not by the OOM killer) while closing after a TERM (its close could not finish)",
-};
-
 /** The evidence of a start-up failure or a stop from outside, as recorded with the resume. */
 export function startupFailureEvidence(c: ContainerEvidence): {
   container: string;
@@ -343,15 +281,14 @@ export function startupFailureEvidence(c: ContainerEvidence): {
   finished_at: string;
   running_at: string | null;
 } {
-  const outside = stoppedFromOutside(c);
+  const outside = outsideStopOf(c);
   // stopped before its first status: the status file found (if any) is not this runner's
-  const own = stoppedBeforeStarting(c) ? {} : c.runnerStatus ?? {};
-  const reason = outside ? stoppedReason(c) : String(own.reason ?? "");
+  const own = outside?.beforeStarting ? {} : c.runnerStatus ?? {};
   return {
     container: c.id,
     exit_code: c.exitCode,
-    reason,
-    detail: outside ? STOPPED_HOW[reason] : typeof own.detail === "string" ? own.detail : null,
+    reason: outside ? outside.reason : String(own.reason ?? ""),
+    detail: outside ? outside.how : typeof own.detail === "string" ? own.detail : null,
     finished_at: c.finishedAt,
     // stopped after RUNNING: when it was RUNNING, as its own status says
     running_at: typeof own.running_at === "string" ? own.running_at : null,
@@ -553,7 +490,7 @@ export const GUARDS: Record<GuardName, Guard> = {
   /**
    * Candidate failed before processing anything → it never reached RUNNING and its exit is a
    * documented start-up failure (the runner could not reach Kafka: fixable outside sluice), or
-   * it was stopped from outside ({@link stoppedFromOutside}: not its own failure), and the
+   * it was stopped from outside ({@link outsideStopOf}: not its own failure), and the
    * committed positions are still the clean-close vector: nothing of it was committed, so
    * starting the same candidate again under an explicit resume is the same first start (an open
    * transaction of it is aborted, its state restored from its changelog). Any other failed
@@ -565,7 +502,7 @@ export const GUARDS: Record<GuardName, Guard> = {
     if (!cand.everStarted || cand.running) return SKIP;
     // a documented start-up failure, or a stop from outside: either way nothing of it was
     // committed once the positions are still the clean close
-    const outside = stoppedFromOutside(cand);
+    const outside = outsideStopOf(cand);
     if (!outside && !failedBeforeProcessing(cand)) return SKIP;
     const p = stoppedAtCleanClose(v);
     if (p.length > 0) return SKIP; // it may have processed: not this row's case
@@ -576,9 +513,7 @@ export const GUARDS: Record<GuardName, Guard> = {
       return one(
         "BLOCKED_CANDIDATE_STARTUP_FAILED",
         outside
-          ? `the candidate was ${
-            STOPPED_HOW[evidence.reason]
-          }, with nothing of it committed (the positions are still the clean close); 'state resume' starts it again`
+          ? `the candidate was ${outside.how}, with nothing of it committed (the positions are still the clean close); 'state resume' starts it again`
           : `the candidate failed at start-up before processing anything (exit ${cand.exitCode} ${evidence.reason}); fix the cause, then 'state resume' starts it again`,
         v,
         evidence,

@@ -1,6 +1,10 @@
 import { strictEqual } from "node:assert/strict";
-import { failedBeforeProcessing, startupFailureEvidence, stoppedFromOutside } from "./guards.ts";
+import { failedBeforeProcessing, startupFailureEvidence } from "./guards.ts";
 import type { ContainerEvidence } from "../../validation/observation.ts";
+import { outsideStopOf } from "../../validation/runner_stop.ts";
+
+/** Whether a stop was from outside (the one reading: `outsideStopOf`). */
+const stoppedFromOutside = (c: ContainerEvidence) => outsideStopOf(c) !== null;
 
 /** A candidate that exited `exitCode` with `reason` in its status file, never RUNNING. */
 function exited(
