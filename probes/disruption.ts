@@ -39,7 +39,7 @@ import { startPrivatePostgres } from "../harness/postgres.ts";
 import { runnerImageId } from "../harness/project.ts";
 import { type FaultJourney, runFaultJourney } from "../harness/faults.ts";
 import { runWorker } from "../harness/worker.ts";
-import { containersOf } from "../harness/witness.ts";
+import { containersOf, type WitnessContainer } from "../harness/witness.ts";
 import type { CaseEvidence, HistoryEntry } from "./evidence.ts";
 import { DISRUPTIONS, type DisruptionSpec, selectedCaseIds } from "./catalogue.ts";
 import {
@@ -235,10 +235,16 @@ async function stateLines(id: string): Promise<string[]> {
     .filter((l) => l.startsWith("SLUICE_RUNNER_STATE "));
 }
 
+/** The running candidate container (Docker API), or null. */
+async function runningCandidate(p: Prepared): Promise<WitnessContainer | null> {
+  return (await containersOf(p.fx.applicationId)).find((c) =>
+    c.id !== p.oldContainerId && c.running
+  ) ?? null;
+}
+
 /** A candidate container runs (Docker API). */
 function candidateRunning(p: Prepared) {
-  return async () =>
-    (await containersOf(p.fx.applicationId)).some((c) => c.id !== p.oldContainerId && c.running);
+  return async () => (await runningCandidate(p)) !== null;
 }
 
 /** A candidate container exists (Docker API). */
@@ -330,9 +336,8 @@ async function brokerRestarted(p: Prepared, broker: string) {
 /**
  * The candidate killed from outside (SIGKILL, as a Docker daemon's shutdown kills a container
  * whose TERM it ignored, or an operator's `docker kill`) once its own status says STARTING, before
- * it is ready:
- * the apply stops on it, and `state resume` starts the same candidate again — nothing of it was
- * committed — and completes exactly.
+ * it is ready: the apply stops on it, and `state resume` starts the same candidate again —
+ * nothing of it was committed — and completes exactly.
  */
 function candidateKilledCase(
   env: EnvDescriptor,
@@ -346,18 +351,13 @@ function candidateKilledCase(
     async (p) => {
       const effects: unknown[] = [];
       const j = await disrupted(p, async () => {
-        const running = async () =>
-          (await containersOf(p.fx.applicationId)).find((c) =>
-            c.id !== p.oldContainerId && c.running
-          ) ?? null;
-        await waitFor("the candidate running", async () => (await running()) !== null, 180_000, 50);
-        const cand = (await running())?.id;
-        if (!cand) return; // it stopped on its own meanwhile: no kill, the effect stays unapplied
+        await waitFor("the candidate running", candidateRunning(p), 180_000, 50);
+        const running = await runningCandidate(p);
+        if (!running) return; // it stopped on its own meanwhile: no kill, the effect stays unapplied
+        const cand = running.id;
         // once its own status says STARTING (its stdout line, read through Docker): it has begun
         // its work with Kafka, seconds before it can be ready
-        const starting = `SLUICE_RUNNER_STATE STARTING ${
-          (await containersOf(p.fx.applicationId)).find((c) => c.id === cand)?.labels.generation
-        } `;
+        const starting = `SLUICE_RUNNER_STATE STARTING ${running.labels.generation} `;
         await waitFor(
           "the candidate's STARTING",
           async () => (await stateLines(cand)).some((l) => l.startsWith(starting)),
