@@ -4,7 +4,7 @@
 // application ID, the group positioned once, ready as one group of two members holding every
 // input partition; killed by SIGKILL at each instance's steps it is continued by the same plan
 // file; and a plan of a set is offered only where sets are open (SLUICE_TEST_ONLY_SETS=1:
-// no journey removes a set yet), which apply checks too.
+// no journey replaces a set yet), which apply checks too.
 import assert from "node:assert/strict";
 import { writePlanFile } from "../plan/plan_file.ts";
 import { SETS_GATE } from "../plan/instances.ts";

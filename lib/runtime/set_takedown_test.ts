@@ -4,9 +4,9 @@
 // observed closed cleanly and removed in turn, the group's emptiness asked at the last one; the
 // commit keeps one retained record with every instance's volume, and every volume stays on its
 // daemon (--delete-data deletes each on its daemon); the set declared again resumes each
-// instance's kept volume where it is, and the group's kept offsets. Killed by SIGKILL at each instance's steps,
-// the same plan file continues. The set
-// journeys are open only where SLUICE_TEST_ONLY_SETS=1 is set: closed, the plans are blocked.
+// instance's kept volume where it is, and the group's kept offsets. Killed by SIGKILL at each
+// instance's steps, the same plan file continues. The set journeys are open only where
+// SLUICE_TEST_ONLY_SETS=1 is set: closed, the plans are blocked.
 import assert from "node:assert/strict";
 import { writePlanFile } from "../plan/plan_file.ts";
 import {
