@@ -137,7 +137,7 @@ export const CREATE_TABLE: readonly CreateRow[] = [
     step: "start_container",
     per: "runner",
     requires:
-      "the container was created and never started (or exited before RUNNING, or was killed from outside — a Docker daemon's shutdown, a docker kill — with its positions untouched)",
+      "the container was created and never started (or exited before RUNNING with its positions untouched; or was stopped from outside — killed by a Docker daemon's shutdown or a docker kill, not OOM, before a final status of its own; or closed cleanly by a TERM, its own CLOSED status — whatever its positions: it continues from its committed offsets, its open transaction aborted)",
     next: "start it",
     site: site("docker.start_runner", "provider", "start the first runner container"),
     blockers: ["BLOCKED_RUNNER_EXITED"],

@@ -23,7 +23,8 @@
  * (`BLOCKED_UNOWNED_RUNTIME`). Kafka assigns topic IDs and a topic carries no labels: a planned
  * topic (absent when the intent was recorded under the lock) found with the planned partition
  * count is adopted as the one whose create response was lost; another partition count blocks
- * (`BLOCKED_UNOWNED_TOPIC`). A runner that exited before RUNNING with its positions untouched is
+ * (`BLOCKED_UNOWNED_TOPIC`). A runner that exited before RUNNING with its positions untouched, or
+ * was stopped from outside (killed, or closed cleanly by a TERM) whatever its positions, is
  * started again. Applying a plan that an operation already committed is a verified no-op: the
  * state must be the plan's protected state plus exactly its creations, and every created runner
  * is observed as owned.

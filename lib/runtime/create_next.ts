@@ -38,7 +38,7 @@ import {
 import type { StateSnapshot } from "../state/store.ts";
 import { type Blocker, blocker, blockerError } from "../validation/blocker.ts";
 import { checkGeneration } from "../validation/runner_checks.ts";
-import { outsideStopOf } from "../validation/runner_stop.ts";
+import { notACleanClose, outsideStopOf } from "../validation/runner_stop.ts";
 import { notTheSetReady } from "../validation/group_member.ts";
 import type { RuntimeContext } from "./apply_context.ts";
 import { identitiesOf, subjectOf } from "./create_identities.ts";
@@ -340,8 +340,12 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
     // a set has one group: instance 0's row positions it (the others' members may have joined)
     if ((id.instance ?? 0) > 0) return SKIP;
     const mine = r.obs.containers[0] ?? null;
+    // the table positions the group before it creates the runner: a runner of this operation
+    // that has started proves it done (its group may hold the member of a runner killed from
+    // outside until the session timeout expires it: not a foreign member to refuse)
+    if (mine?.everStarted) return { kind: "skip", note: { key, event: null } };
     const committed = r.obs.kafka.committed;
-    if (r.obs.kafka.group.members.length > 0 && !mine?.running) {
+    if (r.obs.kafka.group.members.length > 0) {
       return unowned(
         v,
         "its consumer group has members while this operation's runner is not running",
@@ -367,7 +371,7 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
       }
       return { kind: "go", detail: `${about(r)}: its group has no committed offsets yet` };
     }
-    if (!atRecordedPositions(r) && !mine?.everStarted) {
+    if (!atRecordedPositions(r)) {
       return unowned(v, "its committed offsets are not the positions this operation recorded", {
         committed,
         recorded: id.offsets,
@@ -465,10 +469,14 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
     }
     return { kind: "skip", note: { key, event: null } };
   },
-  // never started; or exited before RUNNING, or was stopped from outside (a kill: a Docker
-  // daemon's shutdown, a docker kill — not its own failure), with its positions untouched:
-  // nothing of it was committed, so this is the same first start again; a runner that processed
-  // and then exited is not this journey's to restart
+  // never started; or exited before RUNNING with its positions untouched (nothing of it was
+  // committed: the same first start again); or was stopped from outside (a kill: a Docker
+  // daemon's shutdown, a docker kill — not its own failure) or closed cleanly (its own CLOSED
+  // status after a TERM from outside: a daemon's stop, a docker stop), whatever its positions: it continues
+  // from its committed offsets and its open transaction is aborted (read_committed never sees
+  // it), as any Kafka Streams instance killed and started again. A runner that processed and
+  // then exited of its own accord (a final status of its own, or an OOM kill) is not this
+  // journey's to restart
   start_container: (v) => {
     const r = runnerOf(v);
     const key = noteKey("start_container", subjectOf(r.identity));
@@ -480,12 +488,16 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
     }
     if (c.running) return { kind: "skip", note: { key, event: null } };
     const neverRunning = (c.runnerStatus?.running_at ?? null) === null;
-    if ((!neverRunning && !outsideStopOf(c)) || !atRecordedPositions(r)) {
+    const outside = outsideStopOf(c);
+    const closed = notACleanClose(c).length === 0;
+    if (outside === null && !closed && (!neverRunning || !atRecordedPositions(r))) {
       return {
         kind: "blocked",
         blockers: [blocker(
           "BLOCKED_RUNNER_EXITED",
-          `runner ${c.name} exited with code ${c.exitCode} after it processed records; abandon the operation ('sluice state abandon')`,
+          `runner ${c.name} exited with code ${c.exitCode}${
+            c.oomKilled ? " (OOM-killed)" : ""
+          } after it processed records; abandon the operation ('sluice state abandon')`,
           { evidence: { exitCode: c.exitCode, oomKilled: c.oomKilled } },
         )],
       };
@@ -494,9 +506,13 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
       kind: "go",
       detail: `${about(r)}: ${c.name} is ${c.status} (exit ${c.exitCode}${
         c.runnerStatus?.reason ? ` ${c.runnerStatus.reason}` : ""
-      }); it ${
-        neverRunning ? "exited before RUNNING" : "was killed from outside"
-      } with its positions untouched: started again`,
+      }); ${
+        outside !== null
+          ? `it was stopped from outside (${outside.how}): started again from its committed positions`
+          : closed
+          ? "it closed cleanly (its own CLOSED status, a TERM from outside): started again from its committed positions"
+          : "it exited before RUNNING with its positions untouched: started again"
+      }`,
       exitedBefore: c.exitCode,
     };
   },

@@ -281,7 +281,7 @@ Deno.test("what this run made is neither adopted nor made again, and its runner'
   assert.equal(again.kind === "start_container" && again.exitedBefore, 1);
 });
 
-Deno.test("a runner killed from outside while RUNNING (a daemon's shutdown), its positions untouched, is started again; its own failure or an OOM kill is not", () => {
+Deno.test("a runner killed from outside while RUNNING (a daemon's shutdown) or closed by a TERM from outside is started again, whatever its positions; its own failure or an OOM kill is not", () => {
   const after = (over: Partial<ContainerEvidence>) =>
     runner({
       volume: "ours",
@@ -302,16 +302,35 @@ Deno.test("a runner killed from outside while RUNNING (a daemon's shutdown), its
   const again = decideCreate(readings(after(killed)));
   assert.equal(again.kind, "start_container");
   assert.equal(again.kind === "start_container" && again.exitedBefore, 137);
-  // its positions moved: it processed, not this journey's to restart
-  const moved = runner({
-    volume: "ours",
-    committed: { "0": "5" },
-    file: "present",
-    instanceFile: identity.volume_instance,
-    containers: [container({ status: "exited", everStarted: true, ...killed })],
-  });
-  const m = decideCreate(readings(moved));
-  assert.equal(m.kind === "blocked" && m.blockers[0].code, "BLOCKED_RUNNER_EXITED");
+  // it processed (its positions moved) before the kill: it continues from its committed
+  // positions, its open transaction aborted, as any Kafka Streams instance started again
+  const processed = (over: Partial<ContainerEvidence>) =>
+    runner({
+      volume: "ours",
+      committed: { "0": "5" },
+      file: "present",
+      instanceFile: identity.volume_instance,
+      containers: [container({ status: "exited", everStarted: true, ...over })],
+    });
+  const m = decideCreate(readings(processed(killed)));
+  assert.equal(m.kind, "start_container");
+  assert.match(m.kind === "start_container" ? m.detail : "", /stopped from outside/);
+  // closed cleanly by a TERM from outside (a daemon's stop, docker stop): its own CLOSED status
+  const closed = decideCreate(readings(processed({
+    exitCode: 143,
+    startedAt: "2026-12-07T00:00:00Z",
+    runnerStatus: {
+      ...killed.runnerStatus,
+      state: "CLOSED",
+      started_at: "2026-12-07T00:00:00Z",
+      closed_at: "2026-12-07T00:01:00Z",
+    },
+  })));
+  assert.equal(closed.kind, "start_container", JSON.stringify(closed));
+  assert.match(closed.kind === "start_container" ? closed.detail : "", /closed cleanly/);
+  // exited before RUNNING of its own accord with moved positions: not proven the same first start
+  const early = decideCreate(readings(processed({ exitCode: 15, runnerStatus: null })));
+  assert.equal(early.kind === "blocked" && early.blockers[0].code, "BLOCKED_RUNNER_EXITED");
   // its own failure after RUNNING (exit 13, a final status of its own), or an OOM kill
   for (
     const over of [
@@ -327,8 +346,10 @@ Deno.test("a runner killed from outside while RUNNING (a daemon's shutdown), its
       { ...killed, oomKilled: true },
     ]
   ) {
-    const d = decideCreate(readings(after(over)));
-    assert.equal(d.kind === "blocked" && d.blockers[0].code, "BLOCKED_RUNNER_EXITED");
+    for (const reading of [after(over), processed(over)]) {
+      const d = decideCreate(readings(reading));
+      assert.equal(d.kind === "blocked" && d.blockers[0].code, "BLOCKED_RUNNER_EXITED");
+    }
   }
 });
 

@@ -26,6 +26,7 @@ import type { Plan } from "../plan/plan.ts";
 import { compile } from "../project/compile.ts";
 import { loadProject } from "../project/load.ts";
 import { SluiceError } from "../errors.ts";
+import { order } from "../../testing/ways/replacement_fixture.ts";
 
 const OPEN = SETS_OPEN;
 
@@ -221,6 +222,31 @@ Deno.test("a set's create stopped by a daemon that stops answering stays pending
   assert.equal(again.code, 0, again.stdout + again.stderr);
   assert.equal(again.json().data!.operation_id, pending!.operation_id);
   await assertCreatedSet(f);
+});
+
+Deno.test("a set's instance 0 killed from outside after it processed (a daemon's shutdown) is started again by the same plan file: no dead end", async () => {
+  await using f = await setOfTwo("set-create-instance-killed");
+  const { planned, args } = await setPlan(f);
+  const app = planned.plan.actions.find((a) => a.type === "create_runner")!.application_id;
+  // instance 0 started on east, then the apply dies; input flows and instance 0 processes it
+  const { lockArgs } = await killedApply(f, args, `${createSite("start_container").name}:after@1`);
+  f.world.control.produce(f.p.inputTopic, [order("k1", 150), order("k2", 250)]);
+  f.world.control.advanceClock(30_000);
+  const committed = () =>
+    Object.values(f.world.control.snapshot().kafka.groups[app]?.offsets ?? {})
+      .flatMap((t) => Object.values(t)).reduce((a, o) => a + BigInt(o), 0n);
+  const moved = committed();
+  assert.ok(moved > 0n, "instance 0 processed and committed: its positions moved");
+  // then it is killed from outside while RUNNING (exit 137, its own status RUNNING)
+  const [zero] = containersOn(f, "east", app);
+  f.world.control.killContainer(zero);
+  assert.equal(f.world.control.container(zero)!.state.exit_code, 137);
+  assert.equal(f.world.control.runnerStatus(zero)!.state, "RUNNING");
+  const again = await f.cli([...args, ...lockArgs], OPEN);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  await assertCreatedSet(f);
+  // started again from its committed positions: nothing rewound
+  assert.ok(committed() >= moved);
 });
 
 // each instance's steps are their own crossings of the create table's sites: @1 is instance 0's,
