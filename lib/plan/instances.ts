@@ -5,7 +5,8 @@
  * `BLOCKED_INSTANCES_UNSUPPORTED`, its placement in the evidence, so apply never runs one runner
  * where the project says several and nothing is done — unless sets are open to create
  * ({@link setsOpen}, tests only), when a new set's plan creates each instance where
- * {@link setPlacement} places it. `instances: 1` (and its absence) plans exactly as before.
+ * {@link setPlacement} places it (and an owned set's plan is read by `./owned_set.ts`).
+ * `instances: 1` (and its absence) plans exactly as before.
  *
  * A plan that needs a daemon that does not answer says so too, naming it
  * (`BLOCKED_ENDPOINT_UNREACHABLE`, one per endpoint, with the instances placed there): a set is

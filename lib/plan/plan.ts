@@ -39,6 +39,7 @@ import { SluiceError } from "../errors.ts";
 import type { ImpactChange, LiveConsumers, PlanImpact } from "./impact.ts";
 import { planImpact } from "./impact.ts";
 import { instancesBlockers, setPlacement, type UnreachableInstance } from "./instances.ts";
+import { ownedSetBlockers } from "./owned_set.ts";
 import type { InstancePlacement } from "../project/placement.ts";
 import type { PreviewSummary } from "./preview_summary.ts";
 import type { ConnectorAction, ConnectorPlanInput, PlanConnectors } from "./connectors.ts";
@@ -485,6 +486,19 @@ export function planProject(input: PlanInput): Plan {
     const obs = observation?.runners.find((r) => r.applicationId === a.artifact.application_id);
     const kept = ownership?.retained?.find((r) => r.application_id === a.artifact.application_id);
     const instances = decl?.instances ?? 1;
+    if (owned?.instances && input.sets === true) {
+      // an owned set: verified on every endpoint, a no-op when nothing changed
+      blockers.push(...ownedSetBlockers({
+        owned,
+        sha256: a.sha256,
+        instances,
+        placement: project.manifest.placement,
+        read: input.setObservations?.get(a.artifact.application_id),
+        ownedTopics,
+        online,
+      }));
+      continue;
+    }
     const several = instancesBlockers(
       a.model,
       instances,

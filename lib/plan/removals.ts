@@ -36,6 +36,7 @@ import type {
   RunnerObservation,
 } from "../validation/observation.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
+import { verifyOwnedSet } from "./owned_set.ts";
 
 /** The exact generation a removal stops and removes (bound at plan time). */
 export interface RemovedGeneration {
@@ -260,47 +261,14 @@ function setRemoval(
       )],
     };
   }
-  const read = input.sets?.get(owned.application_id) ?? [];
-  if (read.length === 0) {
-    return {
-      blockers: [blocker(
-        "BLOCKED_RUNNER_MISSING",
-        `model ${model}: instance 0's container ${
-          instances[0].container_name
-        } is gone or its mounted plan cannot be read, so nothing says what the set runs: sluice removes only the exact owned generation`,
-        { model },
-      )],
-    };
-  }
-  const blockers: Blocker[] = [];
-  const bound: Array<{ obs: RunnerObservation; c: ContainerEvidence }> = [];
-  for (const i of instances) {
-    const obs = read[i.instance] ?? null;
-    if (!obs) {
-      blockers.push(blocker(
-        "BLOCKED_ENDPOINT_UNREACHABLE",
-        `model ${model}: instance ${i.instance} on ${
-          i.endpoint ?? "the one daemon"
-        } could not be read (its daemon did not answer): a set is taken down only with every instance's exact generation bound`,
-        { model, evidence: { endpoint: i.endpoint, instances: [i.instance] } },
-      ));
-      continue;
-    }
-    const checked = verifyOwnedRunner(
-      obs,
-      { ...owned, container_name: i.container_name, volume: i.volume },
-      input.ownedTopics,
-      { members: instances.length },
-    );
-    if (checked.blockers.length > 0 || !checked.container) {
-      blockers.push(
-        ...checked.blockers.map((b) => ({ ...b, message: `instance ${i.instance}: ${b.message}` })),
-      );
-      continue;
-    }
-    bound.push({ obs, c: checked.container });
-  }
-  if (blockers.length > 0) return { blockers };
+  const verified = verifyOwnedSet(
+    owned,
+    input.sets?.get(owned.application_id),
+    input.ownedTopics,
+    "a set is taken down only with every instance's exact generation bound",
+  );
+  if ("blockers" in verified) return verified;
+  const bound = verified.bound;
   return {
     action: {
       ...removalOf(owned, bound[0].obs, bound[0].c),

@@ -179,11 +179,8 @@ function observeInstances(
 }
 
 /**
- * Each owned set the plan takes down (declared removed, or every one for a destroy), every
- * instance observed on its endpoint through `dockerAt` (each call bounded, as a plan reads a set)
- * with what instance 0's mounted plan says it runs: by application ID, in index order, null for
- * an instance whose endpoint did not answer, and no instance at all when instance 0's runner or
- * its mounted plan is gone (the planner then blocks the removal, naming which).
+ * Each owned set the plan takes down (declared removed, or every one for a destroy), observed
+ * as {@link ownedSetObservations} observes a set.
  *
  * @example
  * ```ts
@@ -198,8 +195,29 @@ export async function setRemovalObservations(
   removals: readonly Pick<RunnerRemovalDecl, "model">[],
   declared: ReadonlySet<string>,
 ): Promise<Map<string, Array<RunnerObservation | null>>> {
+  return await ownedSetObservations(dockerAt, ports, removedRunners(ownership, removals, declared));
+}
+
+/**
+ * Each owned set of `runners` (the single runners among them are skipped), every instance
+ * observed on its endpoint through `dockerAt` (each call bounded, as a plan reads a set) with
+ * what instance 0's mounted plan says it runs: by application ID, in index order, null for an
+ * instance whose endpoint did not answer, and no instance at all when instance 0's runner or its
+ * mounted plan is gone (the planner then blocks, naming which).
+ *
+ * @example
+ * ```ts
+ * import { ownedSetObservations } from "./removal.ts";
+ * // const sets = await ownedSetObservations(s.readAt, s, ownership.runners);
+ * ```
+ */
+export async function ownedSetObservations(
+  dockerAt: DockerAt,
+  ports: Omit<ObserverPorts, "docker">,
+  runners: readonly OwnedRunner[],
+): Promise<Map<string, Array<RunnerObservation | null>>> {
   const out = new Map<string, Array<RunnerObservation | null>>();
-  for (const r of removedRunners(ownership, removals, declared)) {
+  for (const r of runners) {
     if (!r.instances) continue;
     let target: RunnerTarget | null = null;
     try {

@@ -82,7 +82,12 @@ import { restConnect } from "../providers/connect/rest.ts";
 import type { ConnectorsObservation } from "../validation/connector_observation.ts";
 import { connectorSetup } from "./connector_setup.ts";
 import { observeConnectors } from "./connector_observer.ts";
-import { keptSetObservations, removalTargets, setRemovalObservations } from "./removal.ts";
+import {
+  keptSetObservations,
+  ownedSetObservations,
+  removalTargets,
+  setRemovalObservations,
+} from "./removal.ts";
 import type { RunnerRemovalDecl } from "../project/removals.ts";
 import { commitOfPlan } from "../state/history.ts";
 import { observeRunnerAcls, recheckRunnerAcls } from "./runner_acls.ts";
@@ -354,6 +359,16 @@ export async function planSession(
     // an owned set's instances, each on its endpoint (each call bounded)
     setObservations = new Map([
       ...await setRemovalObservations(s.readAt, s, owned, removals, declared),
+      // a declared owned set (a plan of it is a verified no-op, or names what is not built)
+      ...await ownedSetObservations(
+        s.readAt,
+        s,
+        destroy || !setsOpen()
+          ? []
+          : (owned?.runners ?? []).filter((r) =>
+            s.compiled.artifacts.some((a) => a.model === r.model)
+          ),
+      ),
       // a removed set declared again: each instance where its kept volume is
       ...await keptSetObservations(
         s.readAt,

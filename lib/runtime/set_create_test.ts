@@ -129,6 +129,56 @@ Deno.test("a set of two over two daemons is created by one plan: each instance o
   assert.equal(f.world.control.mutations().filter((m) => m.by !== "runner").length, count);
 });
 
+Deno.test("a plan of an owned set, unchanged, is a verified no-op on both daemons; a changed predicate or count names what is not built", async () => {
+  await using f = await setOfTwo("set-owned-plan");
+  const { args } = await setPlan(f);
+  const applied = await f.cli(args, OPEN);
+  assert.equal(applied.code, 0, applied.stdout + applied.stderr);
+  const planned = () =>
+    withSetsOpen(() => plan({ dir: f.p.dir, ...f.deps, dockerEndpoint: f.dockerEndpoint }));
+  const codes = async () => (await planned()).plan.blockers.map((b) => b.code);
+
+  // unchanged: nothing to do, read on both endpoints
+  const same = await planned();
+  assert.deepEqual(same.plan.blockers, []);
+  assert.deepEqual(same.plan.actions, []);
+  const offline = await withSetsOpen(() =>
+    plan({ dir: f.p.dir, ...f.deps, dockerEndpoint: f.dockerEndpoint, offline: true })
+  );
+  assert.deepEqual([offline.plan.blockers, offline.plan.actions], [[], []]);
+
+  // a changed predicate: replacing a set is not built, nothing is planned
+  await f.p.setPredicate("amount >= 200 AND paid = TRUE");
+  const changed = (await planned()).plan;
+  assert.deepEqual(changed.blockers.map((b) => b.code), ["BLOCKED_INSTANCES_UNSUPPORTED"]);
+  assert.match(changed.blockers[0].message, /replacing a set's predicate is not built yet/);
+  assert.equal(changed.actions.filter((a) => a.type !== "create_topic").length, 0);
+
+  // one instance declared: changing the count is not built
+  await f.p.editManifest((t) => t.replace("    instances: 2\n", "    instances: 1\n"));
+  assert.deepEqual(await codes(), ["BLOCKED_INSTANCES_UNSUPPORTED"]);
+  assert.match(
+    (await planned()).plan.blockers[0].message,
+    /owned as a set of 2 instances \(0 on east, 1 on west\) and declared as 1 \(0 on the one daemon\): changing a set's number of instances/,
+  );
+
+  // an instance not as owned is named before what the change needs: instance 1's container
+  // stopped from outside on west
+  await f.p.editManifest((t) => t.replace("    instances: 1\n", "    instances: 2\n"));
+  const app = (await localState(f)).ownership!.document.runners[0].application_id;
+  const [one] = containersOn(f, "west", app);
+  f.world.endpoint("west").control.killContainer(one);
+  const stopped = (await planned()).plan.blockers;
+  assert.deepEqual(stopped.map((b) => b.code), ["BLOCKED_RUNNER_NOT_RUNNING"]);
+  assert.match(stopped[0].message, /^instance 1: /);
+  // west does not answer: named with its instance
+  f.world.control.setDaemonReachable("west", false);
+  const down = (await planned()).plan.blockers;
+  assert.deepEqual(down.map((b) => b.code), ["BLOCKED_ENDPOINT_UNREACHABLE"]);
+  assert.deepEqual(down[0].evidence, { endpoint: "west", instances: [1] });
+  f.world.control.setDaemonReachable("west", true);
+});
+
 Deno.test("a plan of a set is refused by apply where sets are not open: it does only what may be done", async () => {
   await using f = await setOfTwo("set-create-closed");
   const { planned } = await setPlan(f);
