@@ -324,7 +324,7 @@ const ROWS = [
     spec: {
       durable: "Candidate started, then closed",
       requires:
-        "Explicit resume, fresh clean-close evidence (exit 0 or 143, no OOM), inactive group, retained valid progress",
+        "Explicit resume, fresh clean-close evidence (exit 0 or 143, no OOM), inactive group, retained valid progress; or, besides it, killed from outside (137, not OOM) while its own status said STARTING, RUNNING or CLOSING after it committed (positions past the clean close): Kafka's exactly-once continues it from its committed offsets, its open transaction aborted",
       next: "Restart that candidate; it never receives fresh initial positions",
     },
     guard: "closedCandidateUnderResume",
@@ -336,6 +336,7 @@ const ROWS = [
       "BLOCKED_OFFSET_REGRESSION",
       "BLOCKED_CANDIDATE_FAILED",
       "BLOCKED_CANDIDATE_CLOSED",
+      "BLOCKED_CANDIDATE_KILLED",
       "BLOCKED_CANDIDATE_START_REFUSED",
       ...CLEAN_CLOSE_BLOCKERS,
     ],

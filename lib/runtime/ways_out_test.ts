@@ -104,6 +104,53 @@ Deno.test("a candidate that failed at start-up before processing is named as the
   );
 });
 
+Deno.test("a candidate killed from outside after it committed is no dead end: apply names it, state resume starts it again from its committed positions", async () => {
+  await using r = await reviewedReplacement("killed-after-commit");
+  // the apply dies once the candidate is started; the candidate runs and commits new input
+  const { operationId, lock } = await killApplyAt(r, "docker.start_candidate:after");
+  r.world.control.produce(r.p.inputTopic, [order("k1", 500), order("k2", 600)]);
+  r.world.control.advanceClock(30_000);
+  const processed = await r.committed();
+  const [cand] = containersOf(r.world.control.snapshot(), r.applicationId);
+  assert.equal(r.world.control.runnerStatus(cand.id)!.state, "RUNNING");
+  // then it is killed from outside (a docker kill: 137, not OOM, its own status RUNNING)
+  r.world.control.killContainer(cand.id);
+  const resumed = await r.cli([
+    "-o",
+    "json",
+    "state",
+    "resume",
+    ...r.common(operationId),
+    "--break-stale-lock",
+    lock,
+  ]);
+  assert.equal(resumed.code, 0, resumed.stdout + resumed.stderr);
+  assert.equal(resumed.json().data!.committed, true);
+  const receipt = (await r.state()).history.events.find((e) => e.kind === "runner_completed");
+  assert.ok(receipt && receipt.kind === "runner_completed");
+  const recovery = receipt.resume_history[0].recovery as {
+    startup_failure: { exit_code: number; reason: string; committed_equals_clean_close: boolean };
+    next_step: { row: string };
+  };
+  // authorized while its killed member was still in the group: the resume waited, then started it
+  assert.deepEqual(recovery.next_step, { kind: "wait", row: "restart_candidate" });
+  assert.deepEqual(
+    [
+      recovery.startup_failure.exit_code,
+      recovery.startup_failure.reason,
+      recovery.startup_failure.committed_equals_clean_close,
+    ],
+    [137, "KILLED_WHILE_RUNNING", false],
+  );
+  // it continued from its committed positions: nothing rewound, each record once
+  r.world.control.produce(r.p.inputTopic, [order("k3", 700)]);
+  const after = await r.committed();
+  for (const [p, o] of Object.entries(processed)) assert.ok(BigInt(after[p]) >= BigInt(o));
+  const keys = r.world.control.snapshot().kafka.topics[r.p.outputTopic].partitions
+    .flatMap((x) => x.records.map((y) => y.key));
+  for (const k of ["k1", "k2", "k3"]) assert.equal(keys.filter((x) => x === k).length, 1, k);
+});
+
 Deno.test("a blocked resume writes nothing and spends no authorization", async () => {
   await using r = await reviewedReplacement("blocked-resume");
   const { operationId, lock } = await killAfterOldRemoved(r);

@@ -750,14 +750,39 @@ Deno.test("replacement_created: a candidate that failed at start-up before proce
       containerId: "c".repeat(64),
       row: "restart_failed_candidate",
     }, state);
-    // the same kill once the positions moved past the clean close: a failed candidate
+    // its member still in the group (a killed member stays until its session times out): wait
+    const lingering = { group: { state: "PreparingRebalance", members: 1 } };
+    assert.equal(at(k, { resuming: true }, lingering).kind, "wait", state);
+    // the same kill once the positions moved past the clean close: it committed, so apply names
+    // the way on and resume starts it again from its committed positions (Kafka's exactly-once
+    // aborts its open transaction), once its member has left the group; once per resume
+    const moved = { committed: { "0": "8", "1": "5", "2": "6" } };
+    const k2 = at(k, {}, moved);
+    blockedWith(k2, "BLOCKED_CANDIDATE_KILLED");
+    assert.match(JSON.stringify(k2), /after it committed/, state);
+    assert.deepEqual(brief(at(k, { resuming: true }, moved)), {
+      kind: "start",
+      containerId: "c".repeat(64),
+      row: "restart_candidate",
+    }, state);
+    assert.equal(at(k, { resuming: true }, { ...moved, ...lingering }).kind, "wait", state);
     blockedWith(
-      at(k, { resuming: true }, { committed: { "0": "8", "1": "5", "2": "6" } }),
-      "BLOCKED_CANDIDATE_FAILED",
+      at(k, { resuming: true, memory: { termRequested: false, startRequested: true } }, moved),
+      "BLOCKED_CANDIDATE_KILLED",
     );
     // the same exit with the OOM killer's mark: a failed candidate
     blockedWith(at({ ...k, oomKilled: true }, { resuming: true }), "BLOCKED_CANDIDATE_FAILED");
+    blockedWith(
+      at({ ...k, oomKilled: true }, { resuming: true }, moved),
+      "BLOCKED_CANDIDATE_FAILED",
+    );
   }
+  // stopped before its own first status, yet the positions moved: not its commits
+  const early = startupFailed({ exitCode: 137, runnerStatus: null });
+  blockedWith(
+    at(early, { resuming: true }, { committed: { "0": "8", "1": "5", "2": "6" } }),
+    "BLOCKED_CANDIDATE_FAILED",
+  );
 });
 
 Deno.test("action_completed: success hands over to finalization", () => {

@@ -32,7 +32,12 @@ import type { ContainerEvidence, RunnerObservation } from "../../validation/obse
 import { notTheRunnerAlone } from "../../validation/group_member.ts";
 import { checkCandidateInputs } from "../../validation/reviewed_runtime.ts";
 import { checkGeneration } from "../../validation/runner_checks.ts";
-import { notACleanClose, outsideStopOf, runnerStopOf } from "../../validation/runner_stop.ts";
+import {
+  notACleanClose,
+  type OutsideStop,
+  outsideStopOf,
+  runnerStopOf,
+} from "../../validation/runner_stop.ts";
 import type { CandidateExpectation } from "./candidate.ts";
 
 /** A checkpoint without the fields `decide` adds (action index and time). */
@@ -295,6 +300,48 @@ export function startupFailureEvidence(c: ContainerEvidence): {
   };
 }
 
+/**
+ * A candidate killed from outside (137, not OOM) while its own status said STARTING, RUNNING or
+ * CLOSING, with its positions past the clean close: it committed, so it is no first start, and no
+ * clean close proves its last transaction — but Kafka's exactly-once needs none: a Kafka Streams
+ * instance killed and started again continues from its committed offsets, its open transaction
+ * aborted (read_committed never sees it), as after any crash. Not its own failure (that writes a
+ * final status of its own, or is the OOM killer's), so not a dead end: apply names the way on
+ * (`BLOCKED_CANDIDATE_KILLED`), an explicit resume starts it again once its member has left the
+ * group (a killed member stays until its session times out), once per resume.
+ */
+function killedAfterCommitting(
+  v: GuardView,
+  cand: ContainerEvidence,
+  outside: OutsideStop,
+): Verdict {
+  const evidence = startupFailureEvidence(cand);
+  if (!v.resuming) {
+    return one(
+      "BLOCKED_CANDIDATE_KILLED",
+      `the candidate was ${outside.how}, after it committed (its positions moved past the clean close); 'state resume' starts it again from its committed positions`,
+      v,
+      evidence,
+    );
+  }
+  if (v.memory.startRequested) {
+    return one(
+      "BLOCKED_CANDIDATE_KILLED",
+      `the candidate stopped again after this resume started it (exit ${cand.exitCode} ${evidence.reason})`,
+      v,
+      evidence,
+    );
+  }
+  const refused = startRefused(v, cand);
+  if (refused) return refused;
+  if (v.obs.kafka.group.members.length > 0) {
+    return wait(
+      "the killed candidate's group still has members (a killed runner's member stays until its session times out)",
+    );
+  }
+  return go({ containerId: cand.id });
+}
+
 function isVerdict(x: Verdict | ContainerEvidence): x is Verdict {
   return "kind" in x;
 }
@@ -505,6 +552,13 @@ export const GUARDS: Record<GuardName, Guard> = {
     const outside = outsideStopOf(cand);
     if (!outside && !failedBeforeProcessing(cand)) return SKIP;
     const p = stoppedAtCleanClose(v);
+    if (outside && p.length === 1 && p[0].code === "BLOCKED_GROUP_ACTIVE") {
+      // positions at the clean close, and the member of a runner killed from outside stays in
+      // the group until its session times out (45 s): wait for it to expire (bounded)
+      return wait(
+        `the candidate was ${outside.how}; its group still has members (a killed runner's member stays until its session times out)`,
+      );
+    }
     if (p.length > 0) return SKIP; // it may have processed: not this row's case
     const refused = startRefused(v, cand);
     if (refused) return refused;
@@ -533,6 +587,8 @@ export const GUARDS: Record<GuardName, Guard> = {
   /**
    * Candidate started, then closed → "can restart only during explicit resume, with fresh
    * clean-close evidence and retained valid progress. It never receives fresh initial positions."
+   * Besides it (a DEVIATION, docs/contract.md C63): a candidate killed from outside after it
+   * committed ({@link killedAfterCommitting}).
    */
   closedCandidateUnderResume(v) {
     const cand = recordedCandidate(v);
@@ -540,6 +596,8 @@ export const GUARDS: Record<GuardName, Guard> = {
     if (!cand.everStarted || cand.running) return SKIP;
     const p = atLeastCleanClose(v);
     if (p.length > 0) return blocked(p);
+    const outside = outsideStopOf(cand);
+    if (outside && !outside.beforeStarting) return killedAfterCommitting(v, cand, outside);
     if (!isCleanCloseExit(cand.exitCode) || cand.oomKilled) {
       // why it stopped, as the runner and the exit table say (never a record value); the
       // summary names the exit code and an OOM kill. Started and not running: a stop exists

@@ -32,6 +32,7 @@ import { observeRunner } from "../observer.ts";
 import { candidateTarget } from "./candidate.ts";
 import { decide, stageOf, type Step } from "./decide.ts";
 import { startupFailureEvidence } from "./guards.ts";
+import { outsideStopOf } from "../../validation/runner_stop.ts";
 import { checkpointsOf, decisionsOf } from "./drive.ts";
 import {
   driveThenFinalize,
@@ -207,14 +208,20 @@ function recoveryRecord(
   obs: RunnerObservation,
   first: Step | null,
 ): ResumeRecord["recovery"] {
-  const restarted = first?.kind === "start" && first.row.id === "restart_failed_candidate"
-    ? obs.containers.find((x) => x.id === first.containerId) ?? null
+  // a candidate restarted (now, or after the wait for its killed member to leave the group)
+  // from a start-up failure or from a stop from outside: the evidence it restarts from
+  const row = first?.row?.id;
+  const failedFirst = row === "restart_failed_candidate";
+  const restarted = failedFirst || row === "restart_candidate"
+    ? obs.containers.find((x) =>
+      x.everStarted && !x.running && (failedFirst || outsideStopOf(x) !== null)
+    ) ?? null
     : null;
   return {
     last_boundary: stage,
     next_step: first ? { kind: first.kind, row: first.row?.id ?? null } : null,
     startup_failure: restarted
-      ? { ...startupFailureEvidence(restarted), committed_equals_clean_close: true }
+      ? { ...startupFailureEvidence(restarted), committed_equals_clean_close: failedFirst }
       : null,
     observed_at: obs.observedAt,
     containers: obs.containers.map((x) => ({
