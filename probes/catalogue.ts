@@ -594,6 +594,12 @@ export const DISRUPTIONS: readonly DisruptionSpec[] = [
     backend: "postgres",
     description: "the candidate killed (SIGKILL) once it says STARTING, before it is ready",
   },
+  {
+    name: "candidate-killed-running",
+    backend: "local",
+    description:
+      "the candidate killed (SIGKILL) while RUNNING after it committed, the apply dead before it recorded the candidate ready",
+  },
 ];
 
 /** The seeded random kills: how many, split into chains (one per backend), and their window. */

@@ -39,7 +39,7 @@ import { startPrivatePostgres } from "../harness/postgres.ts";
 import { runnerImageId } from "../harness/project.ts";
 import { type FaultJourney, runFaultJourney } from "../harness/faults.ts";
 import { runWorker } from "../harness/worker.ts";
-import { containersOf, type WitnessContainer } from "../harness/witness.ts";
+import { containersOf, kafkaTools, type WitnessContainer } from "../harness/witness.ts";
 import type { CaseEvidence, HistoryEntry } from "./evidence.ts";
 import { DISRUPTIONS, type DisruptionSpec, selectedCaseIds } from "./catalogue.ts";
 import {
@@ -51,6 +51,7 @@ import {
   jobs,
   NEW_PREDICATE,
   now,
+  observeRunner,
   OLD_PREDICATE,
   orders,
   runProbe,
@@ -172,22 +173,27 @@ function raceCase(env: EnvDescriptor, image: string, spec: DisruptionSpec, runId
   });
 }
 
-/** Run a disruption while the first apply runs, then continue through the public commands. */
+/**
+ * Run a disruption while the first apply runs, then continue through the public commands. With
+ * `killAt`, the first apply is killed at that fault point and the disruption runs while no worker
+ * does (before the first `state resume`).
+ */
 async function disrupted(
   p: Prepared,
   disrupt: (j: FaultJourney) => Promise<void>,
+  killAt?: { boundary: string; side: "before" | "after" },
 ): Promise<FaultJourney> {
   const lineageFile = lineageOf(p);
   let deaths = 0;
   const j = await runFaultJourney({
     projectDir: p.fx.project.dir,
     planPath: p.planPath,
-    boundary: null,
-    side: null,
+    boundary: killAt?.boundary ?? null,
+    side: killAt?.side ?? null,
     env: p.fx.workerEnv,
     maxResumes: 8,
     openlineage: lineageFile,
-    duringFirst: disrupt,
+    ...(killAt ? { whileDead: disrupt } : { duringFirst: disrupt }),
     afterDeath: async (jj) => {
       deaths++;
       const last = jj.workers.at(-1);
@@ -384,6 +390,74 @@ function candidateKilledCase(
         await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
       });
       applied(p, effects, "the candidate was killed (SIGKILL) before it was ready");
+      await completion(p, j);
+    },
+  );
+}
+
+/**
+ * The candidate killed from outside (SIGKILL) after it committed: the apply dies just before it
+ * records the candidate ready (`journal.action_completed:before`), the candidate processes new
+ * input and commits past the clean close, then it is killed (`docker kill`, 137, its own status
+ * RUNNING). `state resume` waits for its killed group member to leave (the session timeout), starts
+ * the same candidate again from its committed positions and completes exactly.
+ */
+function candidateKilledRunningCase(
+  env: EnvDescriptor,
+  image: string,
+  spec: DisruptionSpec,
+  runId: string,
+) {
+  return caseEvidence(
+    meta(spec, runId),
+    () => prepareCase(env, image, spec.backend),
+    async (p) => {
+      const effects: unknown[] = [];
+      const committed = async () =>
+        Object.values((await observeRunner(p.fx))?.kafka.committed ?? {}).map(BigInt);
+      const j = await disrupted(p, async () => {
+        const running = await runningCandidate(p);
+        if (!running) return; // not running: no kill, the effect stays unapplied
+        const cand = running.id;
+        const atDeath = await committed();
+        // records the candidate processes and commits (past the clean close, which is at most
+        // the positions at the apply's death)
+        await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
+        const sum = (xs: bigint[]) => xs.reduce((a, x) => a + x, 0n);
+        await waitFor(
+          "the candidate to commit the new records",
+          async () => sum(await committed()) >= sum(atDeath) + 6n,
+          180_000,
+          200,
+        );
+        const moved = await kafkaTools(p.broker, {
+          offsets: { group: p.fx.applicationId, topic: p.fx.project.inputTopic },
+        });
+        event(p.history, "nemesis", "invoke", "docker-kill-candidate", { id: cand });
+        const out = await new Deno.Command(dockerCli(), {
+          args: ["kill", cand],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        const after = (await containersOf(p.fx.applicationId)).find((c) => c.id === cand);
+        const lines = await stateLines(cand);
+        const state = {
+          exit: out.code,
+          exit_code: after?.exit_code ?? null,
+          running: after?.running,
+          last_state_line: lines.at(-1) ?? null,
+          offsets_at_death: atDeath.map(String),
+          offsets_at_kill: moved.offsets ?? null,
+        };
+        event(p.history, "nemesis", out.code === 0 ? "ok" : "fail", "docker-kill-candidate", state);
+        if (
+          out.code === 0 && after && !after.running && after.exit_code === 137 &&
+          /^SLUICE_RUNNER_STATE RUNNING /.test(lines.at(-1) ?? "")
+        ) {
+          effects.push({ candidate_killed: cand.slice(0, 12), ...state });
+        }
+      }, { boundary: "journal.action_completed", side: "before" });
+      applied(p, effects, "the candidate was killed (SIGKILL) while RUNNING, after it committed");
       await completion(p, j);
     },
   );
@@ -640,6 +714,7 @@ const RUNNERS: Record<
   "dockerd-restart": (_env, image, spec, runId) => dockerdCase(image, spec, runId),
   "dockerd-restart-starting": (_env, image, spec, runId) => dockerdCase(image, spec, runId),
   "candidate-killed": candidateKilledCase,
+  "candidate-killed-running": candidateKilledRunningCase,
 };
 
 if (import.meta.main) {
