@@ -18,16 +18,34 @@ export function restartText(r: RestartResult): string {
       r.waited_for_group ? "; its member left the group first" : ""
     })`
     : `stopped (exit ${r.stop.exit_code}${r.stop.kind ? `, ${r.stop.kind}` : ""})`;
+  const which = r.instance
+    ? ` instance ${r.instance.index} on ${r.instance.endpoint ?? "the one daemon"}`
+    : "";
+  const rest = r.instance && r.instance.still_stopped.length > 0
+    ? [
+      `  still stopped: instance${r.instance.still_stopped.length === 1 ? "" : "s"} ${
+        r.instance.still_stopped.join(", ")
+      } ('sluice restart ${r.model} --instance N --reason TEXT')`,
+    ]
+    : [];
   return [
-    `${r.model}: ${r.container} (generation ${r.generation ?? "-"}) ${how} is running again${
-      r.started_now ? "" : " (an earlier run had started it)"
-    }.`,
+    `${r.model}${which}: ${r.container} (generation ${
+      r.generation ?? "-"
+    }) ${how} is running again${r.started_now ? "" : " (an earlier run had started it)"}.`,
     `  restart ${r.event_id} ${r.recorded_now ? "recorded" : "was already recorded"} in the audit${
       r.after_skip ? ` after the skip ${r.after_skip}` : ""
     }; committed offsets at the start: ${
       Object.entries(r.committed).map(([p, o]) => `${p}=${o}`).join(" ") || "none"
     }`,
+    ...rest,
   ].join("\n");
+}
+
+function instanceFlag(value: string): number {
+  if (!/^(0|[1-9][0-9]*)$/.test(value)) {
+    throw new SluiceError("USAGE_INSTANCE", `--instance takes an instance index, found '${value}'`);
+  }
+  return Number(value);
 }
 
 function partitionFlag(value: string): number {
@@ -48,8 +66,12 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       .description(
         "start a runner someone else stopped (docker stop/kill) again: the same owned generation, checked and recorded in the audit first",
       )
-      .argument("<model>", "the model (or its application ID)"),
-  ).action(async (model: string, opts: AuditedFlags, cmd: Command) => {
+      .argument("<model>", "the model (or its application ID)")
+      .option(
+        "--instance <n>",
+        "a set's instance to start again (default: the lowest-index stopped one)",
+      ),
+  ).action(async (model: string, opts: AuditedFlags & { instance?: string }, cmd: Command) => {
     const format = outputFormat(cmd);
     await using project = await openCommandProject(deps, opts, format);
     const r = await project.restart({
@@ -57,6 +79,7 @@ export function register(program: Command, deps: RuntimeDeps = {}): void {
       reason: opts.reason,
       confirmEnv: opts.confirmEnv,
       breakStaleLock: opts.breakStaleLock,
+      ...(opts.instance === undefined ? {} : { instance: instanceFlag(opts.instance) }),
     });
     printResult(format, "restart", r, () => restartText(r));
   });

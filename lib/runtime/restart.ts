@@ -66,6 +66,7 @@ import { driftNextStep, runnerDrifts } from "../validation/drift.ts";
 import { verifyOwnedRunner } from "../validation/runner_checks.ts";
 import { notACleanClose, runnerStopOf, type RunnerStopReport } from "../validation/runner_stop.ts";
 import { targetOf } from "./create.ts";
+import type { RunnerArtifact } from "../artifact/artifact.ts";
 import { removalTargets } from "./removal.ts";
 import { isoNow } from "./deps.ts";
 import { OperationEvents, type OperationEventsOptions } from "./progress.ts";
@@ -89,6 +90,11 @@ export interface DayTwoRequest extends SessionOptions {
   groupTimeoutMs?: number;
   /** How long the runner may take to report RUNNING after the start (default 120 s). */
   readyTimeoutMs?: number;
+  /**
+   * `restart` of a set (a model of several instances): the instance to start again (default:
+   * the lowest-index stopped one). Other day-two commands act on a single runner only.
+   */
+  instance?: number;
 }
 
 /** What {@link restart} did. */
@@ -124,6 +130,8 @@ export interface RestartResult {
   committed: Record<string, string>;
   /** The `record_skipped` event this restart follows, or null. */
   after_skip: string | null;
+  /** A set's instance: its index and endpoint, and the instances still stopped after it. */
+  instance?: { index: number; endpoint: string | null; still_stopped: number[] };
 }
 
 /** The owned runner of a model, observed under the lock and checked as the planner checks it. */
@@ -132,6 +140,18 @@ export interface ObservedRunner {
   owned: OwnedRunner;
   obs: RunnerObservation;
   container: ContainerEvidence;
+  /**
+   * A set's instance (`restart` only): its index and endpoint, the session's ports with that
+   * endpoint's daemon, how many of the other instances run (their members belong in the group,
+   * and their processing moves the group's offsets) and which others are stopped.
+   */
+  set?: {
+    instance: number;
+    endpoint: string | null;
+    at: Session;
+    othersRunning: number;
+    othersStopped: number[];
+  };
 }
 
 /**
@@ -155,8 +175,8 @@ export async function restart(options: DayTwoRequest): Promise<RestartResult> {
   requireReason(options.reason, "restart");
   await using p = await openSession(options);
   return await underLock(p, options, async (snap) => {
-    const found = await observeOwned(p, snap, options.model);
-    return await restartObserved(p, snap, found, options);
+    const found = await observeOwned(p, snap, options.model, { instance: options.instance });
+    return await restartObserved(found.set?.at ?? p, snap, found, options);
   });
 }
 
@@ -191,6 +211,7 @@ export async function observeOwned(
   p: Session,
   snap: StateSnapshot,
   model: string,
+  sets: { instance?: number } | null = null,
 ): Promise<ObservedRunner> {
   const own = snap.ownership?.document ?? null;
   const compiled = p.compiled.artifacts.find((a) =>
@@ -233,13 +254,21 @@ export async function observeOwned(
       { model: name },
     )]);
   }
-  if (owned.instances) {
-    // a set's instances are on their own endpoints: no day-two command acts on a set yet
+  if (owned.instances && (!sets || c || !compiled)) {
+    // a set's instances are on their own endpoints: only restart acts on one, and not beside a
+    // pending operation (a removal of a set binds every instance)
     throw blockerError([blocker(
       "BLOCKED_INSTANCES_UNSUPPORTED",
-      `model ${name} runs as a set of ${owned.instances.length} instances: restart, skip-record and acknowledge-drift act on a single runner only (a set's day-two commands are not built yet)`,
+      c
+        ? `model ${name} runs as a set of ${owned.instances.length} instances and operation ${c.operation_id} (${c.kind}) is pending: a set's instance is restarted only with nothing pending`
+        : !sets
+        ? `model ${name} runs as a set of ${owned.instances.length} instances: skip-record and acknowledge-drift act on a single runner only (restart acts on a set's instance)`
+        : `model ${name} runs as a set of ${owned.instances.length} instances and is declared removed: restarting a removed set's instance is not built`,
       { model: name, evidence: { instances: owned.instances.length } },
     )]);
+  }
+  if (owned.instances && compiled) {
+    return await observeSetInstance(p, snap, name, owned, compiled.artifact, sets?.instance);
   }
   const target = compiled
     ? targetOf(compiled.artifact)
@@ -277,6 +306,70 @@ export async function observeOwned(
     }
   }
   return { model: name, owned, obs, container };
+}
+
+/**
+ * One instance of an owned set, observed on its endpoint and checked as an owned runner is (the
+ * group may hold the set's N members): `instance`, or the lowest-index stopped one — or, with
+ * none stopped, one whose current stop an earlier run recorded restarting (the same command
+ * again finishes it), else instance 0 (which `restartObserved` names running).
+ */
+async function observeSetInstance(
+  p: Session,
+  snap: StateSnapshot,
+  model: string,
+  owned: OwnedRunner,
+  artifact: RunnerArtifact,
+  instance: number | undefined,
+): Promise<ObservedRunner> {
+  const instances = owned.instances!;
+  if (instance !== undefined && !instances.some((i) => i.instance === instance)) {
+    throw new SluiceError(
+      "USAGE_INSTANCE",
+      `model ${model} runs as a set of ${instances.length} instances (0 to ${
+        instances.length - 1
+      }): there is no instance ${instance}`,
+    );
+  }
+  const read: Array<{ at: Session; obs: RunnerObservation; c: ContainerEvidence | null }> = [];
+  for (const i of instances) {
+    const at: Session = { ...p, docker: await p.dockerAt(i.endpoint) };
+    const obs = await observeRunner(at, { ...targetOf(artifact), instance: i.instance });
+    read.push({ at, obs, c: obs.containers[0] ?? null });
+  }
+  const stopped = instances.filter((_, n) => read[n].c !== null && !read[n].c!.running)
+    .map((i) => i.instance);
+  const recorded = instances.find((_, n) =>
+    read[n].c?.running && eventsOfStop(snap.history.events, read[n].c!).restarted !== null
+  )?.instance;
+  const chosen = instance ?? stopped[0] ?? recorded ?? 0;
+  const n = instances.findIndex((i) => i.instance === chosen);
+  const inst = instances[n];
+  const mine = { ...owned, container_name: inst.container_name, volume: inst.volume };
+  const { blockers, container } = verifyOwnedRunner(
+    read[n].obs,
+    mine,
+    snap.ownership!.document.topics,
+    { expect: "any", members: instances.length },
+  );
+  if (blockers.length > 0 || !container) {
+    throw blockerError(
+      blockers.map((b) => ({ ...b, message: `instance ${chosen}: ${b.message}` })),
+    );
+  }
+  return {
+    model,
+    owned: mine,
+    obs: read[n].obs,
+    container,
+    set: {
+      instance: chosen,
+      endpoint: inst.endpoint,
+      at: read[n].at,
+      othersRunning: read.filter((r, m) => m !== n && r.c?.running).length,
+      othersStopped: stopped.filter((x) => x !== chosen),
+    },
+  };
 }
 
 /** The audit events naming this container's current stop (its ID and FinishedAt). */
@@ -365,6 +458,15 @@ export async function restartObserved(
     waited_for_group: event.waited_for_group,
     committed: event.committed,
     after_skip: event.after_skip,
+    ...(o.set
+      ? {
+        instance: {
+          index: o.set.instance,
+          endpoint: o.set.endpoint,
+          still_stopped: o.set.othersStopped,
+        },
+      }
+      : {}),
   });
   // the run of this restart: the skip's, or its own, started here (`continued`: an earlier run
   // recorded this stop's restart)
@@ -454,6 +556,7 @@ export async function restartObserved(
         waited_for_group: waited,
         committed,
         after_skip: skipped?.event_id ?? null,
+        ...(o.set ? { instance: o.set.instance, endpoint: o.set.endpoint } : {}),
       };
       const e = event;
       snap = await atSite(dayTwoSite("record_restart"), () => p.store.recordAudit(snap, e));
@@ -565,8 +668,10 @@ export async function waitGroupEmpty(
   events: OperationEvents,
 ): Promise<{ waited: boolean; group: { state: string; members: unknown[] } }> {
   const c = o.container;
+  // a set's other running instances are members of the group: only this runner's must be gone
+  const allowed = o.set?.othersRunning ?? 0;
   let group: { state: string; members: unknown[] } = o.obs.kafka.group;
-  if (group.members.length === 0) return { waited: false, group };
+  if (group.members.length <= allowed) return { waited: false, group };
   if (isCleanCloseExit(c.exitCode)) {
     throw blockerError([groupActive(o, group.members.length, c, false)]);
   }
@@ -577,7 +682,7 @@ export async function waitGroupEmpty(
       ? `was killed (exit ${c.exitCode}${c.oomKilled ? ", OOM" : ""})`
       : `exited ${c.exitCode}`
   }: waiting for its member to leave group ${o.owned.application_id} (the broker's session timeout)`;
-  while (group.members.length > 0) {
+  while (group.members.length > allowed) {
     const waitedMs = p.clock.now() - started;
     if (waitedMs > bound) {
       throw blockerError([groupActive(o, group.members.length, c, true, bound)]);
@@ -658,8 +763,12 @@ export function restartBlockers(
       },
     )];
   }
-  const drifted = runnerDrifts(c, events, { topic: o.obs.target.inputTopic, committed })
-    .unacknowledged.find((d) => d.kind === "offsets_moved_while_stopped");
+  // a set's offsets are the group's, moved by every instance that ran after this one stopped:
+  // no vector of this instance says where they should be (the audit records them)
+  const drifted = o.set ? undefined : runnerDrifts(c, events, {
+    topic: o.obs.target.inputTopic,
+    committed,
+  }).unacknowledged.find((d) => d.kind === "offsets_moved_while_stopped");
   if (drifted) {
     return [blocker(
       "BLOCKED_OFFSETS_MOVED",

@@ -52,6 +52,58 @@ async function createdSet(seed: string, options: { spare?: boolean } = {}) {
   return Object.assign(f, { app });
 }
 
+Deno.test("a set's instance killed from outside is started again by restart on its own daemon, audited with its index; the set is one group again", async () => {
+  await using f = await createdSet("set-restart");
+  const restart = (extra: string[] = []) =>
+    f.cli([
+      "-o",
+      "json",
+      "restart",
+      "eligible_orders",
+      "--reason",
+      "the west host was rebooted",
+      "--project",
+      f.p.dir,
+      ...extra,
+    ], OPEN);
+  // instance 1 killed on west (137, its member stays until the session times out)
+  const [one] = containersOn(f, "west", f.app);
+  f.world.endpoint("west").control.killContainer(one);
+  assert.equal(f.world.control.container(one), null, "not on east");
+  // an instance the set does not have is a usage error
+  const none = await restart(["--instance", "2"]);
+  assert.equal(none.code, 2, none.stdout + none.stderr);
+  assert.equal(none.json().errors[0].code, "USAGE_INSTANCE");
+
+  const done = await restart();
+  assert.equal(done.code, 0, done.stdout + done.stderr);
+  const r = done.json().data! as {
+    instance: { index: number; endpoint: string; still_stopped: number[] };
+    container: string;
+    waited_for_group: boolean;
+    stop: { exit_code: number; killed: boolean };
+  };
+  assert.deepEqual(r.instance, { index: 1, endpoint: "west", still_stopped: [] });
+  assert.equal(r.container, one);
+  assert.deepEqual([r.stop.exit_code, r.stop.killed], [137, true]);
+  assert.equal(r.waited_for_group, true, "its killed member left the group first");
+  // independent reads: running on west, the audit names the instance, one group of two again
+  assert.equal(f.world.endpoint("west").control.container(one)!.state.running, true);
+  const event = (await localState(f)).history.events.find((e) => e.kind === "runner_restarted");
+  assert.ok(event && event.kind === "runner_restarted");
+  assert.deepEqual([event.instance, event.endpoint, event.container.name], [1, "west", one]);
+  const status = await f.cli(["-o", "json", "status", "--project", f.p.dir], OPEN);
+  const model = (status.json().data!.models as Array<{ healthy: boolean }>)[0];
+  assert.equal(model.healthy, true, status.stdout);
+  // nothing stopped now: the same command names the instance running (the restart is done)
+  const again = await restart(["--instance", "0"]);
+  assert.equal(again.code, 4, again.stdout + again.stderr);
+  assert.match(again.stdout, /BLOCKED_RUNNER_RUNNING/);
+  const finished = await restart();
+  assert.equal(finished.code, 0, finished.stdout + finished.stderr);
+  assert.equal(finished.json().data!.started_now, false, "an earlier run had started it");
+});
+
 /** A plan file of `args` (`plan` options), written through the CLI with the set journeys open. */
 async function planFile(f: SetProject, name: string, args: string[]): Promise<string[]> {
   const path = `${f.p.dir}/${name}.plan.json`;
@@ -101,13 +153,30 @@ Deno.test("a set is destroyed: each instance closed cleanly and removed on its d
     ["BLOCKED_INSTANCES_UNSUPPORTED"],
   );
 
-  // no day-two command acts on a set yet: refused before anything is read or written
+  // skip-record does not act on a set: refused before anything is read or written; restart
+  // finds every instance running
+  const skip = await f.cli([
+    "-o",
+    "json",
+    "skip-record",
+    "eligible_orders",
+    "--partition",
+    "0",
+    "--offset",
+    "0",
+    "--reason",
+    "test",
+    "--project",
+    f.p.dir,
+  ], OPEN);
+  assert.equal(skip.code, 4, skip.stdout + skip.stderr);
+  assert.match(skip.stdout, /BLOCKED_INSTANCES_UNSUPPORTED/);
   const restart = await f.cli(
     ["-o", "json", "restart", "eligible_orders", "--reason", "test", "--project", f.p.dir],
     OPEN,
   );
   assert.equal(restart.code, 4, restart.stdout + restart.stderr);
-  assert.match(restart.stdout, /BLOCKED_INSTANCES_UNSUPPORTED/);
+  assert.match(restart.stdout, /BLOCKED_RUNNER_RUNNING/);
 
   const args = await planFile(f, "destroy", ["--destroy"]);
   const done = await f.cli(args, OPEN);

@@ -277,6 +277,11 @@ export interface SluiceProject extends AsyncDisposable {
     groupTimeoutMs?: number;
     /** How long the runner may take to report RUNNING after the start (default 120 s). */
     readyTimeoutMs?: number;
+    /**
+     * A set's instance to start again (default: the lowest-index stopped one); it is checked on
+     * its own endpoint, and the set's other running instances may stay in the group.
+     */
+    instance?: number;
   }): Promise<RestartResult>;
   /**
    * Skip the record a runner stopped at because it cannot decode it (exit 13): only that record,
@@ -286,7 +291,7 @@ export interface SluiceProject extends AsyncDisposable {
    * after a kill finishes it.
    */
   skipRecord(
-    request: Parameters<SluiceProject["restart"]>[0] & {
+    request: Omit<Parameters<SluiceProject["restart"]>[0], "instance"> & {
       /** The failing record's partition (as `status` names it). */
       partition: number;
       /** The failing record's offset, decimal (as `status` names it). */

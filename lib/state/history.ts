@@ -155,6 +155,10 @@ export interface RunnerRestarted {
   committed: { [partition: string]: string };
   /** The `record_skipped` event this restart follows, or null. */
   after_skip: string | null;
+  /** A set's instance restarted (absent for a single runner). */
+  instance?: number;
+  /** That instance's Docker endpoint (null: the one daemon; absent for a single runner). */
+  endpoint?: string | null;
 }
 
 /**
