@@ -6,8 +6,9 @@
 // network of the one shared name, does real Kafka metadata round trips against the one
 // bootstrap address, and both reach the same broker; the create journey makes a set of two
 // instances (issue 31), one on each daemon, ready as two real runners of one group holding every
-// partition, which `status` reads on each endpoint; and a plan blocks by name on the daemon that
-// stops answering.
+// partition, which `status` reads on each endpoint; a plan blocks by name on the daemon that
+// stops answering, and plans the owned set to nothing once it answers; an instance killed on the
+// private daemon is brought back there by `restart`; a destroy takes the set down.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { dockerCli } from "../harness/docker.ts";
@@ -311,21 +312,48 @@ Deno.test(
             );
             assert.match(down.set_problem!, /^instance 1 on spare: its daemon does not answer/);
             assert.equal(down.healthy, false);
-            // and a plan names the endpoint it needs and could not read (each call bounded)
+            // and a plan of the owned set names the endpoint it needs and could not read (each
+            // call bounded)
             const planned = await project.plan();
             assert.deepEqual(planned.plan.blockers.map((b) => b.code), [
-              "BLOCKED_INSTANCES_UNSUPPORTED",
               "BLOCKED_ENDPOINT_UNREACHABLE",
             ]);
-            assert.deepEqual(planned.plan.blockers[1].evidence, {
+            assert.deepEqual(planned.plan.blockers[0].evidence, {
               endpoint: "spare",
               instances: [1],
-              code: "ENV_DOCKER_UNREACHABLE",
             });
 
-            // spare answers again: a destroy takes the set down, each instance closed cleanly
-            // and removed on its own daemon, both volumes kept where they are
+            // spare answers again: the owned set, unchanged, plans to nothing
             Deno.kill(pid, "SIGCONT");
+            const same = await project.plan();
+            assert.deepEqual([same.plan.blockers, same.plan.actions], [[], []]);
+
+            // instance 1 killed on spare (docker kill: 137): restart brings it back on spare once
+            // its dead member has left the group, and the set is one group of two again
+            await sh(dockerCli(), ["-H", priv, "kill", `${app}.1`]);
+            const restarted = await project.restart({
+              model: "eligible_orders",
+              reason: "the spare host's runner was killed",
+            });
+            assert.deepEqual(restarted.instance, {
+              index: 1,
+              endpoint: "spare",
+              still_stopped: [],
+            });
+            assert.deepEqual([restarted.stop.exit_code, restarted.started_now], [137, true]);
+            assert.equal((await onSpare.inspectContainer(`${app}.1`))!.state.running, true);
+            // the group settles after the member joins (a rebalance): read until it has, bounded
+            let again = (await project.status()).models[0];
+            for (let i = 0; i < 60 && again.set_problem !== null; i++) {
+              await new Promise((r) => setTimeout(r, 1_000));
+              again = (await project.status()).models[0];
+            }
+            assert.equal(again.set_problem, null, JSON.stringify(again));
+            assert.equal(again.members, 2);
+            assert.deepEqual(again.unowned_partitions, []);
+
+            // a destroy takes the set down, each instance closed cleanly and removed on its own
+            // daemon, both volumes kept where they are
             const destroy = await project.plan({ destroy: true });
             assert.deepEqual(destroy.plan.blockers, []);
             const file = `${p.dir}/destroy.plan.json`;
