@@ -15,6 +15,7 @@
  * @module
  */
 import { SluiceError } from "../errors.ts";
+import type { DockerPort } from "../providers/docker/port.ts";
 import type { Plan, RunnerResume, SetInstance } from "../plan/plan.ts";
 import { type RunnerObservation, targetOfArtifact } from "../validation/observation.ts";
 import type { RuntimeContext } from "./apply_context.ts";
@@ -85,6 +86,32 @@ export async function recheckBeforeIntent(ctx: RuntimeContext, plan: Plan): Prom
   }
 }
 
+/** What a set's recheck reads of one endpoint: its port, the image and network, the containers. */
+interface EndpointReading {
+  docker: DockerPort;
+  missing: ReturnType<typeof missingImageOrNetwork>;
+  others: Awaited<ReturnType<DockerPort["listContainers"]>>;
+}
+
+/** The image and network on `endpoint`, and the application's containers there. */
+async function readEndpoint(
+  ctx: RuntimeContext,
+  artifact: RunnerArtifact,
+  endpoint: string | null,
+): Promise<EndpointReading> {
+  const docker = await dockerOf(ctx, endpoint);
+  const image = await docker.inspectImage(artifact.image);
+  const missing = missingImageOrNetwork(
+    artifact,
+    image,
+    image ? await docker.networkId(artifact.network) : null,
+  );
+  const others = missing
+    ? []
+    : await docker.listContainers(LABEL.applicationId, artifact.application_id);
+  return { docker, missing, others };
+}
+
 /**
  * A set's instances, each on its placed endpoint: the image and network are there, no container
  * of the application is on any of them, and either (a new set) no instance's volume exists and
@@ -98,14 +125,11 @@ async function recheckSet(
   placed: readonly SetInstance[],
 ): Promise<void> {
   const clock = ctx.clock ?? SYSTEM_CLOCK;
+  // what an endpoint holds is read once, however many instances are placed there
+  const read = new Map<string | null, EndpointReading>();
   for (const p of placed) {
-    const docker = await dockerOf(ctx, p.endpoint);
-    const image = await docker.inspectImage(artifact.image);
-    const missing = missingImageOrNetwork(
-      artifact,
-      image,
-      image ? await docker.networkId(artifact.network) : null,
-    );
+    if (!read.has(p.endpoint)) read.set(p.endpoint, await readEndpoint(ctx, artifact, p.endpoint));
+    const { docker, missing, others } = read.get(p.endpoint)!;
     if (missing) {
       throw refusal([{
         ...missing,
@@ -116,7 +140,6 @@ async function recheckSet(
       { ...ctx, docker, clock },
       { ...targetOfArtifact(artifact), instance: p.instance },
     );
-    const others = await docker.listContainers(LABEL.applicationId, artifact.application_id);
     if (p.resume && others.length === 0) {
       verifyResume(`${model} instance ${p.instance}`, p.resume, obs);
       continue;
