@@ -472,11 +472,11 @@ const GUARDS: { readonly [S in CreateStepKind]: (v: View) => Verdict } = {
   // never started; or exited before RUNNING with its positions untouched (nothing of it was
   // committed: the same first start again); or was stopped from outside (a kill: a Docker
   // daemon's shutdown, a docker kill — not its own failure) or closed cleanly (its own CLOSED
-  // status after a TERM from outside: a daemon's stop, a docker stop), whatever its positions: it continues
-  // from its committed offsets and its open transaction is aborted (read_committed never sees
-  // it), as any Kafka Streams instance killed and started again. A runner that processed and
-  // then exited of its own accord (a final status of its own, or an OOM kill) is not this
-  // journey's to restart
+  // status after a TERM from outside: a daemon's stop, a docker stop), whatever its positions:
+  // it continues from its committed offsets and its open transaction is aborted (read_committed
+  // never sees it), as any Kafka Streams instance killed and started again. A runner that
+  // processed and then exited of its own accord (a final status of its own, or an OOM kill) is
+  // not this journey's to restart
   start_container: (v) => {
     const r = runnerOf(v);
     const key = noteKey("start_container", subjectOf(r.identity));
