@@ -149,7 +149,7 @@ export interface ObservedRunner {
     instance: number;
     endpoint: string | null;
     at: Session;
-    othersRunning: number;
+    othersRunning: number[];
     othersStopped: number[];
   };
 }
@@ -211,7 +211,7 @@ export async function observeOwned(
   p: Session,
   snap: StateSnapshot,
   model: string,
-  sets: { instance?: number } | null = null,
+  sets: SetChoice | null = null,
 ): Promise<ObservedRunner> {
   const own = snap.ownership?.document ?? null;
   const compiled = p.compiled.artifacts.find((a) =>
@@ -255,20 +255,20 @@ export async function observeOwned(
     )]);
   }
   if (owned.instances && (!sets || c || !compiled)) {
-    // a set's instances are on their own endpoints: only restart acts on one, and not beside a
-    // pending operation (a removal of a set binds every instance)
+    // a set's instances are on their own endpoints: restart and skip-record act on one, and not
+    // beside a pending operation (a removal of a set binds every instance)
     throw blockerError([blocker(
       "BLOCKED_INSTANCES_UNSUPPORTED",
       c
         ? `model ${name} runs as a set of ${owned.instances.length} instances and operation ${c.operation_id} (${c.kind}) is pending: a set's instance is restarted only with nothing pending`
         : !sets
-        ? `model ${name} runs as a set of ${owned.instances.length} instances: skip-record and acknowledge-drift act on a single runner only (restart acts on a set's instance)`
-        : `model ${name} runs as a set of ${owned.instances.length} instances and is declared removed: restarting a removed set's instance is not built`,
+        ? `model ${name} runs as a set of ${owned.instances.length} instances: acknowledge-drift acts on a single runner only (the drift rule does not apply to a set; restart and skip-record act on a set's instance)`
+        : `model ${name} runs as a set of ${owned.instances.length} instances and is declared removed: a removed set's day-two commands are not built`,
       { model: name, evidence: { instances: owned.instances.length } },
     )]);
   }
   if (owned.instances && compiled) {
-    return await observeSetInstance(p, snap, name, owned, compiled.artifact, sets?.instance);
+    return await observeSetInstance(p, snap, name, owned, compiled.artifact, sets!);
   }
   const target = compiled
     ? targetOf(compiled.artifact)
@@ -308,11 +308,20 @@ export async function observeOwned(
   return { model: name, owned, obs, container };
 }
 
+/** Which instance of a set a day-two command acts on (`restart`, `skip-record`). */
+export interface SetChoice {
+  /** The instance named (`restart --instance N`). */
+  instance?: number;
+  /** The record a `skip-record` names: the lowest-index instance stopped at it is chosen. */
+  decodeAt?: { partition: number; offset: string };
+}
+
 /**
  * One instance of an owned set, observed on its endpoint and checked as an owned runner is (the
- * group may hold the set's N members): `instance`, or the lowest-index stopped one — or, with
- * none stopped, one whose current stop an earlier run recorded restarting (the same command
- * again finishes it), else instance 0 (which `restartObserved` names running).
+ * group may hold the set's N members): the one `choice` names, else the lowest-index one stopped
+ * at the record a skip names, else the lowest-index stopped one — or, with none stopped, one
+ * whose current stop an earlier run recorded restarting (the same command again finishes it),
+ * else instance 0 (which `restartObserved` names running).
  */
 async function observeSetInstance(
   p: Session,
@@ -320,8 +329,9 @@ async function observeSetInstance(
   model: string,
   owned: OwnedRunner,
   artifact: RunnerArtifact,
-  instance: number | undefined,
+  choice: SetChoice,
 ): Promise<ObservedRunner> {
+  const instance = choice.instance;
   const instances = owned.instances!;
   if (instance !== undefined && !instances.some((i) => i.instance === instance)) {
     throw new SluiceError(
@@ -342,7 +352,15 @@ async function observeSetInstance(
   const recorded = instances.find((_, n) =>
     read[n].c?.running && eventsOfStop(snap.history.events, read[n].c!).restarted !== null
   )?.instance;
-  const chosen = instance ?? stopped[0] ?? recorded ?? 0;
+  const at = choice.decodeAt;
+  const stoppedAt = at
+    ? instances.find((_, n) => {
+      const rec = read[n].c && !read[n].c!.running ? runnerStopOf(read[n].c!) : null;
+      const r = rec?.kind === "decode" ? rec.runner?.record ?? null : null;
+      return r !== null && r.partition === at.partition && String(r.offset) === at.offset;
+    })?.instance
+    : undefined;
+  const chosen = instance ?? stoppedAt ?? stopped[0] ?? recorded ?? 0;
   const n = instances.findIndex((i) => i.instance === chosen);
   const inst = instances[n];
   const mine = { ...owned, container_name: inst.container_name, volume: inst.volume };
@@ -366,7 +384,8 @@ async function observeSetInstance(
       instance: chosen,
       endpoint: inst.endpoint,
       at: read[n].at,
-      othersRunning: read.filter((r, m) => m !== n && r.c?.running).length,
+      othersRunning: instances.filter((_, m) => m !== n && read[m].c?.running)
+        .map((i) => i.instance),
       othersStopped: stopped.filter((x) => x !== chosen),
     },
   };
@@ -432,8 +451,11 @@ export async function restartObserved(
   let snap = snapshot;
   const c = o.container;
   const appId = o.owned.application_id;
-  const { restarted, skipped } = eventsOfStop(snap.history.events, c);
+  const { restarted, skipped: ownSkip } = eventsOfStop(snap.history.events, c);
   const stop = runnerStopOf(c);
+  // a set's instances stop at the same record (its partition moves to each in turn): the skip
+  // one of them recorded is this one's too
+  const skipped = ownSkip ?? (o.set ? setSkipOf(snap.history.events, appId, stop) : null);
   const result = (
     event: RunnerRestarted,
     recordedNow: boolean,
@@ -584,6 +606,25 @@ export async function restartObserved(
   });
 }
 
+/**
+ * The latest `record_skipped` event of `applicationId` for the record `stop` names (a decode
+ * stop): a set's skip, recorded against the instance the skip chose, covers every instance that
+ * stopped at that record.
+ */
+function setSkipOf(
+  events: readonly HistoryEvent[],
+  applicationId: string,
+  stop: RunnerStopReport | null,
+): RecordSkipped | null {
+  const rec = stop?.kind === "decode" ? stop.runner?.record ?? null : null;
+  if (!rec) return null;
+  return events.filter((e): e is RecordSkipped =>
+    e.kind === "record_skipped" && e.application_id === applicationId &&
+    e.record.topic === rec.topic && e.record.partition === rec.partition &&
+    e.record.offset === String(rec.offset)
+  ).at(-1) ?? null;
+}
+
 /** The `committed` boundary of a restart: the runner reported RUNNING for this start. */
 const RAN = "running";
 
@@ -669,7 +710,7 @@ export async function waitGroupEmpty(
 ): Promise<{ waited: boolean; group: { state: string; members: unknown[] } }> {
   const c = o.container;
   // a set's other running instances are members of the group: only this runner's must be gone
-  const allowed = o.set?.othersRunning ?? 0;
+  const allowed = o.set?.othersRunning.length ?? 0;
   let group: { state: string; members: unknown[] } = o.obs.kafka.group;
   if (group.members.length <= allowed) return { waited: false, group };
   if (isCleanCloseExit(c.exitCode)) {

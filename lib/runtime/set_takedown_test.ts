@@ -8,101 +8,18 @@
 // instance's steps, the same plan file continues. The set journeys are open only where
 // SLUICE_TEST_ONLY_SETS=1 is set: closed, the plans are blocked.
 import assert from "node:assert/strict";
-import { writePlanFile } from "../plan/plan_file.ts";
 import {
-  asSetOfTwo,
   containersOn,
-  fakeProject,
+  createdSetOfTwo,
   killedApply,
   localState,
   SETS_OPEN,
-  withSetsOpen,
 } from "../../testing/ways/fake_project.ts";
-import { plan } from "./session.ts";
 import { LABEL } from "./labels.ts";
 
 const OPEN = SETS_OPEN;
 
-type SetProject = Awaited<ReturnType<typeof createdSet>>;
-
-/**
- * The starter declared as a set of two and created (sets open), with its application ID; with
- * `spare`, a second model of one instance beside it (that a removal leaves in the project).
- */
-async function createdSet(seed: string, options: { spare?: boolean } = {}) {
-  const f = await asSetOfTwo(await fakeProject(seed));
-  if (options.spare) {
-    await f.p.editManifest((t) =>
-      t.replace(
-        "models:\n",
-        `models:\n  spare_orders:\n    sql: models/eligible_orders.sql\n    output:\n      topic: spare_${f.p.outputTopic}\n`,
-      )
-    );
-  }
-  const path = `${f.p.dir}/create.plan.json`;
-  const planned = await withSetsOpen(() =>
-    plan({ dir: f.p.dir, ...f.deps, dockerEndpoint: f.dockerEndpoint })
-  );
-  assert.deepEqual(planned.plan.blockers, []);
-  await writePlanFile(path, planned.plan);
-  const created = await f.cli(["-o", "json", "apply", "--project", f.p.dir, "--plan", path], OPEN);
-  assert.equal(created.code, 0, created.stdout + created.stderr);
-  const app = (created.json().data!.runners as Array<{ model: string; application_id: string }>)
-    .find((r) => r.model === "eligible_orders")!.application_id;
-  return Object.assign(f, { app });
-}
-
-Deno.test("a set's instance killed from outside is started again by restart on its own daemon, audited with its index; the set is one group again", async () => {
-  await using f = await createdSet("set-restart");
-  const restart = (extra: string[] = []) =>
-    f.cli([
-      "-o",
-      "json",
-      "restart",
-      "eligible_orders",
-      "--reason",
-      "the west host was rebooted",
-      "--project",
-      f.p.dir,
-      ...extra,
-    ], OPEN);
-  // instance 1 killed on west (137, its member stays until the session times out)
-  const [one] = containersOn(f, "west", f.app);
-  f.world.endpoint("west").control.killContainer(one);
-  assert.equal(f.world.control.container(one), null, "not on east");
-  // an instance the set does not have is a usage error
-  const none = await restart(["--instance", "2"]);
-  assert.equal(none.code, 2, none.stdout + none.stderr);
-  assert.equal(none.json().errors[0].code, "USAGE_INSTANCE");
-
-  const done = await restart();
-  assert.equal(done.code, 0, done.stdout + done.stderr);
-  const r = done.json().data! as {
-    instance: { index: number; endpoint: string; still_stopped: number[] };
-    container: string;
-    waited_for_group: boolean;
-    stop: { exit_code: number; killed: boolean };
-  };
-  assert.deepEqual(r.instance, { index: 1, endpoint: "west", still_stopped: [] });
-  assert.equal(r.container, one);
-  assert.deepEqual([r.stop.exit_code, r.stop.killed], [137, true]);
-  assert.equal(r.waited_for_group, true, "its killed member left the group first");
-  // independent reads: running on west, the audit names the instance, one group of two again
-  assert.equal(f.world.endpoint("west").control.container(one)!.state.running, true);
-  const event = (await localState(f)).history.events.find((e) => e.kind === "runner_restarted");
-  assert.ok(event && event.kind === "runner_restarted");
-  assert.deepEqual([event.instance, event.endpoint, event.container.name], [1, "west", one]);
-  const status = await f.cli(["-o", "json", "status", "--project", f.p.dir], OPEN);
-  const model = (status.json().data!.models as Array<{ healthy: boolean }>)[0];
-  assert.equal(model.healthy, true, status.stdout);
-  // nothing stopped now: the same command names the instance running (the restart is done)
-  const again = await restart(["--instance", "0"]);
-  assert.equal(again.code, 4, again.stdout + again.stderr);
-  assert.match(again.stdout, /BLOCKED_RUNNER_RUNNING/);
-  const finished = await restart();
-  assert.equal(finished.code, 0, finished.stdout + finished.stderr);
-  assert.equal(finished.json().data!.started_now, false, "an earlier run had started it");
-});
+type SetProject = Awaited<ReturnType<typeof createdSetOfTwo>>;
 
 /** A plan file of `args` (`plan` options), written through the CLI with the set journeys open. */
 async function planFile(f: SetProject, name: string, args: string[]): Promise<string[]> {
@@ -142,7 +59,7 @@ async function assertTakenDown(f: SetProject, createdOwned: {
 }
 
 Deno.test("a set is destroyed: each instance closed cleanly and removed on its daemon, every volume kept and recorded; closed, the plan is blocked", async () => {
-  await using f = await createdSet("set-destroy");
+  await using f = await createdSetOfTwo("set-destroy");
   const owned = (await localState(f)).ownership!.document.runners[0];
 
   // the set journeys closed: a destroy of a set is not offered
@@ -153,24 +70,23 @@ Deno.test("a set is destroyed: each instance closed cleanly and removed on its d
     ["BLOCKED_INSTANCES_UNSUPPORTED"],
   );
 
-  // skip-record does not act on a set: refused before anything is read or written; restart
-  // finds every instance running
-  const skip = await f.cli([
-    "-o",
-    "json",
-    "skip-record",
-    "eligible_orders",
-    "--partition",
-    "0",
-    "--offset",
-    "0",
-    "--reason",
-    "test",
-    "--project",
-    f.p.dir,
-  ], OPEN);
-  assert.equal(skip.code, 4, skip.stdout + skip.stderr);
-  assert.match(skip.stdout, /BLOCKED_INSTANCES_UNSUPPORTED/);
+  // acknowledge-drift does not act on a set (the drift rule does not apply to one): refused
+  // before anything is read or written; restart finds every instance running
+  const ack = await f.cli(
+    [
+      "-o",
+      "json",
+      "acknowledge-drift",
+      "eligible_orders",
+      "--reason",
+      "test",
+      "--project",
+      f.p.dir,
+    ],
+    OPEN,
+  );
+  assert.equal(ack.code, 4, ack.stdout + ack.stderr);
+  assert.match(ack.stdout, /BLOCKED_INSTANCES_UNSUPPORTED/);
   const restart = await f.cli(
     ["-o", "json", "restart", "eligible_orders", "--reason", "test", "--project", f.p.dir],
     OPEN,
@@ -194,7 +110,7 @@ Deno.test("a set is destroyed: each instance closed cleanly and removed on its d
 });
 
 Deno.test("a set's declared removal takes both instances down and keeps their volumes; declared again, each instance resumes its own", async () => {
-  await using f = await createdSet("set-removal", { spare: true });
+  await using f = await createdSetOfTwo("set-removal", { spare: true });
   const owned = (await localState(f)).ownership!.document.runners
     .find((r) => r.model === "eligible_orders")!;
   const declared = await Deno.readTextFile(`${f.p.dir}/sluice.yaml`);
@@ -253,7 +169,7 @@ Deno.test("a set's declared removal takes both instances down and keeps their vo
 });
 
 Deno.test("a set's destroy --delete-data deletes every instance's volume on its own daemon, and the group", async () => {
-  await using f = await createdSet("set-destroy-data");
+  await using f = await createdSetOfTwo("set-destroy-data");
   const owned = (await localState(f)).ownership!.document.runners[0];
   const args = await planFile(f, "destroy", ["--destroy", "--delete-data"]);
   const done = await f.cli(args, OPEN);
@@ -273,7 +189,7 @@ Deno.test("a set's destroy --delete-data deletes every instance's volume on its 
 });
 
 Deno.test("a set's destroy is planned only on every instance read: a daemon down, or instance 0 gone, is named", async () => {
-  await using f = await createdSet("set-destroy-unread");
+  await using f = await createdSetOfTwo("set-destroy-unread");
   const blockers = async () => {
     const out = await f.cli(["-o", "json", "plan", "--destroy", "--project", f.p.dir], OPEN);
     assert.equal(out.code, 4, out.stdout + out.stderr);
@@ -310,7 +226,7 @@ const KILLS: Array<[string, "before" | "after", number]> = [
 
 for (const [site, side, n] of KILLS) {
   Deno.test(`a set's destroy killed at ${site}:${side}@${n} is continued by the same plan file`, async () => {
-    await using f = await createdSet(`set-destroy-${site}-${side}-${n}`);
+    await using f = await createdSetOfTwo(`set-destroy-${site}-${side}-${n}`);
     const owned = (await localState(f)).ownership!.document.runners[0];
     const args = await planFile(f, "destroy", ["--destroy"]);
     const { lockArgs } = await killedApply(f, args, `${site}:${side}@${n}`);

@@ -107,7 +107,11 @@ export async function skipRecord(options: SkipRecordRequest): Promise<SkipRecord
   await using p = await openSession(options);
   return await underLock(p, options, async (snapshot) => {
     let snap = snapshot;
-    let o = await observeOwned(p, snap, options.model);
+    // a set: the lowest-index instance stopped at the record named
+    const choice = { decodeAt: { partition: options.partition, offset: options.offset } };
+    let o = await observeOwned(p, snap, options.model, choice);
+    // a set's instance is read and started on its own endpoint
+    const ports = o.set?.at ?? p;
     const c = o.container;
     const model = o.model;
     const appId = o.owned.application_id;
@@ -145,7 +149,7 @@ export async function skipRecord(options: SkipRecordRequest): Promise<SkipRecord
             false,
             false,
             skipped.record.offset,
-            await restartObserved(p, snap, o, options, events),
+            await restartObserved(ports, snap, o, options, events),
           ));
       }
       throw blockerError([notDecode(model, `container ${c.name} is running`)]);
@@ -179,8 +183,18 @@ export async function skipRecord(options: SkipRecordRequest): Promise<SkipRecord
     const at = String(rec.offset);
     const next = (BigInt(rec.offset) + 1n).toString();
     const eventId = skipped?.event_id ?? p.uuids.uuid();
+    if (o.set && o.set.othersRunning.length > 0) {
+      // the group's offset is moved only with the group empty: every instance stopped
+      throw blockerError([blocker(
+        "BLOCKED_GROUP_ACTIVE",
+        `model ${model} runs as a set and instance${o.set.othersRunning.length === 1 ? "" : "s"} ${
+          o.set.othersRunning.join(", ")
+        } still run: a committed offset moves only while the group is empty, so every instance must be stopped (each stops at this record when its partition reaches it, or 'docker stop' it); then skip-record again, and 'sluice restart ${model}' each instance it leaves stopped`,
+        { model, evidence: { running: o.set.othersRunning } },
+      )]);
+    }
     return await within(eventId, skipped !== null, async (events) => {
-      await waitGroupEmpty(p, o, options, events);
+      await waitGroupEmpty(ports, o, options, events);
       const committedOf = async () =>
         (await p.kafka.committedOffsets(appId, topic)).get(rec.partition)?.toString() ?? null;
       const now = await committedOf();
@@ -240,8 +254,8 @@ export async function skipRecord(options: SkipRecordRequest): Promise<SkipRecord
         });
       }
       // the restart's own path, on a fresh observation (the committed offset moved)
-      o = await observeOwned(p, snap, options.model);
-      const restart = await restartObserved(p, snap, o, options, events);
+      o = await observeOwned(p, snap, options.model, { instance: o.set?.instance, ...choice });
+      const restart = await restartObserved(o.set?.at ?? p, snap, o, options, events);
       return done(event, recordedNow, movedNow, next, restart);
     });
 

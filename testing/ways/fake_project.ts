@@ -29,6 +29,7 @@ import type { WorldConfig } from "../fakes/world.ts";
 import { apply, plan } from "../../lib/runtime/session.ts";
 import { openStateStore } from "../../lib/state/open.ts";
 import { SETS_GATE } from "../../lib/plan/instances.ts";
+import { writePlanFile } from "../../lib/plan/plan_file.ts";
 import { LABEL } from "../../lib/runtime/labels.ts";
 import type { StateSnapshot } from "../../lib/state/store.ts";
 
@@ -267,6 +268,44 @@ export async function asSetOfTwo<F extends FakeProject>(
     `    west: { endpoint: "unix:///run/sluice-west/docker.sock" }\n`
   );
   return Object.assign(f, { dockerEndpoint: (name: string) => f.world.endpoint(name).docker });
+}
+
+/**
+ * The starter declared as a set of two ({@link asSetOfTwo}) and created through the CLI with the
+ * set journeys open, with its application ID; with `spare`, a second model of one instance beside
+ * it (that a removal leaves in the project); `config`, the world's (its simulated runners' delays).
+ */
+export async function createdSetOfTwo(
+  seed: string,
+  options: { spare?: boolean; config?: Partial<WorldConfig> } = {},
+) {
+  const f = await asSetOfTwo(await fakeProject(seed, { config: options.config }));
+  if (options.spare) {
+    await f.p.editManifest((t) =>
+      t.replace(
+        "models:\n",
+        `models:\n  spare_orders:\n    sql: models/eligible_orders.sql\n    output:\n      topic: spare_${f.p.outputTopic}\n`,
+      )
+    );
+  }
+  const path = `${f.p.dir}/create.plan.json`;
+  const planned = await withSetsOpen(() =>
+    plan({ dir: f.p.dir, ...f.deps, dockerEndpoint: f.dockerEndpoint })
+  );
+  if (planned.plan.blockers.length > 0) {
+    throw new Error(`the set's plan is blocked: ${JSON.stringify(planned.plan.blockers)}`);
+  }
+  await writePlanFile(path, planned.plan);
+  const created = await f.cli(
+    ["-o", "json", "apply", "--project", f.p.dir, "--plan", path],
+    SETS_OPEN,
+  );
+  if (created.code !== 0) {
+    throw new Error(`the set's create failed (exit ${created.code}):\n${created.stdout}`);
+  }
+  const app = (created.json().data!.runners as Array<{ model: string; application_id: string }>)
+    .find((r) => r.model === "eligible_orders")!.application_id;
+  return Object.assign(f, { app });
 }
 
 /** The environment of a CLI run with the set journeys open (`SLUICE_TEST_ONLY_SETS=1`). */
