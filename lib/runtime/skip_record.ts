@@ -183,7 +183,9 @@ export async function skipRecord(options: SkipRecordRequest): Promise<SkipRecord
     const at = String(rec.offset);
     const next = (BigInt(rec.offset) + 1n).toString();
     const eventId = skipped?.event_id ?? p.uuids.uuid();
-    if (o.set && o.set.othersRunning.length > 0) {
+    // an earlier run recorded this skip and moved the offset: only the restart is left
+    const moved = skipped !== null && o.obs.kafka.committed[String(rec.partition)] === next;
+    if (o.set && o.set.othersRunning.length > 0 && !moved) {
       // the group's offset is moved only with the group empty: every instance stopped
       throw blockerError([blocker(
         "BLOCKED_GROUP_ACTIVE",
