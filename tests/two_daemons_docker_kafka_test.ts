@@ -8,14 +8,15 @@
 // instances (issue 31), one on each daemon, ready as two real runners of one group holding every
 // partition, which `status` reads on each endpoint; a plan blocks by name on the daemon that
 // stops answering, and plans the owned set to nothing once it answers; an instance killed on the
-// private daemon is brought back there by `restart`; a destroy takes the set down.
+// private daemon is brought back there by `restart`; a record no runner can decode stops both,
+// and `skip-record` with `restart` move the set past it; a destroy takes the set down.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { dockerCli } from "../harness/docker.ts";
 import { sh } from "../harness/dockerd.ts";
 import { RUN_LABEL } from "../harness/env.ts";
 import { KAFKA_IMAGE } from "../harness/images.ts";
-import { describeCluster, withAdmin } from "../harness/kafka.ts";
+import { describeCluster, produce, withAdmin } from "../harness/kafka.ts";
 import { startTwoDaemons, stopTwoDaemons, type TwoDaemons } from "../harness/two_daemons.ts";
 import { openProject, writePlanFile } from "../mod.ts";
 import { tempStarter } from "../lib/project/_test_project.ts";
@@ -352,6 +353,42 @@ Deno.test(
             assert.equal(again.members, 2);
             assert.deepEqual(again.unowned_partitions, []);
 
+            // a record no runner can decode: its partition reaches each instance in turn, and
+            // each stops at it (exit 13); skip-record moves the set past it with both stopped and
+            // restarts one, restart brings the other back past the same skip
+            await produce(two.bootstrapHost, p.inputTopic, [{
+              key: "bad",
+              value: JSON.stringify({ order_id: "x", amount: "lots", paid: true, customer: null }),
+            }]);
+            const onMachine = await endpointDocker(manifest, "machine");
+            const exits = async () =>
+              [await onMachine.inspectContainer(app), await onSpare.inspectContainer(`${app}.1`)]
+                .map((c) => c!.state.running ? null : c!.state.exitCode);
+            let stoppedAt = await exits();
+            for (let i = 0; i < 240 && stoppedAt.some((x) => x === null); i++) {
+              await new Promise((r) => setTimeout(r, 1_000));
+              stoppedAt = await exits();
+            }
+            assert.deepEqual(stoppedAt, [13, 13]);
+            const poisoned = (await project.status()).models[0].instances!;
+            const rec = poisoned[0].stop!.runner!.record!;
+            assert.deepEqual(poisoned[1].stop!.runner!.record, rec, "both stopped at it");
+            const skipped = await project.skipRecord({
+              model: "eligible_orders",
+              partition: rec.partition,
+              offset: String(rec.offset),
+              reason: "a test order with a text amount",
+            });
+            assert.equal(skipped.moved_now, true);
+            assert.equal(skipped.committed, String(rec.offset + 1));
+            assert.deepEqual(skipped.restart.instance!.still_stopped, [1]);
+            const past = await project.restart({
+              model: "eligible_orders",
+              reason: "past the skipped record",
+            });
+            assert.deepEqual([past.instance!.index, past.after_skip], [1, skipped.event_id]);
+            assert.deepEqual(await exits(), [null, null], "both run again");
+
             // a destroy takes the set down, each instance closed cleanly and removed on its own
             // daemon, both volumes kept where they are
             const destroy = await project.plan({ destroy: true });
@@ -366,7 +403,6 @@ Deno.test(
               [1, "spare", `${app}.1`],
             ]);
             assert.ok(removed.every((r) => r.exit_code === 0 || r.exit_code === 143));
-            const onMachine = await endpointDocker(manifest, "machine");
             assert.equal(await onMachine.inspectContainer(app), null);
             assert.equal(await onSpare.inspectContainer(`${app}.1`), null);
             assert.deepEqual([...(await onSpare.listVolumes([`${app}-state-1`])).keys()], [
