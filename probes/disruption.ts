@@ -340,6 +340,36 @@ async function brokerRestarted(p: Prepared, broker: string) {
 }
 
 /**
+ * `docker kill` the candidate `id`, the nemesis's invoke and outcome recorded in the case's
+ * history with its state read back (Docker's exit, whether it runs) and what `more` adds, read
+ * after the kill. `killed`: the kill succeeded and left it exited 137.
+ */
+async function dockerKillCandidate(
+  p: Prepared,
+  id: string,
+  more: () => Promise<Record<string, unknown>> = () => Promise.resolve({}),
+): Promise<{ killed: boolean; state: Record<string, unknown> }> {
+  event(p.history, "nemesis", "invoke", "docker-kill-candidate", { id });
+  const out = await new Deno.Command(dockerCli(), {
+    args: ["kill", id],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const after = (await containersOf(p.fx.applicationId)).find((c) => c.id === id);
+  const state = {
+    exit: out.code,
+    exit_code: after?.exit_code ?? null,
+    running: after?.running,
+    ...await more(),
+  };
+  event(p.history, "nemesis", out.code === 0 ? "ok" : "fail", "docker-kill-candidate", state);
+  return {
+    killed: out.code === 0 && after !== undefined && !after.running && after.exit_code === 137,
+    state,
+  };
+}
+
+/**
  * The candidate killed from outside (SIGKILL, as a Docker daemon's shutdown kills a container
  * whose TERM it ignored, or an operator's `docker kill`) once its own status says STARTING, before
  * it is ready: the apply stops on it, and `state resume` starts the same candidate again —
@@ -370,22 +400,8 @@ function candidateKilledCase(
           180_000,
           50,
         );
-        event(p.history, "nemesis", "invoke", "docker-kill-candidate", { id: cand });
-        const out = await new Deno.Command(dockerCli(), {
-          args: ["kill", cand],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        const after = (await containersOf(p.fx.applicationId)).find((c) => c.id === cand);
-        const state = {
-          exit: out.code,
-          exit_code: after?.exit_code ?? null,
-          running: after?.running,
-        };
-        event(p.history, "nemesis", out.code === 0 ? "ok" : "fail", "docker-kill-candidate", state);
-        if (out.code === 0 && after && !after.running && after.exit_code === 137) {
-          effects.push({ candidate_killed: cand.slice(0, 12), exit_code: 137 });
-        }
+        const { killed } = await dockerKillCandidate(p, cand);
+        if (killed) effects.push({ candidate_killed: cand.slice(0, 12), exit_code: 137 });
         // records produced while the operation is still in flight
         await p.fx.produce(orders("d", [150, 250, 99, 200, 320, 130]));
       });
@@ -433,27 +449,16 @@ function candidateKilledRunningCase(
         const moved = await kafkaTools(p.broker, {
           offsets: { group: p.fx.applicationId, topic: p.fx.project.inputTopic },
         });
-        event(p.history, "nemesis", "invoke", "docker-kill-candidate", { id: cand });
-        const out = await new Deno.Command(dockerCli(), {
-          args: ["kill", cand],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        const after = (await containersOf(p.fx.applicationId)).find((c) => c.id === cand);
-        const lines = await stateLines(cand);
-        const state = {
-          exit: out.code,
-          exit_code: after?.exit_code ?? null,
-          running: after?.running,
-          last_state_line: lines.at(-1) ?? null,
-          offsets_at_death: atDeath.map(String),
-          offsets_at_kill: moved.offsets ?? null,
-        };
-        event(p.history, "nemesis", out.code === 0 ? "ok" : "fail", "docker-kill-candidate", state);
-        if (
-          out.code === 0 && after && !after.running && after.exit_code === 137 &&
-          /^SLUICE_RUNNER_STATE RUNNING /.test(lines.at(-1) ?? "")
-        ) {
+        let last: string | null = null;
+        const { killed, state } = await dockerKillCandidate(p, cand, async () => {
+          last = (await stateLines(cand)).at(-1) ?? null;
+          return {
+            last_state_line: last,
+            offsets_at_death: atDeath.map(String),
+            offsets_at_kill: moved.offsets ?? null,
+          };
+        });
+        if (killed && /^SLUICE_RUNNER_STATE RUNNING /.test(last ?? "")) {
           effects.push({ candidate_killed: cand.slice(0, 12), ...state });
         }
       }, { boundary: "journal.action_completed", side: "before" });
