@@ -20,6 +20,23 @@ async function killApplyAt(r: Awaited<ReturnType<typeof reviewedReplacement>>, p
   return { operationId: pending.operation_id, lastCheckpoint: pending.last_checkpoint, lock };
 }
 
+/** `state resume` of `operationId`, breaking the stale lock `lock` a killed apply left. */
+function resumeBreaking(
+  r: Awaited<ReturnType<typeof reviewedReplacement>>,
+  operationId: string,
+  lock: string,
+) {
+  return r.cli([
+    "-o",
+    "json",
+    "state",
+    "resume",
+    ...r.common(operationId),
+    "--break-stale-lock",
+    lock,
+  ]);
+}
+
 /** Kill `apply --plan` once the old runner is removed and before the candidate is created. */
 async function killAfterOldRemoved(r: Awaited<ReturnType<typeof reviewedReplacement>>) {
   const { operationId, lastCheckpoint, lock } = await killApplyAt(
@@ -115,15 +132,7 @@ Deno.test("a candidate killed from outside after it committed is no dead end: ap
   assert.equal(r.world.control.runnerStatus(cand.id)!.state, "RUNNING");
   // then it is killed from outside (a docker kill: 137, not OOM, its own status RUNNING)
   r.world.control.killContainer(cand.id);
-  const resumed = await r.cli([
-    "-o",
-    "json",
-    "state",
-    "resume",
-    ...r.common(operationId),
-    "--break-stale-lock",
-    lock,
-  ]);
+  const resumed = await resumeBreaking(r, operationId, lock);
   assert.equal(resumed.code, 0, resumed.stdout + resumed.stderr);
   assert.equal(resumed.json().data!.committed, true);
   const receipt = (await r.state()).history.events.find((e) => e.kind === "runner_completed");
@@ -279,15 +288,7 @@ Deno.test("state accept-retention-loss records the lost ranges, moves only those
   });
   assert.ok(cut.size > 0, "retention deleted records below some committed position");
 
-  const blocked = await r.cli([
-    "-o",
-    "json",
-    "state",
-    "resume",
-    ...r.common(operationId),
-    "--break-stale-lock",
-    lock,
-  ]);
+  const blocked = await resumeBreaking(r, operationId, lock);
   assert.equal(blocked.code, 4);
   assert.equal(blocked.json().errors[0].code, "BLOCKED_RETENTION_LOSS");
 
@@ -357,15 +358,7 @@ Deno.test("an old runner killed before its clean close: abandon, sluice restart 
   const { operationId, lock } = await killApplyAt(r, "docker.signal_term:before");
   const [old] = containersOf(r.world.control.snapshot(), r.applicationId);
   r.world.control.killContainer(old.id);
-  const resumed = await r.cli([
-    "-o",
-    "json",
-    "state",
-    "resume",
-    ...r.common(operationId),
-    "--break-stale-lock",
-    lock,
-  ]);
+  const resumed = await resumeBreaking(r, operationId, lock);
   assert.equal(resumed.code, 4, resumed.stdout + resumed.stderr);
   assert.ok(resumed.json().errors.some((e) => e.code === "BLOCKED_UNCLEAN_EXIT"), resumed.stdout);
   // the refusal names the way out below
